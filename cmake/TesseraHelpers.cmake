@@ -1,0 +1,25 @@
+# \file Helpers shared by the folders' CMakeLists.
+find_package(Threads REQUIRED)
+
+# Project code builds with every warning as an error.
+set(TESSERA_WARNINGS -Wall -Wextra -Werror -Wno-missing-field-initializers)
+
+# tessera_object_library(<name> DIRS <dir>...): an OBJECT library of every .cpp under the dirs
+# (globbed, so adding a file needs no CMake edit).
+function(tessera_object_library name)
+  cmake_parse_arguments(ARG "" "" "DIRS" ${ARGN})
+  set(sources)
+  foreach(dir ${ARG_DIRS})
+    file(GLOB_RECURSE found CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${dir}/*.cpp)
+    list(APPEND sources ${found})
+  endforeach()
+  if(NOT sources)
+    set(sources ${PROJECT_SOURCE_DIR}/cmake/empty.cpp)
+  endif()
+  add_library(${name} OBJECT ${sources})
+  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR})
+  target_compile_options(${name} PRIVATE ${TESSERA_WARNINGS})
+endfunction()
+
+# Third-party libraries linked into libtessera (filled in by targets/ and runtime/).
+add_library(tessera_third_party INTERFACE)

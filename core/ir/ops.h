@@ -1,0 +1,277 @@
+/// \file Typed views of tile-IR ops and the semantics of every op kind.
+///
+/// A view wraps an `Op*` of one kind (checked on construction) and names its operands,
+/// attributes and regions. Text examples use the printer's generic form:
+///   %r = name %operands {attrs} (regions) : result types loc("file":line)
+///
+/// Program identity
+///   program_id {axis}      i32 index of this program along grid axis 0, 1 or 2.
+///   num_programs {axis}    i32 grid size along the axis.
+///
+/// Constants and tile construction (all pure)
+///   constant {value}       a scalar, or a tile with every element equal to `value`
+///                          (int64 attribute for integer dtypes, double for floats).
+///   arange {start, end}    tile<(end-start) x i32> holding start, start+1, ..., end-1;
+///                          end-start is a power of two.
+///   splat %s               a tile whose every element is the scalar %s.
+///   broadcast %t           expands size-1 dimensions of %t to the result shape (same rank).
+///   expand_dims %t {axis}  inserts a size-1 dimension at `axis`.
+///   reshape %t             same elements in row-major order, new shape (same count).
+///   permute %t {order}     result.shape[i] = t.shape[order[i]]; element moves accordingly.
+///   cat %a, %b {axis}      concatenation along `axis`; the other dimensions agree.
+///
+/// Elementwise (operands have identical types unless stated; scalars or tiles)
+///   add sub mul            wrap for integers; IEEE for floats.
+///   div rem                integers: C semantics (truncate toward zero; remainder has the sign
+///                          of the dividend); by zero undefined. Floats: IEEE division, fmod.
+///   min max {nan}          floats: NaN if either operand is NaN (nan = "propagate", the
+///                          default) or the other operand (nan = "ignore"); -0 < +0.
+///   and or xor not         bitwise (logical on i1).
+///   shl shr                shift by the second operand; shr is arithmetic for signed dtypes,
+///                          logical for unsigned; a count >= the bit width is undefined.
+///   cmp_eq ... cmp_ge      result dtype i1; float compares are ordered (false on NaN) except
+///                          cmp_ne, which is true when either operand is NaN.
+///   neg abs                integers wrap (abs(INT_MIN) == INT_MIN).
+///   exp exp2 log log2 sqrt rsqrt sin cos tanh erf floor ceil
+///                          float only; results within the target's documented ulp of the
+///                          correctly rounded value (the interpreter computes in double and
+///                          rounds once).
+///   fma %a, %b, %c         a*b+c with one rounding.
+///   where %c, %a, %b       %c (i1) ? %a : %b; %a and %b share a type, %c its shape.
+///   cast %x                to the result dtype. int->int truncates or extends by the source's
+///                          signedness; i1 -> int gives 0/1; x -> i1 is x != 0; int->float and
+///                          float->float round to nearest even; float->int truncates toward
+///                          zero (NaN or out of range: undefined).
+///   bitcast %x             reinterpret the bits (same width).
+///   ptr_add %p, %off       %p advanced by %off elements of its pointee (integer %off).
+///
+/// Memory
+///   load %ptr [, %mask [, %other]] {cache?}
+///       reads one element per pointer. A masked-off lane reads no memory and yields %other
+///       (undefined without %other). %mask is i1 of the pointer's shape; %other has the result
+///       type.
+///   store %ptr, %value [, %mask]
+///       writes one element per pointer; masked-off lanes write nothing. If two lanes of one
+///       store name the same address, one of the values lands (unspecified which).
+///   atomic_rmw %ptr, %val [, %mask] {op, sem, scope}
+///       op in add max min and or xor xchg; per lane, atomically old = *p; *p = op(old, val);
+///       yields old. sem in relaxed acquire release acq_rel (default acq_rel), scope in
+///       cta gpu sys (default gpu). Float max/min order -0 < +0 and ignore NaN in val.
+///   atomic_cas %ptr, %cmp, %val {sem, scope}
+///       per lane, atomically old = *p; if (old == cmp) *p = val; yields old (bitwise compare).
+///
+/// Reductions, scans and the matrix product
+///   reduce %t {axis, kind}
+///       kind in sum prod max min argmax argmin xor_sum and or. The result drops `axis`
+///       (rank-1 input gives a scalar); argmax/argmin give the i32 index of the first extreme
+///       element (ties to the lowest index; a NaN is the extreme for both). max/min follow the
+///       `max`/`min` op with nan = "propagate". Float sums may be reassociated.
+///   reduce_generic %t0, ... {axis} ({ ^(%l0.., %r0..): ...; yield %c0.. })
+///       combines N same-shape tiles along `axis` with the region, which receives the left
+///       (lower-index) then the right elements; the combine must be associative. N results.
+///   scan %t {axis, kind, reverse}
+///       inclusive scan (kind in sum prod max min); reverse = 1 scans from the end.
+///   scan_generic %t0, ... {axis, reverse} ({ region as for reduce_generic })
+///   dot %a, %b, %acc {precision}
+///       a:[M,K], b:[K,N], acc:[M,N] -> [M,N] of acc's dtype: acc + a x b, each product and sum
+///       in acc's dtype. precision "tf32" (the default for f32 inputs) rounds f32 inputs to
+///       TF32 first (nearest, ties away); "ieee" uses them as they are. f16/bf16 inputs give
+///       exact products; i8 inputs accumulate in i32. Summation order is unspecified.
+///
+/// Debugging and hints
+///   print %v... {prefix, hex}   prints the program id, the prefix and each value.
+///   assert %cond {message}      a false element is a device fault naming the message.
+///   multiple_of %x {values}     %x, with a promise that dimension i's elements are multiples
+///                               of values[i] (for scalars: values[0]).
+///   max_contiguous %x {values}  %x, with a promise of runs of values[i] consecutive integers.
+///   assume %cond                a promise that the i1 scalar is true (checked by the
+///                               interpreter).
+///
+/// Structured control flow
+///   for %lb, %ub, %step, %init... ({ ^(%iv, %iter...): ...; yield %next... })
+///       iv runs from lb while iv < ub (step > 0) or iv > ub (step < 0), in the bounds' type
+///       (i32 or i64); the iteration arguments start at the inits and take each yield; the
+///       results are the last values. step == 0 is undefined.
+///   if %cond ({ then: ...; yield %a... }, { else: ...; yield %b... })
+///       runs one region; results are what it yields.
+///   while %init... ({ before: ^(%args...): ...; condition %c, %v... },
+///                   { after: ^(%v...): ...; yield %next... })
+///       runs `before`; if %c is false the results are %v, otherwise runs `after` with %v and
+///       starts over with what it yields.
+///   yield %v...                 ends a region, passing values to its op.
+///   condition %c, %v...         ends a while's before-region.
+#pragma once
+
+#include <span>
+#include <string_view>
+
+#include "core/ir/ir.h"
+#include "core/support/error.h"
+
+namespace tessera::ir {
+
+/// Base of the typed views: checks the kind, forwards to the op.
+template <OpKind K>
+struct OpView {
+  Op* op;
+  explicit OpView(Op* o) : op(o) {
+    TESSERA_CHECK(o && o->kind == K, "expected op '", op_name(K), "'");
+  }
+  static bool is(const Op* o) { return o && o->kind == K; }
+  Value* result(size_t i = 0) const { return op->result(i); }
+  Location loc() const { return op->loc; }
+};
+
+struct ProgramIdOp : OpView<OpKind::ProgramId> {
+  using OpView::OpView;
+  int axis() const { return static_cast<int>(op->int_attr("axis")); }
+};
+struct NumProgramsOp : OpView<OpKind::NumPrograms> {
+  using OpView::OpView;
+  int axis() const { return static_cast<int>(op->int_attr("axis")); }
+};
+struct ConstantOp : OpView<OpKind::Constant> {
+  using OpView::OpView;
+  bool is_float() const { return std::holds_alternative<double>(*op->find_attr("value")); }
+  int64_t int_value() const { return op->int_attr("value"); }
+  double float_value() const { return op->float_attr("value"); }
+};
+struct ArangeOp : OpView<OpKind::Arange> {
+  using OpView::OpView;
+  int64_t start() const { return op->int_attr("start"); }
+  int64_t end() const { return op->int_attr("end"); }
+};
+struct ExpandDimsOp : OpView<OpKind::ExpandDims> {
+  using OpView::OpView;
+  int axis() const { return static_cast<int>(op->int_attr("axis")); }
+};
+struct PermuteOp : OpView<OpKind::Permute> {
+  using OpView::OpView;
+  const std::vector<int64_t>& order() const { return op->ints_attr("order"); }
+};
+struct CatOp : OpView<OpKind::Cat> {
+  using OpView::OpView;
+  int axis() const { return static_cast<int>(op->int_attr("axis")); }
+};
+
+struct LoadOp : OpView<OpKind::Load> {
+  using OpView::OpView;
+  Value* ptr() const { return op->operand(0); }
+  Value* mask() const { return op->operands.size() > 1 ? op->operand(1) : nullptr; }
+  Value* other() const { return op->operands.size() > 2 ? op->operand(2) : nullptr; }
+};
+struct StoreOp : OpView<OpKind::Store> {
+  using OpView::OpView;
+  Value* ptr() const { return op->operand(0); }
+  Value* value() const { return op->operand(1); }
+  Value* mask() const { return op->operands.size() > 2 ? op->operand(2) : nullptr; }
+};
+
+enum class AtomicOp { Add, Max, Min, And, Or, Xor, Xchg };
+enum class MemSem { Relaxed, Acquire, Release, AcqRel };
+enum class MemScope { Cta, Gpu, Sys };
+std::string_view to_string(AtomicOp o);
+std::string_view to_string(MemSem s);
+std::string_view to_string(MemScope s);
+bool parse_atomic_op(std::string_view s, AtomicOp* out);
+bool parse_mem_sem(std::string_view s, MemSem* out);
+bool parse_mem_scope(std::string_view s, MemScope* out);
+
+struct AtomicRmwOp : OpView<OpKind::AtomicRmw> {
+  using OpView::OpView;
+  Value* ptr() const { return op->operand(0); }
+  Value* val() const { return op->operand(1); }
+  Value* mask() const { return op->operands.size() > 2 ? op->operand(2) : nullptr; }
+  AtomicOp atomic_op() const;
+  MemSem sem() const;
+  MemScope scope() const;
+};
+struct AtomicCasOp : OpView<OpKind::AtomicCas> {
+  using OpView::OpView;
+  Value* ptr() const { return op->operand(0); }
+  Value* cmp() const { return op->operand(1); }
+  Value* val() const { return op->operand(2); }
+  MemSem sem() const;
+  MemScope scope() const;
+};
+
+enum class ReduceKind { Sum, Prod, Max, Min, ArgMax, ArgMin, XorSum, And, Or };
+std::string_view to_string(ReduceKind k);
+bool parse_reduce_kind(std::string_view s, ReduceKind* out);
+
+struct ReduceOp : OpView<OpKind::Reduce> {
+  using OpView::OpView;
+  Value* input() const { return op->operand(0); }
+  int axis() const { return static_cast<int>(op->int_attr("axis")); }
+  ReduceKind reduce_kind() const;
+};
+struct ReduceGenericOp : OpView<OpKind::ReduceGeneric> {
+  using OpView::OpView;
+  int axis() const { return static_cast<int>(op->int_attr("axis")); }
+  Region* combine() const { return op->region(0); }
+};
+struct ScanOp : OpView<OpKind::Scan> {
+  using OpView::OpView;
+  Value* input() const { return op->operand(0); }
+  int axis() const { return static_cast<int>(op->int_attr("axis")); }
+  bool reverse() const { return op->int_attr_or("reverse", 0) != 0; }
+  ReduceKind scan_kind() const;
+};
+struct ScanGenericOp : OpView<OpKind::ScanGeneric> {
+  using OpView::OpView;
+  int axis() const { return static_cast<int>(op->int_attr("axis")); }
+  bool reverse() const { return op->int_attr_or("reverse", 0) != 0; }
+  Region* combine() const { return op->region(0); }
+};
+
+enum class DotPrecision { Ieee, Tf32 };
+std::string_view to_string(DotPrecision p);
+bool parse_dot_precision(std::string_view s, DotPrecision* out);
+
+struct DotOp : OpView<OpKind::Dot> {
+  using OpView::OpView;
+  Value* lhs() const { return op->operand(0); }
+  Value* rhs() const { return op->operand(1); }
+  Value* acc() const { return op->operand(2); }
+  DotPrecision precision() const;
+};
+
+struct PrintOp : OpView<OpKind::Print> {
+  using OpView::OpView;
+  std::string prefix() const { return op->str_attr_or("prefix", ""); }
+  bool hex() const { return op->int_attr_or("hex", 0) != 0; }
+};
+struct AssertOp : OpView<OpKind::Assert> {
+  using OpView::OpView;
+  Value* cond() const { return op->operand(0); }
+  std::string message() const { return op->str_attr_or("message", ""); }
+};
+
+struct ForOp : OpView<OpKind::For> {
+  using OpView::OpView;
+  Value* lower() const { return op->operand(0); }
+  Value* upper() const { return op->operand(1); }
+  Value* step() const { return op->operand(2); }
+  std::span<Value* const> inits() const { return {op->operands.data() + 3, op->operands.size() - 3}; }
+  Region* body() const { return op->region(0); }
+  Value* iv() const { return body()->args.at(0); }
+  std::span<Value* const> iter_args() const {
+    return {body()->args.data() + 1, body()->args.size() - 1};
+  }
+};
+struct IfOp : OpView<OpKind::If> {
+  using OpView::OpView;
+  Value* cond() const { return op->operand(0); }
+  Region* then_region() const { return op->region(0); }
+  Region* else_region() const { return op->region(1); }
+};
+struct WhileOp : OpView<OpKind::While> {
+  using OpView::OpView;
+  Region* before() const { return op->region(0); }
+  Region* after() const { return op->region(1); }
+};
+
+/// Min/max NaN rule: true when NaN operands propagate (the default).
+bool propagates_nan(const Op* minmax);
+
+}  // namespace tessera::ir
