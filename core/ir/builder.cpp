@@ -47,7 +47,17 @@ Region* Builder::add_region(Op* op) {
   return r;
 }
 
+int64_t wrap_to_dtype(int64_t value, DType dtype) {
+  int bits = dtype_bits(dtype);
+  if (bits >= 64) return value;
+  uint64_t mask = (uint64_t{1} << bits) - 1;
+  uint64_t v = static_cast<uint64_t>(value) & mask;
+  if (is_signed_int(dtype) && dtype != DType::i1 && (v >> (bits - 1)) != 0) v |= ~mask;
+  return static_cast<int64_t>(v);
+}
+
 Value* Builder::constant_int(Type type, int64_t value) {
+  value = wrap_to_dtype(value, type.dtype);
   return create_value(OpKind::Constant, {}, std::move(type), {{"value", value}});
 }
 

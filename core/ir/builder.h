@@ -7,6 +7,10 @@
 
 namespace tessera::ir {
 
+/// An integer constant's canonical attribute value: `value` wrapped to the dtype's width,
+/// sign-extended for signed dtypes and zero-extended for unsigned ones (i1 is 0 or 1).
+int64_t wrap_to_dtype(int64_t value, DType dtype);
+
 class Builder {
  public:
   explicit Builder(Module& module) : module_(module) {}
@@ -37,6 +41,7 @@ class Builder {
   /// Adds an empty region to `op` (regions are filled by pointing a builder at them).
   Region* add_region(Op* op);
 
+  /// An integer constant; `value` is stored canonically (see wrap_to_dtype).
   Value* constant_int(Type type, int64_t value);
   Value* constant_float(Type type, double value);
   /// An integer or float constant of `type`, from a double (integer types truncate).

@@ -19,4 +19,34 @@ double bf16_to_double(uint16_t bits);
 /// ties away from zero, keeping 10 mantissa bits; the result is still an f32 value.
 float round_to_tf32(float x);
 
+/// Host-side fp16 element type for buffers (`Buffer<half>`); converts exactly from float.
+struct half {
+  uint16_t bits = 0;
+  half() = default;
+  explicit half(float x) : bits(f16_from_double(x)) {}
+  explicit half(double x) : bits(f16_from_double(x)) {}
+  static half from_bits(uint16_t b) {
+    half h;
+    h.bits = b;
+    return h;
+  }
+  explicit operator float() const { return static_cast<float>(f16_to_double(bits)); }
+  explicit operator double() const { return f16_to_double(bits); }
+};
+
+/// Host-side bf16 element type for buffers (`Buffer<bfloat16>`).
+struct bfloat16 {
+  uint16_t bits = 0;
+  bfloat16() = default;
+  explicit bfloat16(float x) : bits(bf16_from_double(x)) {}
+  explicit bfloat16(double x) : bits(bf16_from_double(x)) {}
+  static bfloat16 from_bits(uint16_t b) {
+    bfloat16 h;
+    h.bits = b;
+    return h;
+  }
+  explicit operator float() const { return static_cast<float>(bf16_to_double(bits)); }
+  explicit operator double() const { return bf16_to_double(bits); }
+};
+
 }  // namespace tessera

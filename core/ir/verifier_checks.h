@@ -1,0 +1,97 @@
+/// \file Internal to the verifier: the per-op diagnostic context and the per-family checks that
+/// verifier.cpp dispatches to (verifier_ops.cpp, verifier_elementwise.cpp, verifier_reduce.cpp,
+/// verifier_control.cpp).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/ir/ir.h"
+#include "core/support/error.h"
+
+namespace tessera::ir::verifier_detail {
+
+/// "(i32, tile<4xf32>)".
+std::string types_str(const std::vector<Type>& types);
+std::vector<Type> types_of(const std::vector<Value*>& values);
+/// Every dimension positive and a power of two.
+bool is_valid_shape(const Shape& shape);
+
+/// The checks of one op: typed access to its operands and attributes, and one way to report.
+/// The structural checks have passed when a family check runs: the operand, result and region
+/// counts match ops.def (fixed counts) and no operand is null.
+class OpChecker {
+ public:
+  OpChecker(const Op& op, std::vector<std::string>& diags) : op(op), diags_(diags) {}
+
+  const Op& op;
+  const Type& in(size_t i) const { return op.operands[i]->type; }
+  const Type& out(size_t i = 0) const { return op.results[i]->type; }
+  size_t num_in() const { return op.operands.size(); }
+
+  /// Records "<loc>: error: '<op>' op <parts...>" and returns false.
+  template <class... Args>
+  bool fail(const Args&... parts) {
+    diags_.push_back(detail::concat(op.loc.str(), ": error: '", op.name(), "' op ", parts...));
+    failed_ = true;
+    return false;
+  }
+  bool failed() const { return failed_; }
+
+  /// A required integer attribute; reports it missing or of another kind.
+  std::optional<int64_t> int_attr(std::string_view name);
+  /// An optional integer attribute that must be 0 or 1 (a flag).
+  bool flag_attr(std::string_view name);
+  /// An integer attribute in [lo, hi].
+  std::optional<int64_t> int_attr_in(std::string_view name, int64_t lo, int64_t hi);
+  /// `axis` in [0, rank).
+  std::optional<int> axis_attr(int rank);
+  /// A string attribute (required or not) that `parse` accepts; `choices` lists the spellings.
+  template <class E>
+  std::optional<E> enum_attr(std::string_view name, bool (*parse)(std::string_view, E*),
+                             std::string_view choices, bool required) {
+    const std::string* s = str_attr(name, required);
+    E value{};
+    if (!s) return std::nullopt;
+    if (parse(*s, &value)) return value;
+    fail("expects attribute '", name, "' to be one of ", choices, "; got \"", *s, "\"");
+    return std::nullopt;
+  }
+  /// A string attribute; null when absent (reported if required) or of another kind (reported).
+  const std::string* str_attr(std::string_view name, bool required);
+  /// A required integer-list attribute.
+  const std::vector<int64_t>* ints_attr(std::string_view name);
+
+  /// Reports unless got == want: "expects <what> of type <want><note>, got <got>".
+  bool expect_type(std::string_view what, const Type& got, const Type& want,
+                   std::string_view note = "");
+  /// Reports unless the lists match: "expects <what> (<want...>), got (<got...>)".
+  bool expect_types(std::string_view what, const std::vector<Type>& got,
+                    const std::vector<Type>& want);
+  /// All operands in [first, num_in()) have the type of operand `first`.
+  bool expect_same_operand_types(size_t first = 0);
+  /// A pointer or a tile of pointers at operand `i`.
+  bool expect_pointer(size_t i);
+  /// The number of results, for kinds whose result count is variadic in ops.def.
+  bool expect_num_results(size_t n, std::string_view why);
+
+ private:
+  std::vector<std::string>& diags_;
+  bool failed_ = false;
+};
+
+// One function per op family; each switches on the kinds it owns.
+void check_identity_or_construction(OpChecker& c);  // verifier_ops.cpp
+void check_hint_or_debug(OpChecker& c);             // verifier_ops.cpp
+void check_elementwise(OpChecker& c);               // verifier_elementwise.cpp
+void check_memory(OpChecker& c);                    // verifier_elementwise.cpp
+void check_reduction(OpChecker& c);                 // verifier_reduce.cpp
+void check_control(OpChecker& c);                   // verifier_control.cpp
+
+/// Every region of a `for`/`if`/`while`/`reduce_generic`/`scan_generic` ends in the terminator
+/// its op expects (verifier_control.cpp).
+void check_terminators(OpChecker& c);
+
+}  // namespace tessera::ir::verifier_detail

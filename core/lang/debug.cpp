@@ -1,0 +1,60 @@
+/// \file device_print, device_assert and the compiler hints (multiple_of, max_contiguous, assume).
+#include <string>
+
+#include "core/lang/semantic.h"
+#include "core/lang/tl.h"
+
+namespace tessera::tl {
+namespace {
+
+using detail::builder_at;
+using detail::wrap;
+using ir::OpKind;
+
+tensor hint(OpKind kind, const tensor& x, const std::vector<int64_t>& values, const Here& loc) {
+  std::string_view name = ir::op_name(kind);
+  ir::Value* v = detail::value_of(x, name, loc);
+  if (ir::is_float(v->type.dtype) && !v->type.is_ptr)
+    user_error(loc, name, "applies to integers and pointers, got " + v->type.str());
+  size_t want = v->type.is_tile() ? static_cast<size_t>(v->type.rank()) : 1;
+  std::vector<int64_t> vals = values;
+  if (vals.size() == 1 && want > 1) vals.assign(want, values[0]);
+  if (vals.size() != want)
+    user_error(loc, name, "needs " + std::to_string(want) + " values for " + v->type.str());
+  for (int64_t d : vals)
+    if (d <= 0) user_error(loc, name, "values must be positive, got " + std::to_string(d));
+  return wrap(builder_at(loc).create_value(kind, {v}, v->type, {{"values", vals}}));
+}
+
+}  // namespace
+
+void device_print(const std::string& prefix, const std::vector<tensor>& values, bool hex, Here loc) {
+  std::vector<ir::Value*> vs;
+  for (const tensor& t : values) vs.push_back(detail::value_of(t, "print", loc));
+  std::vector<ir::Attribute> attrs = {{"prefix", prefix}};
+  if (hex) attrs.push_back({"hex", int64_t{1}});
+  builder_at(loc).create(OpKind::Print, vs, {}, attrs);
+}
+
+void device_assert(const Operand& cond, const std::string& message, Here loc) {
+  ir::Value* c = detail::value_of(cond, "assert", loc);
+  if (c->type.is_ptr || c->type.dtype != DType::i1)
+    user_error(loc, "assert", "the condition must be i1 (a comparison), got " + c->type.str());
+  builder_at(loc).create(OpKind::Assert, {c}, {}, {{"message", message}});
+}
+
+tensor multiple_of(const tensor& x, int64_t d, Here loc) { return hint(OpKind::MultipleOf, x, {d}, loc); }
+tensor multiple_of(const tensor& x, const std::vector<int64_t>& d, Here loc) {
+  return hint(OpKind::MultipleOf, x, d, loc);
+}
+tensor max_contiguous(const tensor& x, int64_t r, Here loc) { return hint(OpKind::MaxContiguous, x, {r}, loc); }
+tensor max_contiguous(const tensor& x, const std::vector<int64_t>& r, Here loc) {
+  return hint(OpKind::MaxContiguous, x, r, loc);
+}
+
+void assume(const Operand& cond, Here loc) {
+  ir::Value* c = detail::condition_value(cond, "assume", loc);
+  builder_at(loc).create(OpKind::Assume, {c}, {});
+}
+
+}  // namespace tessera::tl

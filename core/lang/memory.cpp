@@ -1,0 +1,156 @@
+/// \file Loads, stores and atomics: pointer checks, mask and `other` broadcasting.
+#include <string>
+
+#include "core/ir/ops.h"
+#include "core/lang/semantic.h"
+#include "core/lang/tl.h"
+
+namespace tessera::tl {
+namespace {
+
+using detail::builder_at;
+using detail::wrap;
+using ir::OpKind;
+using ir::Type;
+
+ir::Value* pointer_value(const tensor& ptr, std::string_view op, const Here& loc) {
+  ir::Value* p = detail::value_of(ptr, op, loc);
+  if (!p->type.is_ptr)
+    user_error(loc, op, "the address operand has type " + p->type.str() +
+                            ", expected a pointer or a tile of pointers (e.g. x + offs)");
+  return p;
+}
+
+/// The mask as i1 of the pointer's shape: it may broadcast to the pointer, never the reverse.
+ir::Value* mask_value(const Operand& mask, ir::Value* p, std::string_view op, const Here& loc) {
+  ir::Value* m = detail::value_of(mask, op, loc);
+  if (m->type.is_ptr || m->type.dtype != DType::i1)
+    user_error(loc, op, "the mask has type " + m->type.str() + ", expected i1 (a comparison)");
+  ir::Shape common = detail::broadcast_shapes(m->type.shape, p->type.shape, op, loc);
+  if (common != p->type.shape)
+    user_error(loc, op, "mask shape " + ir::shape_str(m->type.shape) +
+                            " does not match pointer shape " + ir::shape_str(p->type.shape));
+  return detail::broadcast_value(m, p->type.shape, op, loc);
+}
+
+/// A value operand for a store or atomic: converted to the pointee dtype, broadcast to the
+/// pointer's shape (a value of larger shape than the pointer is an error).
+ir::Value* data_value(const Operand& value, ir::Value* p, std::string_view op, const Here& loc,
+                      bool convert) {
+  if (value.is_tensor() && value.as_tensor().defined() && value.as_tensor().type().is_ptr)
+    user_error(loc, op, "cannot store a pointer value (" + value.as_tensor().type().str() + ")");
+  ir::Value* v;
+  if (value.is_tensor() && !convert) {
+    v = detail::value_of(value, op, loc);
+    if (v->type.dtype != p->type.dtype)
+      user_error(loc, op, "value dtype " + std::string(ir::dtype_name(v->type.dtype)) +
+                              " differs from the pointee dtype " +
+                              std::string(ir::dtype_name(p->type.dtype)));
+  } else {
+    v = detail::materialize(value, p->type.dtype, op, loc);
+  }
+  ir::Shape common = detail::broadcast_shapes(v->type.shape, p->type.shape, op, loc);
+  if (common != p->type.shape)
+    user_error(loc, op, "value shape " + ir::shape_str(v->type.shape) +
+                            " does not match pointer shape " + ir::shape_str(p->type.shape));
+  return detail::broadcast_value(v, p->type.shape, op, loc);
+}
+
+bool is_true_literal(const Operand& x) {
+  return !x.is_tensor() && x.kind() == Operand::Kind::Bool && x.int_value() == 1;
+}
+
+tensor atomic(ir::AtomicOp aop, const tensor& ptr, const Operand& val, const Operand& mask,
+              const AtomicOptions& o, const Here& loc) {
+  ir::Value* p = pointer_value(ptr, "atomic_rmw", loc);
+  bool is_float = ir::is_float(p->type.dtype);
+  if (is_float && (aop == ir::AtomicOp::And || aop == ir::AtomicOp::Or || aop == ir::AtomicOp::Xor))
+    user_error(loc, "atomic_rmw", "atomic " + std::string(ir::to_string(aop)) +
+                                      " needs an integer pointee, got " + p->type.str());
+  ir::MemSem sem;
+  ir::MemScope scope;
+  if (!ir::parse_mem_sem(o.sem, &sem))
+    user_error(loc, "atomic_rmw", "unknown memory order '" + o.sem + "'");
+  if (!ir::parse_mem_scope(o.scope, &scope))
+    user_error(loc, "atomic_rmw", "unknown scope '" + o.scope + "'");
+  std::vector<ir::Value*> operands = {p, data_value(val, p, "atomic_rmw", loc, true)};
+  if (!is_true_literal(mask)) operands.push_back(mask_value(mask, p, "atomic_rmw", loc));
+  Type result = Type{p->type.dtype, false, p->type.shape};
+  return wrap(builder_at(loc).create_value(
+      OpKind::AtomicRmw, operands, result,
+      {{"op", std::string(ir::to_string(aop))}, {"scope", o.scope}, {"sem", o.sem}}));
+}
+
+}  // namespace
+
+tensor load(const tensor& ptr, Here loc) {
+  ir::Value* p = pointer_value(ptr, "load", loc);
+  return wrap(builder_at(loc).create_value(OpKind::Load, {p}, Type{p->type.dtype, false, p->type.shape}));
+}
+
+tensor load(const tensor& ptr, const Operand& mask, Here loc) {
+  ir::Value* p = pointer_value(ptr, "load", loc);
+  ir::Value* m = mask_value(mask, p, "load", loc);
+  return wrap(builder_at(loc).create_value(OpKind::Load, {p, m}, Type{p->type.dtype, false, p->type.shape}));
+}
+
+tensor load(const tensor& ptr, const Operand& mask, const Operand& other, const LoadOptions& options,
+            Here loc) {
+  ir::Value* p = pointer_value(ptr, "load", loc);
+  ir::Value* m = mask_value(mask, p, "load", loc);
+  ir::Value* o = data_value(other, p, "load", loc, !other.is_tensor());
+  std::vector<ir::Attribute> attrs;
+  if (!options.cache.empty()) attrs.push_back({"cache", options.cache});
+  if (options.is_volatile) attrs.push_back({"volatile", int64_t{1}});
+  return wrap(builder_at(loc).create_value(OpKind::Load, {p, m, o},
+                                           Type{p->type.dtype, false, p->type.shape}, attrs));
+}
+
+void store(const tensor& ptr, const Operand& value, Here loc) {
+  ir::Value* p = pointer_value(ptr, "store", loc);
+  builder_at(loc).create(OpKind::Store, {p, data_value(value, p, "store", loc, true)}, {});
+}
+
+void store(const tensor& ptr, const Operand& value, const Operand& mask, Here loc) {
+  ir::Value* p = pointer_value(ptr, "store", loc);
+  ir::Value* v = data_value(value, p, "store", loc, true);
+  builder_at(loc).create(OpKind::Store, {p, v, mask_value(mask, p, "store", loc)}, {});
+}
+
+tensor atomic_add(const tensor& p, const Operand& v, const Operand& m, const AtomicOptions& o, Here loc) {
+  return atomic(ir::AtomicOp::Add, p, v, m, o, loc);
+}
+tensor atomic_max(const tensor& p, const Operand& v, const Operand& m, const AtomicOptions& o, Here loc) {
+  return atomic(ir::AtomicOp::Max, p, v, m, o, loc);
+}
+tensor atomic_min(const tensor& p, const Operand& v, const Operand& m, const AtomicOptions& o, Here loc) {
+  return atomic(ir::AtomicOp::Min, p, v, m, o, loc);
+}
+tensor atomic_and(const tensor& p, const Operand& v, const Operand& m, const AtomicOptions& o, Here loc) {
+  return atomic(ir::AtomicOp::And, p, v, m, o, loc);
+}
+tensor atomic_or(const tensor& p, const Operand& v, const Operand& m, const AtomicOptions& o, Here loc) {
+  return atomic(ir::AtomicOp::Or, p, v, m, o, loc);
+}
+tensor atomic_xor(const tensor& p, const Operand& v, const Operand& m, const AtomicOptions& o, Here loc) {
+  return atomic(ir::AtomicOp::Xor, p, v, m, o, loc);
+}
+tensor atomic_xchg(const tensor& p, const Operand& v, const Operand& m, const AtomicOptions& o, Here loc) {
+  return atomic(ir::AtomicOp::Xchg, p, v, m, o, loc);
+}
+
+tensor atomic_cas(const tensor& ptr, const Operand& cmp, const Operand& val, const AtomicOptions& o,
+                  Here loc) {
+  ir::Value* p = pointer_value(ptr, "atomic_cas", loc);
+  ir::MemSem sem;
+  ir::MemScope scope;
+  if (!ir::parse_mem_sem(o.sem, &sem)) user_error(loc, "atomic_cas", "unknown memory order '" + o.sem + "'");
+  if (!ir::parse_mem_scope(o.scope, &scope)) user_error(loc, "atomic_cas", "unknown scope '" + o.scope + "'");
+  ir::Value* c = data_value(cmp, p, "atomic_cas", loc, true);
+  ir::Value* v = data_value(val, p, "atomic_cas", loc, true);
+  return wrap(builder_at(loc).create_value(OpKind::AtomicCas, {p, c, v},
+                                           Type{p->type.dtype, false, p->type.shape},
+                                           {{"scope", o.scope}, {"sem", o.sem}}));
+}
+
+}  // namespace tessera::tl

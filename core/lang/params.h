@@ -1,0 +1,98 @@
+/// \file Kernel parameter handle types: what a kernel's runtime parameters are declared as.
+///
+///   tl::ptr<float> x     a pointer to f32 (a Buffer<float> argument)
+///   tl::i32 n            an i32 scalar (an int argument)
+///   tl::pointer p        a pointer whose dtype comes from the Buffer argument
+///   tl::scalar s         a scalar whose dtype comes from the C++ argument's type
+/// Any other parameter type (int, float, bool, tl::DType, ...) is a compile-time constant.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <type_traits>
+
+#include "core/lang/tensor.h"
+#include "core/support/float16.h"
+
+namespace tessera::tl {
+
+/// The dtype of a C++ element type.
+template <class T>
+constexpr DType dtype_of() {
+  if constexpr (std::is_same_v<T, bool>) return DType::i1;
+  else if constexpr (std::is_same_v<T, float>) return DType::f32;
+  else if constexpr (std::is_same_v<T, double>) return DType::f64;
+  else if constexpr (std::is_same_v<T, tessera::half>) return DType::f16;
+  else if constexpr (std::is_same_v<T, tessera::bfloat16>) return DType::bf16;
+  else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+    if constexpr (sizeof(T) == 1) return DType::i8;
+    else if constexpr (sizeof(T) == 2) return DType::i16;
+    else if constexpr (sizeof(T) == 4) return DType::i32;
+    else return DType::i64;
+  } else if constexpr (std::is_integral_v<T> && std::is_unsigned_v<T>) {
+    if constexpr (sizeof(T) == 1) return DType::u8;
+    else if constexpr (sizeof(T) == 2) return DType::u16;
+    else if constexpr (sizeof(T) == 4) return DType::u32;
+    else return DType::u64;
+  } else {
+    static_assert(sizeof(T) == 0, "no Tessera dtype for this C++ type");
+  }
+}
+
+/// How a kernel parameter is passed.
+enum class ParamClass { Pointer, Scalar, Constexpr };
+
+/// A pointer parameter to elements of type T.
+template <class T>
+class ptr : public tensor {
+ public:
+  using tensor::tensor;
+  static constexpr ParamClass param_class = ParamClass::Pointer;
+  static constexpr std::optional<DType> param_dtype = dtype_of<T>();
+};
+
+/// A pointer parameter whose element dtype is the launch argument's.
+class pointer : public tensor {
+ public:
+  using tensor::tensor;
+  static constexpr ParamClass param_class = ParamClass::Pointer;
+  static constexpr std::optional<DType> param_dtype = std::nullopt;
+};
+
+/// A scalar parameter of dtype D.
+template <DType D>
+class scalar_of : public tensor {
+ public:
+  using tensor::tensor;
+  static constexpr ParamClass param_class = ParamClass::Scalar;
+  static constexpr std::optional<DType> param_dtype = D;
+};
+
+/// A scalar parameter whose dtype is the launch argument's.
+class scalar : public tensor {
+ public:
+  using tensor::tensor;
+  static constexpr ParamClass param_class = ParamClass::Scalar;
+  static constexpr std::optional<DType> param_dtype = std::nullopt;
+};
+
+using i1 = scalar_of<DType::i1>;
+using i8 = scalar_of<DType::i8>;
+using i16 = scalar_of<DType::i16>;
+using i32 = scalar_of<DType::i32>;
+using i64 = scalar_of<DType::i64>;
+using u8 = scalar_of<DType::u8>;
+using u16 = scalar_of<DType::u16>;
+using u32 = scalar_of<DType::u32>;
+using u64 = scalar_of<DType::u64>;
+using f16 = scalar_of<DType::f16>;
+using bf16 = scalar_of<DType::bf16>;
+using f32 = scalar_of<DType::f32>;
+using f64 = scalar_of<DType::f64>;
+
+template <class P>
+concept ParamHandle = std::is_base_of_v<tensor, P> && requires {
+  { P::param_class } -> std::convertible_to<ParamClass>;
+};
+
+}  // namespace tessera::tl

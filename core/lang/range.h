@@ -1,0 +1,57 @@
+/// \file tl::range: an IR `for` loop written as a C++ range-based for.
+///
+/// `begin()` opens the loop: every live variable becomes an iteration argument of a new body
+/// region, the iterator yields the induction variable once, and `++` closes the loop: variables
+/// whose value changed are carried (yielded, and set to the loop's results afterwards); the others
+/// are folded back to their value before the loop.
+#pragma once
+
+#include <source_location>
+#include <vector>
+
+#include "core/ir/ir.h"
+#include "core/lang/tensor.h"
+
+namespace tessera::tl {
+
+class Range {
+ public:
+  Range(ir::Value* lo, ir::Value* hi, ir::Value* step, std::source_location loc);
+  Range(const Range&) = delete;
+  Range& operator=(const Range&) = delete;
+  ~Range();
+
+  class iterator {
+   public:
+    tensor operator*() const;
+    iterator& operator++();
+    bool operator!=(const iterator& other) const { return done_ != other.done_; }
+
+   private:
+    friend class Range;
+    iterator(Range* range, bool done) : range_(range), done_(done) {}
+    Range* range_;
+    bool done_;
+  };
+
+  iterator begin();
+  iterator end() { return iterator(this, true); }
+
+ private:
+  void open();
+  void close();
+
+  ir::Value* lo_;
+  ir::Value* hi_;
+  ir::Value* step_;
+  std::source_location loc_;
+  bool opened_ = false;
+  bool closed_ = false;
+  ir::Region* outer_ = nullptr;
+  ir::Region* body_ = nullptr;
+  std::vector<tensor*> vars_;         // captured variables (null once destroyed)
+  std::vector<ir::Value*> inits_;     // their values before the loop
+  std::vector<tensor*> unset_vars_;   // live variables without a value at the start
+};
+
+}  // namespace tessera::tl

@@ -1,0 +1,62 @@
+/// \file Internal: the typing rules of the kernel language (Triton's promotion, numpy
+/// broadcasting, weakly typed literals) and small helpers shared by the op files.
+#pragma once
+
+#include <source_location>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/ir/builder.h"
+#include "core/ir/ir.h"
+#include "core/lang/tensor.h"
+#include "core/lang/tracer.h"
+
+namespace tessera::tl::detail {
+
+/// The active tracer's builder, positioned at `loc`.
+ir::Builder& builder_at(const Here& loc);
+tensor wrap(ir::Value* v);
+
+/// The value of a tensor operand; a user error for an undefined (empty) tensor.
+ir::Value* value_of(const tensor& t, std::string_view op, const Here& loc);
+ir::Value* value_of(const Operand& x, std::string_view op, const Here& loc);
+
+/// Triton's promotion of two (strongly typed) dtypes.
+DType promote(DType a, DType b);
+/// The dtype a binary op computes in, given weakly typed literals.
+DType computation_dtype(const Operand& a, const Operand& b, std::string_view op, const Here& loc);
+/// A literal's own dtype when nothing else decides (i32/i64/u64, f32, i1).
+DType natural_dtype(const Operand& literal);
+
+/// The operand as a value of `dtype` (a constant for literals, a cast for tensors).
+ir::Value* materialize(const Operand& x, DType dtype, std::string_view op, const Here& loc);
+/// Converts a value's dtype (no-op when equal).
+ir::Value* cast_to(ir::Value* v, DType dtype, const Here& loc);
+/// A constant of `type` (scalar or tile) from a double or an int64.
+ir::Value* constant(const ir::Type& type, double value, const Here& loc);
+ir::Value* constant_int(const ir::Type& type, int64_t value, const Here& loc);
+
+/// Numpy broadcasting of two shapes; a user error naming both shapes if they don't agree.
+ir::Shape broadcast_shapes(const ir::Shape& a, const ir::Shape& b, std::string_view op,
+                           const Here& loc);
+/// Brings a value to `shape`: splat for scalars, expand_dims + broadcast for tiles.
+ir::Value* broadcast_value(ir::Value* v, const ir::Shape& shape, std::string_view op,
+                           const Here& loc);
+/// Broadcasts the values to one common shape, in place.
+void broadcast_all(std::vector<ir::Value*>& values, std::string_view op, const Here& loc);
+
+/// Checks that every dimension is a positive power of two.
+void check_shape(const ir::Shape& shape, std::string_view op, const Here& loc);
+int normalize_axis(int axis, int rank, std::string_view op, const Here& loc);
+
+/// A scalar operand used where a scalar is required (loop bounds, branch conditions): a user
+/// error if it is a tile.
+ir::Value* require_scalar(const Operand& x, std::string_view op, std::string_view what,
+                          const Here& loc);
+/// An i1 scalar condition (integers and floats compare != 0).
+ir::Value* condition_value(const Operand& x, std::string_view op, const Here& loc);
+
+std::string describe(const ir::Type& t);
+
+}  // namespace tessera::tl::detail

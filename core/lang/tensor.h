@@ -1,0 +1,177 @@
+/// \file The kernel language's value handle: `tl::tensor`, a traced scalar or tile.
+///
+/// A kernel is a plain C++ function. While Tessera traces it, every `tl::tensor` names an SSA
+/// value of the tile IR being built, and C++ expressions on tensors append ops. Tensor objects
+/// are also the kernel's *variables*: the tracer keeps a list of the live ones, so that an IR loop
+/// or branch can find which variables its body assigned (those become loop-carried values or
+/// branch results, automatically).
+#pragma once
+
+#include <concepts>
+#include <cstdint>
+#include <initializer_list>
+#include <source_location>
+#include <string>
+#include <string_view>
+
+#include "core/ir/ir.h"
+
+namespace tessera::tl {
+
+using ir::DType;
+using ir::Shape;
+using Here = std::source_location;
+
+// Dtype names, as in Triton (tl.float32 ...).
+inline constexpr DType int1 = DType::i1;
+inline constexpr DType int8 = DType::i8;
+inline constexpr DType int16 = DType::i16;
+inline constexpr DType int32 = DType::i32;
+inline constexpr DType int64 = DType::i64;
+inline constexpr DType uint8 = DType::u8;
+inline constexpr DType uint16 = DType::u16;
+inline constexpr DType uint32 = DType::u32;
+inline constexpr DType uint64 = DType::u64;
+inline constexpr DType float16 = DType::f16;
+inline constexpr DType bfloat16 = DType::bf16;
+inline constexpr DType float32 = DType::f32;
+inline constexpr DType float64 = DType::f64;
+
+class Tracer;
+class Operand;
+
+/// One entry of an index list: `_` keeps a dimension, `None` inserts a size-1 dimension.
+/// `x[{_, None}]` is Triton's `x[:, None]`.
+struct Slice {
+  bool new_axis;
+};
+inline constexpr Slice _{false};
+inline constexpr Slice None{true};
+
+/// The braced index list of `x[{_, None}]`; it records the user's source location.
+struct Index {
+  Index(std::initializer_list<Slice> s, Here l = Here::current()) : slices(s), loc(l) {}
+  std::initializer_list<Slice> slices;
+  Here loc;
+};
+
+class tensor {
+ public:
+  tensor() { attach(); }
+  explicit tensor(ir::Value* value) : value_(value) { attach(); }
+  tensor(const tensor& o) : value_(o.value_) { attach(); }
+  tensor& operator=(const tensor& o) {
+    value_ = o.value_;
+    return *this;
+  }
+  ~tensor() { detach(); }
+
+  ir::Value* value() const { return value_; }
+  bool defined() const { return value_ != nullptr; }
+  const ir::Type& type() const;
+  DType dtype() const { return type().dtype; }
+  const Shape& shape() const { return type().shape; }
+  int rank() const { return type().rank(); }
+  bool is_tile() const { return type().is_tile(); }
+
+  /// Converts to another dtype (Triton's x.to(dtype)).
+  tensor to(DType dtype, Here loc = Here::current()) const;
+  /// Reinterprets the bits as another dtype of the same width.
+  tensor bitcast(DType dtype, Here loc = Here::current()) const;
+  /// Indexing with `_` and `None`: x[{_, None}] is x[:, None].
+  tensor operator[](const Index& index) const;
+
+  tensor& operator+=(const Operand& rhs);
+  tensor& operator-=(const Operand& rhs);
+  tensor& operator*=(const Operand& rhs);
+  tensor& operator/=(const Operand& rhs);
+  tensor& operator%=(const Operand& rhs);
+  tensor& operator&=(const Operand& rhs);
+  tensor& operator|=(const Operand& rhs);
+  tensor& operator^=(const Operand& rhs);
+  tensor& operator<<=(const Operand& rhs);
+  tensor& operator>>=(const Operand& rhs);
+
+  /// A tile is not a C++ bool: branch on it with tl::if_, or select with tl::where.
+  explicit operator bool() const = delete;
+
+ private:
+  friend class Tracer;
+  void attach();
+  void detach();
+
+  ir::Value* value_ = nullptr;
+  // Intrusive links in the tracer's list of live variables, and how many open IR scopes
+  // (loops, branches) captured this variable.
+  tensor* prev_ = nullptr;
+  tensor* next_ = nullptr;
+  Tracer* tracer_ = nullptr;
+  int captures_ = 0;
+};
+
+/// An operand of a kernel-language operation: a tensor or a C++ number. Numbers are weakly
+/// typed, as Python numbers are in Triton: `x_f16 * 2.0f` stays f16, `offs < 10` compares i32.
+/// The implicit conversion records the user's source location, so operators know their line.
+class Operand {
+ public:
+  enum class Kind { Tensor, Int, Float, Bool };
+
+  Operand(const tensor& t, Here loc = Here::current()) : kind_(Kind::Tensor), tensor_(t), loc_(loc) {}
+  template <std::integral T>
+  Operand(T v, Here loc = Here::current()) : loc_(loc) {
+    if constexpr (std::same_as<T, bool>) {
+      kind_ = Kind::Bool;
+      int_ = v ? 1 : 0;
+    } else if constexpr (std::is_unsigned_v<T> && sizeof(T) == 8) {
+      kind_ = Kind::Int;
+      int_ = static_cast<int64_t>(v);
+      unsigned64_ = v > static_cast<uint64_t>(INT64_MAX);
+    } else {
+      kind_ = Kind::Int;
+      int_ = static_cast<int64_t>(v);
+    }
+  }
+  template <std::floating_point T>
+  Operand(T v, Here loc = Here::current()) : kind_(Kind::Float), float_(static_cast<double>(v)), loc_(loc) {}
+
+  Kind kind() const { return kind_; }
+  bool is_tensor() const { return kind_ == Kind::Tensor; }
+  const tensor& as_tensor() const { return tensor_; }
+  int64_t int_value() const { return int_; }
+  bool unsigned64() const { return unsigned64_; }
+  double float_value() const { return float_; }
+  const Here& loc() const { return loc_; }
+
+ private:
+  Kind kind_;
+  tensor tensor_;
+  int64_t int_ = 0;
+  bool unsigned64_ = false;
+  double float_ = 0;
+  Here loc_;
+};
+
+// Arithmetic, bitwise and comparison operators with numpy broadcasting and Triton's promotion.
+// Integer `/` and `%` follow C (truncation), like Triton's `//` and `%`; tl::fdiv divides as
+// floats.
+tensor operator+(const Operand& a, const Operand& b);
+tensor operator-(const Operand& a, const Operand& b);
+tensor operator*(const Operand& a, const Operand& b);
+tensor operator/(const Operand& a, const Operand& b);
+tensor operator%(const Operand& a, const Operand& b);
+tensor operator&(const Operand& a, const Operand& b);
+tensor operator|(const Operand& a, const Operand& b);
+tensor operator^(const Operand& a, const Operand& b);
+tensor operator<<(const Operand& a, const Operand& b);
+tensor operator>>(const Operand& a, const Operand& b);
+tensor operator<(const Operand& a, const Operand& b);
+tensor operator<=(const Operand& a, const Operand& b);
+tensor operator>(const Operand& a, const Operand& b);
+tensor operator>=(const Operand& a, const Operand& b);
+tensor operator==(const Operand& a, const Operand& b);
+tensor operator!=(const Operand& a, const Operand& b);
+tensor operator-(const Operand& a);
+tensor operator~(const Operand& a);
+tensor operator!(const Operand& a);
+
+}  // namespace tessera::tl

@@ -1,0 +1,87 @@
+/// \file The target description: what the lowering may ask of a device. A value type, printable
+/// and parseable, filled from a live device or from a named profile ("vulkan-lavapipe",
+/// "vulkan-nvidia", "cuda-sm_80", "cuda-sm_90"). Passes ask it questions (subgroup size, shared
+/// memory, capabilities); nothing in core/ asks which backend runs.
+///
+/// Text form (one line):
+///   vulkan-lavapipe{isa=spirv1.6, subgroup=8, threads=1024, shared=32768, push=128,
+///                   grid=65535x65535x65535, caps=int64+fp16+..., coopmat=}
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/ir/types.h"
+
+namespace tessera::target {
+
+/// Capability bits, one row each: enum name and text.
+#define TESSERA_CAPS(X)                         \
+  X(Int64, "int64")                             \
+  X(Int8, "int8")                               \
+  X(Int16, "int16")                             \
+  X(Fp16, "fp16")                               \
+  X(Bf16, "bf16")                               \
+  X(Fp64, "fp64")                               \
+  X(SubgroupArithmetic, "subgroup_arith")       \
+  X(SubgroupShuffle, "subgroup_shuffle")        \
+  X(SubgroupClustered, "subgroup_clustered")    \
+  X(FloatAtomicAdd, "float_atomic_add")         \
+  X(FloatAtomicMinMax, "float_atomic_minmax")   \
+  X(Int64Atomics, "int64_atomics")              \
+  X(BufferDeviceAddress, "bda")                 \
+  X(MmaSync, "mma_sync")                        \
+  X(CpAsync, "cp_async")                        \
+  X(Wgmma, "wgmma")                             \
+  X(CooperativeMatrix, "coopmat")
+
+enum class Cap : uint8_t {
+#define X(name, text) name,
+  TESSERA_CAPS(X)
+#undef X
+};
+
+std::string_view cap_name(Cap c);
+std::optional<Cap> parse_cap(std::string_view text);
+
+/// One supported cooperative-matrix (tensor-core) shape: A[MxK] x B[KxN] + C[MxN].
+struct MatrixShape {
+  int m = 0, n = 0, k = 0;
+  ir::DType a = ir::DType::f16, b = ir::DType::f16, c = ir::DType::f32;
+  bool operator==(const MatrixShape&) const = default;
+  std::string str() const;  ///< "16x16x16:f16*f16+f32"
+};
+
+struct Target {
+  std::string name = "generic";  ///< profile or device name
+  std::string isa = "none";      ///< "ptx8.0", "spirv1.6", "none" (the host): for emitters only
+  int sm = 0;                    ///< CUDA compute capability x 10 (90 for sm_90), else 0
+  bool sm_arch_specific = false; ///< sm_90a
+  int subgroup_size = 32;
+  int max_threads = 1024;        ///< per workgroup / block
+  int64_t max_shared_bytes = 49152;
+  int push_constant_bytes = 128;
+  int64_t max_grid[3] = {2147483647, 65535, 65535};
+  uint64_t caps = 0;
+  std::vector<MatrixShape> matrix_shapes;
+
+  bool has(Cap c) const { return (caps >> static_cast<int>(c)) & 1; }
+  void set(Cap c, bool on = true);
+  /// Is arithmetic in this dtype available natively (fp16, fp64, int64 ...)?
+  bool supports_dtype(ir::DType t) const;
+
+  std::string str() const;
+  bool operator==(const Target& o) const;
+};
+
+/// Parses Target::str()'s form, or a bare profile name. nullopt (with `error` set) on failure.
+std::optional<Target> parse_target(std::string_view text, std::string* error = nullptr);
+/// A named profile: "vulkan-lavapipe", "vulkan-nvidia", "cuda-sm_80", "cuda-sm_86",
+/// "cuda-sm_89", "cuda-sm_90", "cuda-sm_90a", "host".
+std::optional<Target> profile(std::string_view name);
+std::vector<std::string> profile_names();
+
+}  // namespace tessera::target

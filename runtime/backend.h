@@ -1,0 +1,143 @@
+/// \file The interface every device backend implements (host, cuda, vulkan). The public types in
+/// device.h, buffer.h, stream.h and kernel.h are thin handles over these.
+///
+/// Backends consume compiled artifacts and never walk the tile IR themselves (the host backend
+/// hands its artifact to core/interp, the executable definition of the IR).
+#pragma once
+
+#include <cstddef>
+#include <concepts>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/ir/abi.h"
+#include "core/ir/ir.h"
+
+namespace tessera {
+
+/// Grid of programs (Triton's launch grid), up to three dimensions.
+struct Grid {
+  uint32_t x = 1, y = 1, z = 1;
+  Grid() = default;
+  /// Any integer types (so `kernel[{n}]` works for an int n); a negative or over-32-bit size is
+  /// an ErrorKind::Argument error.
+  template <std::integral X, std::integral Y = int, std::integral Z = int>
+  Grid(X gx, Y gy = 1, Z gz = 1) {
+    set(widen(gx), widen(gy), widen(gz));
+  }
+  uint64_t programs() const { return uint64_t{x} * y * z; }
+
+ private:
+  template <class T>
+  static int64_t widen(T v) {
+    if constexpr (std::is_unsigned_v<T>) return v > uint64_t{INT64_MAX} ? INT64_MAX : static_cast<int64_t>(v);
+    else return static_cast<int64_t>(v);
+  }
+  void set(int64_t gx, int64_t gy, int64_t gz);
+};
+
+/// Options that ride with the grid: `kernel[{grid, {.num_warps = 8}}]`.
+struct LaunchOptions {
+  int num_warps = 4;   ///< 32 x num_warps threads per program on every target
+  int num_stages = 3;  ///< software-pipelining depth of loops with loads
+  bool operator==(const LaunchOptions&) const = default;
+};
+
+/// What a device says about itself.
+struct DeviceInfo {
+  std::string name;         ///< "host", "cuda:0", "vulkan:1"
+  std::string kind;         ///< "host", "cuda", "vulkan"
+  std::string description;  ///< e.g. "Tessera host interpreter", "NVIDIA H200"
+  std::string target;       ///< the target description's text form
+  int rank = 0;             ///< preference for Device::best(): higher is better
+};
+
+namespace rt {
+
+class DeviceImpl;
+
+/// A block of device memory. Freed when the last Buffer referring to it goes away.
+class Allocation {
+ public:
+  Allocation(DeviceImpl* device, uint64_t address, size_t bytes)
+      : device_(device), address_(address), bytes_(bytes) {}
+  virtual ~Allocation() = default;
+  DeviceImpl* device() const { return device_; }
+  uint64_t address() const { return address_; }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  DeviceImpl* device_;
+  uint64_t address_;
+  size_t bytes_;
+};
+
+/// A kernel compiled for one device, specialization and set of options.
+class CompiledKernel {
+ public:
+  virtual ~CompiledKernel() = default;
+  std::string name;
+  ir::ParamLayout params;
+  uint32_t threads_per_program = 0;  ///< 0 on the host
+  uint32_t shared_bytes = 0;
+};
+
+class EventImpl {
+ public:
+  virtual ~EventImpl() = default;
+};
+
+/// An ordered queue of device work. Errors of asynchronous work are kept and thrown by the next
+/// synchronizing call on the stream (synchronize, a download), as CUDA does.
+class StreamImpl {
+ public:
+  virtual ~StreamImpl() = default;
+  virtual DeviceImpl* device() const = 0;
+  virtual void launch(std::shared_ptr<const CompiledKernel> kernel, Grid grid,
+                      std::vector<std::byte> params,
+                      std::vector<std::shared_ptr<Allocation>> keep_alive) = 0;
+  virtual void upload(std::shared_ptr<Allocation> dst, size_t offset, const void* src,
+                      size_t bytes) = 0;
+  virtual void download(std::shared_ptr<Allocation> src, size_t offset, void* dst,
+                        size_t bytes) = 0;  ///< synchronous: returns when the data is in dst
+  virtual void fill(std::shared_ptr<Allocation> dst, size_t offset, size_t bytes,
+                    const void* pattern, size_t pattern_bytes) = 0;
+  virtual void copy(std::shared_ptr<Allocation> dst, size_t dst_offset,
+                    std::shared_ptr<Allocation> src, size_t src_offset, size_t bytes) = 0;
+  virtual void record(std::shared_ptr<EventImpl> event) = 0;
+  virtual void wait(std::shared_ptr<EventImpl> event) = 0;
+  virtual void synchronize() = 0;
+};
+
+class DeviceImpl : public std::enable_shared_from_this<DeviceImpl> {
+ public:
+  virtual ~DeviceImpl() = default;
+  virtual const DeviceInfo& info() const = 0;
+  /// Allocates `bytes` (throws ErrorKind::OutOfMemory with the size and the device).
+  virtual std::shared_ptr<Allocation> allocate(size_t bytes) = 0;
+  /// Compiles a verified, optimized tile-IR module (throws ErrorKind::User/Unsupported).
+  virtual std::shared_ptr<const CompiledKernel> compile(const ir::Module& module,
+                                                        const LaunchOptions& options) = 0;
+  virtual std::shared_ptr<StreamImpl> default_stream() = 0;
+  virtual std::shared_ptr<StreamImpl> create_stream() = 0;
+  virtual std::shared_ptr<EventImpl> create_event() = 0;
+  /// Milliseconds between two recorded events (waits for both).
+  virtual double elapsed_ms(const EventImpl& start, const EventImpl& end) = 0;
+  virtual void synchronize() = 0;
+};
+
+/// A backend's list of devices, or the reason it has none.
+struct DriverReport {
+  std::string kind;
+  std::vector<std::shared_ptr<DeviceImpl>> devices;
+  std::string unavailable;  ///< "cuda unavailable: libcuda.so.1 not found", empty when fine
+};
+
+/// Each backend's enumerate function; runtime/device.cpp lists them in one table.
+DriverReport enumerate_host();
+
+}  // namespace rt
+}  // namespace tessera

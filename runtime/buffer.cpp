@@ -1,0 +1,102 @@
+/// \file Buffer operations: range checks, then the device stream does the work.
+#include "runtime/buffer.h"
+
+#include "core/support/error.h"
+
+namespace tessera {
+namespace {
+
+class ExternalAllocation : public rt::Allocation {
+ public:
+  using Allocation::Allocation;
+};
+
+std::shared_ptr<rt::StreamImpl> stream_of(const std::shared_ptr<rt::DeviceImpl>& device,
+                                          Stream* stream) {
+  if (!stream) return device->default_stream();
+  if (stream->impl()->device() != device.get())
+    fail(ErrorKind::Argument, "the stream belongs to device '", stream->impl()->device()->info().name,
+         "', the buffer to '", device->info().name, "'");
+  return stream->impl();
+}
+
+void require_valid(const BufferBase& b, const char* what) {
+  if (!b.valid()) fail(ErrorKind::Argument, what, ": the buffer is empty (default-constructed)");
+}
+
+}  // namespace
+
+namespace detail {
+void buffer_count_error(const char* what, size_t given, size_t size) {
+  fail(ErrorKind::Argument, "buffer ", what, " of ", given, " elements into a buffer of ", size);
+}
+}  // namespace detail
+
+BufferBase BufferBase::allocate(const std::shared_ptr<rt::DeviceImpl>& device, size_t bytes,
+                                ir::DType dtype) {
+  BufferBase b;
+  b.device_ = device;
+  b.alloc_ = device->allocate(bytes);
+  b.bytes_ = bytes;
+  b.dtype_ = dtype;
+  return b;
+}
+
+BufferBase BufferBase::wrap(const std::shared_ptr<rt::DeviceImpl>& device, uint64_t address,
+                            size_t bytes, ir::DType dtype) {
+  BufferBase b;
+  b.device_ = device;
+  b.alloc_ = std::make_shared<ExternalAllocation>(device.get(), address, bytes);
+  b.bytes_ = bytes;
+  b.dtype_ = dtype;
+  return b;
+}
+
+void BufferBase::upload_bytes(const void* src, size_t bytes, size_t offset, Stream* stream) const {
+  require_valid(*this, "upload");
+  if (offset + bytes > bytes_)
+    fail(ErrorKind::Argument, "upload of ", bytes, " bytes at offset ", offset, " overruns a buffer of ",
+         bytes_, " bytes");
+  if (bytes == 0) return;
+  stream_of(device_, stream)->upload(alloc_, offset_ + offset, src, bytes);
+}
+
+void BufferBase::download_bytes(void* dst, size_t bytes, size_t offset, Stream* stream) const {
+  require_valid(*this, "download");
+  if (offset + bytes > bytes_)
+    fail(ErrorKind::Argument, "download of ", bytes, " bytes at offset ", offset,
+         " overruns a buffer of ", bytes_, " bytes");
+  stream_of(device_, stream)->download(alloc_, offset_ + offset, dst, bytes);
+}
+
+void BufferBase::fill_bytes(const void* pattern, size_t pattern_bytes, Stream* stream) const {
+  require_valid(*this, "fill");
+  if (bytes_ == 0) return;
+  stream_of(device_, stream)->fill(alloc_, offset_, bytes_, pattern, pattern_bytes);
+}
+
+void BufferBase::copy_bytes_from(const BufferBase& src, Stream* stream) const {
+  require_valid(*this, "copy");
+  require_valid(src, "copy");
+  if (src.bytes_ != bytes_)
+    fail(ErrorKind::Argument, "copy between buffers of different sizes (", src.bytes_, " and ", bytes_,
+         " bytes)");
+  if (src.device_ != device_)
+    fail(ErrorKind::Argument, "copy between devices '", src.device_->info().name, "' and '",
+         device_->info().name, "': download and upload instead");
+  if (bytes_ == 0) return;
+  stream_of(device_, stream)->copy(alloc_, offset_, src.alloc_, src.offset_, bytes_);
+}
+
+BufferBase BufferBase::sub(size_t offset_bytes, size_t bytes) const {
+  require_valid(*this, "slice");
+  if (offset_bytes + bytes > bytes_)
+    fail(ErrorKind::Argument, "slice [", offset_bytes, ", ", offset_bytes + bytes,
+         ") bytes is outside a buffer of ", bytes_, " bytes");
+  BufferBase b = *this;
+  b.offset_ += offset_bytes;
+  b.bytes_ = bytes;
+  return b;
+}
+
+}  // namespace tessera

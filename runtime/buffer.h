@@ -1,0 +1,97 @@
+/// \file Buffers: typed device memory with upload, download, fill, copy and sub-ranges.
+#pragma once
+
+#include <cstring>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "core/lang/params.h"
+#include "runtime/backend.h"
+#include "runtime/stream.h"
+
+namespace tessera {
+
+/// An untyped view of device memory: an allocation, a byte range in it, and an element dtype.
+class BufferBase {
+ public:
+  BufferBase() = default;
+  static BufferBase allocate(const std::shared_ptr<rt::DeviceImpl>& device, size_t bytes,
+                             ir::DType dtype);
+  /// Wraps memory the caller owns (an external device pointer); `keep` is held while in use.
+  static BufferBase wrap(const std::shared_ptr<rt::DeviceImpl>& device, uint64_t address,
+                         size_t bytes, ir::DType dtype);
+
+  bool valid() const { return alloc_ != nullptr; }
+  size_t bytes() const { return bytes_; }
+  ir::DType dtype() const { return dtype_; }
+  /// The device address of the first element (a host address on the host device).
+  uint64_t address() const { return alloc_ ? alloc_->address() + offset_ : 0; }
+  rt::DeviceImpl* device() const { return device_.get(); }
+  const std::shared_ptr<rt::DeviceImpl>& device_handle() const { return device_; }
+  const std::shared_ptr<rt::Allocation>& allocation() const { return alloc_; }
+  size_t offset() const { return offset_; }
+
+  void upload_bytes(const void* src, size_t bytes, size_t offset, Stream* stream) const;
+  void download_bytes(void* dst, size_t bytes, size_t offset, Stream* stream) const;
+  void fill_bytes(const void* pattern, size_t pattern_bytes, Stream* stream) const;
+  void copy_bytes_from(const BufferBase& src, Stream* stream) const;
+  BufferBase sub(size_t offset_bytes, size_t bytes) const;
+
+ protected:
+  std::shared_ptr<rt::DeviceImpl> device_;
+  std::shared_ptr<rt::Allocation> alloc_;
+  size_t offset_ = 0;
+  size_t bytes_ = 0;
+  ir::DType dtype_ = ir::DType::u8;
+};
+
+template <class T>
+class Buffer : public BufferBase {
+ public:
+  Buffer() = default;
+  explicit Buffer(BufferBase base) : BufferBase(std::move(base)) {}
+
+  size_t size() const { return bytes() / sizeof(T); }
+
+  /// Copies `data` into the buffer (from element 0); enqueued on `stream` (default stream).
+  void upload(std::span<const T> data, Stream* stream = nullptr) const {
+    check_count(data.size(), "upload");
+    upload_bytes(data.data(), data.size() * sizeof(T), 0, stream);
+  }
+  void upload(const std::vector<T>& data, Stream* stream = nullptr) const {
+    upload(std::span<const T>(data), stream);
+  }
+  /// Waits for the stream's work, then returns the contents.
+  std::vector<T> download(Stream* stream = nullptr) const {
+    std::vector<T> out(size());
+    download_bytes(out.data(), bytes(), 0, stream);
+    return out;
+  }
+  void download(std::span<T> out, Stream* stream = nullptr) const {
+    check_count(out.size(), "download");
+    download_bytes(out.data(), out.size() * sizeof(T), 0, stream);
+  }
+  /// Sets every element to `value`.
+  void fill(const T& value, Stream* stream = nullptr) const { fill_bytes(&value, sizeof(T), stream); }
+  /// Copies all of `src` (same element count) into this buffer.
+  void copy_from(const Buffer<T>& src, Stream* stream = nullptr) const { copy_bytes_from(src, stream); }
+  /// Elements [offset, offset + count) as a buffer sharing this memory.
+  Buffer<T> slice(size_t offset, size_t count) const {
+    return Buffer<T>(sub(offset * sizeof(T), count * sizeof(T)));
+  }
+
+ private:
+  void check_count(size_t n, const char* what) const;
+};
+
+namespace detail {
+[[noreturn]] void buffer_count_error(const char* what, size_t given, size_t size);
+}
+
+template <class T>
+void Buffer<T>::check_count(size_t n, const char* what) const {
+  if (n > size()) detail::buffer_count_error(what, n, size());
+}
+
+}  // namespace tessera

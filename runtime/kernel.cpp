@@ -1,0 +1,300 @@
+/// \file Kernel launches: argument checks by parameter name, specialization, the in-memory
+/// caches of traced and compiled kernels, and the packed parameter block.
+#include "runtime/kernel.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <limits>
+
+#include "core/ir/printer.h"
+#include "core/ir/verifier.h"
+#include "core/passes/pipeline.h"
+#include "core/support/error.h"
+
+namespace tessera {
+namespace {
+
+using tl::ParamClass;
+using Kind = KernelArg::Kind;
+
+bool is_number(const KernelArg& a) { return a.kind != Kind::Buffer && a.kind != Kind::DType; }
+
+bool fits(int64_t v, bool from_unsigned, ir::DType t) {
+  if (ir::is_float(t)) return true;
+  if (t == ir::DType::i1) return v == 0 || v == 1;
+  int bits = ir::dtype_bits(t);
+  if (ir::is_signed_int(t)) {
+    if (from_unsigned && v < 0) return false;
+    return bits == 64 || (v >= -(int64_t{1} << (bits - 1)) && v < (int64_t{1} << (bits - 1)));
+  }
+  if (!from_unsigned && v < 0) return false;
+  return bits == 64 || static_cast<uint64_t>(v) < (uint64_t{1} << bits);
+}
+
+bool dump_enabled(std::string_view stage) {
+  const char* env = std::getenv("TESSERA_DUMP");
+  if (!env) return false;
+  std::string_view s(env);
+  for (size_t pos = 0; pos <= s.size();) {
+    size_t end = s.find(',', pos);
+    if (end == std::string_view::npos) end = s.size();
+    if (s.substr(pos, end - pos) == stage) return true;
+    pos = end + 1;
+  }
+  return false;
+}
+
+template <class T>
+void put(std::vector<std::byte>& block, uint32_t offset, T value) {
+  std::memcpy(block.data() + offset, &value, sizeof(T));
+}
+
+/// Stores a scalar argument in the block in its parameter's dtype.
+void put_scalar(std::vector<std::byte>& block, uint32_t offset, ir::DType t, const KernelArg& a) {
+  double f = a.kind == Kind::Float ? a.f : static_cast<double>(a.i);
+  int64_t i = a.kind == Kind::Float ? static_cast<int64_t>(a.f) : a.i;
+  switch (t) {
+    case ir::DType::i1: put<uint8_t>(block, offset, i != 0); break;
+    case ir::DType::i8: case ir::DType::u8: put<uint8_t>(block, offset, static_cast<uint8_t>(i)); break;
+    case ir::DType::i16: case ir::DType::u16: put<uint16_t>(block, offset, static_cast<uint16_t>(i)); break;
+    case ir::DType::i32: case ir::DType::u32: put<uint32_t>(block, offset, static_cast<uint32_t>(i)); break;
+    case ir::DType::i64: case ir::DType::u64: put<uint64_t>(block, offset, static_cast<uint64_t>(i)); break;
+    case ir::DType::f16: put<uint16_t>(block, offset, f16_from_double(f)); break;
+    case ir::DType::bf16: put<uint16_t>(block, offset, bf16_from_double(f)); break;
+    case ir::DType::f32: put<float>(block, offset, static_cast<float>(f)); break;
+    case ir::DType::f64: put<double>(block, offset, f); break;
+  }
+}
+
+}  // namespace
+
+void Grid::set(int64_t gx, int64_t gy, int64_t gz) {
+  constexpr int64_t kMax = std::numeric_limits<uint32_t>::max();
+  if (gx < 0 || gy < 0 || gz < 0 || gx > kMax || gy > kMax || gz > kMax)
+    fail(ErrorKind::Argument, "grid (", gx, ", ", gy, ", ", gz,
+         ") is invalid: each dimension must be in 0..2^32-1");
+  x = static_cast<uint32_t>(gx);
+  y = static_cast<uint32_t>(gy);
+  z = static_cast<uint32_t>(gz);
+}
+
+std::string KernelArg::describe() const {
+  switch (kind) {
+    case Kind::Buffer:
+      return "a buffer of " + std::string(ir::dtype_name(dtype)) + " on " +
+             (buffer.device() ? buffer.device()->info().name : "no device");
+    case Kind::Int: return "the integer " + std::to_string(i);
+    case Kind::UInt: return "the unsigned integer " + std::to_string(static_cast<uint64_t>(i));
+    case Kind::Float: return "the float " + std::to_string(f);
+    case Kind::Bool: return i ? "true" : "false";
+    case Kind::DType: return "the dtype " + std::string(ir::dtype_name(static_cast<ir::DType>(i)));
+  }
+  return "?";
+}
+
+std::vector<std::string> split_param_names(std::string_view names) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos < names.size()) {
+    size_t end = names.find(',', pos);
+    if (end == std::string_view::npos) end = names.size();
+    std::string_view n = names.substr(pos, end - pos);
+    while (!n.empty() && n.front() == ' ') n.remove_prefix(1);
+    while (!n.empty() && n.back() == ' ') n.remove_suffix(1);
+    if (!n.empty()) out.emplace_back(n);
+    pos = end + 1;
+  }
+  return out;
+}
+
+KernelBase::KernelBase(std::string name, std::vector<std::string> param_names,
+                       std::vector<tl::ParamDesc> params)
+    : name_(std::move(name)), param_names_(std::move(param_names)), params_(std::move(params)) {
+  // TESSERA_KERNEL(ns::fn, ...) names the kernel "fn".
+  if (size_t colon = name_.rfind("::"); colon != std::string::npos) name_ = name_.substr(colon + 2);
+  if (param_names_.size() != params_.size())
+    fail(ErrorKind::Argument, "kernel '", name_, "' has ", params_.size(), " parameters but ",
+         param_names_.size(), " parameter names were given");
+}
+
+std::string KernelBase::param_label(size_t i) const {
+  return "argument " + std::to_string(i + 1) + " '" + param_names_[i] + "' (" + params_[i].cpp_type +
+         ") of kernel '" + (name_.empty() ? std::string("<kernel>") : name_) + "'";
+}
+
+std::vector<tl::ArgSpec> KernelBase::check_and_specialize(std::span<const KernelArg> args) const {
+  if (args.size() != params_.size()) {
+    std::string list;
+    for (size_t i = 0; i < param_names_.size(); ++i) list += (i ? ", " : "") + param_names_[i];
+    fail(ErrorKind::Argument, "kernel '", name_, "' takes ", params_.size(), " arguments (", list,
+         "), got ", args.size());
+  }
+  std::vector<tl::ArgSpec> specs(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const tl::ParamDesc& p = params_[i];
+    const KernelArg& a = args[i];
+    tl::ArgSpec& s = specs[i];
+    if (p.cls == ParamClass::Pointer) {
+      if (a.kind != Kind::Buffer)
+        fail(ErrorKind::Argument, param_label(i), " must be a buffer, got ", a.describe());
+      if (p.dtype && *p.dtype != a.dtype)
+        fail(ErrorKind::Argument, param_label(i), " must be a buffer of ", ir::dtype_name(*p.dtype),
+             ", got ", a.describe());
+      if (!a.buffer.valid())
+        fail(ErrorKind::Argument, param_label(i), " is an empty buffer");
+      s.dtype = a.dtype;
+      s.divisible_by_16 = a.buffer.address() % 16 == 0;
+    } else if (p.cls == ParamClass::Scalar) {
+      if (!is_number(a)) fail(ErrorKind::Argument, param_label(i), " must be a number, got ", a.describe());
+      s.dtype = p.dtype ? *p.dtype : a.dtype;
+      if (a.kind == Kind::Float && !ir::is_float(s.dtype))
+        fail(ErrorKind::Argument, param_label(i), " is an integer parameter, got ", a.describe());
+      if (a.kind != Kind::Float && !fits(a.i, a.kind == Kind::UInt, s.dtype))
+        fail(ErrorKind::Argument, param_label(i), ": ", a.describe(), " does not fit ",
+             ir::dtype_name(s.dtype));
+      if (!ir::is_float(s.dtype) && a.kind != Kind::Float && s.dtype != ir::DType::i1) {
+        s.divisible_by_16 = a.i % 16 == 0;
+        s.equal_to_one = a.i == 1;
+      }
+    } else {
+      using CK = tl::ConstValue::Kind;
+      bool ok = (p.const_kind == CK::Int && (a.kind == Kind::Int || a.kind == Kind::UInt || a.kind == Kind::Bool)) ||
+                (p.const_kind == CK::Float && (a.kind == Kind::Float || a.kind == Kind::Int || a.kind == Kind::UInt)) ||
+                (p.const_kind == CK::Bool && (a.kind == Kind::Bool || a.kind == Kind::Int)) ||
+                (p.const_kind == CK::DType && a.kind == Kind::DType);
+      if (!ok)
+        fail(ErrorKind::Argument, param_label(i), " is a compile-time ", p.cpp_type, ", got ",
+             a.describe());
+      s.value.kind = p.const_kind;
+      s.value.i = a.i;
+      s.value.f = a.kind == Kind::Float ? a.f : static_cast<double>(a.i);
+    }
+  }
+  return specs;
+}
+
+std::shared_ptr<rt::DeviceImpl> KernelBase::launch_device(const LaunchConfig& config,
+                                                          std::span<const KernelArg> args) const {
+  std::shared_ptr<rt::DeviceImpl> device;
+  if (config.stream) device = config.stream->impl()->device()->shared_from_this();
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].kind != Kind::Buffer) continue;
+    rt::DeviceImpl* d = args[i].buffer.device();
+    if (!device) {
+      device = args[i].buffer.device_handle();
+      continue;
+    }
+    if (d != device.get())
+      fail(ErrorKind::Argument, param_label(i), " is a buffer on device '", d->info().name,
+           "', but the launch is on '", device->info().name, "'");
+  }
+  if (!device)
+    fail(ErrorKind::Argument, "kernel '", name_,
+         "': cannot tell which device to launch on (no buffer arguments); launch on a stream: "
+         "kernel[{grid, {}, &stream}](...)");
+  return device;
+}
+
+std::shared_ptr<const ir::Module> KernelBase::module_for(const std::vector<tl::ArgSpec>& specs) const {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = traced_.find(specs);
+    if (it != traced_.end()) return it->second;
+  }
+  std::unique_ptr<ir::Module> m = trace(specs);
+  ir::verify(*m);
+  if (dump_enabled("ir")) std::cerr << "// tile IR of '" << m->kernel().name << "' as traced\n" << ir::print(*m);
+  passes::optimize(*m);
+  ir::verify(*m);
+  if (dump_enabled("ir")) std::cerr << "// tile IR of '" << m->kernel().name << "' optimized\n" << ir::print(*m);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (name_.empty()) name_ = m->kernel().name;
+  auto [it, inserted] = traced_.emplace(specs, std::shared_ptr<const ir::Module>(std::move(m)));
+  return it->second;
+}
+
+std::shared_ptr<const ir::Module> KernelBase::ir_for(std::span<const KernelArg> args) const {
+  return module_for(check_and_specialize(args));
+}
+
+std::vector<std::byte> KernelBase::pack(const rt::CompiledKernel& compiled,
+                                        std::span<const KernelArg> args) const {
+  std::vector<std::byte> block(compiled.params.size);
+  size_t slot = 0;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (params_[i].cls == ParamClass::Constexpr) continue;
+    uint32_t offset = compiled.params.slots.at(slot++).offset;
+    if (params_[i].cls == ParamClass::Pointer) {
+      put<uint64_t>(block, offset, args[i].buffer.address());
+    } else {
+      ir::DType t = params_[i].dtype ? *params_[i].dtype : args[i].dtype;
+      put_scalar(block, offset, t, args[i]);
+    }
+  }
+  return block;
+}
+
+void KernelBase::launch(const LaunchConfig& config, std::span<const KernelArg> args) const {
+  std::vector<tl::ArgSpec> specs = check_and_specialize(args);
+  std::shared_ptr<rt::DeviceImpl> device = launch_device(config, args);
+  if (config.options.num_warps < 1 || config.options.num_warps > 32 ||
+      (config.options.num_warps & (config.options.num_warps - 1)) != 0)
+    fail(ErrorKind::Argument, "kernel '", name_, "': num_warps must be a power of two in 1..32, got ",
+         config.options.num_warps);
+  if (config.options.num_stages < 1)
+    fail(ErrorKind::Argument, "kernel '", name_, "': num_stages must be at least 1, got ",
+         config.options.num_stages);
+  CompiledKey key{device.get(), specs, config.options};
+  std::shared_ptr<const rt::CompiledKernel> compiled;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = compiled_.find(key);
+    if (it != compiled_.end()) compiled = it->second;
+  }
+  if (!compiled) {
+    std::shared_ptr<const ir::Module> m = module_for(specs);
+    compiled = device->compile(*m, config.options);
+    std::lock_guard<std::mutex> lock(mutex_);
+    compiled_.emplace(key, compiled);
+  }
+  std::vector<std::shared_ptr<rt::Allocation>> keep;
+  for (const KernelArg& a : args)
+    if (a.kind == Kind::Buffer) keep.push_back(a.buffer.allocation());
+  std::shared_ptr<rt::StreamImpl> stream =
+      config.stream ? config.stream->impl() : device->default_stream();
+  if (config.grid.programs() == 0) return;  // an empty grid launches nothing
+  stream->launch(compiled, config.grid, pack(*compiled, args), std::move(keep));
+}
+
+size_t KernelBase::traced_count() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return traced_.size();
+}
+
+size_t KernelBase::compiled_count() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return compiled_.size();
+}
+
+size_t KernelBase::SpecHash::operator()(const std::vector<tl::ArgSpec>& specs) const {
+  size_t h = 1469598103934665603ull;
+  auto mix = [&](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+  for (const tl::ArgSpec& s : specs) {
+    mix(static_cast<uint64_t>(s.dtype) | (uint64_t{s.divisible_by_16} << 8) |
+        (uint64_t{s.equal_to_one} << 9) | (static_cast<uint64_t>(s.value.kind) << 10));
+    mix(static_cast<uint64_t>(s.value.i));
+    uint64_t fb;
+    std::memcpy(&fb, &s.value.f, 8);
+    mix(fb);
+  }
+  return h;
+}
+
+size_t KernelBase::CompiledHash::operator()(const CompiledKey& k) const {
+  return SpecHash{}(k.specs) ^ (reinterpret_cast<uintptr_t>(k.device) * 31) ^
+         (static_cast<size_t>(k.options.num_warps) << 20) ^ (static_cast<size_t>(k.options.num_stages) << 26);
+}
+
+}  // namespace tessera

@@ -1,0 +1,202 @@
+/// \file Kernels: a traced C++ kernel function, compiled once per device and specialization,
+/// launched with a grid and arguments that are checked against its signature.
+///
+///   auto gelu = TESSERA_KERNEL(gelu_kernel, x, y, n, BLOCK);   // or tessera::Kernel(gelu_kernel)
+///   gelu[{tessera::cdiv(n, 1024)}](x, y, n, 1024);              // grid, then arguments
+///   gelu[{{gx, gy}, {.num_warps = 8}}](...);                   // options ride with the grid
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/lang/trace.h"
+#include "runtime/backend.h"
+#include "runtime/buffer.h"
+#include "runtime/device.h"
+#include "runtime/stream.h"
+
+namespace tessera {
+
+/// Ceiling division, for grid sizes.
+constexpr uint64_t cdiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+/// A grid with its launch options and, optionally, a stream to launch on.
+struct LaunchConfig {
+  Grid grid;
+  LaunchOptions options;
+  const Stream* stream = nullptr;
+  LaunchConfig(Grid g, LaunchOptions o = {}, const Stream* s = nullptr)
+      : grid(g), options(o), stream(s) {}
+};
+
+/// A launch argument with its C++ type erased.
+struct KernelArg {
+  enum class Kind { Buffer, Int, UInt, Float, Bool, DType };
+  Kind kind = Kind::Int;
+  BufferBase buffer;
+  ir::DType dtype = ir::DType::i32;  ///< buffer element dtype, or the C++ scalar's dtype
+  int64_t i = 0;
+  double f = 0;
+
+  template <class T>
+  static KernelArg from(const T& value);
+  std::string describe() const;  ///< "a buffer of f32 on host", "int 1024", ...
+};
+
+template <class T>
+KernelArg KernelArg::from(const T& value) {
+  KernelArg a;
+  if constexpr (std::is_base_of_v<BufferBase, T>) {
+    a.kind = Kind::Buffer;
+    a.buffer = value;
+    a.dtype = value.dtype();
+  } else if constexpr (std::is_same_v<T, ir::DType>) {
+    a.kind = Kind::DType;
+    a.i = static_cast<int64_t>(value);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    a.kind = Kind::Bool;
+    a.dtype = ir::DType::i1;
+    a.i = value ? 1 : 0;
+  } else if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, half> ||
+                       std::is_same_v<T, bfloat16>) {
+    a.kind = Kind::Float;
+    a.dtype = tl::dtype_of<T>();
+    a.f = static_cast<double>(value);
+  } else if constexpr (std::is_enum_v<T>) {
+    a.kind = Kind::Int;
+    a.i = static_cast<int64_t>(value);
+  } else if constexpr (std::is_integral_v<T>) {
+    a.kind = std::is_signed_v<T> ? Kind::Int : Kind::UInt;
+    a.dtype = tl::dtype_of<T>();
+    a.i = static_cast<int64_t>(value);
+  } else {
+    static_assert(sizeof(T) == 0, "unsupported kernel argument type");
+  }
+  return a;
+}
+
+/// The type-independent part of a kernel: argument checking, specialization, caches, launch.
+class KernelBase {
+ public:
+  KernelBase(std::string name, std::vector<std::string> param_names,
+             std::vector<tl::ParamDesc> params);
+  virtual ~KernelBase() = default;
+
+  const std::string& name() const { return name_; }
+  const std::vector<std::string>& param_names() const { return param_names_; }
+
+  /// Checks `args`, compiles (or reuses) the kernel for the device and launches it.
+  void launch(const LaunchConfig& config, std::span<const KernelArg> args) const;
+  /// The optimized tile IR of the specialization `args` select (for tools and tests).
+  std::shared_ptr<const ir::Module> ir_for(std::span<const KernelArg> args) const;
+  /// Number of distinct specializations traced so far (tests check caching with it).
+  size_t traced_count() const;
+  size_t compiled_count() const;
+
+ protected:
+  virtual std::unique_ptr<ir::Module> trace(const std::vector<tl::ArgSpec>& specs) const = 0;
+
+ private:
+  struct SpecHash {
+    size_t operator()(const std::vector<tl::ArgSpec>& s) const;
+  };
+  struct CompiledKey {
+    rt::DeviceImpl* device;
+    std::vector<tl::ArgSpec> specs;
+    LaunchOptions options;
+    bool operator==(const CompiledKey&) const = default;
+  };
+  struct CompiledHash {
+    size_t operator()(const CompiledKey& k) const;
+  };
+
+  std::vector<tl::ArgSpec> check_and_specialize(std::span<const KernelArg> args) const;
+  std::shared_ptr<rt::DeviceImpl> launch_device(const LaunchConfig& config,
+                                                std::span<const KernelArg> args) const;
+  std::shared_ptr<const ir::Module> module_for(const std::vector<tl::ArgSpec>& specs) const;
+  std::vector<std::byte> pack(const rt::CompiledKernel& compiled,
+                              std::span<const KernelArg> args) const;
+  std::string param_label(size_t i) const;
+
+  mutable std::string name_;  // learned from the first trace when not given
+  std::vector<std::string> param_names_;
+  std::vector<tl::ParamDesc> params_;
+  mutable std::mutex mutex_;
+  mutable std::unordered_map<std::vector<tl::ArgSpec>, std::shared_ptr<const ir::Module>, SpecHash>
+      traced_;
+  mutable std::unordered_map<CompiledKey, std::shared_ptr<const rt::CompiledKernel>, CompiledHash>
+      compiled_;
+};
+
+/// Splits "x, y, n, BLOCK" into names.
+std::vector<std::string> split_param_names(std::string_view names);
+
+template <class... Params>
+class Kernel : public KernelBase {
+ public:
+  using Fn = void (*)(Params...);
+
+  /// `name` defaults to the function's name (learned when first traced); `param_names` is the
+  /// parameter list as written, "x, y, n, BLOCK", used in argument errors.
+  explicit Kernel(Fn fn, std::string name = "", std::string_view param_names = "")
+      : KernelBase(std::move(name), names_or_default(param_names),
+                   tl::describe_params<Params...>()),
+        fn_(fn) {}
+
+  class Launcher {
+   public:
+    Launcher(const Kernel* k, LaunchConfig c) : kernel_(k), config_(c) {}
+    template <class... Args>
+    void operator()(const Args&... args) const {
+      std::array<KernelArg, sizeof...(Args)> erased{KernelArg::from(args)...};
+      kernel_->launch(config_, std::span<const KernelArg>(erased.data(), erased.size()));
+    }
+
+   private:
+    const Kernel* kernel_;
+    LaunchConfig config_;
+  };
+
+  Launcher operator[](const LaunchConfig& config) const { return Launcher(this, config); }
+
+  /// The optimized tile IR for these arguments.
+  template <class... Args>
+  std::shared_ptr<const ir::Module> ir(const Args&... args) const {
+    std::array<KernelArg, sizeof...(Args)> erased{KernelArg::from(args)...};
+    return ir_for(std::span<const KernelArg>(erased.data(), erased.size()));
+  }
+
+ protected:
+  std::unique_ptr<ir::Module> trace(const std::vector<tl::ArgSpec>& specs) const override {
+    return tl::trace(fn_, name(), param_names(), specs);
+  }
+
+ private:
+  static std::vector<std::string> names_or_default(std::string_view names) {
+    std::vector<std::string> out = split_param_names(names);
+    if (out.empty())
+      for (size_t i = 0; i < sizeof...(Params); ++i) out.push_back("arg" + std::to_string(i));
+    return out;
+  }
+  Fn fn_;
+};
+
+template <class... Params>
+Kernel(void (*)(Params...)) -> Kernel<Params...>;
+template <class... Params>
+Kernel(void (*)(Params...), std::string) -> Kernel<Params...>;
+template <class... Params>
+Kernel(void (*)(Params...), std::string, std::string_view) -> Kernel<Params...>;
+
+}  // namespace tessera
+
+/// A kernel named after its function, with its parameter names for argument errors:
+/// `auto gelu = TESSERA_KERNEL(gelu_kernel, x, y, n, BLOCK);`
+#define TESSERA_KERNEL(fn, ...) ::tessera::Kernel(fn, #fn, #__VA_ARGS__)

@@ -1,0 +1,10 @@
+/// \file Everything a Tessera user includes: the kernel language (tessera::tl) and the runtime
+/// (Device, Buffer, Stream, Event, Kernel).
+#pragma once
+
+#include "core/lang/tl.h"
+#include "core/support/error.h"
+#include "runtime/buffer.h"
+#include "runtime/device.h"
+#include "runtime/kernel.h"
+#include "runtime/stream.h"

@@ -1,0 +1,215 @@
+// \file The sample modules of ir_samples.h.
+#include "tests/core/ir/ir_samples.h"
+
+#include <limits>
+
+namespace tessera::ir::samples {
+namespace {
+
+constexpr int64_t kB = 16;
+
+/// Builds the kernel of every_op_kind() one op family at a time.
+class KernelBuilder {
+ public:
+  explicit KernelBuilder(FunctionBuilder& fb) : m_(*fb.module), b_(fb.b), p_(fb.params) {}
+
+  void build() {
+    identity_and_construction();
+    integer_elementwise();
+    memory_and_float_elementwise();
+    reductions();
+    debug_and_hints();
+    control_flow();
+  }
+
+ private:
+  Value* v(OpKind k, std::vector<Value*> ops, Type t, std::vector<Attribute> attrs = {}) {
+    return b_.create_value(k, std::move(ops), std::move(t), std::move(attrs));
+  }
+  Type ti(DType d) const { return Type::tile(d, {kB}); }
+  void at(uint32_t line) { b_.set_loc(Location::make("/src/every_op.cpp", line, 3)); }
+
+  void identity_and_construction() {
+    at(10);
+    pid_ = v(OpKind::ProgramId, {}, i32(), {{"axis", int64_t{0}}});
+    v(OpKind::NumPrograms, {}, i32(), {{"axis", int64_t{2}}});
+    c16_ = b_.constant_int(i32(), kB);
+    c0_ = b_.constant_int(i32(), 0);
+    b_.set_loc(Location{});  // some ops have no location
+    range_ = v(OpKind::Arange, {}, ti(DType::i32), {{"start", int64_t{0}}, {"end", kB}});
+    splat_ = v(OpKind::Splat, {pid_}, ti(DType::i32));
+    at(11);
+    Value* row = v(OpKind::ExpandDims, {range_}, tile(DType::i32, {1, kB}), {{"axis", int64_t{0}}});
+    Value* wide = v(OpKind::Broadcast, {row}, tile(DType::i32, {4, kB}));
+    v(OpKind::Reshape, {wide}, tile(DType::i32, {4 * kB}));
+    v(OpKind::Permute, {wide}, tile(DType::i32, {kB, 4}), {{"order", std::vector<int64_t>{1, 0}}});
+    v(OpKind::Cat, {range_, splat_}, tile(DType::i32, {2 * kB}), {{"axis", int64_t{0}}});
+  }
+
+  void integer_elementwise() {
+    at(20);
+    for (OpKind k : {OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Div, OpKind::Rem, OpKind::And,
+                     OpKind::Or, OpKind::Xor, OpKind::Shl, OpKind::Shr})
+      v(k, {range_, splat_}, ti(DType::i32));
+    v(OpKind::Min, {range_, splat_}, ti(DType::i32));
+    v(OpKind::Max, {range_, splat_}, ti(DType::i32), {{"nan", std::string("ignore")}});
+    for (OpKind k :
+         {OpKind::CmpEq, OpKind::CmpNe, OpKind::CmpLt, OpKind::CmpLe, OpKind::CmpGt, OpKind::CmpGe})
+      v(k, {range_, splat_}, ti(DType::i1));
+    for (OpKind k : {OpKind::Neg, OpKind::Not, OpKind::Abs}) v(k, {range_}, ti(DType::i32));
+  }
+
+  void memory_and_float_elementwise() {
+    at(30);
+    Value* xs = v(OpKind::Splat, {p_[0]}, Type::ptr_tile(DType::f32, {kB}));
+    ptrs_ = v(OpKind::PtrAdd, {xs, range_}, xs->type);
+    mask_ = v(OpKind::CmpLt, {range_, v(OpKind::Splat, {p_[2]}, ti(DType::i32))}, ti(DType::i1));
+    Value* zero = b_.constant_float(ti(DType::f32), 0.0);
+    x_ = v(OpKind::Load, {ptrs_, mask_, zero}, ti(DType::f32), {{"cache", std::string(".cg")}});
+    v(OpKind::Load, {ptrs_}, ti(DType::f32));
+    for (OpKind k :
+         {OpKind::Exp, OpKind::Exp2, OpKind::Log, OpKind::Log2, OpKind::Sqrt, OpKind::Rsqrt,
+          OpKind::Sin, OpKind::Cos, OpKind::Tanh, OpKind::Erf, OpKind::Floor, OpKind::Ceil})
+      v(k, {x_}, ti(DType::f32));
+    v(OpKind::Fma, {x_, x_, x_}, ti(DType::f32));
+    y_ = v(OpKind::Where, {mask_, x_, zero}, ti(DType::f32));
+    v(OpKind::Cast, {x_}, ti(DType::f16));
+    v(OpKind::Bitcast, {x_}, ti(DType::i32));
+    b_.create(OpKind::Store, {ptrs_, y_, mask_}, {});
+    b_.create(OpKind::Store, {ptrs_, y_}, {});
+    v(OpKind::AtomicRmw, {ptrs_, x_, mask_}, ti(DType::f32),
+      {{"op", std::string("add")}, {"scope", std::string("gpu")}, {"sem", std::string("relaxed")}});
+    Value* qs =
+        v(OpKind::PtrAdd, {v(OpKind::Splat, {p_[3]}, Type::ptr_tile(DType::i32, {kB})), range_},
+          Type::ptr_tile(DType::i32, {kB}));
+    v(OpKind::AtomicCas, {qs, range_, splat_}, ti(DType::i32), {{"sem", std::string("acq_rel")}});
+  }
+
+  void reductions() {
+    at(40);
+    v(OpKind::Reduce, {x_}, f32(), {{"axis", int64_t{0}}, {"kind", std::string("sum")}});
+    v(OpKind::Reduce, {x_}, i32(), {{"axis", int64_t{0}}, {"kind", std::string("argmax")}});
+    v(OpKind::Scan, {x_}, ti(DType::f32),
+      {{"axis", int64_t{0}}, {"kind", std::string("max")}, {"reverse", int64_t{1}}});
+    Op* rg = b_.create(OpKind::ReduceGeneric, {x_, range_}, {f32(), i32()}, {{"axis", int64_t{0}}});
+    combine(rg, {f32(), i32()});
+    Op* sg = b_.create(OpKind::ScanGeneric, {x_}, {ti(DType::f32)}, {{"axis", int64_t{0}}});
+    combine(sg, {f32()});
+    Value* a = b_.constant_float(tile(DType::f16, {kB, 32}), 1.0);
+    Value* bm = b_.constant_float(tile(DType::f16, {32, kB}), 2.0);
+    Value* acc = b_.constant_float(tile(DType::f32, {kB, kB}), 0.0);
+    v(OpKind::Dot, {a, bm, acc}, acc->type, {{"precision", std::string("ieee")}});
+  }
+
+  /// A combine region taking left then right elements and yielding max/min of each pair.
+  void combine(Op* op, const std::vector<Type>& elems) {
+    Region* r = b_.add_region(op);
+    std::vector<Value*> l, rr, out;
+    for (const Type& t : elems) l.push_back(m_.add_arg(r, t));
+    for (const Type& t : elems) rr.push_back(m_.add_arg(r, t));
+    Builder inner(m_, r);
+    inner.set_loc(b_.loc());
+    for (size_t i = 0; i < elems.size(); ++i)
+      out.push_back(inner.create_value(i ? OpKind::Min : OpKind::Max, {l[i], rr[i]}, elems[i]));
+    inner.create(OpKind::Yield, out, {});
+  }
+
+  void debug_and_hints() {
+    at(50);
+    b_.create(OpKind::Print, {x_, pid_}, {},
+              {{"prefix", std::string("x = ")}, {"hex", int64_t{0}}});
+    b_.create(OpKind::Print, {}, {});
+    b_.create(OpKind::Assert, {mask_}, {}, {{"message", std::string("mask \"must\" hold\n")}});
+    v(OpKind::MultipleOf, {range_}, ti(DType::i32), {{"values", std::vector<int64_t>{16}}});
+    v(OpKind::MaxContiguous, {range_}, ti(DType::i32), {{"values", std::vector<int64_t>{16}}});
+    b_.create(OpKind::Assume, {v(OpKind::CmpGt, {p_[2], c0_}, Type::scalar(DType::i1))}, {});
+  }
+
+  void control_flow() {
+    at(60);
+    Op* loop = b_.create(OpKind::For, {c0_, p_[2], c16_, x_}, {x_->type});
+    Region* body = b_.add_region(loop);
+    m_.add_arg(body, i32());
+    Value* acc = m_.add_arg(body, x_->type);
+    Builder in(m_, body);
+    in.set_loc(Location::make("/src/every_op.cpp", 61, 5));
+    in.create(OpKind::Yield, {in.create_value(OpKind::Add, {acc, acc}, acc->type)}, {});
+
+    Value* cond = v(OpKind::CmpLt, {pid_, p_[2]}, Type::scalar(DType::i1));
+    Op* branch = b_.create(OpKind::If, {cond}, {x_->type});
+    Builder then_b(m_, b_.add_region(branch));
+    then_b.create(OpKind::Yield, {loop->result(0)}, {});
+    Builder else_b(m_, b_.add_region(branch));
+    else_b.create(OpKind::Yield, {y_}, {});
+
+    Op* w = b_.create(OpKind::While, {pid_}, {i32()});
+    Region* before = b_.add_region(w);
+    Value* i = m_.add_arg(before, i32());
+    Builder bb(m_, before);
+    bb.create(OpKind::Condition,
+              {bb.create_value(OpKind::CmpLt, {i, p_[2]}, Type::scalar(DType::i1)), i}, {});
+    Region* after = b_.add_region(w);
+    Value* j = m_.add_arg(after, i32());
+    Builder ab(m_, after);
+    ab.create(OpKind::Yield, {ab.create_value(OpKind::Add, {j, c16_}, i32())}, {});
+  }
+
+  Module& m_;
+  Builder& b_;
+  std::vector<Value*>& p_;
+  Value *pid_ = nullptr, *c0_ = nullptr, *c16_ = nullptr, *range_ = nullptr, *splat_ = nullptr;
+  Value *ptrs_ = nullptr, *mask_ = nullptr, *x_ = nullptr, *y_ = nullptr;
+};
+
+}  // namespace
+
+FunctionBuilder::FunctionBuilder(const std::vector<Type>& param_types, Location loc)
+    : fn(module->add_function("f", loc)), b(*module, fn->body) {
+  b.set_loc(loc);
+  for (size_t i = 0; i < param_types.size(); ++i) {
+    params.push_back(module->add_arg(fn->body, param_types[i]));
+    fn->params.push_back(Param{"p" + std::to_string(i), params.back(), {}});
+  }
+}
+
+std::unique_ptr<Module> every_op_kind() {
+  FunctionBuilder fb(
+      {Type::pointer(DType::f32), Type::pointer(DType::f32), i32(), Type::pointer(DType::i32)},
+      Location::make("/src/every_op.cpp", 9, 6));
+  fb.fn->name = "every_op";
+  fb.fn->params[0].name = "x";
+  fb.fn->params[0].attrs = {{"divisibility", int64_t{16}}};
+  fb.fn->params[2].name = "n";
+  fb.fn->params[2].attrs = {{"divisibility", int64_t{16}}, {"equal_to", int64_t{1}}};
+  KernelBuilder(fb).build();
+  return std::move(fb.module);
+}
+
+std::unique_ptr<Module> every_attr_kind() {
+  FunctionBuilder fb({});
+  fb.fn->name = "attrs";
+  const double inf = std::numeric_limits<double>::infinity();
+  fb.b.create(OpKind::Print, {}, {},
+              {{"int", int64_t{-3}},
+               {"int_min", std::numeric_limits<int64_t>::min()},
+               {"float", 0.1},
+               {"neg", -2.5},
+               {"whole", 3.0},
+               {"neg_zero", -0.0},
+               {"big", 1e300},
+               {"tiny", 5e-324},
+               {"inf", inf},
+               {"ninf", -inf},
+               {"nan", std::numeric_limits<double>::quiet_NaN()},
+               {"str", std::string("a \"q\" \\ b\n\t\x01\x7f\xc3\xa9")},
+               {"empty", std::string()},
+               {"list", std::vector<int64_t>{1, -2, 3}},
+               {"none", std::vector<int64_t>{}},
+               {"scalar", Type::scalar(DType::bf16)},
+               {"ptr", Type::pointer(DType::u8)},
+               {"tile", Type::ptr_tile(DType::f16, {2, 4})},
+               {"not an identifier", int64_t{1}}});
+  return std::move(fb.module);
+}
+
+}  // namespace tessera::ir::samples

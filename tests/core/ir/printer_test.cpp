@@ -1,0 +1,184 @@
+// \file The printer's text form, and print(parse(print(m))) == print(m) for built modules.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include "core/ir/parser.h"
+#include "core/ir/printer.h"
+#include "core/ir/verifier.h"
+#include "tests/core/ir/ir_samples.h"
+
+namespace tessera::ir {
+namespace {
+
+using samples::FunctionBuilder;
+using samples::i32;
+
+/// print(parse(print(m))) == print(m); returns print(m).
+std::string check_round_trip(const Module& m) {
+  std::string text = print(m);
+  std::unique_ptr<Module> again = parse(text, "round_trip");
+  CHECK(print(*again) == text);
+  return text;
+}
+
+TEST_CASE("printer: a small kernel prints in the documented generic form") {
+  FunctionBuilder fb({Type::pointer(DType::f32), i32()}, Location::make("/src/gelu.cpp", 3, 6));
+  fb.fn->name = "gelu_kernel";
+  fb.fn->params[0].name = "x";
+  fb.fn->params[0].attrs = {{"divisibility", int64_t{16}}};
+  fb.fn->params[1].name = "n";
+  fb.b.set_loc(Location::make("/src/gelu.cpp", 4, 13));
+  Value* pid = fb.b.create_value(OpKind::ProgramId, {}, i32(), {{"axis", int64_t{0}}});
+  Value* sum = fb.b.create_value(OpKind::Add, {pid, fb.params[1]}, i32());
+  fb.b.set_loc(Location{});
+  Op* loop = fb.b.create(OpKind::For, {pid, sum, pid, sum}, {i32()});
+  Region* body = fb.b.add_region(loop);
+  fb.module->add_arg(body, i32());
+  Value* acc = fb.module->add_arg(body, i32());
+  Builder in(*fb.module, body);
+  in.create(OpKind::Yield, {acc}, {});
+  CHECK(
+      print(*fb.module) ==
+      "func @gelu_kernel(%x: ptr<f32> {divisibility = 16}, %n: i32) loc(\"/src/gelu.cpp\":3:6) {\n"
+      "  %0 = program_id {axis = 0} : i32 loc(\"/src/gelu.cpp\":4:13)\n"
+      "  %1 = add %0, %n : i32 loc(\"/src/gelu.cpp\":4:13)\n"
+      "  %2 = for %0, %1, %0, %1 ({\n"
+      "  ^(%3: i32, %4: i32):\n"
+      "    yield %4 loc(unknown)\n"
+      "  }) : i32 loc(unknown)\n"
+      "}\n");
+  check_round_trip(*fb.module);
+}
+
+TEST_CASE("printer: every op kind round trips, and the sample uses every op kind") {
+  std::unique_ptr<Module> m = samples::every_op_kind();
+  CHECK(verify_all(*m).empty());
+  std::string text = check_round_trip(*m);
+  std::set<OpKind> seen;
+  walk(m->kernel().body, [&](Op* op) { seen.insert(op->kind); });
+  for (int k = 0; k < num_op_kinds(); ++k) {
+    CAPTURE(op_name(static_cast<OpKind>(k)));
+    CHECK(seen.count(static_cast<OpKind>(k)) == 1);
+  }
+  CHECK(print(*m->clone()) == text);
+  CHECK(verify_all(*parse(text)).empty());
+}
+
+TEST_CASE("printer: regions print their arguments and close at their op's indentation") {
+  std::string text = print(*samples::every_op_kind());
+  CHECK(text.find("  %87 = while %0 ({\n  ^(%88: i32):\n    %89 = cmp_lt %88, %n : i1 loc(") !=
+        std::string::npos);
+  CHECK(text.find("    condition %89, %88 loc(") != std::string::npos);
+  CHECK(text.find("  }, {\n  ^(%90: i32):\n") != std::string::npos);
+  CHECK(text.find("  }) : i32 loc(\"/src/every_op.cpp\":60:3)\n}\n") != std::string::npos);
+}
+
+TEST_CASE("printer: attribute values of every kind, sorted by name") {
+  std::string text = check_round_trip(*samples::every_attr_kind());
+  CHECK(text ==
+        "func @attrs() loc(\"/src/k.cpp\":1:1) {\n"
+        "  print {big = 1e+300, empty = \"\", float = 0.1, inf = inf, int = -3, "
+        "int_min = -9223372036854775808, list = [1, -2, 3], nan = nan, neg = -2.5, "
+        "neg_zero = -0.0, ninf = -inf, none = [], \"not an identifier\" = 1, ptr = ptr<u8>, "
+        "scalar = bf16, str = \"a \\\"q\\\" \\\\ b\\n\\t\\01\\7f\xc3\xa9\", "
+        "tile = tile<2x4xptr<f16>>, tiny = 5e-324, whole = 3.0} loc(\"/src/k.cpp\":1:1)\n"
+        "}\n");
+}
+
+TEST_CASE("printer: floats read back bit for bit and never look like integers") {
+  const double values[] = {0.0,
+                           -0.0,
+                           1.0,
+                           -3.0,
+                           0.1,
+                           1.0 / 3.0,
+                           1e20,
+                           1e-300,
+                           123456789.0,
+                           std::numeric_limits<double>::max(),
+                           std::numeric_limits<double>::min(),
+                           std::numeric_limits<double>::denorm_min(),
+                           std::numeric_limits<double>::infinity(),
+                           -std::numeric_limits<double>::infinity(),
+                           0.044715f,
+                           0.79788456f};
+  for (double d : values) {
+    std::string text = print_attr_value(d);
+    CAPTURE(text);
+    CHECK(text.find_first_of(".ein") != std::string::npos);
+    FunctionBuilder fb({});
+    fb.b.create(OpKind::Print, {}, {}, {{"v", d}});
+    std::unique_ptr<Module> back = parse(print(*fb.module));
+    double got = back->kernel().body->ops[0]->float_attr("v");
+    CHECK(std::memcmp(&got, &d, sizeof d) == 0);
+  }
+  CHECK(print_attr_value(std::numeric_limits<double>::quiet_NaN()) == "nan");
+  CHECK(print_attr_value(-std::numeric_limits<double>::quiet_NaN()) == "nan");
+  CHECK(print_attr_value(2.0) == "2.0");
+  CHECK(print_attr_value(int64_t{2}) == "2");
+}
+
+TEST_CASE("printer: strings with every byte value read back unchanged") {
+  std::string all;
+  for (int c = 0; c < 256; ++c) all += static_cast<char>(c);
+  FunctionBuilder fb({});
+  fb.b.create(OpKind::Assert, {}, {}, {{"message", all}});
+  std::string text = check_round_trip(*fb.module);
+  CHECK(text.find("\\00\\01\\02") != std::string::npos);
+  CHECK(text.find("\\1f !\\\"#") != std::string::npos);
+  CHECK(parse(text)->kernel().body->ops[0]->str_attr("message") == all);
+}
+
+TEST_CASE("printer: parameters print by name only when the name is a unique identifier") {
+  FunctionBuilder fb({i32(), i32(), i32(), i32(), i32(), i32(), i32()});
+  const char* names[] = {"x", "", "dup", "dup", "arg0", "9lives", "_ok9"};
+  for (size_t i = 0; i < 7; ++i) fb.fn->params[i].name = names[i];
+  fb.fn->name = "two words";
+  std::string text = check_round_trip(*fb.module);
+  CHECK(
+      text.starts_with("func @\"two words\"(%x: i32, %arg1: i32, %arg2: i32, %arg3: i32, "
+                       "%arg4: i32, %arg5: i32, %_ok9: i32) loc("));
+}
+
+TEST_CASE("printer: a module prints its functions separated by a blank line") {
+  Module m;
+  m.add_function("a");
+  Function* b = m.add_function("b", Location::make("x.cpp", 2, 0));
+  Builder(m, b->body).create(OpKind::Print, {}, {});
+  CHECK(check_round_trip(m) ==
+        "func @a() loc(unknown) {\n}\n\nfunc @b() loc(\"x.cpp\":2:0) {\n  print loc(unknown)\n}\n");
+  std::ostringstream os;
+  print(os, m);
+  CHECK(os.str() == print(m));
+  CHECK(print(Module{}).empty());
+}
+
+TEST_CASE("printer: print_op numbers values as print(Function) does") {
+  std::unique_ptr<Module> m = samples::every_op_kind();
+  const Region* body = m->kernel().body;
+  const Op* loop = nullptr;
+  for (const Op* op : body->ops)
+    if (op->kind == OpKind::For) loop = op;
+  REQUIRE(loop);
+  std::string text = print_op(*loop);
+  CHECK(text.starts_with("%81 = for %3, %arg2, %2, %37 ({\n^(%82: i32, %83: tile<16xf32>):\n"));
+  CHECK(print(m->kernel()).find("  %81 = for %3, %n, %2, %37 ({\n") != std::string::npos);
+  CHECK(print_op(*loop->region(0)->ops[0]) ==
+        "%84 = add %83, %83 : tile<16xf32> loc(\"/src/every_op.cpp\":61:5)\n");
+}
+
+TEST_CASE("printer: an op outside any region and a value from elsewhere still print") {
+  Module m;
+  Value* stray = m.new_value(i32());
+  Op* op = m.new_op(OpKind::Neg, {stray}, {i32()}, {}, Location{});
+  CHECK(print_op(*op) == "%0 = neg %<undef> : i32 loc(unknown)\n");
+  CHECK(print_location(Location::make("a\"b.cpp", 7, 2)) == "loc(\"a\\\"b.cpp\":7:2)");
+}
+
+}  // namespace
+}  // namespace tessera::ir

@@ -1,0 +1,99 @@
+// \file Tracing the seed kernels: op structure, loop-carried variables, branch results.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "core/ir/ops.h"
+#include "core/lang/tl.h"
+#include "core/lang/trace.h"
+
+namespace tl = tessera::tl;
+using tessera::ir::OpKind;
+
+namespace {
+
+int count_ops(tessera::ir::Region* r, OpKind kind) {
+  int n = 0;
+  tessera::ir::walk(r, [&](tessera::ir::Op* op) { n += op->kind == kind; });
+  return n;
+}
+
+tessera::ir::Op* first_op(tessera::ir::Region* r, OpKind kind) {
+  tessera::ir::Op* found = nullptr;
+  tessera::ir::walk(r, [&](tessera::ir::Op* op) {
+    if (!found && op->kind == kind) found = op;
+  });
+  return found;
+}
+
+template <class... P>
+std::unique_ptr<tessera::ir::Module> trace_with(void (*fn)(P...), std::vector<tl::ArgSpec> specs) {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < specs.size(); ++i) names.push_back("p" + std::to_string(i));
+  return tl::trace(fn, "k", names, specs);
+}
+
+tl::ArgSpec f32_ptr() { return {tessera::ir::DType::f32}; }
+tl::ArgSpec i32_scalar() { return {tessera::ir::DType::i32}; }
+tl::ArgSpec constant(int64_t v) {
+  tl::ArgSpec s;
+  s.value.i = v;
+  return s;
+}
+
+void gelu_kernel(tl::ptr<float> x, tl::ptr<float> y, tl::i32 n, int BLOCK) {
+  auto pid = tl::program_id(0);
+  auto offs = pid * BLOCK + tl::arange(0, BLOCK);
+  auto mask = offs < n;
+  auto v = tl::load(x + offs, mask);
+  auto a = 0.79788456f * (v + 0.044715f * v * v * v);
+  auto e = tl::exp(2.0f * a);
+  tl::store(y + offs, 0.5f * v * (1.0f + (e - 1.0f) / (e + 1.0f)), mask);
+}
+
+void row_sum_kernel(tl::ptr<float> x, tl::ptr<float> out, tl::i32 n, int BLOCK) {
+  auto row = tl::program_id(0);
+  auto acc = tl::zeros<float>({BLOCK});
+  for (auto start : tl::range(0, n, BLOCK)) {
+    auto cols = start + tl::arange(0, BLOCK);
+    acc += tl::load(x + row * n + cols, cols < n, 0.0f);
+  }
+  tl::store(out + row, tl::sum(acc, 0));
+}
+
+}  // namespace
+
+TEST_CASE("trace: gelu has one load, one store and f32 tiles of BLOCK elements") {
+  auto m = trace_with(gelu_kernel, {f32_ptr(), f32_ptr(), i32_scalar(), constant(128)});
+  auto* body = m->kernel().body;
+  CHECK(m->kernel().params.size() == 3);
+  CHECK(count_ops(body, OpKind::Load) == 1);
+  CHECK(count_ops(body, OpKind::Store) == 1);
+  CHECK(count_ops(body, OpKind::Exp) == 1);
+  auto* load = first_op(body, OpKind::Load);
+  CHECK(load->result()->type.str() == "tile<128xf32>");
+  CHECK(load->loc.line > 0);
+}
+
+TEST_CASE("trace: operators record the user's line") {
+  auto m = trace_with(gelu_kernel, {f32_ptr(), f32_ptr(), i32_scalar(), constant(128)});
+  auto* cmp = first_op(m->kernel().body, OpKind::CmpLt);
+  REQUIRE(cmp);
+  CHECK(std::string(cmp->loc.file) == __FILE__);
+  // `auto mask = offs < n;` is three lines below `gelu_kernel`'s pid line.
+  auto* pid = first_op(m->kernel().body, OpKind::ProgramId);
+  CHECK(cmp->loc.line == pid->loc.line + 2);
+}
+
+TEST_CASE("trace: row_sum's accumulator is carried by the loop, other variables are not") {
+  auto m = trace_with(row_sum_kernel, {f32_ptr(), f32_ptr(), i32_scalar(), constant(256)});
+  auto* loop = first_op(m->kernel().body, OpKind::For);
+  REQUIRE(loop);
+  tessera::ir::ForOp f(loop);
+  CHECK(f.inits().size() == 1);
+  CHECK(loop->results.size() == 1);
+  CHECK(loop->result()->type.str() == "tile<256xf32>");
+  CHECK(f.body()->args.size() == 2);
+  auto* reduce = first_op(m->kernel().body, OpKind::Reduce);
+  CHECK(reduce->operand(0) == loop->result());
+}

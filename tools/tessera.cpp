@@ -1,0 +1,78 @@
+/// \file The `tessera` command-line tool: list devices, dump a kernel's IR at each stage.
+///
+///   tessera devices
+///   tessera dump --list
+///   tessera dump <kernel> [--stage ir] [--device NAME]
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "core/ir/printer.h"
+#include "runtime/tessera.h"
+#include "tools/catalog.h"
+
+namespace {
+
+using tessera::Device;
+
+int usage() {
+  std::fprintf(stderr,
+               "usage: tessera devices\n"
+               "       tessera dump --list\n"
+               "       tessera dump <kernel> [--stage ir] [--device NAME]\n");
+  return 2;
+}
+
+int cmd_devices() {
+  Device::Listing l = Device::enumerate();
+  for (const tessera::DeviceInfo& d : l.devices)
+    std::printf("%-10s %-40s target: %s\n", d.name.c_str(), d.description.c_str(), d.target.c_str());
+  for (const std::string& u : l.unavailable) std::printf("%s\n", u.c_str());
+  return 0;
+}
+
+std::string option(const std::vector<std::string>& args, const std::string& name, std::string fallback) {
+  for (size_t i = 0; i + 1 < args.size(); ++i)
+    if (args[i] == name) return args[i + 1];
+  return fallback;
+}
+
+int cmd_dump(const std::vector<std::string>& args) {
+  if (args.empty()) return usage();
+  if (args[0] == "--list") {
+    for (const auto& e : tessera::tools::catalog())
+      std::printf("%-20s %s\n", e.name.c_str(), e.summary.c_str());
+    return 0;
+  }
+  const auto* entry = tessera::tools::find_kernel(args[0]);
+  if (!entry) {
+    std::fprintf(stderr, "tessera: unknown kernel '%s' (see `tessera dump --list`)\n", args[0].c_str());
+    return 2;
+  }
+  std::string stage = option(args, "--stage", "ir");
+  Device dev = Device::open(option(args, "--device", "host"));
+  if (stage == "ir") {
+    std::cout << tessera::ir::print(*entry->tile_ir(dev));
+    return 0;
+  }
+  std::fprintf(stderr, "tessera: unknown stage '%s' (stages: ir)\n", stage.c_str());
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) return usage();
+  try {
+    std::string cmd = args[0];
+    args.erase(args.begin());
+    if (cmd == "devices") return cmd_devices();
+    if (cmd == "dump") return cmd_dump(args);
+    return usage();
+  } catch (const tessera::Error& e) {
+    std::fprintf(stderr, "tessera: %s: %s\n", std::string(tessera::to_string(e.kind())).c_str(), e.what());
+    return 1;
+  }
+}
