@@ -54,13 +54,13 @@ Op* Region::terminator() const {
   return ops.back();
 }
 
-const AttrValue* Op::find_attr(std::string_view name) const {
+const AttrValue* find_attr(const std::vector<Attribute>& attrs, std::string_view name) {
   for (const Attribute& a : attrs)
     if (a.name == name) return &a.value;
   return nullptr;
 }
 
-void Op::set_attr(std::string_view name, AttrValue value) {
+void set_attr(std::vector<Attribute>& attrs, std::string_view name, AttrValue value) {
   auto it = std::lower_bound(attrs.begin(), attrs.end(), name,
                              [](const Attribute& a, std::string_view n) { return a.name < n; });
   if (it != attrs.end() && it->name == name) {
@@ -68,6 +68,27 @@ void Op::set_attr(std::string_view name, AttrValue value) {
     return;
   }
   attrs.insert(it, Attribute{std::string(name), std::move(value)});
+}
+
+const AttrValue* Op::find_attr(std::string_view name) const { return ir::find_attr(attrs, name); }
+
+void Op::set_attr(std::string_view name, AttrValue value) { ir::set_attr(attrs, name, std::move(value)); }
+
+int64_t Function::int_attr_or(std::string_view name, int64_t fallback) const {
+  const AttrValue* v = ir::find_attr(attrs, name);
+  const int64_t* i = v ? std::get_if<int64_t>(v) : nullptr;
+  return i ? *i : fallback;
+}
+
+std::string Function::str_attr_or(std::string_view name, std::string_view fallback) const {
+  const AttrValue* v = ir::find_attr(attrs, name);
+  const std::string* s = v ? std::get_if<std::string>(v) : nullptr;
+  return s ? *s : std::string(fallback);
+}
+
+const std::vector<int64_t>* Function::ints_attr(std::string_view name) const {
+  const AttrValue* v = ir::find_attr(attrs, name);
+  return v ? std::get_if<std::vector<int64_t>>(v) : nullptr;
 }
 
 void Op::erase_attr(std::string_view name) {
@@ -196,6 +217,7 @@ std::unique_ptr<Module> Module::clone() const {
   Cloner cloner{*out, {}};
   for (const auto& f : functions) {
     Function* nf = out->add_function(f->name, f->loc);
+    nf->attrs = f->attrs;
     cloner.clone_region(f->body, nf->body);
     for (const Param& p : f->params) {
       Param np = p;

@@ -47,6 +47,8 @@ enum OpTrait : uint32_t {
   kMemWrite = 1u << 6,
   kSideEffect = 1u << 7,   ///< must not be removed or reordered across other effects
   kTerminator = 1u << 8,   ///< ends a region
+  kTileOnly = 1u << 9,     ///< exists only in the tile IR (not in SIMT functions)
+  kSimt = 1u << 10,        ///< exists only in the SIMT IR (core/ir/simt.h)
 };
 
 /// The static facts of an op kind, from ops.def.
@@ -137,12 +139,24 @@ struct Param {
   std::vector<Attribute> attrs;  ///< e.g. divisibility = 16, equal_to = 1; sorted by name
 };
 
+/// Attribute-list helpers (lists are kept sorted by name).
+const AttrValue* find_attr(const std::vector<Attribute>& attrs, std::string_view name);
+void set_attr(std::vector<Attribute>& attrs, std::string_view name, AttrValue value);
+
 class Function {
  public:
   std::string name;
   Location loc;
   std::vector<Param> params;
   Region* body = nullptr;
+  /// Function-level facts; SIMT functions carry stage, threads, subgroup, shared buffers and
+  /// target here (core/ir/simt.h). Sorted by name; printed as `attributes {...}`.
+  std::vector<Attribute> attrs;
+
+  int64_t int_attr_or(std::string_view name, int64_t fallback) const;
+  std::string str_attr_or(std::string_view name, std::string_view fallback) const;
+  const std::vector<int64_t>* ints_attr(std::string_view name) const;
+  void set_attr(std::string_view name, AttrValue value) { ir::set_attr(attrs, name, std::move(value)); }
 };
 
 /// Owns every op, value and region of its functions. Nothing is freed before the module: erased

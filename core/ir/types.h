@@ -17,7 +17,7 @@ namespace tessera::ir {
 
 /// One row per dtype: enum name, text, bit width, is float, is signed (for integers).
 #define TESSERA_DTYPES(X)      \
-  X(i1, "i1", 1, false, true)  \
+  X(i1, "i1", 1, false, false) \
   X(i8, "i8", 8, false, true)  \
   X(i16, "i16", 16, false, true) \
   X(i32, "i32", 32, false, true) \

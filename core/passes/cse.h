@@ -1,0 +1,15 @@
+/// \file Common-subexpression elimination of pure ops, scoped by regions.
+#pragma once
+
+#include "core/ir/ir.h"
+
+namespace tessera::passes {
+
+/// Merges pure ops without regions that have the same kind, operands, attributes (floats
+/// compared by their bits, so -0.0 and 0.0 stay apart) and result types: the later one's
+/// results are replaced by the earlier one's. Scoped: an op computed in an enclosing region is
+/// reused inside nested regions, never the other way round, and never across sibling regions.
+/// Returns true if anything changed.
+bool eliminate_common_subexpressions(ir::Module& m);
+
+}  // namespace tessera::passes

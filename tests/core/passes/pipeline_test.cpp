@@ -1,0 +1,137 @@
+/// \file The pass registry and optimize(): names, the fixed point, dumps, timings, verification.
+#include "core/passes/pipeline.h"
+
+#include <doctest/doctest.h>
+
+#include <sstream>
+#include <string>
+
+#include "core/ir/parser.h"
+#include "core/ir/printer.h"
+#include "core/ir/verifier.h"
+#include "core/support/error.h"
+
+namespace tessera::test {
+namespace {
+
+using passes::optimize;
+
+/// A GeLU-like kernel whose constant subexpressions, repeats and dead code the pipeline removes.
+constexpr const char* kKernel = R"(
+func @k(%x: ptr<f32>, %y: ptr<f32>, %n: i32) {
+  %pid = program_id {axis = 0} : i32
+  %block = constant {value = 64} : i32
+  %base = mul %pid, %block : i32
+  %r = arange {end = 64, start = 0} : tile<64xi32>
+  %b = splat %base : tile<64xi32>
+  %offs = add %b, %r : tile<64xi32>
+  %nn = splat %n : tile<64xi32>
+  %mask = cmp_lt %offs, %nn : tile<64xi1>
+  %px = splat %x : tile<64xptr<f32>>
+  %ptrs = ptr_add %px, %offs : tile<64xptr<f32>>
+  %v = load %ptrs, %mask : tile<64xf32>
+  %half = constant {value = 0.5} : f32
+  %two = constant {value = 2.0} : f32
+  %quarter = mul %half, %half : f32
+  %k1 = mul %quarter, %two : f32
+  %ks = splat %k1 : tile<64xf32>
+  %zero = constant {value = 0} : tile<64xi32>
+  %offs2 = add %offs, %zero : tile<64xi32>
+  %py = splat %y : tile<64xptr<f32>>
+  %ptrs2 = ptr_add %py, %offs2 : tile<64xptr<f32>>
+  %out = mul %v, %ks : tile<64xf32>
+  %dead = exp %out : tile<64xf32>
+  %mask2 = cmp_lt %offs2, %nn : tile<64xi1>
+  store %ptrs2, %out, %mask2
+}
+)";
+
+TEST_CASE("pipeline: the registry lists fold, cse, dce and canonicalize") {
+  std::string names;
+  for (const passes::PassInfo& p : passes::all_passes()) {
+    names += std::string(p.name) + " ";
+    CHECK(static_cast<bool>(p.run));
+    CHECK_FALSE(p.summary.empty());
+  }
+  CHECK(names == "fold cse dce canonicalize ");
+  REQUIRE(passes::find_pass("dce") != nullptr);
+  CHECK(passes::find_pass("dce")->name == "dce");
+  CHECK(passes::find_pass("inline") == nullptr);
+}
+
+TEST_CASE("pipeline: optimize reaches a fixed point that every pass leaves alone") {
+  auto m = ir::parse(kKernel, "k.tir");
+  optimize(*m);
+  ir::verify(*m);
+  const std::string text = ir::print(*m);
+  CHECK(text.find("exp") == std::string::npos);                          // dead
+  CHECK(text.find("value = 0.5} : tile<64xf32>") != std::string::npos);  // 0.5 * 0.5 * 2
+  CHECK(text.find("cmp_lt") == text.rfind("cmp_lt"));  // x + 0 made the masks equal
+  CHECK(text.find("constant {value = 0} : tile") == std::string::npos);
+  for (const passes::PassInfo& p : passes::all_passes()) {
+    INFO("pass " << std::string(p.name));
+    CHECK_FALSE(p.run(*m));
+  }
+}
+
+TEST_CASE("pipeline: the dump shows the IR after each pass that changed it, with timings") {
+  auto m = ir::parse(kKernel, "k.tir");
+  std::ostringstream os;
+  optimize(*m, {.verify_each = true, .dump = &os, .timings = true});
+  const std::string log = os.str();
+  CHECK(log.find("// -----// IR after canonicalize (round 0) //----- //\nfunc @k") !=
+        std::string::npos);
+  CHECK(log.find("IR after fold (round 0)") != std::string::npos);
+  CHECK(log.find("IR after dce (round 0)") != std::string::npos);
+  CHECK(log.find("// cse (round 0): ") != std::string::npos);
+  CHECK(log.find(" ms") != std::string::npos);
+  // The last round changes nothing, so it logs times only.
+  const size_t last_ir = log.rfind("IR after");
+  const size_t last_round = log.rfind("no change");
+  CHECK(last_ir < last_round);
+  CHECK(log.substr(last_ir).find("func @k") != std::string::npos);
+}
+
+TEST_CASE("pipeline: verify_each checks the module after a pass that changed it") {
+  // A tile kernel parameter is invalid; fold changes the module, so the verifier runs.
+  constexpr const char* kBad = R"(
+func @bad(%t: tile<4xi32>) {
+  %a = constant {value = 1} : i32
+  %b = add %a, %a : i32
+  print %b, %t
+}
+)";
+  auto m = ir::parse(kBad, "bad.tir");
+  CHECK_THROWS_AS(optimize(*m, {.verify_each = true}), tessera::Error);
+  auto again = ir::parse(kBad, "bad.tir");
+  CHECK_NOTHROW(optimize(*again));
+}
+
+TEST_CASE("pipeline: acc += dot(a, b) becomes one accumulating dot") {
+  constexpr const char* kMatmul = R"(
+func @mm(%a: ptr<f16>, %c: ptr<f32>, %n: i32) {
+  %pa = splat %a : tile<16x16xptr<f16>>
+  %pc = splat %c : tile<16x16xptr<f32>>
+  %lb = constant {value = 0} : i32
+  %st = constant {value = 1} : i32
+  %init = constant {value = 0.0} : tile<16x16xf32>
+  %acc = for %lb, %n, %st, %init ({
+  ^(%i: i32, %sum: tile<16x16xf32>):
+    %x = load %pa : tile<16x16xf16>
+    %z = constant {value = 0.0} : tile<16x16xf32>
+    %d = dot %x, %x, %z : tile<16x16xf32>
+    %next = add %sum, %d : tile<16x16xf32>
+    yield %next
+  }) : tile<16x16xf32>
+  store %pc, %acc
+}
+)";
+  auto m = ir::parse(kMatmul, "mm.tir");
+  optimize(*m, {.verify_each = true});
+  const std::string text = ir::print(*m);
+  CHECK(text.find("dot %8, %8, %7 : tile<16x16xf32>") != std::string::npos);
+  CHECK(text.find(" add ") == std::string::npos);
+}
+
+}  // namespace
+}  // namespace tessera::test
