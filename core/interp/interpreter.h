@@ -5,6 +5,35 @@
 /// store and atomic is checked against the live allocations given by a MemoryMap, so a bad
 /// access is an Error (DeviceFault) naming the kernel, the source line, the program id and the
 /// address, never a segfault.
+///
+/// Where core/ir/ops.h leaves a result undefined, the interpreter defines it (and never has
+/// undefined behaviour itself):
+///  - integer x / 0 == 0 and x % 0 == x (so x == (x / y) * y + x % y still holds);
+///    MIN / -1 wraps to MIN and MIN % -1 == 0.
+///  - shift counts are read as unsigned; a count >= the bit width gives 0 for shl and for a
+///    logical shr, and the sign fill (0 or -1) for an arithmetic shr (PTX's clamping).
+///  - float -> int of NaN gives 0; out-of-range values saturate to the target's min or max
+///    (PTX's cvt.rzi); x -> i1 is x != 0, so NaN -> 1.
+///  - a masked-off lane of a load without `other`, and of an atomic, yields zero bits.
+///  - a misaligned access is a DeviceFault like an out-of-bounds one; so is a `for` with step 0
+///    and a false `assume`.
+///  - i1 is handled as an unsigned 1-bit integer: arithmetic wraps mod 2, 0 < 1 in compares,
+///    min/max and reductions.
+/// Orders (which matter for float rounding and non-associative combines):
+///  - reduce and reduce_generic combine adjacent pairs level by level, an order-preserving
+///    pairwise tree ((x0 . x1) . (x2 . x3)) whose left operand is always the lower-index range;
+///    argmax/argmin treat NaN as the extreme and +0 > -0, ties to the lowest index.
+///  - scan and scan_generic fold in index order; reverse = 1 folds from the end with the carry
+///    (the higher indices) as the left operand, i.e. flip, scan, flip as in Triton.
+///  - dot sums over k in increasing order, each step acc = round(acc + a*b) with an exact
+///    product (a fused multiply-add), after rounding f32 inputs to TF32 unless precision = ieee.
+///  - atomics apply lane by lane in lane order, so duplicate addresses in one op accumulate;
+///    float atomic max/min follow the nan = "ignore" rule on both sides (a NaN in memory is
+///    replaced by a number) with -0 < +0; f16/bf16 atomic add rounds once per lane.
+/// Print writes `pid (x, y, z) idx (i, j) <prefix><value>` per element of a tile (row-major),
+/// `pid (x, y, z) <prefix><value>` for a scalar, with `(operand k) ` after the prefix when
+/// there are several operands; floats in the shortest form that reads back exactly, integers in
+/// decimal, pointers and `hex` values as 0x and two digits per byte.
 #pragma once
 
 #include <cstdint>

@@ -28,6 +28,13 @@ class Builder {
   void set_insertion_before(Op* op);
   /// New ops go right after `op`.
   void set_insertion_after(Op* op);
+  /// New ops go at position `index` of `region` (then after each other).
+  void set_insertion_index(Region* region, long index) {
+    region_ = region;
+    index_ = index;
+  }
+  /// The insertion index (-1: the end).
+  long insertion_index() const { return index_; }
 
   void set_loc(Location loc) { loc_ = loc; }
   Location loc() const { return loc_; }

@@ -73,17 +73,21 @@
 ///       inclusive scan (kind in sum prod max min); reverse = 1 scans from the end.
 ///   scan_generic %t0, ... {axis, reverse} ({ region as for reduce_generic })
 ///   dot %a, %b, %acc {precision}
-///       a:[M,K], b:[K,N], acc:[M,N] -> [M,N] of acc's dtype: acc + a x b, each product and sum
-///       in acc's dtype. precision "tf32" (the default for f32 inputs) rounds f32 inputs to
+///       a:[M,K], b:[K,N], acc:[M,N] -> [M,N] of acc's dtype: acc + a x b, accumulated in
+///       acc's dtype (the interpreter adds one exact product at a time, k increasing, rounding
+///       once per step, as tensor cores and FMA units do). precision "tf32" (the default for f32 inputs) rounds f32 inputs to
 ///       TF32 first (nearest, ties away); "ieee" uses them as they are. f16/bf16 inputs give
 ///       exact products; i8 inputs accumulate in i32. Summation order is unspecified.
 ///
 /// Debugging and hints
 ///   print %v... {prefix, hex}   prints the program id, the prefix and each value.
 ///   assert %cond {message}      a false element is a device fault naming the message.
-///   multiple_of %x {values}     %x, with a promise that dimension i's elements are multiples
-///                               of values[i] (for scalars: values[0]).
-///   max_contiguous %x {values}  %x, with a promise of runs of values[i] consecutive integers.
+///   multiple_of %x {values}     %x (integers, or pointers: Triton's
+///                               `tl.multiple_of(ptr + offs, 16)`), with a promise that dimension
+///                               i's elements are multiples of values[i] (for scalars:
+///                               values[0]); for pointers, their byte addresses are.
+///   max_contiguous %x {values}  %x (integers or pointers), with a promise of runs of values[i]
+///                               consecutive integers (for pointers: consecutive elements).
 ///   assume %cond                a promise that the i1 scalar is true (checked by the
 ///                               interpreter).
 ///

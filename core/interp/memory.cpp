@@ -1,0 +1,154 @@
+/// \file Masked loads and stores and atomics on host memory. Every access of an active lane is
+/// checked against the MemoryMap and for alignment first, so a bad address is a DeviceFault that
+/// names the kernel, the line and the program instead of a crash. Atomics apply lane by lane in
+/// lane order, so lanes naming one address see each other's updates.
+#include <cstring>
+#include <sstream>
+
+#include "core/interp/exec.h"
+#include "core/interp/numeric.h"
+#include "core/interp/scalar.h"
+
+namespace tessera::interp {
+namespace {
+
+using ir::Op;
+using ir::OpKind;
+
+/// Throws unless [address, address + bytes) is live and aligned to `bytes`.
+void require_access(const Exec& ex, const Op& op, std::string_view access, uint64_t address,
+                    int bytes) {
+  if (auto bad = check_access(ex.memory(), access, address, bytes, bytes))
+    ex.fault(op, bad->what, bad->detail);
+}
+
+/// Whether lane `i` is active: no mask, or a true mask element (a scalar mask covers all lanes).
+bool active(const RuntimeValue* mask, int64_t i) {
+  if (!mask) return true;
+  return mask->data<uint8_t>()[mask->numel() == 1 ? 0 : i] != 0;
+}
+
+const RuntimeValue* optional_operand(const Exec& ex, const Op& op, size_t i) {
+  return op.operands.size() > i ? &ex.get(op.operand(i)) : nullptr;
+}
+
+/// Host address of a checked lane.
+std::byte* host(uint64_t address) {
+  return reinterpret_cast<std::byte*>(address);
+}
+
+RuntimeValue load(const Exec& ex, const Op& op) {
+  const RuntimeValue& ptr = ex.get(op.operand(0));
+  const RuntimeValue* mask = optional_operand(ex, op, 1);
+  const RuntimeValue* other = optional_operand(ex, op, 2);
+  RuntimeValue out = RuntimeValue::of_type(op.result()->type);  // masked lanes: zero bits
+  const int n = out.elem_bytes();
+  const uint64_t* addresses = ptr.data<uint64_t>();
+  const bool is_bool = !out.is_ptr && out.dtype == ir::DType::i1;
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    std::byte* dst = out.raw() + i * n;
+    if (!active(mask, i)) {
+      if (other) std::memcpy(dst, other->raw() + (other->numel() == 1 ? 0 : i) * n, n);
+      continue;
+    }
+    require_access(ex, op, "load", addresses[i], n);
+    std::memcpy(dst, host(addresses[i]), n);
+    if (is_bool) *dst = static_cast<std::byte>(*dst != std::byte{0});
+  }
+  return out;
+}
+
+void store(const Exec& ex, const Op& op) {
+  const RuntimeValue& ptr = ex.get(op.operand(0));
+  const RuntimeValue& value = ex.get(op.operand(1));
+  const RuntimeValue* mask = optional_operand(ex, op, 2);
+  const int n = value.elem_bytes();
+  const uint64_t* addresses = ptr.data<uint64_t>();
+  const int64_t sv = value.numel() == 1 ? 0 : 1;
+  for (int64_t i = 0; i < ptr.numel(); ++i) {
+    if (!active(mask, i)) continue;
+    require_access(ex, op, "store", addresses[i], n);
+    std::memcpy(host(addresses[i]), value.raw() + i * sv * n, n);
+  }
+}
+
+RuntimeValue atomic_rmw(const Exec& ex, const Op& op) {
+  ir::AtomicOp kind = ir::AtomicOp::Add;
+  TESSERA_CHECK(ir::parse_atomic_op(op.str_attr_or("op", "add"), &kind), "bad atomic op");
+  const RuntimeValue& ptr = ex.get(op.operand(0));
+  const RuntimeValue& val = ex.get(op.operand(1));
+  const RuntimeValue* mask = optional_operand(ex, op, 2);
+  const bool bitwise =
+      kind == ir::AtomicOp::And || kind == ir::AtomicOp::Or || kind == ir::AtomicOp::Xor;
+  TESSERA_CHECK(!bitwise || !ir::is_float(val.dtype), "atomic '", ir::to_string(kind), "' on ",
+                val.type().str());
+  RuntimeValue out = RuntimeValue::of_type(op.result()->type);  // masked lanes: zero bits
+  const uint64_t* addresses = ptr.data<uint64_t>();
+  const int64_t sv = val.numel() == 1 ? 0 : 1;
+  dispatch(val.storage_dtype(), [&](auto t) {
+    using T = decltype(t);
+    using S = typename T::S;
+    const S* v = val.data<S>();
+    S* old = out.data<S>();
+    for (int64_t i = 0; i < out.numel(); ++i) {
+      if (!active(mask, i)) continue;
+      require_access(ex, op, "atomic", addresses[i], sizeof(S));
+      std::memcpy(&old[i], host(addresses[i]), sizeof(S));
+      const S next = num::atomic_rmw<T>(kind, old[i], v[i * sv]);
+      std::memcpy(host(addresses[i]), &next, sizeof(S));
+    }
+  });
+  return out;
+}
+
+/// Per lane: old = *p; if old == cmp bit for bit, *p = val; yields old.
+RuntimeValue atomic_cas(const Exec& ex, const Op& op) {
+  const RuntimeValue& ptr = ex.get(op.operand(0));
+  const RuntimeValue& cmp = ex.get(op.operand(1));
+  const RuntimeValue& val = ex.get(op.operand(2));
+  RuntimeValue out = RuntimeValue::of_type(op.result()->type);
+  const int n = out.elem_bytes();
+  const uint64_t* addresses = ptr.data<uint64_t>();
+  const int64_t sc = cmp.numel() == 1 ? 0 : 1, sv = val.numel() == 1 ? 0 : 1;
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    require_access(ex, op, "atomic", addresses[i], n);
+    std::byte* old = out.raw() + i * n;
+    std::memcpy(old, host(addresses[i]), n);
+    if (std::memcmp(old, cmp.raw() + i * sc * n, n) == 0)
+      std::memcpy(host(addresses[i]), val.raw() + i * sv * n, n);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<AccessFault> check_access(const MemoryMap& memory, std::string_view access,
+                                        uint64_t address, int bytes, int align) {
+  const bool inside = memory.contains(address, static_cast<uint64_t>(bytes));
+  if (inside && address % static_cast<uint64_t>(align) == 0) return std::nullopt;
+  std::ostringstream detail;
+  detail << ": address 0x" << std::hex << address << std::dec << " (" << bytes << " bytes) is ";
+  if (!inside) {
+    detail << "not inside a live buffer";
+    return AccessFault{"out-of-bounds " + std::string(access), detail.str()};
+  }
+  detail << "not aligned to " << align << " bytes";
+  return AccessFault{"misaligned " + std::string(access), detail.str()};
+}
+
+void exec_memory(Exec& ex, const Op& op) {
+  switch (op.kind) {
+    case OpKind::Load:
+      return ex.set(op.result(), load(ex, op));
+    case OpKind::Store:
+      return store(ex, op);
+    case OpKind::AtomicRmw:
+      return ex.set(op.result(), atomic_rmw(ex, op));
+    case OpKind::AtomicCas:
+      return ex.set(op.result(), atomic_cas(ex, op));
+    default:
+      TESSERA_CHECK(false, "not a memory op: ", op.name());
+  }
+}
+
+}  // namespace tessera::interp

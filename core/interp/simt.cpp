@@ -1,0 +1,105 @@
+/// \file interp::run_simt: the grid loop over workgroups, the machine's fault messages and the
+/// seeded thread orders of stores and atomics.
+#include "core/interp/simt.h"
+
+#include <cstring>
+#include <iostream>
+#include <numeric>
+#include <sstream>
+
+#include "core/interp/simt_exec.h"
+
+namespace tessera::interp {
+namespace simt {
+namespace {
+
+constexpr int kNumOrders = 8;
+
+uint64_t splitmix64(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+uint32_t checked_threads(const ir::Function& fn) {
+  const int t = ir::simt_threads(fn), s = ir::simt_subgroup(fn);
+  TESSERA_CHECK(t > 0 && s > 0 && t % s == 0, "SIMT function '", fn.name, "' has threads = ", t,
+                ", subgroup = ", s);
+  return static_cast<uint32_t>(t);
+}
+
+}  // namespace
+
+Machine::Machine(const ir::Function& fn, const MemoryMap& memory, const SimtOptions& options,
+                 Grid grid)
+    : fn(fn),
+      memory(memory),
+      options(options),
+      out(options.print_out ? *options.print_out : std::cout),
+      grid(grid),
+      threads(checked_threads(fn)),
+      subgroup(static_cast<uint32_t>(ir::simt_subgroup(fn))),
+      all_on_(threads, 1) {
+  // A few fixed permutations, then a cheap pseudo-random pick per op: shuffling per op would
+  // cost T random draws for every store.
+  uint64_t state = options.schedule_seed;
+  for (int k = 0; k < kNumOrders; ++k) {
+    std::vector<uint32_t> order(threads);
+    std::iota(order.begin(), order.end(), 0u);
+    for (uint32_t i = threads; i > 1; --i) std::swap(order[i - 1], order[splitmix64(state) % i]);
+    orders_.push_back(std::move(order));
+  }
+  order_state_ = splitmix64(state);
+  shared.init(fn, options.check_races);
+}
+
+const uint32_t* Machine::schedule() {
+  return orders_[splitmix64(order_state_) % kNumOrders].data();
+}
+
+std::string Machine::site(const ir::Op& op, int thread) const {
+  std::ostringstream os;
+  os << "in kernel '" << fn.name << "' at " << op.loc.str() << ", program (" << pid[0] << ", "
+     << pid[1] << ", " << pid[2] << ")";
+  if (thread >= 0) os << ", thread " << thread;
+  return os.str();
+}
+
+void Machine::fault(const ir::Op& op, int thread, std::string_view what,
+                    std::string_view detail) const {
+  fail(ErrorKind::DeviceFault, what, " ", site(op, thread), detail);
+}
+
+void copy_slot(const Slot& dst, const Slot& src, uint32_t threads) {
+  if (dst.data != src.data) std::memcpy(dst.data, src.data, size_t{threads} * dst.bytes);
+}
+
+void copy_slot_masked(const Slot& dst, const Slot& src, const uint8_t* on, uint32_t threads) {
+  with_elem_size(dst.bytes, [&](auto size) {
+    constexpr int N = decltype(size)::value;
+    for (uint32_t t = 0; t < threads; ++t)
+      if (on[t]) std::memcpy(dst.data + t * N, src.data + t * N, N);
+  });
+}
+
+}  // namespace simt
+
+void run_simt(const ir::Function& fn, std::span<const std::byte> params, Grid grid,
+              const MemoryMap& memory, const SimtOptions& options) {
+  if (!ir::is_simt(fn))
+    fail(ErrorKind::User, "run_simt: kernel '", fn.name,
+         "' is not a SIMT function (it has no attribute stage = \"simt\")");
+  TESSERA_CHECK(fn.body, "kernel '", fn.name, "' has no body");
+  simt::Machine m(fn, memory, options, grid);
+  simt::compile(m, read_params(fn, params));
+  const uint64_t total = uint64_t{grid.x} * grid.y * grid.z;
+  for (uint64_t linear = 0; linear < total; ++linear) {
+    m.pid = {static_cast<uint32_t>(linear % grid.x), static_cast<uint32_t>(linear / grid.x % grid.y),
+             static_cast<uint32_t>(linear / grid.x / grid.y)};
+    m.shared.begin_workgroup();
+    m.run_block(0, m.all());
+  }
+}
+
+}  // namespace tessera::interp

@@ -1,0 +1,163 @@
+/// \file Internal to the SIMT interpreter: the compiled form of a SIMT function and the workgroup
+/// machine that runs it.
+///
+/// Design: lock-step over the whole workgroup. Before the first program runs, the function is
+/// compiled once: every SSA value gets a *slot*, T contiguous per-thread elements of its dtype in
+/// one arena, and every op becomes an Instr holding its operand and result slots and a handler
+/// chosen for its kind and dtype. A handler runs its op for all T threads in one typed loop, so
+/// dispatch costs one indirect call per op and workgroup, not per thread, and nothing is
+/// allocated while a program runs. Which threads are active is a Mask (one byte per thread):
+/// pure ops compute every thread (inactive threads' values are never read: SSA values only flow
+/// out of a region through the masked merges of if/for/while results), ops with effects and the
+/// merges honour it. Lock-step makes barriers and shuffles exact (every thread has finished the
+/// ops before a barrier when it runs; a shuffle sees all lanes' operands), and the race detector
+/// (simt_shared.cpp) finds the orderings lock-step hides. One fiber per thread would let threads
+/// drift apart between synchronization points, but costs a context switch per thread and op
+/// window and makes the per-thread loops scalar; lock-step keeps the interpreter as fast as the
+/// tile interpreter while the detector still reports every missing barrier.
+///
+/// Constants, lane_id and subgroup_id are computed into their slots at compile time; bitcast,
+/// multiple_of and max_contiguous share their operand's slot.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/interp/scalar.h"
+#include "core/interp/simt.h"
+#include "core/ir/simt.h"
+
+namespace tessera::interp::simt {
+
+/// An SSA value's storage: `threads` elements of `bytes` bytes, thread t's at data + t * bytes.
+struct Slot {
+  std::byte* data = nullptr;
+  int bytes = 0;
+  template <class S>
+  S* as() const {
+    return reinterpret_cast<S*>(data);
+  }
+};
+
+/// The threads that run an op: on[t] is 1 for an active thread, 0 otherwise.
+struct Mask {
+  const uint8_t* on = nullptr;
+  uint32_t count = 0;
+};
+
+class Machine;
+struct Instr;
+using Handler = void (*)(Machine&, const Instr&, const Mask&);
+
+/// One compiled op.
+struct Instr {
+  Handler run = nullptr;
+  const ir::Op* op = nullptr;
+  std::vector<Slot> in;   ///< operand slots, in operand order
+  std::vector<Slot> out;  ///< result slots
+  int64_t imm[2] = {};    ///< op-specific immediates (see each family's selector)
+  MathFn math = nullptr;  ///< math ops: the function
+  uint32_t blocks[2] = {};  ///< control flow: the regions' blocks
+  /// Control-flow and shuffle scratch, sized `threads` at compile time.
+  mutable std::vector<uint8_t> masks[2];
+  mutable std::vector<int64_t> lanes;
+};
+
+/// One compiled region: its ops (the terminator excluded), argument slots and the slots its
+/// terminator passes on (yield or condition operands).
+struct Block {
+  std::vector<Instr> code;
+  std::vector<Slot> args;
+  std::vector<Slot> yields;
+};
+
+/// Per-element access history for the race detector, in barrier intervals ("epochs").
+struct SharedAccess {
+  uint32_t write_epoch = 0;
+  uint32_t read_epoch = 0;
+  int32_t writer = -1;
+  int32_t reader = -1;   ///< the first reader in read_epoch
+  int32_t reader2 = -1;  ///< another reader in read_epoch, if any
+  const ir::Op* write_op = nullptr;
+  const ir::Op* read_op = nullptr;
+};
+
+/// One shared buffer of the running workgroup and its access history.
+struct SharedArray {
+  ir::DType dtype = ir::DType::i32;
+  int64_t count = 0;
+  int elem_bytes = 0;
+  std::vector<std::byte> data;
+  std::vector<SharedAccess> access;  ///< empty unless races are checked
+};
+
+/// The workgroup's shared memory (simt_shared.cpp).
+struct SharedMemory {
+  std::vector<SharedArray> buffers;
+  uint32_t epoch = 0;  ///< the current barrier interval; advances per barrier and workgroup
+
+  void init(const ir::Function& fn, bool check_races);
+  /// Poisons every buffer (0xCD bytes) and starts a fresh interval.
+  void begin_workgroup();
+  void barrier();
+};
+
+class Machine {
+ public:
+  Machine(const ir::Function& fn, const MemoryMap& memory, const SimtOptions& options, Grid grid);
+
+  const ir::Function& fn;
+  const MemoryMap& memory;
+  const SimtOptions& options;
+  std::ostream& out;
+  const Grid grid;
+  const uint32_t threads;   ///< T
+  const uint32_t subgroup;  ///< S
+  std::array<uint32_t, 3> pid{};
+
+  std::vector<Block> blocks;  ///< blocks[0] is the function body
+  std::vector<uint64_t> arena;  ///< every slot's storage (8-byte aligned)
+  SharedMemory shared;
+
+  Mask all() const { return {all_on_.data(), threads}; }
+  void run_block(uint32_t block, const Mask& mask) {
+    for (const Instr& in : blocks[block].code) in.run(*this, in, mask);
+  }
+  /// The order in which the threads of one op apply their stores or atomics: a permutation of
+  /// [0, threads), one of a few drawn from the schedule seed, varying from call to call.
+  const uint32_t* schedule();
+
+  /// "in kernel 'k' at file:line, program (x, y, z)[, thread t]" (no thread when t < 0).
+  std::string site(const ir::Op& op, int thread) const;
+  /// Throws a DeviceFault "<what> <site><detail>".
+  [[noreturn]] void fault(const ir::Op& op, int thread, std::string_view what,
+                          std::string_view detail) const;
+
+ private:
+  std::vector<uint8_t> all_on_;
+  std::vector<std::vector<uint32_t>> orders_;
+  uint64_t order_state_ = 0;
+};
+
+/// Compiles `m.fn` into m.blocks with the parameters' values (simt_compile.cpp).
+void compile(Machine& m, const std::vector<RuntimeValue>& params);
+
+/// Copies a whole slot (all threads), or only the threads whose `on` byte is set.
+void copy_slot(const Slot& dst, const Slot& src, uint32_t threads);
+void copy_slot_masked(const Slot& dst, const Slot& src, const uint8_t* on, uint32_t threads);
+
+// Handler selection, one family per file. Each returns the handler of `instr.op` (whose slots are
+// set) and fills the immediates its handler reads.
+Handler select_scalar(Instr& instr);   ///< simt_scalar.cpp: ids, elementwise, math, casts
+Handler select_memory(Instr& instr);   ///< simt_memory.cpp: global_load/store, atomics
+Handler select_shared(Instr& instr);   ///< simt_shared.cpp: shared_load/store
+Handler select_control(Instr& instr, uint32_t threads);  ///< simt_control.cpp
+Handler select_debug(Instr& instr);    ///< simt_debug.cpp: print, assert, assume
+
+}  // namespace tessera::interp::simt
