@@ -3,14 +3,21 @@
 ///   tessera devices
 ///   tessera dump --list
 ///   tessera dump <kernel> [--stage ir] [--device NAME]
+///   tessera conformance --device NAME [--filter PATTERN] [--json FILE] [--seed S] [--quick]
+///   tessera fuzz --device NAME [--count N] [--seed S]
 #include <cstdio>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "core/ir/printer.h"
+#include "core/lower/simt_lowering.h"
+#include "core/passes/pipeline.h"
+#include "core/target/target.h"
 #include "runtime/tessera.h"
 #include "tools/catalog.h"
+#include "tools/conformance.h"
+#include "tools/fuzz.h"
 
 namespace {
 
@@ -20,7 +27,10 @@ int usage() {
   std::fprintf(stderr,
                "usage: tessera devices\n"
                "       tessera dump --list\n"
-               "       tessera dump <kernel> [--stage ir] [--device NAME]\n");
+               "       tessera dump <kernel> [--stage ir] [--device NAME]\n"
+               "       tessera conformance --device NAME [--filter PATTERN] [--json FILE] [--seed S]\n"
+               "                           [--quick] [--list] [--verbose]\n"
+               "       tessera fuzz --device NAME [--count N] [--seed S] [--ops N] [--verbose]\n");
   return 2;
 }
 
@@ -52,11 +62,27 @@ int cmd_dump(const std::vector<std::string>& args) {
   }
   std::string stage = option(args, "--stage", "ir");
   Device dev = Device::open(option(args, "--device", "host"));
+  auto tile = entry->tile_ir(dev);
   if (stage == "ir") {
-    std::cout << tessera::ir::print(*entry->tile_ir(dev));
+    std::cout << tessera::ir::print(*tile);
     return 0;
   }
-  std::fprintf(stderr, "tessera: unknown stage '%s' (stages: ir)\n", stage.c_str());
+  std::string target_name = option(args, "--target", "vulkan-nvidia");
+  std::string error;
+  auto target = tessera::target::parse_target(target_name, &error);
+  if (!target) {
+    std::fprintf(stderr, "tessera: %s\n", error.c_str());
+    return 2;
+  }
+  tessera::lower::SimtOptions options;
+  options.num_warps = std::stoi(option(args, "--num-warps", "4"));
+  if (stage == "simt") {
+    auto simt = tessera::lower::to_simt(*tile, *target, options);
+    if (option(args, "--optimize", "1") == "1") tessera::passes::optimize(*simt);
+    std::cout << tessera::ir::print(*simt);
+    return 0;
+  }
+  std::fprintf(stderr, "tessera: unknown stage '%s' (stages: ir, simt)\n", stage.c_str());
   return 2;
 }
 
@@ -70,6 +96,8 @@ int main(int argc, char** argv) {
     args.erase(args.begin());
     if (cmd == "devices") return cmd_devices();
     if (cmd == "dump") return cmd_dump(args);
+    if (cmd == "conformance") return tessera::tools::conformance_main(args);
+    if (cmd == "fuzz") return tessera::tools::fuzz_main(args);
     return usage();
   } catch (const tessera::Error& e) {
     std::fprintf(stderr, "tessera: %s: %s\n", std::string(tessera::to_string(e.kind())).c_str(), e.what());

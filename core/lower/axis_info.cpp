@@ -1,0 +1,290 @@
+/// \file Axis-info transfer functions for each op kind, and the fixed point over loops.
+#include "core/lower/axis_info.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "core/ir/ops.h"
+
+namespace tessera::lower {
+namespace {
+
+using ir::OpKind;
+constexpr int64_t kMaxDivisor = int64_t{1} << 30;
+
+int64_t gcd(int64_t a, int64_t b) { return std::gcd(a, b); }
+
+int dims(const ir::Value* v) { return std::max(1, v->type.rank()); }
+
+int64_t extent(const ir::Value* v, size_t d) {
+  return v->type.is_tile() ? v->type.shape[d] : 1;
+}
+
+class Analyzer {
+ public:
+  explicit Analyzer(std::unordered_map<const ir::Value*, AxisInfo>& info) : info_(info) {}
+
+  void function(const ir::Function& fn) {
+    for (const ir::Param& p : fn.params) info_[p.value] = param_info(p);
+    region(*fn.body);
+  }
+
+ private:
+  AxisInfo get(const ir::Value* v) const {
+    auto it = info_.find(v);
+    return it != info_.end() ? it->second : AxisInfo::unknown(v->type.rank());
+  }
+
+  static AxisInfo param_info(const ir::Param& p) {
+    AxisInfo a = AxisInfo::unknown(0);
+    const ir::AttrValue* d = ir::find_attr(p.attrs, "divisibility");
+    if (d && std::holds_alternative<int64_t>(*d)) a.divisibility[0] = std::get<int64_t>(*d);
+    return a;
+  }
+
+  void region(const ir::Region& r) {
+    for (const ir::Op* op : r.ops) visit(*op);
+  }
+
+  void visit(const ir::Op& op) {
+    switch (op.kind) {
+      case OpKind::For: return for_loop(op);
+      case OpKind::While: return while_loop(op);
+      case OpKind::If: return if_op(op);
+      default: break;
+    }
+    for (const ir::Region* r : op.regions) region(*r);
+    if (op.results.size() == 1) info_[op.result()] = transfer(op);
+  }
+
+  AxisInfo transfer(const ir::Op& op) const {
+    const ir::Value* r = op.result();
+    int n = dims(r);
+    AxisInfo out = AxisInfo::unknown(r->type.rank());
+    auto operand = [&](size_t i) { return get(op.operand(i)); };
+    switch (op.kind) {
+      case OpKind::Constant: {
+        ir::ConstantOp c(const_cast<ir::Op*>(&op));
+        int64_t div = c.is_float() ? 1 : pow2_divisor(c.int_value());
+        for (int d = 0; d < n; ++d) {
+          out.divisibility[d] = div;
+          out.constancy[d] = extent(r, static_cast<size_t>(d));
+        }
+        return out;
+      }
+      case OpKind::Arange: {
+        ir::ArangeOp a(const_cast<ir::Op*>(&op));
+        out.contiguity[0] = extent(r, 0);
+        out.divisibility[0] = pow2_divisor(a.start());
+        return out;
+      }
+      case OpKind::Splat: {
+        AxisInfo s = operand(0);
+        for (int d = 0; d < n; ++d) {
+          out.divisibility[d] = s.divisibility[0];
+          out.constancy[d] = extent(r, static_cast<size_t>(d));
+        }
+        return out;
+      }
+      case OpKind::Broadcast: {
+        AxisInfo s = operand(0);
+        for (int d = 0; d < n; ++d) {
+          bool bcast = op.operand(0)->type.shape[d] == 1 && r->type.shape[d] != 1;
+          out.divisibility[d] = s.divisibility[d];
+          out.contiguity[d] = bcast ? 1 : s.contiguity[d];
+          out.constancy[d] = bcast ? r->type.shape[d] : s.constancy[d];
+        }
+        return out;
+      }
+      case OpKind::ExpandDims: {
+        AxisInfo s = operand(0);
+        int axis = static_cast<int>(op.int_attr("axis"));
+        int64_t div = *std::max_element(s.divisibility.begin(), s.divisibility.end());
+        out = s;
+        out.contiguity.insert(out.contiguity.begin() + axis, 1);
+        out.divisibility.insert(out.divisibility.begin() + axis, div);
+        out.constancy.insert(out.constancy.begin() + axis, 1);
+        return out;
+      }
+      case OpKind::Permute: {
+        AxisInfo s = operand(0);
+        const auto& order = op.ints_attr("order");
+        for (size_t i = 0; i < order.size(); ++i) {
+          out.contiguity[i] = s.contiguity[static_cast<size_t>(order[i])];
+          out.divisibility[i] = s.divisibility[static_cast<size_t>(order[i])];
+          out.constancy[i] = s.constancy[static_cast<size_t>(order[i])];
+        }
+        return out;
+      }
+      case OpKind::MultipleOf:
+      case OpKind::MaxContiguous: {
+        out = operand(0);
+        const auto& vals = op.ints_attr("values");
+        for (int d = 0; d < n && d < static_cast<int>(vals.size()); ++d) {
+          int64_t v = pow2_divisor(vals[static_cast<size_t>(d)]);
+          if (op.kind == OpKind::MultipleOf) out.divisibility[d] = std::max(out.divisibility[d], v);
+          else out.contiguity[d] = std::max(out.contiguity[d], v);
+        }
+        return out;
+      }
+      case OpKind::Add:
+      case OpKind::Sub:
+      case OpKind::PtrAdd: return add_like(op, out);
+      case OpKind::Mul: return mul(op, out);
+      case OpKind::CmpEq: case OpKind::CmpNe: case OpKind::CmpLt:
+      case OpKind::CmpLe: case OpKind::CmpGt: case OpKind::CmpGe: return compare(op, out);
+      case OpKind::And:
+      case OpKind::Or:
+      case OpKind::Xor:
+      case OpKind::Where:
+      case OpKind::Not:
+      case OpKind::Cast:
+      case OpKind::Min:
+      case OpKind::Max: {
+        // Constancy survives any elementwise function of equally constant operands.
+        for (int d = 0; d < n; ++d) {
+          int64_t c = extent(r, static_cast<size_t>(d));
+          for (const ir::Value* v : op.operands) c = gcd(c, get(v).constancy[std::min<size_t>(d, dims(v) - 1)]);
+          out.constancy[d] = c;
+        }
+        if (op.kind == OpKind::Cast && ir::is_int(op.operand(0)->type.dtype) && r->type.is_int() &&
+            ir::dtype_bits(r->type.dtype) >= ir::dtype_bits(op.operand(0)->type.dtype)) {
+          AxisInfo s = operand(0);
+          out.contiguity = s.contiguity;
+          out.divisibility = s.divisibility;
+        }
+        return out;
+      }
+      default: return out;
+    }
+  }
+
+  AxisInfo add_like(const ir::Op& op, AxisInfo out) const {
+    AxisInfo a = get(op.operand(0)), b = get(op.operand(1));
+    const ir::Value* r = op.result();
+    int64_t scale = op.kind == OpKind::PtrAdd ? ir::dtype_bytes(r->type.dtype) : 1;
+    for (size_t d = 0; d < out.contiguity.size(); ++d) {
+      int64_t contig = gcd(a.contiguity[d], b.constancy[d]);
+      if (op.kind != OpKind::Sub) contig = std::max(contig, gcd(a.constancy[d], b.contiguity[d]));
+      out.contiguity[d] = contig;
+      out.divisibility[d] = std::min(kMaxDivisor, gcd(a.divisibility[d], b.divisibility[d] * scale));
+      out.constancy[d] = gcd(a.constancy[d], b.constancy[d]);
+    }
+    return out;
+  }
+
+  AxisInfo mul(const ir::Op& op, AxisInfo out) const {
+    AxisInfo a = get(op.operand(0)), b = get(op.operand(1));
+    for (size_t d = 0; d < out.contiguity.size(); ++d) {
+      out.divisibility[d] = std::min(kMaxDivisor, a.divisibility[d] * b.divisibility[d]);
+      out.constancy[d] = gcd(a.constancy[d], b.constancy[d]);
+      // x * 1 keeps x's runs.
+      if (is_one(op.operand(1))) out.contiguity[d] = a.contiguity[d];
+      if (is_one(op.operand(0))) out.contiguity[d] = b.contiguity[d];
+    }
+    return out;
+  }
+
+  static bool is_one(const ir::Value* v) {
+    const ir::Op* def = v->def;
+    while (def && def->kind == OpKind::Splat) def = def->operand(0)->def;
+    return def && def->kind == OpKind::Constant && !ir::ConstantOp(const_cast<ir::Op*>(def)).is_float() &&
+           ir::ConstantOp(const_cast<ir::Op*>(def)).int_value() == 1;
+  }
+
+  AxisInfo compare(const ir::Op& op, AxisInfo out) const {
+    AxisInfo a = get(op.operand(0)), b = get(op.operand(1));
+    for (size_t d = 0; d < out.constancy.size(); ++d) {
+      int64_t c = gcd(a.constancy[d], b.constancy[d]);
+      // A contiguous run compared with a constant changes value at most once, at a multiple of
+      // both divisibilities: runs of their gcd are constant.
+      if (b.constancy[d] > 1 && a.contiguity[d] > 1)
+        c = std::max(c, gcd(a.contiguity[d], gcd(a.divisibility[d], b.divisibility[d])));
+      if (a.constancy[d] > 1 && b.contiguity[d] > 1)
+        c = std::max(c, gcd(b.contiguity[d], gcd(a.divisibility[d], b.divisibility[d])));
+      out.constancy[d] = c;
+    }
+    return out;
+  }
+
+  static AxisInfo join(const AxisInfo& x, const AxisInfo& y) {
+    AxisInfo out = x;
+    for (size_t d = 0; d < out.contiguity.size(); ++d) {
+      out.contiguity[d] = gcd(x.contiguity[d], y.contiguity[d]);
+      out.divisibility[d] = gcd(x.divisibility[d], y.divisibility[d]);
+      out.constancy[d] = gcd(x.constancy[d], y.constancy[d]);
+    }
+    return out;
+  }
+
+  void for_loop(const ir::Op& op) {
+    ir::ForOp f(const_cast<ir::Op*>(&op));
+    AxisInfo iv = AxisInfo::unknown(0);
+    iv.divisibility[0] = gcd(get(f.lower()).divisibility[0], get(f.step()).divisibility[0]);
+    info_[f.iv()] = iv;
+    loop_fixpoint(op, f.body(), f.inits(), f.iter_args());
+  }
+
+  void while_loop(const ir::Op& op) {
+    ir::WhileOp w(const_cast<ir::Op*>(&op));
+    for (size_t i = 0; i < w.before()->args.size(); ++i)
+      info_[w.before()->args[i]] = AxisInfo::unknown(w.before()->args[i]->type.rank());
+    for (size_t i = 0; i < w.after()->args.size(); ++i)
+      info_[w.after()->args[i]] = AxisInfo::unknown(w.after()->args[i]->type.rank());
+    region(*w.before());
+    region(*w.after());
+    for (const ir::Value* r : op.results) info_[r] = AxisInfo::unknown(r->type.rank());
+  }
+
+  void loop_fixpoint(const ir::Op& op, const ir::Region* body, std::span<ir::Value* const> inits,
+                     std::span<ir::Value* const> args) {
+    for (size_t i = 0; i < args.size(); ++i) info_[args[i]] = get(inits[i]);
+    for (int iter = 0; iter < 8; ++iter) {
+      region(*body);
+      const ir::Op* y = body->terminator();
+      bool changed = false;
+      for (size_t i = 0; i < args.size(); ++i) {
+        AxisInfo joined = join(get(args[i]), get(y->operand(i)));
+        if (!(joined == get(args[i]))) {
+          info_[args[i]] = joined;
+          changed = true;
+        }
+      }
+      if (!changed) break;
+    }
+    for (size_t i = 0; i < op.results.size(); ++i) info_[op.results[i]] = get(args[i]);
+  }
+
+  void if_op(const ir::Op& op) {
+    ir::IfOp f(const_cast<ir::Op*>(&op));
+    region(*f.then_region());
+    region(*f.else_region());
+    for (size_t i = 0; i < op.results.size(); ++i)
+      info_[op.results[i]] = join(get(f.then_region()->terminator()->operand(i)),
+                                  get(f.else_region()->terminator()->operand(i)));
+  }
+
+  std::unordered_map<const ir::Value*, AxisInfo>& info_;
+};
+
+}  // namespace
+
+int64_t pow2_divisor(int64_t v) {
+  if (v == 0) return kMaxDivisor;
+  return std::min(kMaxDivisor, int64_t{1} << std::countr_zero(static_cast<uint64_t>(v)));
+}
+
+AxisInfo AxisInfo::unknown(int rank) {
+  size_t n = static_cast<size_t>(std::max(1, rank));
+  return AxisInfo{std::vector<int64_t>(n, 1), std::vector<int64_t>(n, 1), std::vector<int64_t>(n, 1)};
+}
+
+AxisInfoMap::AxisInfoMap(const ir::Function& fn) { Analyzer(info_).function(fn); }
+
+const AxisInfo& AxisInfoMap::get(const ir::Value* v) const {
+  auto it = info_.find(v);
+  if (it != info_.end()) return it->second;
+  return unknown_scalar_;
+}
+
+}  // namespace tessera::lower

@@ -1,0 +1,225 @@
+/// \file Which tile values are free (recomputed in any layout on demand) and the home layouts of
+/// the others: loads and atomics coalesced through their pointers, dots in the dot layout,
+/// reductions in the slice of their input, loop-carried values at a fixed point.
+#include <algorithm>
+#include <bit>
+
+#include "core/ir/ops.h"
+#include "core/lower/lowerer.h"
+
+namespace tessera::lower::detail {
+namespace {
+
+using ir::OpKind;
+
+bool free_kind(OpKind k) {
+  switch (k) {
+    case OpKind::Constant: case OpKind::Arange: case OpKind::Splat: case OpKind::Broadcast:
+    case OpKind::ExpandDims: case OpKind::Reshape: case OpKind::Permute: case OpKind::MultipleOf:
+    case OpKind::MaxContiguous:
+      return true;
+    default:
+      return ir::has_trait(k, ir::kElementwise);
+  }
+}
+
+/// A layout whose bits along `axis` run registers first, then lanes, then subgroups (what scans
+/// need), from the input's home when it already is one.
+Layout scan_layout(const Layout& l, int axis, int64_t threads) {
+  int last = -1;  // 0 reg, 1 thread
+  bool ok = true;
+  int bits = log2_exact(l.shape[static_cast<size_t>(axis)]);
+  for (int b = 0; b < bits && ok; ++b) {
+    int kind = -1;
+    for (const DimBit& r : l.regs) if (r == DimBit{axis, b}) kind = 0;
+    for (size_t i = 0; i < l.threads.size(); ++i) if (l.threads[i] == DimBit{axis, b}) kind = 1 + static_cast<int>(i);
+    ok = kind >= last;
+    last = kind;
+  }
+  if (ok) return l;
+  std::vector<int> order = {axis};
+  for (int d = l.rank() - 1; d >= 0; --d) if (d != axis) order.push_back(d);
+  int64_t n = l.shape[static_cast<size_t>(axis)];
+  return blocked(l.shape, order, static_cast<int>(std::max<int64_t>(1, n / threads)), threads);
+}
+
+}  // namespace
+
+Homes::Homes(const ir::Function& fn, const AxisInfoMap& axis, int64_t threads)
+    : axis_(axis), threads_(threads) {
+  region(*fn.body);
+}
+
+bool Homes::is_free(const ir::Value* v) const {
+  if (!v->type.is_tile()) return true;
+  auto it = free_.find(v);
+  return it != free_.end() && it->second;
+}
+
+const Layout& Homes::home(const ir::Value* v) const {
+  auto it = homes_.find(v);
+  TESSERA_CHECK(it != homes_.end(), "no home layout for a non-free tile value");
+  return it->second;
+}
+
+Layout Homes::coalesced(const ir::Value* ptr) const {
+  const ir::Shape& shape = ptr->type.shape;
+  const AxisInfo& a = axis_.get(ptr);
+  std::vector<int> order;
+  for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) order.push_back(d);
+  std::stable_sort(order.begin(), order.end(), [&](int x, int y) {
+    return a.contiguity[static_cast<size_t>(x)] > a.contiguity[static_cast<size_t>(y)];
+  });
+  size_t fast = static_cast<size_t>(order[0]);
+  int64_t elem = ir::dtype_bytes(ptr->type.dtype);
+  int64_t vec = std::max<int64_t>(1, 16 / elem);
+  vec = std::min(vec, a.contiguity[fast]);
+  vec = std::min(vec, std::max<int64_t>(1, a.divisibility[fast] / elem));
+  vec = std::min(vec, shape[fast]);
+  vec = std::min(vec, std::max<int64_t>(1, ptr->type.numel() / threads_));
+  vec = int64_t{1} << log2_exact(std::bit_floor(static_cast<uint64_t>(vec)));
+  return blocked(shape, order, static_cast<int>(vec), threads_);
+}
+
+Layout Homes::layout_for(const ir::Value* v) const {
+  if (!is_free(v) && known(v)) return homes_.at(v);
+  return default_layout(v->type.shape, threads_);
+}
+
+Layout Homes::operand_home(const ir::Op& o) const {
+  for (const ir::Value* v : o.operands)
+    if (v->type.is_tile() && !is_free(v) && known(v)) return homes_.at(v);
+  return default_layout(o.result()->type.shape, threads_);
+}
+
+void Homes::region(const ir::Region& r) {
+  for (const ir::Op* o : r.ops) op(*o);
+}
+
+void Homes::loop_args(const ir::Region& body, size_t first, std::span<ir::Value* const> inits,
+                      const ir::Op* /*owner*/) {
+  // First pass: an argument takes its init's home, a pointer tile the coalesced layout; others
+  // wait for what the body yields.
+  for (size_t i = 0; i < inits.size(); ++i) {
+    const ir::Value* arg = body.args[first + i];
+    if (!arg->type.is_tile()) continue;
+    free_[arg] = false;
+    if (!is_free(inits[i]) && known(inits[i])) homes_[arg] = homes_.at(inits[i]);
+    else if (arg->type.is_ptr) homes_[arg] = coalesced(arg);
+    else homes_.erase(arg);
+  }
+  region(body);
+  const ir::Op* y = body.terminator();
+  for (size_t i = 0; i < inits.size(); ++i) {
+    const ir::Value* arg = body.args[first + i];
+    if (!arg->type.is_tile() || known(arg)) continue;
+    const ir::Value* yv = y ? y->operand(i) : nullptr;
+    homes_[arg] = yv && !is_free(yv) && known(yv) ? homes_.at(yv) : default_layout(arg->type.shape, threads_);
+  }
+  region(body);  // second pass with every argument's home fixed
+}
+
+void Homes::op(const ir::Op& o) {
+  switch (o.kind) {
+    case OpKind::For: {
+      ir::ForOp f(const_cast<ir::Op*>(&o));
+      loop_args(*f.body(), 1, f.inits(), &o);
+      for (size_t i = 0; i < o.results.size(); ++i) {
+        free_[o.results[i]] = false;
+        if (o.results[i]->type.is_tile()) homes_[o.results[i]] = homes_.at(f.body()->args[i + 1]);
+      }
+      return;
+    }
+    case OpKind::While: {
+      ir::WhileOp w(const_cast<ir::Op*>(&o));
+      // The carried values live in the before-region's arguments, the after-region's arguments
+      // and the results: one home each, unified with the before-argument's.
+      auto sync_after = [&] {
+        for (size_t i = 0; i < w.after()->args.size(); ++i) {
+          const ir::Value* a = w.after()->args[i];
+          free_[a] = false;
+          if (a->type.is_tile()) homes_[a] = homes_.at(w.before()->args[i]);
+        }
+      };
+      for (size_t i = 0; i < o.operands.size(); ++i) {
+        const ir::Value* arg = w.before()->args[i];
+        free_[arg] = false;
+        if (!arg->type.is_tile()) continue;
+        if (!is_free(o.operand(i)) && known(o.operand(i))) homes_[arg] = homes_.at(o.operand(i));
+        else homes_[arg] = arg->type.is_ptr ? coalesced(arg) : default_layout(arg->type.shape, threads_);
+      }
+      sync_after();
+      region(*w.before());
+      region(*w.after());
+      for (size_t i = 0; i < o.results.size(); ++i) {
+        free_[o.results[i]] = false;
+        if (o.results[i]->type.is_tile()) homes_[o.results[i]] = homes_.at(w.before()->args[i]);
+      }
+      return;
+    }
+    case OpKind::If: {
+      ir::IfOp f(const_cast<ir::Op*>(&o));
+      region(*f.then_region());
+      region(*f.else_region());
+      for (size_t i = 0; i < o.results.size(); ++i) {
+        const ir::Value* r = o.results[i];
+        free_[r] = false;
+        if (!r->type.is_tile()) continue;
+        const ir::Value* t = f.then_region()->terminator()->operand(i);
+        const ir::Value* e = f.else_region()->terminator()->operand(i);
+        if (!is_free(t) && known(t)) homes_[r] = homes_.at(t);
+        else if (!is_free(e) && known(e)) homes_[r] = homes_.at(e);
+        else homes_[r] = default_layout(r->type.shape, threads_);
+      }
+      return;
+    }
+    default: break;
+  }
+  for (const ir::Region* r : o.regions) region(*r);
+  if (o.results.empty()) return;
+  const ir::Value* r = o.result();
+  bool all_free = free_kind(o.kind);
+  for (const ir::Value* v : o.operands) all_free = all_free && is_free(v);
+  for (const ir::Value* res : o.results) free_[res] = all_free;
+  if (all_free || !r->type.is_tile()) {
+    if (o.kind == OpKind::Reduce || o.kind == OpKind::ReduceGeneric) free_[r] = false;
+    if (o.kind != OpKind::Reduce && o.kind != OpKind::ReduceGeneric) return;
+  }
+  switch (o.kind) {
+    case OpKind::Load:
+    case OpKind::AtomicRmw:
+    case OpKind::AtomicCas:
+      homes_[r] = coalesced(o.operand(0));
+      return;
+    case OpKind::Dot:
+      homes_[r] = dot_layout(r->type.shape[0], r->type.shape[1], threads_);
+      return;
+    case OpKind::Reduce:
+    case OpKind::ReduceGeneric: {
+      const ir::Value* in = o.operand(0);
+      Layout l = !is_free(in) && known(in) ? homes_.at(in) : default_layout(in->type.shape, threads_);
+      for (const ir::Value* res : o.results)
+        if (res->type.is_tile()) homes_[res] = slice(l, static_cast<int>(o.int_attr("axis")));
+      return;
+    }
+    case OpKind::Scan:
+    case OpKind::ScanGeneric: {
+      const ir::Value* in = o.operand(0);
+      Layout l = !is_free(in) && known(in) ? homes_.at(in) : default_layout(in->type.shape, threads_);
+      Layout s = scan_layout(l, static_cast<int>(o.int_attr("axis")), threads_);
+      for (const ir::Value* res : o.results) homes_[res] = s;
+      return;
+    }
+    case OpKind::Cat: {
+      const ir::Value* a = o.operand(0);
+      Layout l = !is_free(a) && known(a) ? homes_.at(a) : default_layout(a->type.shape, threads_);
+      homes_[r] = cat(l, static_cast<int>(o.int_attr("axis")));
+      return;
+    }
+    default:
+      homes_[r] = operand_home(o);
+      return;
+  }
+}
+
+}  // namespace tessera::lower::detail

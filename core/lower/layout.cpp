@@ -1,0 +1,238 @@
+/// \file Layout algebra: constructors (blocked, dot) and the relabelings of shape ops.
+#include "core/lower/layout.h"
+
+#include <algorithm>
+#include <bit>
+
+#include "core/support/error.h"
+
+namespace tessera::lower {
+
+int log2_exact(int64_t v) {
+  TESSERA_CHECK(v > 0 && std::has_single_bit(static_cast<uint64_t>(v)), "not a power of two: ", v);
+  return std::countr_zero(static_cast<uint64_t>(v));
+}
+
+int64_t linear_index(const ir::Shape& shape, const std::vector<int64_t>& c) {
+  int64_t idx = 0;
+  for (size_t d = 0; d < shape.size(); ++d) idx = idx * shape[d] + c[d];
+  return idx;
+}
+
+namespace {
+
+void add_bit(std::vector<int64_t>& c, const DimBit& b) {
+  if (!b.none()) c[static_cast<size_t>(b.dim)] |= int64_t{1} << b.bit;
+}
+
+std::string bits_str(const std::vector<DimBit>& bits) {
+  std::string s = "(";
+  for (size_t i = 0; i < bits.size(); ++i) {
+    if (i) s += ",";
+    s += bits[i].none() ? "-" : std::to_string(bits[i].dim) + "." + std::to_string(bits[i].bit);
+  }
+  return s + ")";
+}
+
+/// Applies `f` to every named bit of the layout.
+template <class F>
+void map_bits(Layout& l, F&& f) {
+  for (DimBit& b : l.regs)
+    if (!b.none()) b = f(b);
+  for (DimBit& b : l.threads)
+    if (!b.none()) b = f(b);
+}
+
+}  // namespace
+
+std::vector<int64_t> Layout::reg_coords(int r) const {
+  std::vector<int64_t> c(shape.size(), 0);
+  for (size_t i = 0; i < regs.size(); ++i)
+    if ((r >> i) & 1) add_bit(c, regs[i]);
+  return c;
+}
+
+std::vector<int64_t> Layout::thread_coords(int64_t t) const {
+  std::vector<int64_t> c(shape.size(), 0);
+  for (size_t i = 0; i < threads.size(); ++i)
+    if ((t >> i) & 1) add_bit(c, threads[i]);
+  return c;
+}
+
+std::vector<int64_t> Layout::coords(int r, int64_t t) const {
+  std::vector<int64_t> c = reg_coords(r);
+  std::vector<int64_t> tc = thread_coords(t);
+  for (size_t d = 0; d < c.size(); ++d) c[d] |= tc[d];
+  return c;
+}
+
+bool Layout::is_owner(int64_t t) const {
+  for (size_t i = 0; i < threads.size(); ++i)
+    if (threads[i].none() && ((t >> i) & 1)) return false;
+  return true;
+}
+
+int Layout::reg_of(const std::vector<int64_t>& reg_part) const {
+  int r = 0;
+  for (size_t i = 0; i < regs.size(); ++i) {
+    const DimBit& b = regs[i];
+    if (!b.none() && ((reg_part[static_cast<size_t>(b.dim)] >> b.bit) & 1)) r |= 1 << i;
+  }
+  return reg_coords(r) == reg_part ? r : -1;
+}
+
+std::string Layout::str() const {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "x" : "") + std::to_string(shape[i]);
+  return s + "] regs=" + bits_str(regs) + " threads=" + bits_str(threads);
+}
+
+void Layout::check() const {
+  std::vector<std::vector<int>> seen(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d) seen[d].assign(static_cast<size_t>(log2_exact(shape[d])), 0);
+  auto note = [&](const DimBit& b) {
+    if (b.none()) return;
+    TESSERA_CHECK(b.dim < rank() && b.bit < static_cast<int>(seen[b.dim].size()),
+                  "layout names a bit outside the shape: ", str());
+    seen[b.dim][b.bit] += 1;
+  };
+  for (const DimBit& b : regs) {
+    TESSERA_CHECK(!b.none(), "a register bit names nothing: ", str());
+    note(b);
+  }
+  for (const DimBit& b : threads) note(b);
+  for (const auto& dim : seen)
+    for (int n : dim) TESSERA_CHECK(n == 1, "layout does not name every bit once: ", str());
+}
+
+Layout blocked(const ir::Shape& shape, const std::vector<int>& order, int vec, int64_t threads) {
+  Layout l;
+  l.shape = shape;
+  std::vector<DimBit> fill;  // coordinate bits, fastest first
+  for (int d : order)
+    for (int b = 0; b < log2_exact(shape[static_cast<size_t>(d)]); ++b) fill.push_back({d, b});
+  size_t next = 0;
+  int vec_bits = vec > 1 ? log2_exact(vec) : 0;
+  for (int i = 0; i < vec_bits && next < fill.size(); ++i) l.regs.push_back(fill[next++]);
+  for (int i = 0; i < log2_exact(threads); ++i)
+    l.threads.push_back(next < fill.size() ? fill[next++] : DimBit{});
+  while (next < fill.size()) l.regs.push_back(fill[next++]);
+  return l;
+}
+
+Layout default_layout(const ir::Shape& shape, int64_t threads) {
+  std::vector<int> order;
+  for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) order.push_back(d);
+  return blocked(shape, order, 1, threads);
+}
+
+Layout slice(const Layout& l, int axis) {
+  Layout out = l;
+  out.shape.erase(out.shape.begin() + axis);
+  std::vector<DimBit> regs;
+  for (const DimBit& b : l.regs)
+    if (b.dim != axis) regs.push_back(b.dim > axis ? DimBit{b.dim - 1, b.bit} : b);
+  out.regs = regs;
+  for (DimBit& b : out.threads) {
+    if (b.dim == axis) b = DimBit{};
+    else if (b.dim > axis) b.dim -= 1;
+  }
+  return out;
+}
+
+Layout expand_dims(const Layout& l, int axis) {
+  Layout out = l;
+  out.shape.insert(out.shape.begin() + axis, 1);
+  map_bits(out, [&](DimBit b) { return b.dim >= axis ? DimBit{b.dim + 1, b.bit} : b; });
+  return out;
+}
+
+Layout reshape(const Layout& l, const ir::Shape& to) {
+  // Row-major: bit b of dim d is bit (b + log2 of the product of the later dims) of the linear
+  // index; the new shape splits the linear index the same way.
+  auto offsets = [](const ir::Shape& s) {
+    std::vector<int> off(s.size());
+    int acc = 0;
+    for (int d = static_cast<int>(s.size()) - 1; d >= 0; --d) {
+      off[static_cast<size_t>(d)] = acc;
+      acc += log2_exact(s[static_cast<size_t>(d)]);
+    }
+    return off;
+  };
+  std::vector<int> from_off = offsets(l.shape), to_off = offsets(to);
+  Layout out = l;
+  out.shape = to;
+  map_bits(out, [&](DimBit b) {
+    int p = from_off[static_cast<size_t>(b.dim)] + b.bit;
+    for (size_t d = 0; d < to.size(); ++d) {
+      int width = log2_exact(to[d]);
+      if (p >= to_off[d] && p < to_off[d] + width) return DimBit{static_cast<int>(d), p - to_off[d]};
+    }
+    TESSERA_CHECK(false, "reshape bit out of range");
+    return b;
+  });
+  return out;
+}
+
+Layout permute(const Layout& l, const std::vector<int64_t>& order) {
+  Layout out = l;
+  for (size_t i = 0; i < order.size(); ++i) out.shape[i] = l.shape[static_cast<size_t>(order[i])];
+  std::vector<int> where(order.size());
+  for (size_t i = 0; i < order.size(); ++i) where[static_cast<size_t>(order[i])] = static_cast<int>(i);
+  map_bits(out, [&](DimBit b) { return DimBit{where[static_cast<size_t>(b.dim)], b.bit}; });
+  return out;
+}
+
+Layout broadcast(const Layout& l, const ir::Shape& shape) {
+  Layout out = l;
+  out.shape = shape;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (l.shape[d] == shape[d]) continue;
+    TESSERA_CHECK(l.shape[d] == 1, "broadcast of a non-1 dimension");
+    for (int b = 0; b < log2_exact(shape[d]); ++b) {
+      DimBit bit{static_cast<int>(d), b};
+      auto slot = std::find_if(out.threads.begin(), out.threads.end(),
+                               [](const DimBit& x) { return x.none(); });
+      if (slot != out.threads.end()) *slot = bit;
+      else out.regs.push_back(bit);
+    }
+  }
+  return out;
+}
+
+Layout unbroadcast(const Layout& l, const ir::Shape& from) {
+  Layout out = l;
+  out.shape = from;
+  std::vector<DimBit> regs;
+  for (const DimBit& b : l.regs)
+    if (from[static_cast<size_t>(b.dim)] != 1 || l.shape[static_cast<size_t>(b.dim)] == 1) regs.push_back(b);
+  out.regs = regs;
+  for (DimBit& b : out.threads)
+    if (!b.none() && from[static_cast<size_t>(b.dim)] == 1 && l.shape[static_cast<size_t>(b.dim)] != 1) b = DimBit{};
+  return out;
+}
+
+Layout cat(const Layout& l, int axis) {
+  Layout out = l;
+  out.regs.push_back(DimBit{axis, log2_exact(l.shape[static_cast<size_t>(axis)])});
+  out.shape[static_cast<size_t>(axis)] *= 2;
+  return out;
+}
+
+Layout dot_layout(int64_t m, int64_t n, int64_t threads) {
+  int bm = log2_exact(m), bn = log2_exact(n), bt = log2_exact(threads);
+  int per_thread = std::max(0, bm + bn - bt);  // log2 of elements per thread
+  int rn = std::min(per_thread / 2, bn);
+  int rm = std::min(per_thread - rn, bm);
+  rn = per_thread - rm;
+  Layout l;
+  l.shape = {m, n};
+  for (int b = 0; b < bn - rn; ++b) l.threads.push_back({1, b});
+  for (int b = 0; b < bm - rm; ++b) l.threads.push_back({0, b});
+  while (static_cast<int>(l.threads.size()) < bt) l.threads.push_back({});
+  for (int b = bn - rn; b < bn; ++b) l.regs.push_back({1, b});
+  for (int b = bm - rm; b < bm; ++b) l.regs.push_back({0, b});
+  return l;
+}
+
+}  // namespace tessera::lower

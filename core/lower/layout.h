@@ -1,0 +1,97 @@
+/// \file Distributed layouts: which thread of a workgroup holds which element of a tile, in which
+/// register.
+///
+/// A layout is a linear map over GF(2) from (register index, thread id) to the element's
+/// row-major coordinates whose bases are unit vectors: each bit of the register index and each
+/// bit of the thread id names one bit of one coordinate, or nothing (the position holds a
+/// broadcast copy). Every bit of every coordinate is named exactly once, so each element has one
+/// register slot in each thread group that owns it. Triton's blocked, slice and MMA layouts are all
+/// of this form; reshapes, permutes and expand_dims only relabel the named bits, so they are free.
+///
+/// Thread ids count lanes first: thread t is lane t % S of subgroup t / S, so the low log2(S)
+/// thread bits are lanes (reachable by shuffles) and the high bits are subgroups (reachable
+/// through shared memory). The same layout serves every subgroup size.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/ir/types.h"
+
+namespace tessera::lower {
+
+/// Bit `bit` of coordinate `dim`, or none (dim < 0).
+struct DimBit {
+  int dim = -1;
+  int bit = 0;
+  bool none() const { return dim < 0; }
+  bool operator==(const DimBit&) const = default;
+};
+
+class Layout {
+ public:
+  ir::Shape shape;
+  std::vector<DimBit> regs;     ///< register-index bit i
+  std::vector<DimBit> threads;  ///< thread-id bit i (log2 of the workgroup size entries)
+
+  int num_regs() const { return 1 << regs.size(); }
+  int64_t num_threads() const { return int64_t{1} << threads.size(); }
+  int rank() const { return static_cast<int>(shape.size()); }
+
+  /// The part of element coordinates contributed by register index r / thread id t; an
+  /// element's coordinates are the sum of both.
+  std::vector<int64_t> reg_coords(int r) const;
+  std::vector<int64_t> thread_coords(int64_t t) const;
+  std::vector<int64_t> coords(int r, int64_t t) const;
+  /// Does thread t hold a copy that another thread with lower id also holds (a broadcast
+  /// duplicate)? Exactly one thread of each group of copies has `is_owner` true.
+  bool is_owner(int64_t t) const;
+  /// The register holding coordinates `c` in a thread that holds them (regs and the thread's
+  /// share must add up to c); -1 if the layout has no register whose bits give `c`'s reg part.
+  int reg_of(const std::vector<int64_t>& reg_part) const;
+
+  bool operator==(const Layout&) const = default;
+  /// "[64x32] regs=(1.0,1.1,0.4) threads=(1.2,1.3,1.4,0.0,0.1,0.2,0.3)" (dim.bit, '-' = none).
+  std::string str() const;
+  /// Internal check of the invariant (every coordinate bit named exactly once).
+  void check() const;
+};
+
+/// Row-major element index of coordinates `c` in `shape`.
+int64_t linear_index(const ir::Shape& shape, const std::vector<int64_t>& c);
+
+/// Triton's blocked layout: `vec` consecutive elements of dimension order[0] per thread, then
+/// consecutive threads along order[0], order[1], ..., then the remaining bits in registers.
+/// `order` lists dimensions fastest first; thread bits beyond the tile are broadcast.
+Layout blocked(const ir::Shape& shape, const std::vector<int>& order, int vec, int64_t threads);
+/// The default layout of a tile: blocked, row-major order, vec 1 (or a scalar layout).
+Layout default_layout(const ir::Shape& shape, int64_t threads);
+
+/// The layout of a tile reduced along `axis`: the axis' bits become none, the axis disappears.
+Layout slice(const Layout& l, int axis);
+/// Inserts a size-1 dimension at `axis` (no bits move).
+Layout expand_dims(const Layout& l, int axis);
+/// The layout a tile of shape `to` must have so that reshaping it gives `l` (and conversely):
+/// row-major reshapes relabel bits.
+Layout reshape(const Layout& l, const ir::Shape& to);
+/// result.shape[i] = l.shape[order[i]].
+Layout permute(const Layout& l, const std::vector<int64_t>& order);
+/// For broadcast: a layout of `shape` (same rank as l, each dim equal or l's dim 1) that keeps
+/// every bit of `l` where it is and puts the new bits on l's free thread slots, then registers.
+Layout broadcast(const Layout& l, const ir::Shape& shape);
+/// The layout an operand of shape `from` (l's rank, dims equal or 1) has when broadcast to `l`:
+/// `l` with the bits of the size-1 dims made none (inverse of broadcast()).
+Layout unbroadcast(const Layout& l, const ir::Shape& from);
+/// cat along `axis` of two tiles in layout `l`: the new top bit of the axis goes to a new
+/// (most significant) register bit.
+Layout cat(const Layout& l, int axis);
+
+/// The accumulator layout of a dot: each thread owns a strided rm x rn block of C so that
+/// shared-memory reads of A and B are conflict-free (threads fill the low bits of n, then m).
+Layout dot_layout(int64_t m, int64_t n, int64_t threads);
+
+/// Number of bits of a power-of-two dimension.
+int log2_exact(int64_t v);
+
+}  // namespace tessera::lower

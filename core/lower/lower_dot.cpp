@@ -1,0 +1,124 @@
+/// \file dot in FMA form, and cat. The operands are staged in shared memory (each thread writes
+/// the elements it holds), then each thread runs a loop over k that reads the rows of A and the
+/// columns of B it needs and accumulates its block of C (the dot layout: a strided rm x rn block
+/// per thread, so that the reads of a subgroup are broadcasts or hit distinct banks).
+#include "core/ir/ops.h"
+#include "core/lower/lowerer.h"
+
+namespace tessera::lower::detail {
+namespace {
+
+using ir::DType;
+using ir::OpKind;
+using ir::Type;
+
+/// Rounds an f32 to TF32 like `cvt.rna.tf32.f32` (nearest, ties away; NaN and inf unchanged),
+/// exactly as the interpreter's round_to_tf32.
+ir::Value* round_tf32(Lowerer& lw, ir::Value* x) {
+  Type u32 = Type::scalar(DType::u32), i1 = Type::scalar(DType::i1);
+  ir::Value* bits = lw.emit(OpKind::Bitcast, {x}, u32);
+  ir::Value* exp = lw.and_(bits, lw.const_int(DType::u32, 0x7F800000));
+  ir::Value* finite = lw.emit(OpKind::CmpNe, {exp, lw.const_int(DType::u32, 0x7F800000)}, i1);
+  ir::Value* rounded = lw.and_(lw.add(bits, lw.const_int(DType::u32, 0x1000)), lw.const_int(DType::u32, 0xFFFFE000));
+  ir::Value* r = lw.emit(OpKind::Where, {finite, rounded, bits}, u32);
+  return lw.emit(OpKind::Bitcast, {r}, Type::scalar(DType::f32));
+}
+
+/// Writes a tile's registers to shared memory at row * row_stride + col (+ base).
+void stage(Lowerer& lw, const Regs& r, const Layout& l, int buf, int64_t base, int64_t row_stride) {
+  ir::Value* t_row = lw.thread_coord(l, 0);
+  ir::Value* t_col = lw.thread_coord(l, 1);
+  ir::Value* t_base = lw.add(lw.mul(t_row, lw.const_int(DType::i32, row_stride)), t_col);
+  lw.guarded(lw.owner(l), [&] {
+    for (int i = 0; i < l.num_regs(); ++i) {
+      std::vector<int64_t> c = l.reg_coords(i);
+      int64_t off = base + c[0] * row_stride + c[1];
+      ir::Value* idx = off ? lw.add(t_base, lw.const_int(DType::i32, off)) : t_base;
+      lw.b().create(OpKind::SharedStore, {idx, r[static_cast<size_t>(i)]}, {},
+                    {{"buffer", int64_t{buf}}, {"width", int64_t{1}}});
+    }
+  });
+}
+
+}  // namespace
+
+void Lowerer::lower_dot(const ir::Op& op) {
+  ir::DotOp dot(const_cast<ir::Op*>(&op));
+  const ir::Value* a = dot.lhs();
+  const ir::Value* bm = dot.rhs();
+  const ir::Value* r = op.result();
+  int64_t M = a->type.shape[0], K = a->type.shape[1], N = bm->type.shape[1];
+  DType in_t = a->type.dtype, acc_t = r->type.dtype;
+  const Layout& lc = homes().home(r);
+  Regs acc = regs(dot.acc(), lc);
+  Layout la = homes().layout_for(a), lb = homes().layout_for(bm);
+  Regs ra = regs(a, la), rb = regs(bm, lb);
+  // A rows padded by one element so that a subgroup reading one column of A from different rows
+  // does not hit one bank.
+  int64_t a_stride = K + 1, b_stride = N;
+  int64_t a_size = M * a_stride, b_size = K * b_stride;
+  int buf = scratch(in_t, a_size + b_size);
+  stage(*this, ra, la, buf, 0, a_stride);
+  stage(*this, rb, lb, buf, a_size, b_stride);
+  barrier();
+  // Rows and columns of C this thread owns: registers of the dot layout split into an m part
+  // and an n part.
+  ir::Value* t_m = thread_coord(lc, 0);
+  ir::Value* t_n = thread_coord(lc, 1);
+  std::vector<int64_t> rows, cols;
+  for (int i = 0; i < lc.num_regs(); ++i) {
+    std::vector<int64_t> c = lc.reg_coords(i);
+    if (std::find(rows.begin(), rows.end(), c[0]) == rows.end()) rows.push_back(c[0]);
+    if (std::find(cols.begin(), cols.end(), c[1]) == cols.end()) cols.push_back(c[1]);
+  }
+  ir::Value* lo = const_int(DType::i32, 0);
+  ir::Value* hi = const_int(DType::i32, K);
+  ir::Value* step = const_int(DType::i32, 1);
+  std::vector<ir::Value*> operands = {lo, hi, step};
+  operands.insert(operands.end(), acc.begin(), acc.end());
+  std::vector<Type> types(acc.size(), Type::scalar(acc_t));
+  ir::Op* loop = b().create(OpKind::For, operands, types);
+  ir::Region* body = b().add_region(loop);
+  ir::Value* k = out_module().add_arg(body, Type::scalar(DType::i32));
+  Regs carried;
+  for (size_t i = 0; i < acc.size(); ++i) carried.push_back(out_module().add_arg(body, Type::scalar(acc_t)));
+  InsertPointGuard guard(*this);
+  b().set_insertion_end(body);
+  bool tf32 = in_t == DType::f32 && dot.precision() == ir::DotPrecision::Tf32;
+  auto load = [&](ir::Value* idx) {
+    ir::Value* v = b().create(OpKind::SharedLoad, {idx}, {Type::scalar(in_t)},
+                              {{"buffer", int64_t{buf}}, {"width", int64_t{1}}})->result();
+    if (tf32) v = round_tf32(*this, v);
+    if (in_t != acc_t) v = emit(OpKind::Cast, {v}, Type::scalar(acc_t));
+    return v;
+  };
+  std::vector<ir::Value*> av, bv;
+  ir::Value* a_base = add(mul(t_m, const_int(DType::i32, a_stride)), k);
+  for (int64_t m : rows) av.push_back(load(add(a_base, const_int(DType::i32, m * a_stride))));
+  ir::Value* b_base = add(add(mul(k, const_int(DType::i32, b_stride)), t_n), const_int(DType::i32, a_size));
+  for (int64_t n : cols) bv.push_back(load(add(b_base, const_int(DType::i32, n))));
+  Regs next;
+  for (int i = 0; i < lc.num_regs(); ++i) {
+    std::vector<int64_t> c = lc.reg_coords(i);
+    size_t mi = static_cast<size_t>(std::find(rows.begin(), rows.end(), c[0]) - rows.begin());
+    size_t ni = static_cast<size_t>(std::find(cols.begin(), cols.end(), c[1]) - cols.begin());
+    ir::Value* cur = carried[static_cast<size_t>(i)];
+    if (ir::is_float(acc_t)) next.push_back(emit(OpKind::Fma, {av[mi], bv[ni], cur}, cur->type));
+    else next.push_back(add(cur, mul(av[mi], bv[ni])));
+  }
+  b().create(OpKind::Yield, next, {});
+  guard.restore();
+  barrier();
+  define_tile(r, lc, Regs(loop->results.begin(), loop->results.end()));
+}
+
+void Lowerer::lower_cat(const ir::Op& op) {
+  const ir::Value* r = op.result();
+  const Layout& l = homes().home(r);
+  Layout half = homes().layout_for(op.operand(0));
+  Regs a = regs(op.operand(0), half), b = regs(op.operand(1), half);
+  a.insert(a.end(), b.begin(), b.end());
+  define_tile(r, l, a);
+}
+
+}  // namespace tessera::lower::detail

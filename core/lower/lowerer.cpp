@@ -1,0 +1,474 @@
+/// \file The lowering driver: scopes and insertion points, thread coordinates, on-demand
+/// materialization of tile values in a layout, conversions, and the scalar and elementwise ops.
+#include "core/lower/lowerer.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "core/ir/ops.h"
+#include "core/ir/simt.h"
+#include "core/support/error.h"
+
+namespace tessera::lower::detail {
+
+using ir::OpKind;
+using ir::Type;
+
+namespace {
+
+void assign_depths(const ir::Region& r, int d, std::unordered_map<const ir::Value*, int>& depth) {
+  for (const ir::Value* a : r.args) depth[a] = d;
+  for (const ir::Op* op : r.ops) {
+    for (const ir::Value* v : op->results) depth[v] = d;
+    for (const ir::Region* sub : op->regions) assign_depths(*sub, d + 1, depth);
+  }
+}
+
+}  // namespace
+
+Lowerer::Lowerer(const ir::Function& src, const target::Target& target, const SimtOptions& options)
+    : src_(src),
+      target_(target),
+      options_(options),
+      threads_(int64_t{32} * options.num_warps),
+      subgroup_(target.subgroup_size),
+      axis_(src),
+      b_(*(out_ = std::make_unique<ir::Module>())) {
+  if (threads_ > target.max_threads)
+    fail(ErrorKind::Unsupported, "kernel '", src.name, "': num_warps = ", options.num_warps,
+         " needs ", threads_, " threads per workgroup, but the target allows ", target.max_threads);
+  if (subgroup_ <= 0 || threads_ % subgroup_ != 0)
+    fail(ErrorKind::Unsupported, "kernel '", src.name, "': ", threads_,
+         " threads are not a whole number of subgroups of ", subgroup_);
+  homes_ = std::make_unique<Homes>(src, axis_, threads_);
+  for (const ir::Param& p : src.params) depth_[p.value] = 0;
+  assign_depths(*src.body, 0, depth_);
+  int id = 0;
+  ir::walk(src.body, [&](ir::Op* op) {
+    for (ir::Value* v : op->results) ids_[v] = id++;
+    for (ir::Region* r : op->regions)
+      for (ir::Value* a : r->args) ids_[a] = id++;
+  });
+}
+
+std::unique_ptr<ir::Module> Lowerer::run() {
+  fn_ = out_->add_function(src_.name, src_.loc);
+  fn_->set_attr("stage", std::string("simt"));
+  fn_->set_attr("threads", threads_);
+  fn_->set_attr("subgroup", int64_t{subgroup_});
+  fn_->set_attr("target", target_.str());
+  scopes_.push_back(Scope{fn_->body});
+  b_.set_insertion_end(fn_->body);
+  for (const ir::Param& p : src_.params) {
+    ir::Value* v = out_->add_arg(fn_->body, p.value->type);
+    fn_->params.push_back(ir::Param{p.name, v, p.attrs});
+    scopes_[0].scalars[p.value] = v;
+  }
+  b_.set_loc(src_.loc);
+  lane_ = emit(OpKind::LaneId, {}, Type::scalar(ir::DType::i32));
+  subgroup_id_ = emit(OpKind::SubgroupId, {}, Type::scalar(ir::DType::i32));
+  tid_ = add(mul(subgroup_id_, const_int(ir::DType::i32, subgroup_)), lane_);
+  lower_region(*src_.body, fn_->body);
+  for (size_t i = 0; i < buffers_.size(); ++i)
+    fn_->set_attr("shared_" + std::to_string(i), Type::tile(buffers_[i].dtype, {buffers_[i].count}));
+  check_shared_limit();
+  return std::move(out_);
+}
+
+void Lowerer::check_shared_limit() const {
+  int64_t bytes = 0;
+  for (const Buffer& buf : buffers_) bytes += buf.count * ir::dtype_bytes(buf.dtype);
+  if (bytes <= target_.max_shared_bytes) return;
+  fail(ErrorKind::Unsupported, "kernel '", src_.name, "' needs ", bytes,
+       " bytes of shared memory, but target '", target_.name, "' allows ", target_.max_shared_bytes,
+       " per workgroup; use smaller blocks (BLOCK sizes of dots, reductions and layout changes) "
+       "or fewer warps (num_warps = ", options_.num_warps, ")");
+}
+
+// --- emission helpers ------------------------------------------------------------------------------
+
+ir::Value* Lowerer::emit(OpKind kind, std::vector<ir::Value*> operands, Type type,
+                         std::vector<ir::Attribute> attrs) {
+  return b_.create_value(kind, std::move(operands), std::move(type), std::move(attrs));
+}
+
+ir::Value* Lowerer::const_int(ir::DType t, int64_t v) { return b_.constant_int(Type::scalar(t), v); }
+ir::Value* Lowerer::const_float(ir::DType t, double v) { return b_.constant_float(Type::scalar(t), v); }
+
+ir::Value* Lowerer::add(ir::Value* a, ir::Value* b) { return emit(OpKind::Add, {a, b}, a->type); }
+ir::Value* Lowerer::mul(ir::Value* a, ir::Value* b) { return emit(OpKind::Mul, {a, b}, a->type); }
+ir::Value* Lowerer::and_(ir::Value* a, ir::Value* b) { return emit(OpKind::And, {a, b}, a->type); }
+
+void Lowerer::barrier() { b_.create(OpKind::Barrier, {}, {}); }
+
+// --- scopes and insertion points ----------------------------------------------------------------------
+
+Lowerer::InsertPoint Lowerer::save() const {
+  ir::Region* r = b_.region();
+  long idx = b_.insertion_index();
+  if (idx < 0 || idx >= static_cast<long>(r->ops.size())) return {r, nullptr};
+  return {r, r->ops[static_cast<size_t>(idx)]};
+}
+
+void Lowerer::restore(const InsertPoint& p) {
+  if (p.before) b_.set_insertion_before(p.before);
+  else b_.set_insertion_end(p.region);
+}
+
+template <class F>
+auto Lowerer::at_depth(int d, F&& f) {
+  InsertPoint saved = save();
+  Location loc = b_.loc();
+  const Scope& s = scopes_[static_cast<size_t>(d)];
+  if (d < depth() && s.open) b_.set_insertion_before(s.open);
+  else if (d < depth()) b_.set_insertion_end(s.dst);
+  struct Restore {
+    Lowerer* self;
+    InsertPoint p;
+    Location loc;
+    ~Restore() {
+      self->restore(p);
+      self->b_.set_loc(loc);
+    }
+  } restore_guard{this, saved, loc};
+  return f();
+}
+
+void Lowerer::push_scope(ir::Region* dst, ir::Op* owner) {
+  scopes_.back().open = owner;
+  scopes_.push_back(Scope{dst});
+  b_.set_insertion_end(dst);
+}
+
+void Lowerer::pop_scope() {
+  scopes_.pop_back();
+  scopes_.back().open = nullptr;
+  b_.set_insertion_end(scopes_.back().dst);
+}
+
+int Lowerer::depth_of(const ir::Value* v) const {
+  auto it = depth_.find(v);
+  TESSERA_CHECK(it != depth_.end(), "value of unknown depth");
+  return std::min(it->second, depth());
+}
+
+std::string Lowerer::key(const ir::Value* v, const Layout& l) const {
+  auto it = ids_.find(v);
+  return std::to_string(it == ids_.end() ? -1 : it->second) + "|" + l.str();
+}
+
+const Regs* Lowerer::find(const ir::Value* v, const Layout& l) const {
+  std::string k = key(v, l);
+  for (int d = depth(); d >= 0; --d) {
+    const auto& cache = scopes_[static_cast<size_t>(d)].cache;
+    auto it = cache.find(k);
+    if (it != cache.end()) return &it->second;
+  }
+  return nullptr;
+}
+
+// --- values ----------------------------------------------------------------------------------------
+
+ir::Value* Lowerer::scalar(const ir::Value* v) {
+  for (int d = depth(); d >= 0; --d) {
+    const auto& m = scopes_[static_cast<size_t>(d)].scalars;
+    auto it = m.find(v);
+    if (it != m.end()) return it->second;
+  }
+  TESSERA_CHECK(false, "scalar used before it was lowered, in kernel '", src_.name, "'");
+  return nullptr;
+}
+
+void Lowerer::define_scalar(const ir::Value* v, ir::Value* s) { scopes_.back().scalars[v] = s; }
+
+void Lowerer::define_tile(const ir::Value* v, const Layout& l, Regs r) {
+  TESSERA_CHECK(static_cast<int>(r.size()) == l.num_regs(), "register count does not match the layout");
+  scopes_.back().cache[key(v, l)] = std::move(r);
+}
+
+Regs Lowerer::regs(const ir::Value* v, const Layout& l) {
+  TESSERA_CHECK(v->type.is_tile() && v->type.shape == l.shape, "layout ", l.str(),
+                " does not fit value of type ", v->type.str());
+  if (const Regs* r = find(v, l)) return *r;
+  int d = depth_of(v);
+  Regs out;
+  if (homes_->is_free(v)) {
+    out = at_depth(d, [&] {
+      b_.set_loc(v->def->loc);
+      return lower_free(*v->def, l);
+    });
+  } else {
+    const Layout& h = homes_->home(v);
+    const Regs* home = find(v, h);
+    TESSERA_CHECK(home, "tile value used before it was lowered, in kernel '", src_.name, "'");
+    Regs hr = *home;
+    out = at_depth(d, [&] { return convert(hr, v->type.dtype, h, l); });
+  }
+  scopes_[static_cast<size_t>(d)].cache[key(v, l)] = out;
+  return out;
+}
+
+ir::Value* Lowerer::thread_coord(const Layout& l, int dim) {
+  std::ostringstream k;
+  k << dim << ":";
+  for (const DimBit& b : l.threads) k << b.dim << "." << b.bit << ",";
+  auto it = thread_coords_.find(k.str());
+  if (it != thread_coords_.end()) return it->second;
+  ir::Value* v = at_depth(0, [&] {
+    ir::Value* acc = nullptr;
+    size_t i = 0;
+    while (i < l.threads.size()) {
+      if (l.threads[i].dim != dim) {
+        ++i;
+        continue;
+      }
+      // A run of thread bits i.. naming consecutive bits of `dim` becomes one shift-and-mask.
+      size_t j = i + 1;
+      while (j < l.threads.size() && l.threads[j].dim == dim &&
+             l.threads[j].bit == l.threads[i].bit + static_cast<int>(j - i))
+        ++j;
+      ir::Value* part = emit(OpKind::Shr, {tid_, const_int(ir::DType::i32, static_cast<int64_t>(i))},
+                             tid_->type);
+      part = and_(part, const_int(ir::DType::i32, (int64_t{1} << (j - i)) - 1));
+      part = emit(OpKind::Shl, {part, const_int(ir::DType::i32, l.threads[i].bit)}, tid_->type);
+      acc = acc ? emit(OpKind::Or, {acc, part}, tid_->type) : part;
+      i = j;
+    }
+    return acc ? acc : const_int(ir::DType::i32, 0);
+  });
+  thread_coords_[k.str()] = v;
+  return v;
+}
+
+ir::Value* Lowerer::owner(const Layout& l) {
+  int64_t mask = 0;
+  for (size_t i = 0; i < l.threads.size(); ++i)
+    if (l.threads[i].none()) mask |= int64_t{1} << i;
+  if (mask == 0) return const_bool(true);
+  std::string k = "owner:" + std::to_string(mask);
+  auto it = thread_coords_.find(k);
+  if (it != thread_coords_.end()) return it->second;
+  ir::Value* v = at_depth(0, [&] {
+    ir::Value* bits = and_(tid_, const_int(ir::DType::i32, mask));
+    return emit(OpKind::CmpEq, {bits, const_int(ir::DType::i32, 0)}, Type::scalar(ir::DType::i1));
+  });
+  thread_coords_[k] = v;
+  return v;
+}
+
+// --- shared memory ---------------------------------------------------------------------------------
+
+int Lowerer::scratch(ir::DType dtype, int64_t count) {
+  for (size_t i = 0; i < buffers_.size(); ++i) {
+    if (buffers_[i].scratch && buffers_[i].dtype == dtype) {
+      buffers_[i].count = std::max(buffers_[i].count, count);
+      return static_cast<int>(i);
+    }
+  }
+  buffers_.push_back({dtype, count, true});
+  return static_cast<int>(buffers_.size()) - 1;
+}
+
+int Lowerer::new_buffer(ir::DType dtype, int64_t count) {
+  buffers_.push_back({dtype, count, false});
+  return static_cast<int>(buffers_.size()) - 1;
+}
+
+// --- op dispatch -------------------------------------------------------------------------------------
+
+void Lowerer::lower_region(const ir::Region& src, ir::Region* dst) {
+  (void)dst;
+  for (const ir::Op* op : src.ops) {
+    if (op->has(ir::kTerminator)) continue;
+    b_.set_loc(op->loc);
+    lower_op(*op);
+  }
+}
+
+void Lowerer::lower_op(const ir::Op& op) {
+  switch (op.kind) {
+    case OpKind::Load: return lower_load(op);
+    case OpKind::Store: return lower_store(op);
+    case OpKind::AtomicRmw:
+    case OpKind::AtomicCas: return lower_atomic(op);
+    case OpKind::Print: return lower_print(op);
+    case OpKind::Assert: return lower_assert(op);
+    case OpKind::Reduce: return lower_reduce(op);
+    case OpKind::ReduceGeneric: return lower_reduce_generic(op);
+    case OpKind::Scan:
+    case OpKind::ScanGeneric: return lower_scan(op);
+    case OpKind::Dot: return lower_dot(op);
+    case OpKind::Cat: return lower_cat(op);
+    case OpKind::For: return lower_for(op);
+    case OpKind::If: return lower_if(op);
+    case OpKind::While: return lower_while(op);
+    default: break;
+  }
+  if (op.results.empty()) {
+    // assume: a scalar promise, kept for the targets that can use it.
+    std::vector<ir::Value*> operands;
+    for (const ir::Value* v : op.operands) operands.push_back(scalar(v));
+    b_.create(op.kind, operands, {}, op.attrs);
+    return;
+  }
+  const ir::Value* r = op.result();
+  if (!r->type.is_tile()) {
+    std::vector<ir::Value*> operands;
+    for (const ir::Value* v : op.operands) operands.push_back(scalar(v));
+    define_scalar(r, emit(op.kind, operands, r->type, op.attrs));
+    return;
+  }
+  if (homes_->is_free(r)) return;  // materialized when a consumer asks
+  lower_elementwise(op);
+}
+
+namespace {
+
+/// The register permutation inverse: the operand layout of a permute producing `l`.
+std::vector<int64_t> inverse(const std::vector<int64_t>& order) {
+  std::vector<int64_t> inv(order.size());
+  for (size_t i = 0; i < order.size(); ++i) inv[static_cast<size_t>(order[i])] = static_cast<int64_t>(i);
+  return inv;
+}
+
+}  // namespace
+
+Regs Lowerer::lower_free(const ir::Op& op, const Layout& l) {
+  const ir::Value* r = op.result();
+  Type elem = r->type.element();
+  switch (op.kind) {
+    case OpKind::Constant: {
+      ir::ConstantOp c(const_cast<ir::Op*>(&op));
+      ir::Value* v = c.is_float() ? const_float(elem.dtype, c.float_value()) : const_int(elem.dtype, c.int_value());
+      return Regs(static_cast<size_t>(l.num_regs()), v);
+    }
+    case OpKind::Arange: {
+      ir::ArangeOp a(const_cast<ir::Op*>(&op));
+      ir::Value* base = add(thread_coord(l, 0), const_int(ir::DType::i32, a.start()));
+      Regs out;
+      for (int i = 0; i < l.num_regs(); ++i) {
+        int64_t c = l.reg_coords(i)[0];
+        out.push_back(c ? add(base, const_int(ir::DType::i32, c)) : base);
+      }
+      return out;
+    }
+    case OpKind::Splat: return Regs(static_cast<size_t>(l.num_regs()), scalar(op.operand(0)));
+    case OpKind::Broadcast: {
+      const ir::Value* x = op.operand(0);
+      Layout lx = unbroadcast(l, x->type.shape);
+      Regs rx = regs(x, lx);
+      Regs out;
+      for (int i = 0; i < l.num_regs(); ++i) {
+        std::vector<int64_t> c = l.reg_coords(i);
+        for (size_t d = 0; d < c.size(); ++d)
+          if (x->type.shape[d] == 1) c[d] = 0;
+        int j = lx.reg_of(c);
+        TESSERA_CHECK(j >= 0, "broadcast register not found");
+        out.push_back(rx[static_cast<size_t>(j)]);
+      }
+      return out;
+    }
+    case OpKind::ExpandDims: return regs(op.operand(0), slice(l, static_cast<int>(op.int_attr("axis"))));
+    case OpKind::Reshape: return regs(op.operand(0), reshape(l, op.operand(0)->type.shape));
+    case OpKind::Permute: return regs(op.operand(0), permute(l, inverse(op.ints_attr("order"))));
+    case OpKind::MultipleOf:
+    case OpKind::MaxContiguous: return regs(op.operand(0), l);
+    default: break;
+  }
+  TESSERA_CHECK(op.has(ir::kElementwise), "op '", op.name(), "' is not free");
+  std::vector<Regs> operands;
+  for (const ir::Value* v : op.operands) operands.push_back(regs(v, l));
+  Regs out;
+  for (int i = 0; i < l.num_regs(); ++i) {
+    std::vector<ir::Value*> ops;
+    for (const Regs& o : operands) ops.push_back(o[static_cast<size_t>(i)]);
+    out.push_back(emit(op.kind, ops, elem, op.attrs));
+  }
+  return out;
+}
+
+void Lowerer::lower_elementwise(const ir::Op& op) {
+  const ir::Value* r = op.result();
+  const Layout& l = homes_->home(r);
+  define_tile(r, l, lower_free(op, l));
+}
+
+// --- conversions -----------------------------------------------------------------------------------
+
+Regs Lowerer::convert(const Regs& r, ir::DType dtype, const Layout& from, const Layout& to,
+                      bool through_shared) {
+  if (from == to && !through_shared) return r;
+  if (from.threads == to.threads && !through_shared) {
+    Regs out;
+    for (int i = 0; i < to.num_regs(); ++i) {
+      int j = from.reg_of(to.reg_coords(i));
+      TESSERA_CHECK(j >= 0, "register permutation failed: ", from.str(), " -> ", to.str());
+      out.push_back(r[static_cast<size_t>(j)]);
+    }
+    return out;
+  }
+  // Through shared memory: each owner writes its elements at their row-major index, then every
+  // thread reads the elements of the new layout.
+  ir::DType store_t = dtype == ir::DType::i1 ? ir::DType::u8 : dtype;
+  int64_t n = ir::num_elements(from.shape);
+  int buf = scratch(store_t, n);
+  std::vector<int64_t> strides(from.shape.size(), 1);
+  for (int d = static_cast<int>(from.shape.size()) - 2; d >= 0; --d)
+    strides[static_cast<size_t>(d)] = strides[static_cast<size_t>(d) + 1] * from.shape[static_cast<size_t>(d) + 1];
+  auto thread_base = [&](const Layout& l) {
+    ir::Value* base = const_int(ir::DType::i32, 0);
+    for (int d = 0; d < l.rank(); ++d)
+      base = add(base, mul(thread_coord(l, d), const_int(ir::DType::i32, strides[static_cast<size_t>(d)])));
+    return base;
+  };
+  ir::Value* wbase = thread_base(from);
+  guarded(owner(from), [&] {
+    for (int i = 0; i < from.num_regs(); ++i) {
+      int64_t off = linear_index(from.shape, from.reg_coords(i));
+      ir::Value* idx = off ? add(wbase, const_int(ir::DType::i32, off)) : wbase;
+      ir::Value* v = r[static_cast<size_t>(i)];
+      if (dtype == ir::DType::i1) v = emit(OpKind::Cast, {v}, Type::scalar(store_t));
+      b_.create(OpKind::SharedStore, {idx, v}, {}, {{"buffer", int64_t{buf}}, {"width", int64_t{1}}});
+    }
+  });
+  barrier();
+  ir::Value* rbase = thread_base(to);
+  Regs out;
+  for (int i = 0; i < to.num_regs(); ++i) {
+    int64_t off = linear_index(to.shape, to.reg_coords(i));
+    ir::Value* idx = off ? add(rbase, const_int(ir::DType::i32, off)) : rbase;
+    ir::Value* v = b_.create(OpKind::SharedLoad, {idx}, {Type::scalar(store_t)},
+                             {{"buffer", int64_t{buf}}, {"width", int64_t{1}}})->result();
+    if (dtype == ir::DType::i1) v = emit(OpKind::Cast, {v}, Type::scalar(ir::DType::i1));
+    out.push_back(v);
+  }
+  barrier();
+  return out;
+}
+
+std::vector<ir::Value*> Lowerer::apply_combine(const ir::Region& combine,
+                                               const std::vector<ir::Value*>& lhs,
+                                               const std::vector<ir::Value*>& rhs) {
+  std::unordered_map<const ir::Value*, ir::Value*> map;
+  for (size_t i = 0; i < lhs.size(); ++i) map[combine.args[i]] = lhs[i];
+  for (size_t i = 0; i < rhs.size(); ++i) map[combine.args[lhs.size() + i]] = rhs[i];
+  std::vector<ir::Value*> out;
+  for (const ir::Op* op : combine.ops) {
+    std::vector<ir::Value*> operands;
+    for (const ir::Value* v : op->operands) {
+      auto it = map.find(v);
+      operands.push_back(it != map.end() ? it->second : scalar(v));
+    }
+    if (op->kind == OpKind::Yield) return operands;
+    if (!op->regions.empty())
+      fail(ErrorKind::Unsupported, op->loc.str(), ": error: '", op->name(),
+           "': control flow inside a reduce/scan combine function is not supported");
+    std::vector<Type> types;
+    for (const ir::Value* res : op->results) types.push_back(res->type);
+    ir::Op* copy = b_.create(op->kind, operands, types, op->attrs);
+    for (size_t i = 0; i < op->results.size(); ++i) map[op->results[i]] = copy->result(i);
+  }
+  return out;
+}
+
+}  // namespace tessera::lower::detail
