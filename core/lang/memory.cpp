@@ -21,13 +21,21 @@ ir::Value* pointer_value(const tensor& ptr, std::string_view op, const Here& loc
   return p;
 }
 
+/// Does `from` broadcast to exactly `to` (numpy rules, `to` unchanged)?
+bool broadcasts_to(const ir::Shape& from, const ir::Shape& to) {
+  if (from.size() > to.size()) return false;
+  size_t lead = to.size() - from.size();
+  for (size_t i = 0; i < from.size(); ++i)
+    if (from[i] != 1 && from[i] != to[lead + i]) return false;
+  return true;
+}
+
 /// The mask as i1 of the pointer's shape: it may broadcast to the pointer, never the reverse.
 ir::Value* mask_value(const Operand& mask, ir::Value* p, std::string_view op, const Here& loc) {
   ir::Value* m = detail::value_of(mask, op, loc);
   if (m->type.is_ptr || m->type.dtype != DType::i1)
     user_error(loc, op, "the mask has type " + m->type.str() + ", expected i1 (a comparison)");
-  ir::Shape common = detail::broadcast_shapes(m->type.shape, p->type.shape, op, loc);
-  if (common != p->type.shape)
+  if (!broadcasts_to(m->type.shape, p->type.shape))
     user_error(loc, op, "mask shape " + ir::shape_str(m->type.shape) +
                             " does not match pointer shape " + ir::shape_str(p->type.shape));
   return detail::broadcast_value(m, p->type.shape, op, loc);
@@ -49,8 +57,7 @@ ir::Value* data_value(const Operand& value, ir::Value* p, std::string_view op, c
   } else {
     v = detail::materialize(value, p->type.dtype, op, loc);
   }
-  ir::Shape common = detail::broadcast_shapes(v->type.shape, p->type.shape, op, loc);
-  if (common != p->type.shape)
+  if (!broadcasts_to(v->type.shape, p->type.shape))
     user_error(loc, op, "value shape " + ir::shape_str(v->type.shape) +
                             " does not match pointer shape " + ir::shape_str(p->type.shape));
   return detail::broadcast_value(v, p->type.shape, op, loc);

@@ -1,0 +1,179 @@
+// \file Kernel-language misuse is a tessera::Error of kind User whose message names the user's
+// file:line, the op and the shapes; these tests assert the exact messages.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "core/lang/tl.h"
+#include "core/lang/trace.h"
+#include "core/support/error.h"
+
+namespace tl = tessera::tl;
+using tessera::ErrorKind;
+
+namespace {
+
+int g_line = 0;  // set by each kernel on the line of its faulty call
+
+std::string at(const std::string& rest) {
+  return std::string(__FILE__) + ":" + std::to_string(g_line) + ": error: " + rest;
+}
+
+/// Traces `fn` with f32 pointers, i32 scalars and the constant 64 for the arguments it has, and
+/// returns the user error's message ("" if tracing succeeded).
+template <class... P>
+std::string trace_error(void (*fn)(P...)) {
+  std::vector<tl::ArgSpec> specs;
+  std::vector<std::string> names;
+  for (const tl::ParamDesc& d : tl::describe_params<P...>()) {
+    tl::ArgSpec s;
+    s.dtype = d.dtype ? *d.dtype : tessera::ir::DType::f32;
+    s.value.i = 64;
+    specs.push_back(s);
+    names.push_back("p" + std::to_string(names.size()));
+  }
+  try {
+    tl::trace(fn, "k", names, specs);
+  } catch (const tessera::Error& e) {
+    CHECK(e.kind() == ErrorKind::User);
+    return e.what();
+  }
+  return "";
+}
+
+void bad_arange(tl::ptr<float>) { g_line = __LINE__; tl::arange(0, 100); }
+void bad_broadcast(tl::ptr<float>) { g_line = __LINE__; (void)(tl::arange(0, 64) + tl::arange(0, 32)); }
+void bad_bitwise(tl::ptr<float> x) {
+  auto v = tl::load(x + tl::arange(0, 16));
+  g_line = __LINE__; (void)(v & v);
+}
+void bad_mask(tl::ptr<float> x) {
+  auto offs = tl::arange(0, 128);
+  g_line = __LINE__; (void)(tl::load(x + offs, tl::arange(0, 64) < 10));
+}
+void bad_mask_dtype(tl::ptr<float> x) {
+  auto offs = tl::arange(0, 128);
+  g_line = __LINE__; (void)(tl::load(x + offs, offs));
+}
+void bad_dot_inner(tl::ptr<float>) {
+  auto a = tl::zeros<float>({64, 32});
+  auto b = tl::zeros<float>({16, 64});
+  g_line = __LINE__; (void)(tl::dot(a, b));
+}
+void bad_dot_dtype(tl::ptr<float>) {
+  auto a = tl::zeros({16, 16}, tl::float16);
+  auto b = tl::zeros<float>({16, 16});
+  g_line = __LINE__; (void)(tl::dot(a, b));
+}
+void bad_store(tl::ptr<float>) {
+  auto offs = tl::arange(0, 128);
+  g_line = __LINE__; tl::store(offs, 1.0f);
+}
+void bad_loop_bound(tl::ptr<float>) {
+  auto offs = tl::arange(0, 64);
+  g_line = __LINE__; for (auto i : tl::range(0, offs)) (void)i;
+}
+void bad_if(tl::ptr<float>) {
+  auto offs = tl::arange(0, 64);
+  g_line = __LINE__; tl::if_(offs < 3, [] {});
+}
+void bad_carried_type(tl::ptr<float>, tl::i32 n) {
+  auto acc = tl::zeros<float>({16});
+  g_line = __LINE__; for (auto i : tl::range(0, n)) {
+    (void)i;
+    acc = acc.to(tl::float16);
+  }
+}
+void bad_reshape(tl::ptr<float>) {
+  auto offs = tl::arange(0, 64);
+  g_line = __LINE__; (void)(tl::reshape(offs, {4, 8}));
+}
+void bad_ptr_float_offset(tl::ptr<float> x) {
+  g_line = __LINE__; (void)(x + 1.5f);
+}
+void bad_math_on_int(tl::ptr<float>) {
+  g_line = __LINE__; (void)(tl::exp(tl::arange(0, 16)));
+}
+void bad_break(tl::ptr<float>, tl::i32 n) {
+  for (auto i : tl::range(0, n)) {
+    (void)i;
+    g_line = __LINE__ - 2;
+    break;
+  }
+}
+void bad_branch_only_one_side(tl::ptr<float>, tl::i32 n) {
+  tl::tensor t;
+  g_line = __LINE__; tl::if_(n > 0, [&] { t = tl::zeros<float>({16}); });
+}
+
+}  // namespace
+
+/// Traces `fn` first (which sets g_line), then compares its error with the expected text.
+#define CHECK_ERROR(fn, rest)             \
+  do {                                    \
+    std::string got = trace_error(fn);    \
+    CHECK(got == at(std::string rest));   \
+  } while (0)
+
+TEST_CASE("lang errors: arange of a non-power-of-two length") {
+  CHECK_ERROR(bad_arange, ("'arange': range [0, 100) has 100 elements, which is not a power of two"));
+}
+
+TEST_CASE("lang errors: operands that do not broadcast name both shapes") {
+  CHECK_ERROR(bad_broadcast, ("'add': shapes [64] and [32] are not broadcastable"));
+}
+
+TEST_CASE("lang errors: bitwise ops need integers") {
+  CHECK_ERROR(bad_bitwise, ("'and': operands must be integers, got f32"));
+}
+
+TEST_CASE("lang errors: a mask must have the pointer's shape and be i1") {
+  CHECK_ERROR(bad_mask, ("'load': mask shape [64] does not match pointer shape [128]"));
+  CHECK_ERROR(bad_mask_dtype, ("'load': the mask has type tile<128xi32>, expected i1 (a comparison)"));
+}
+
+TEST_CASE("lang errors: dot checks inner dimensions and dtypes") {
+  CHECK_ERROR(bad_dot_inner, ("'dot': inner dimensions differ: lhs is [64, 32], rhs is [16, 64]"));
+  CHECK_ERROR(bad_dot_dtype, ("'dot': operand dtypes differ: f16 and f32"));
+}
+
+TEST_CASE("lang errors: storing through a non-pointer") {
+  CHECK_ERROR(bad_store, ("'store': the address operand has type tile<128xi32>, expected a pointer or a tile of "
+           "pointers (e.g. x + offs)"));
+}
+
+TEST_CASE("lang errors: a tile used where a scalar is required") {
+  CHECK_ERROR(bad_loop_bound, ("'for': the upper bound is a tile (tile<64xi32>) but must be a scalar"));
+  CHECK_ERROR(bad_if, ("'if': the condition is a tile (tile<64xi1>) but must be a scalar"));
+}
+
+TEST_CASE("lang errors: a loop-carried variable may not change type") {
+  CHECK_ERROR(bad_carried_type, ("'for': a carried variable changes type from tile<16xf32> to tile<16xf16>; convert it "
+           "with .to() so both sides agree"));
+}
+
+TEST_CASE("lang errors: reshape keeps the element count; pointers take integer offsets; math needs floats") {
+  CHECK_ERROR(bad_reshape, ("'reshape': cannot reshape [64] (64 elements) to [4, 8] (32 elements)"));
+  CHECK_ERROR(bad_ptr_float_offset, ("'ptr_add': the offset must be an integer, got f32"));
+  CHECK_ERROR(bad_math_on_int, ("'exp': expects a float operand, got tile<16xi32>; convert it with .to(tl::float32)"));
+}
+
+TEST_CASE("lang errors: leaving an IR loop early is reported at the loop") {
+  CHECK_ERROR(bad_break, ("'for': the loop body left early (break or return); IR loops run their body to the end: "
+           "use tl::while_ with a condition instead"));
+}
+
+TEST_CASE("lang errors: a variable first assigned in one side of a branch") {
+  CHECK_ERROR(bad_branch_only_one_side, ("'if': a variable with no value before the branch is assigned in only one of its sides; "
+           "assign it in both, or give it a value before"));
+}
+
+TEST_CASE("lang errors: the kernel language outside a traced kernel") {
+  try {
+    tl::program_id(0);
+    FAIL("expected an error");
+  } catch (const tessera::Error& e) {
+    CHECK(e.kind() == ErrorKind::User);
+    CHECK(std::string(e.what()).find("called outside a kernel being traced") != std::string::npos);
+  }
+}

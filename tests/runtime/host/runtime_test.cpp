@@ -1,0 +1,175 @@
+// \file The runtime API on the host device: devices, buffers, streams, events, kernels and their
+// caches, and the argument checks at launch.
+#include <doctest/doctest.h>
+
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "runtime/tessera.h"
+
+namespace tl = tessera::tl;
+using tessera::Device;
+using tessera::ErrorKind;
+
+namespace {
+
+void vadd(tl::ptr<float> x, tl::ptr<float> y, tl::ptr<float> out, tl::i32 n, int BLOCK) {
+  auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+  auto mask = offs < n;
+  tl::store(out + offs, tl::load(x + offs, mask) + tl::load(y + offs, mask), mask);
+}
+
+int g_store_line = 0;
+void out_of_bounds(tl::ptr<float> out, int BLOCK) {
+  auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+  g_store_line = __LINE__; tl::store(out + offs, 1.0f);
+}
+
+void fill_iota(tl::pointer out, tl::i32 n, int BLOCK) {
+  auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+  tl::store(out + offs, offs, offs < n);
+}
+
+template <class F>
+std::string error_of(F&& f, ErrorKind kind) {
+  try {
+    f();
+  } catch (const tessera::Error& e) {
+    CHECK(e.kind() == kind);
+    return e.what();
+  }
+  return "<no error>";
+}
+
+}  // namespace
+
+TEST_CASE("runtime: the host device is always listed and opens by name") {
+  auto listing = Device::enumerate();
+  bool found = false;
+  for (const auto& d : listing.devices) found = found || d.name == "host";
+  CHECK(found);
+  CHECK(Device::open("host").name() == "host");
+  std::string msg = error_of([] { Device::open("gpu:7"); }, ErrorKind::Runtime);
+  CHECK(msg.find("no device named 'gpu:7' (devices: ") == 0);
+}
+
+TEST_CASE("runtime: buffers upload, download, fill, copy and slice") {
+  Device dev = Device::open("host");
+  std::vector<int> data(1000);
+  std::iota(data.begin(), data.end(), 0);
+  auto a = dev.upload(data);
+  CHECK(a.size() == 1000);
+  CHECK(a.download() == data);
+  auto b = dev.alloc<int>(1000);
+  b.fill(-7);
+  CHECK(b.download() == std::vector<int>(1000, -7));
+  b.copy_from(a);
+  CHECK(b.download() == data);
+  auto part = b.slice(100, 10);
+  part.fill(5);
+  auto all = b.download();
+  for (int i = 0; i < 1000; ++i) CHECK(all[static_cast<size_t>(i)] == (i >= 100 && i < 110 ? 5 : i));
+  CHECK(part.address() == b.address() + 400);
+  std::string msg = error_of([&] { b.slice(995, 10); }, ErrorKind::Argument);
+  CHECK(msg == "slice [3980, 4020) bytes is outside a buffer of 4000 bytes");
+  msg = error_of([&] { part.upload(data); }, ErrorKind::Argument);
+  CHECK(msg == "buffer upload of 1000 elements into a buffer of 10");
+}
+
+TEST_CASE("runtime: a kernel launches, and is traced once per specialization") {
+  Device dev = Device::open("host");
+  const int n = 3000;
+  std::vector<float> hx(n), hy(n);
+  for (int i = 0; i < n; ++i) {
+    hx[static_cast<size_t>(i)] = 0.5f * static_cast<float>(i);
+    hy[static_cast<size_t>(i)] = 2.0f;
+  }
+  auto x = dev.upload(hx), y = dev.upload(hy);
+  auto out = dev.alloc<float>(n);
+  auto k = TESSERA_KERNEL(vadd, x, y, out, n, BLOCK);
+  k[{tessera::cdiv(n, 256)}](x, y, out, n, 256);
+  auto r = out.download();
+  for (int i = 0; i < n; ++i) CHECK(r[static_cast<size_t>(i)] == hx[static_cast<size_t>(i)] + 2.0f);
+  k[{tessera::cdiv(n, 256)}](x, y, out, n, 256);
+  CHECK(k.traced_count() == 1);
+  k[{tessera::cdiv(n, 128)}](x, y, out, n, 128);  // another BLOCK: another specialization
+  CHECK(k.traced_count() == 2);
+  k[{tessera::cdiv(2048, 128)}](x, y, out, 2048, 128);  // n divisible by 16: another class
+  CHECK(k.traced_count() == 3);
+  k[{tessera::cdiv(n, 128)}](x.slice(1, n - 1), y, out, n - 1, 128);  // a misaligned pointer
+  CHECK(k.traced_count() == 4);
+  k[{{0}}](x, y, out, n, 128);  // an empty grid launches nothing
+}
+
+TEST_CASE("runtime: launch arguments are checked by parameter name") {
+  Device dev = Device::open("host");
+  auto x = dev.alloc<float>(16);
+  auto ix = dev.alloc<int>(16);
+  auto k = TESSERA_KERNEL(vadd, x, y, out, n, BLOCK);
+  std::string msg = error_of([&] { k[{1}](x, x, x, 16); }, ErrorKind::Argument);
+  CHECK(msg == "kernel 'vadd' takes 5 arguments (x, y, out, n, BLOCK), got 4");
+  msg = error_of([&] { k[{1}](ix, x, x, 16, 16); }, ErrorKind::Argument);
+  CHECK(msg == "argument 1 'x' (tl::ptr<f32>) of kernel 'vadd' must be a buffer of f32, got a buffer of i32 on host");
+  msg = error_of([&] { k[{1}](x, x, x, x, 16); }, ErrorKind::Argument);
+  CHECK(msg == "argument 4 'n' (tl::i32) of kernel 'vadd' must be a number, got a buffer of f32 on host");
+  msg = error_of([&] { k[{1}](x, x, 3, 16, 16); }, ErrorKind::Argument);
+  CHECK(msg == "argument 3 'out' (tl::ptr<f32>) of kernel 'vadd' must be a buffer, got the integer 3");
+  msg = error_of([&] { k[{1}](x, x, x, 16, x); }, ErrorKind::Argument);
+  CHECK(msg == "argument 5 'BLOCK' (int) of kernel 'vadd' is a compile-time int, got a buffer of f32 on host");
+  msg = error_of([&] { k[{1}](x, x, x, 2.5, 16); }, ErrorKind::Argument);
+  CHECK(msg == "argument 4 'n' (tl::i32) of kernel 'vadd' is an integer parameter, got the float 2.500000");
+  msg = error_of([&] { k[{1}](x, x, x, int64_t{1} << 40, 16); }, ErrorKind::Argument);
+  CHECK(msg == "argument 4 'n' (tl::i32) of kernel 'vadd': the integer 1099511627776 does not fit i32");
+  msg = error_of([&] { k[{-1}](x, x, x, 16, 16); }, ErrorKind::Argument);
+  CHECK(msg == "grid (-1, 1, 1) is invalid: each dimension must be in 0..2^32-1");
+  msg = error_of([&] { k[{{1}, {.num_warps = 3}}](x, x, x, 16, 16); }, ErrorKind::Argument);
+  CHECK(msg == "kernel 'vadd': num_warps must be a power of two in 1..32, got 3");
+}
+
+TEST_CASE("runtime: generic pointer parameters take the buffer's dtype") {
+  Device dev = Device::open("host");
+  auto k = TESSERA_KERNEL(fill_iota, out, n, BLOCK);
+  auto a = dev.alloc<int64_t>(100);
+  auto b = dev.alloc<int16_t>(100);
+  k[{1}](a, 100, 128);
+  k[{1}](b, 100, 128);
+  auto ra = a.download();
+  auto rb = b.download();
+  for (int i = 0; i < 100; ++i) {
+    CHECK(ra[static_cast<size_t>(i)] == i);
+    CHECK(rb[static_cast<size_t>(i)] == i);
+  }
+  CHECK(k.traced_count() == 2);
+}
+
+TEST_CASE("runtime: an out-of-bounds store is a device fault naming kernel, line, program and address") {
+  Device dev = Device::open("host");
+  auto out = dev.alloc<float>(100);
+  auto k = TESSERA_KERNEL(out_of_bounds, out, BLOCK);
+  std::string msg = error_of(
+      [&] {
+        k[{2}](out, 64);
+        dev.synchronize();
+      },
+      ErrorKind::DeviceFault);
+  std::string where = std::string(__FILE__) + ":" + std::to_string(g_store_line);
+  CHECK(msg.find("out-of-bounds store in kernel 'out_of_bounds' at " + where + ", program (1, 0, 0): address 0x") == 0);
+  // The stream is usable again after the error was reported.
+  out.fill(0.0f);
+  CHECK(out.download()[0] == 0.0f);
+}
+
+TEST_CASE("runtime: streams order their work and events time it") {
+  Device dev = Device::open("host");
+  tessera::Stream s = dev.create_stream();
+  auto k = TESSERA_KERNEL(fill_iota, out, n, BLOCK);
+  auto a = dev.alloc<int>(4096);
+  tessera::Event start = dev.create_event(), stop = dev.create_event();
+  start.record(s);
+  for (int i = 0; i < 5; ++i) k[{{4}, {}, &s}](a, 4096, 1024);
+  stop.record(s);
+  a.fill(3, &s);  // after the launches, on the same stream
+  CHECK(a.download(&s) == std::vector<int>(4096, 3));
+  CHECK(stop.elapsed_since(start) >= 0.0);
+}
