@@ -247,7 +247,8 @@ struct PrintOp : OpView<OpKind::Print> {
 };
 struct AssertOp : OpView<OpKind::Assert> {
   using OpView::OpView;
-  Value* cond() const { return op->operand(0); }
+  /// The condition: the last operand (SIMT asserts put element indices before it).
+  Value* cond() const { return op->operands.back(); }
   std::string message() const { return op->str_attr_or("message", ""); }
 };
 

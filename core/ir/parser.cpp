@@ -360,6 +360,10 @@ class Parser {
       } while (accept(','));
       expect(')', "to end the parameters");
     }
+    if (accept_word("attributes")) {
+      expect('{', "to begin the function attributes");
+      fn->attrs = attr_dict();
+    }
     fn->loc = location_or(start);
     expect('{', "to begin the function body");
     ops_until_brace(fn->body, "the function body");

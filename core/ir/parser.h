@@ -7,7 +7,9 @@
 ///    the function), so that the verifier, not the parser, reports dominance errors;
 ///  - `loc(...)` may be left out: the op (or function) then gets the location of its own text,
 ///    `<source_name>:<line>:<col>`, so diagnostics point into the IR file;
-///  - a region without arguments may leave out its `^():` line.
+///  - a region without arguments may leave out its `^():` line;
+///  - attribute dicts (of ops, parameters and functions) may list their names in any order (they
+///    are sorted), and a function may write an empty `attributes {}`.
 /// The parser builds structure only; verify() checks it.
 #pragma once
 

@@ -128,7 +128,12 @@ class Printer {
       out_ += ": " + (p.value ? p.value->type.str() : std::string("<null>"));
       append_attrs(out_, p.attrs);
     }
-    out_ += ") ";
+    out_ += ')';
+    if (!fn.attrs.empty()) {
+      out_ += " attributes";
+      append_attrs(out_, fn.attrs);
+    }
+    out_ += ' ';
     append_location(out_, fn.loc);
     out_ += " {\n";
     for (const Op* op : fn.body->ops) this->op(*op, 1);

@@ -34,6 +34,10 @@
 /// - Locations: `loc("<file>":<line>:<col>)` (the file escaped like a string) or `loc(unknown)`.
 /// - A function name that is not an identifier prints as `@"<escaped name>"`. A module prints its
 ///   functions one after another, separated by a blank line.
+/// - Function attributes (Function::attrs, e.g. a SIMT function's, core/ir/simt.h) print after the
+///   parameters as `attributes {name = value, ...}`, sorted by name, before the location; the
+///   part is left out when there are none. The header stays one line:
+///     func @k(%n: i32) attributes {stage = "simt", subgroup = 32, threads = 128} loc(unknown) {
 #pragma once
 
 #include <iosfwd>

@@ -151,8 +151,9 @@ void check_semantics(OpChecker& c) {
     case OpKind::Reduce: case OpKind::ReduceGeneric: case OpKind::Scan: case OpKind::ScanGeneric:
     case OpKind::Dot:
       return check_reduction(c);
-    case OpKind::Print: case OpKind::Assert: case OpKind::MultipleOf: case OpKind::MaxContiguous:
-    case OpKind::Assume:
+    case OpKind::Print: case OpKind::Assert:
+      return c.simt ? check_simt_debug(c) : check_hint_or_debug(c);
+    case OpKind::MultipleOf: case OpKind::MaxContiguous: case OpKind::Assume:
       return check_hint_or_debug(c);
     case OpKind::For: case OpKind::If: case OpKind::While: case OpKind::Yield:
     case OpKind::Condition:
@@ -160,7 +161,7 @@ void check_semantics(OpChecker& c) {
     case OpKind::LaneId: case OpKind::SubgroupId: case OpKind::Barrier: case OpKind::Shuffle:
     case OpKind::SharedLoad: case OpKind::SharedStore: case OpKind::GlobalLoad:
     case OpKind::GlobalStore:
-      return;  // SIMT ops: typing rules arrive with the SIMT verifier (in progress)
+      return check_simt(c);
   }
   // clang-format on
 }
@@ -174,6 +175,7 @@ class FunctionVerifier {
     if (!fn_.body) return function_error("has no body");
     if (fn_.body->parent) function_error("body has a parent op");
     check_params();
+    simt_ = verifier_detail::check_function_attrs(fn_, diags_);
     collect_definitions(*fn_.body);
     check_region(*fn_.body);
   }
@@ -223,10 +225,11 @@ class FunctionVerifier {
   }
 
   void check_op(const Op& op, const Region& region) {
-    OpChecker c(op, diags_);
+    OpChecker c(op, diags_, simt_ ? &*simt_ : nullptr);
     bool counts_ok = check_structure(c, region);
     if (counts_ok) check_dominance(c);
-    bool types_ok = check_types_valid(c);
+    // An op or a type foreign to the stage says all there is to say about the op.
+    bool types_ok = verifier_detail::check_stage(c) && check_types_valid(c);
     if (counts_ok && types_ok) {
       check_semantics(c);
       check_attrs_sorted(c);
@@ -247,9 +250,10 @@ class FunctionVerifier {
         c.fail("result #", i, " does not point back to its op (Value::def, Value::index)");
     bool ok = true;
     int n = static_cast<int>(op.operands.size());
-    if (n < info.min_operands || (info.max_operands >= 0 && n > info.max_operands))
-      ok = c.fail("expects ", arity_str(info.min_operands, info.max_operands, "operand"), ", got ",
-                  n);
+    // A SIMT assert takes `rank` indices before its condition (check_simt_debug counts them).
+    int max_operands = c.simt && op.kind == OpKind::Assert ? -1 : info.max_operands;
+    if (n < info.min_operands || (max_operands >= 0 && n > max_operands))
+      ok = c.fail("expects ", arity_str(info.min_operands, max_operands, "operand"), ", got ", n);
     int results = static_cast<int>(op.results.size());
     if (info.num_results >= 0 && results != info.num_results)
       ok = c.fail("expects ", count_str(info.num_results, "result"), ", got ", results);
@@ -302,6 +306,7 @@ class FunctionVerifier {
 
   const Function& fn_;
   std::vector<std::string>& diags_;
+  std::optional<verifier_detail::SimtContext> simt_;  ///< set for a SIMT function
   std::unordered_map<const Value*, const Region*> defined_in_;
   std::unordered_set<const Value*> visible_;
   std::vector<const Region*> open_;  ///< the regions being walked, outermost first

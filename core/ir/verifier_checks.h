@@ -1,14 +1,16 @@
 /// \file Internal to the verifier: the per-op diagnostic context and the per-family checks that
 /// verifier.cpp dispatches to (verifier_ops.cpp, verifier_elementwise.cpp, verifier_reduce.cpp,
-/// verifier_control.cpp).
+/// verifier_control.cpp, verifier_simt.cpp).
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/ir/ir.h"
+#include "core/ir/simt.h"
 #include "core/support/error.h"
 
 namespace tessera::ir::verifier_detail {
@@ -19,14 +21,23 @@ std::vector<Type> types_of(const std::vector<Value*>& values);
 /// Every dimension positive and a power of two.
 bool is_valid_shape(const Shape& shape);
 
+/// What the ops of a SIMT function may refer to.
+struct SimtContext {
+  /// The declared shared buffers by number; nullopt for one whose attribute is malformed (already
+  /// reported, so uses of it are not checked further).
+  std::map<int64_t, std::optional<SharedBuffer>> buffers;
+};
+
 /// The checks of one op: typed access to its operands and attributes, and one way to report.
 /// The structural checks have passed when a family check runs: the operand, result and region
 /// counts match ops.def (fixed counts) and no operand is null.
 class OpChecker {
  public:
-  OpChecker(const Op& op, std::vector<std::string>& diags) : op(op), diags_(diags) {}
+  OpChecker(const Op& op, std::vector<std::string>& diags, const SimtContext* simt = nullptr)
+      : op(op), simt(simt), diags_(diags) {}
 
   const Op& op;
+  const SimtContext* simt;  ///< the function's, if it is a SIMT function; null in the tile IR
   const Type& in(size_t i) const { return op.operands[i]->type; }
   const Type& out(size_t i = 0) const { return op.results[i]->type; }
   size_t num_in() const { return op.operands.size(); }
@@ -89,6 +100,18 @@ void check_elementwise(OpChecker& c);               // verifier_elementwise.cpp
 void check_memory(OpChecker& c);                    // verifier_elementwise.cpp
 void check_reduction(OpChecker& c);                 // verifier_reduce.cpp
 void check_control(OpChecker& c);                   // verifier_control.cpp
+void check_simt(OpChecker& c);                      // verifier_simt.cpp: the kSimt kinds
+void check_simt_debug(OpChecker& c);                // verifier_simt.cpp: SIMT print, assert
+
+/// The function attributes: sorted; `stage` absent or "simt"; a SIMT function's threads,
+/// subgroup, target and shared buffers (verifier_simt.cpp). Returns the context of a SIMT
+/// function, nullopt for a tile function. Diagnostics read "<loc>: error: function '<name>' ...".
+std::optional<SimtContext> check_function_attrs(const Function& fn,
+                                                std::vector<std::string>& diags);
+/// The op belongs to the function's stage (no kTileOnly op in a SIMT function, no kSimt op in a
+/// tile function) and, in a SIMT function, its results and region arguments are scalars or
+/// pointers (verifier_simt.cpp). False if the op's typing rules must not run.
+bool check_stage(OpChecker& c);
 
 /// Every region of a `for`/`if`/`while`/`reduce_generic`/`scan_generic` ends in the terminator
 /// its op expects (verifier_control.cpp).

@@ -189,8 +189,8 @@ void check_assert(OpChecker& c) {
 
 void check_hint(OpChecker& c) {
   const Type& a = c.in(0);
-  if (!a.is_int()) {
-    c.fail("expects an integer operand, got ", a.str());
+  if (!a.is_int() && !a.is_ptr) {
+    c.fail("expects an integer or pointer operand, got ", a.str());
     return;
   }
   c.expect_type("result", c.out(), a, " (the operand's)");

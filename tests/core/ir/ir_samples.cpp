@@ -3,6 +3,8 @@
 
 #include <limits>
 
+#include "core/ir/simt.h"
+
 namespace tessera::ir::samples {
 namespace {
 
@@ -161,6 +163,46 @@ class KernelBuilder {
   Value *ptrs_ = nullptr, *mask_ = nullptr, *x_ = nullptr, *y_ = nullptr;
 };
 
+/// A SIMT function using every SIMT op kind, and print/assert with a rank.
+void add_simt_function(Module& m) {
+  Function* fn = m.add_function("every_simt_op", Location::make("/src/every_op.cpp", 70, 6));
+  set_simt_attrs(*fn, 128, 32, "cuda-sm_90");
+  add_shared_buffer(*fn, DType::f32, 4);
+  add_shared_buffer(*fn, DType::i32, 3);
+  const Type ptr = Type::pointer(DType::f32);
+  const Type i1 = Type::scalar(DType::i1);
+  for (const char* name : {"x", "n"}) {
+    Value* arg = m.add_arg(fn->body, name[0] == 'x' ? ptr : i32());
+    fn->params.push_back(Param{name, arg, {}});
+  }
+  Value* x = fn->params[0].value;
+  Value* n = fn->params[1].value;
+  Builder b(m, fn->body);
+  b.set_loc(Location::make("/src/every_op.cpp", 71, 3));
+  Value* lane = b.create_value(OpKind::LaneId, {}, i32());
+  Value* sg = b.create_value(OpKind::SubgroupId, {}, i32());
+  Value* c0 = b.constant_int(i32(), 0);
+  Value* c16 = b.constant_int(i32(), 16);
+  Value* pred = b.create_value(OpKind::CmpLt, {lane, n}, i1);
+  Value* p = b.create_value(OpKind::PtrAdd, {x, lane}, ptr);
+  Value* zero = b.constant_float(f32(), 0.0);
+  Op* load =
+      b.create(OpKind::GlobalLoad, {p, pred, zero, zero}, {f32(), f32()},
+               {{"align", int64_t{8}}, {"cache", std::string(".ca")}, {"width", int64_t{2}}});
+  Value* s = b.create_value(OpKind::Shuffle, {load->result(0), c16}, f32(),
+                            {{"mode", std::string("xor")}});
+  b.create(OpKind::SharedStore, {sg, s}, {}, {{"buffer", int64_t{0}}, {"width", int64_t{1}}});
+  b.create(OpKind::Barrier, {}, {});
+  Op* shared = b.create(OpKind::SharedLoad, {c0}, {f32(), f32(), f32(), f32()},
+                        {{"buffer", int64_t{0}}, {"width", int64_t{4}}});
+  b.create(OpKind::GlobalStore, {p, pred, shared->result(0), shared->result(1)}, {},
+           {{"align", int64_t{8}}, {"width", int64_t{2}}});
+  b.create(OpKind::Print, {lane, shared->result(2)}, {},
+           {{"prefix", std::string("v ")}, {"rank", int64_t{1}}});
+  b.create(OpKind::Assert, {lane, c0, pred}, {},
+           {{"message", std::string("in range")}, {"rank", int64_t{2}}});
+}
+
 }  // namespace
 
 FunctionBuilder::FunctionBuilder(const std::vector<Type>& param_types, Location loc)
@@ -182,6 +224,7 @@ std::unique_ptr<Module> every_op_kind() {
   fb.fn->params[2].name = "n";
   fb.fn->params[2].attrs = {{"divisibility", int64_t{16}}, {"equal_to", int64_t{1}}};
   KernelBuilder(fb).build();
+  add_simt_function(*fb.module);
   return std::move(fb.module);
 }
 

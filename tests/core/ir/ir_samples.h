@@ -10,8 +10,10 @@
 
 namespace tessera::ir::samples {
 
-/// A valid module whose kernel uses every op kind of ops.def (with regions for for/if/while/
-/// reduce_generic/scan_generic), locations known and unknown, and parameter attributes.
+/// A valid module whose kernel (its first function) uses every tile-IR op kind of ops.def (with
+/// regions for for/if/while/reduce_generic/scan_generic), locations known and unknown, and
+/// parameter attributes; its second function, `every_simt_op`, is a SIMT function (function
+/// attributes, shared buffers) that uses every kSimt op kind and print/assert with a rank.
 std::unique_ptr<Module> every_op_kind();
 
 /// A module whose one function holds `print` ops carrying attributes of every value kind,

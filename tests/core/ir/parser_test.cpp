@@ -117,6 +117,37 @@ TEST_CASE("parser: uses before definitions resolve, and the verifier reports the
                               "u.cpp:2: error: 'add' op operand #0 is used before its definition"});
 }
 
+TEST_CASE("parser: function attributes, in any order, before the location") {
+  std::unique_ptr<Module> m = parse(
+      "func @k(%n: i32 {divisibility = 16}) attributes {threads = 64, stage = \"simt\", "
+      "shared_0 = tile<3xf16>, subgroup = 8, \"a b\" = [1]} loc(\"k.cpp\":4:2) {\n"
+      "  barrier\n"
+      "}\n"
+      "func @plain() attributes {} {\n"
+      "}\n"
+      "func @no_loc() attributes {target = \"vulkan-lavapipe\"} {\n"
+      "}\n",
+      "a.tir");
+  REQUIRE(m->functions.size() == 3);
+  const Function& k = m->kernel();
+  CHECK(k.attrs == std::vector<Attribute>{{"a b", std::vector<int64_t>{1}},
+                                          {"shared_0", Type::tile(DType::f16, {3})},
+                                          {"stage", std::string("simt")},
+                                          {"subgroup", int64_t{8}},
+                                          {"threads", int64_t{64}}});
+  CHECK(k.loc == Location::make("k.cpp", 4, 2));
+  CHECK(k.params[0].attrs == std::vector<Attribute>{{"divisibility", int64_t{16}}});
+  CHECK(m->functions[1]->attrs.empty());
+  CHECK(m->functions[2]->attrs ==
+        std::vector<Attribute>{{"target", std::string("vulkan-lavapipe")}});
+  CHECK(m->functions[2]->loc == Location::make("a.tir", 6, 1));
+  CHECK(verify_all(*m).empty());
+  CHECK(m->clone()->kernel().attrs == k.attrs);
+  std::string printed = print(*m);
+  CHECK(printed.find("func @plain() loc(") != std::string::npos);
+  CHECK(print(*parse(printed)) == printed);
+}
+
 TEST_CASE("parser: several functions, each with its own value names") {
   std::unique_ptr<Module> m = parse(
       "func @a(%x: i32) {\n  %0 = neg %x : i32\n}\nfunc @b(%x: f32) {\n  %0 = neg %x : f32\n}\n");
@@ -168,6 +199,14 @@ TEST_CASE("parser: errors name the line, the column and what was expected") {
       {"func @f(%c: i1) {\n  if %c ({\n    yield\n  }\n}\n",
        "t.tir:5:1: error: expected ')' to end the regions, got '}'"},
       {"func @f() {\n  % = neg\n}\n", "t.tir:2:5: error: expected a value name after '%', got '='"},
+      {"func @f() attributes (threads = 1) {\n}\n",
+       "t.tir:1:22: error: expected '{' to begin the function attributes, got '('"},
+      {"func @f() attributes {threads = 1, threads = 1} {\n}\n",
+       "t.tir:1:36: error: duplicate attribute 'threads'"},
+      {"func @f() attributes {threads = 1 {\n}\n",
+       "t.tir:1:35: error: expected '}' to end the attributes, got '{'"},
+      {"func @f() loc(unknown) attributes {} {\n}\n",
+       "t.tir:1:24: error: expected '{' to begin the function body, got 'attributes'"},
   };
   for (const auto& [text, message] : cases) {
     CAPTURE(text);

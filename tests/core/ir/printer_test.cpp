@@ -55,12 +55,68 @@ TEST_CASE("printer: a small kernel prints in the documented generic form") {
   check_round_trip(*fb.module);
 }
 
+TEST_CASE("printer: function attributes print after the parameters, sorted, before the location") {
+  FunctionBuilder fb({Type::pointer(DType::f32), i32()}, Location::make("/src/s.cpp", 2, 1));
+  fb.fn->name = "k";
+  fb.fn->params[0].name = "x";
+  fb.fn->params[0].attrs = {{"divisibility", int64_t{16}}};
+  fb.fn->params[1].name = "n";
+  // Out of order on purpose: the printer sorts, as it does for ops.
+  fb.fn->attrs = {{"threads", int64_t{128}},
+                  {"stage", std::string("simt")},
+                  {"shared_0", Type::tile(DType::f32, {4})},
+                  {"subgroup", int64_t{32}},
+                  {"not an id", 0.5}};
+  fb.b.create(OpKind::Barrier, {}, {});
+  CHECK(print(*fb.module) ==
+        "func @k(%x: ptr<f32> {divisibility = 16}, %n: i32) attributes {\"not an id\" = 0.5, "
+        "shared_0 = tile<4xf32>, stage = \"simt\", subgroup = 32, threads = 128} "
+        "loc(\"/src/s.cpp\":2:1) {\n"
+        "  barrier loc(\"/src/s.cpp\":2:1)\n"
+        "}\n");
+  std::unique_ptr<Module> back = parse(print(*fb.module));
+  CHECK(print(*back) == print(*fb.module));
+  // The parser stores them sorted.
+  CHECK(back->kernel().attrs.front().name == "not an id");
+  CHECK(back->kernel().attrs.back().name == "threads");
+  CHECK(back->kernel().attrs.size() == 5);
+  fb.fn->attrs.clear();
+  CHECK(print(*fb.module).starts_with("func @k(%x: ptr<f32> {divisibility = 16}, %n: i32) loc("));
+}
+
+TEST_CASE("printer: the SIMT function of the sample prints its attributes and SIMT ops") {
+  std::unique_ptr<Module> m = samples::every_op_kind();
+  REQUIRE(m->functions.size() == 2);
+  CHECK(print(*m->functions[1]) ==
+        "func @every_simt_op(%x: ptr<f32>, %n: i32) attributes {shared_0 = tile<4xf32>, "
+        "shared_1 = tile<3xi32>, stage = \"simt\", subgroup = 32, target = \"cuda-sm_90\", "
+        "threads = 128} loc(\"/src/every_op.cpp\":70:6) {\n"
+        "  %0 = lane_id : i32 loc(\"/src/every_op.cpp\":71:3)\n"
+        "  %1 = subgroup_id : i32 loc(\"/src/every_op.cpp\":71:3)\n"
+        "  %2 = constant {value = 0} : i32 loc(\"/src/every_op.cpp\":71:3)\n"
+        "  %3 = constant {value = 16} : i32 loc(\"/src/every_op.cpp\":71:3)\n"
+        "  %4 = cmp_lt %0, %n : i1 loc(\"/src/every_op.cpp\":71:3)\n"
+        "  %5 = ptr_add %x, %0 : ptr<f32> loc(\"/src/every_op.cpp\":71:3)\n"
+        "  %6 = constant {value = 0.0} : f32 loc(\"/src/every_op.cpp\":71:3)\n"
+        "  %7, %8 = global_load %5, %4, %6, %6 {align = 8, cache = \".ca\", width = 2} : f32, f32 "
+        "loc(\"/src/every_op.cpp\":71:3)\n"
+        "  %9 = shuffle %7, %3 {mode = \"xor\"} : f32 loc(\"/src/every_op.cpp\":71:3)\n"
+        "  shared_store %1, %9 {buffer = 0, width = 1} loc(\"/src/every_op.cpp\":71:3)\n"
+        "  barrier loc(\"/src/every_op.cpp\":71:3)\n"
+        "  %10, %11, %12, %13 = shared_load %2 {buffer = 0, width = 4} : f32, f32, f32, f32 "
+        "loc(\"/src/every_op.cpp\":71:3)\n"
+        "  global_store %5, %4, %10, %11 {align = 8, width = 2} loc(\"/src/every_op.cpp\":71:3)\n"
+        "  print %0, %12 {prefix = \"v \", rank = 1} loc(\"/src/every_op.cpp\":71:3)\n"
+        "  assert %0, %2, %4 {message = \"in range\", rank = 2} loc(\"/src/every_op.cpp\":71:3)\n"
+        "}\n");
+}
+
 TEST_CASE("printer: every op kind round trips, and the sample uses every op kind") {
   std::unique_ptr<Module> m = samples::every_op_kind();
   CHECK(verify_all(*m).empty());
   std::string text = check_round_trip(*m);
   std::set<OpKind> seen;
-  walk(m->kernel().body, [&](Op* op) { seen.insert(op->kind); });
+  for (const auto& fn : m->functions) walk(fn->body, [&](Op* op) { seen.insert(op->kind); });
   for (int k = 0; k < num_op_kinds(); ++k) {
     CAPTURE(op_name(static_cast<OpKind>(k)));
     CHECK(seen.count(static_cast<OpKind>(k)) == 1);

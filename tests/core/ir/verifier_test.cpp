@@ -114,6 +114,47 @@ TEST_CASE("verifier: diagnostics of a sample of ops, word for word") {
   }
 }
 
+TEST_CASE("verifier: SIMT functions, word for word") {
+  auto simt = [](const std::string& attrs, const std::string& body) {
+    return joined(verify_all(*parse("func @f(%p: ptr<f32>, %n: i32) attributes {" + attrs +
+                                    "} loc(\"/src/k.cpp\":1:1) {\n" + body + "}\n")));
+  };
+  const std::string ok = "stage = \"simt\", subgroup = 32, threads = 64";
+  CHECK(simt(ok, "  %0 = arange {end = 12, start = 0} : tile<12xi32>" + loc(2)) ==
+        "/src/k.cpp:2: error: 'arange' op is a tile-IR op and cannot appear in a SIMT function\n");
+  CHECK(simt(ok, "  %0 = shared_load %n {buffer = 0, width = 1} : f32" + loc(2)) ==
+        "/src/k.cpp:2: error: 'shared_load' op expects attribute 'buffer' to name a shared buffer "
+        "of the function, got 0 (no attribute 'shared_0')\n");
+  CHECK(
+      simt(ok, "  %0 = cmp_lt %n, %n : i1" + loc(2) + "  assert %n, %n, %0 {rank = 1}" + loc(3)) ==
+      "/src/k.cpp:3: error: 'assert' op expects rank + 1 = 2 operands (1 i32 indices, then the "
+      "condition), got 3\n");
+  CHECK(simt(ok, "  %0 = add %p, %p : ptr<f32>" + loc(2)) ==
+        "/src/k.cpp:2: error: 'add' op expects integer or float operands, got ptr<f32>\n");
+  CHECK(simt("shared_1 = tile<2xf32>, " + ok, "") ==
+        "/src/k.cpp:1: error: function 'f' (SIMT) expects shared buffers numbered densely from 0, "
+        "but 'shared_0' is missing\n");
+  // The same ops in a tile function.
+  CHECK(joined(diags_of("%n: i32", "  %0 = lane_id : i32" + loc(2) + "  assert %n, %n" + loc(3))) ==
+        "/src/k.cpp:2: error: 'lane_id' op is a SIMT-IR op and cannot appear in a tile function "
+        "(one without stage = \"simt\")\n"
+        "/src/k.cpp:3: error: 'assert' op expects 1 operand, got 2\n");
+}
+
+TEST_CASE("verifier: function attributes out of order (only the Builder can make them)") {
+  FunctionBuilder fb({i32()});
+  fb.fn->attrs = {{"threads", int64_t{64}},
+                  {"stage", std::string("simt")},
+                  {"subgroup", int64_t{32}},
+                  {"subgroup", int64_t{32}}};
+  fb.b.create(OpKind::Barrier, {}, {});
+  CHECK(joined(verify_all(*fb.module)) ==
+        joined(Diags{"/src/k.cpp:1: error: function 'f' has attributes out of order or repeated "
+                     "('threads', 'stage')",
+                     "/src/k.cpp:1: error: function 'f' has attributes out of order or repeated "
+                     "('subgroup', 'subgroup')"}));
+}
+
 TEST_CASE("verifier: an op with an unknown location is reported at <unknown>") {
   CHECK(joined(diags_of("", "  yield loc(unknown)\n")) ==
         joined(Diags{"<unknown>: error: 'yield' op is not allowed at function top level"}));

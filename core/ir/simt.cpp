@@ -1,0 +1,127 @@
+/// \file The SIMT function attributes (simt.h), read and written in one place so that the
+/// lowering, the emitters and the SIMT interpreter agree on their names and forms.
+#include "core/ir/simt.h"
+
+#include <array>
+#include <charconv>
+
+#include "core/support/error.h"
+
+namespace tessera::ir {
+namespace {
+
+constexpr std::string_view kSharedPrefix = "shared_";
+constexpr std::array<std::string_view, 4> kShuffleModes = {"xor", "idx", "up", "down"};
+
+int required_int(const Function& fn, std::string_view name) {
+  const AttrValue* v = find_attr(fn.attrs, name);
+  const int64_t* i = v ? std::get_if<int64_t>(v) : nullptr;
+  TESSERA_CHECK(i, "SIMT function '", fn.name, "' has no integer attribute '", name, "'");
+  return static_cast<int>(*i);
+}
+
+}  // namespace
+
+bool is_simt(const Function& fn) {
+  return fn.str_attr_or("stage", "") == "simt";
+}
+
+int simt_threads(const Function& fn) {
+  return required_int(fn, "threads");
+}
+int simt_subgroup(const Function& fn) {
+  return required_int(fn, "subgroup");
+}
+
+int simt_num_subgroups(const Function& fn) {
+  int s = simt_subgroup(fn);
+  TESSERA_CHECK(s > 0, "SIMT function '", fn.name, "' has subgroup = ", s);
+  return simt_threads(fn) / s;
+}
+
+std::string simt_target(const Function& fn) {
+  return fn.str_attr_or("target", "");
+}
+
+std::string shared_buffer_attr(int64_t index) {
+  return std::string(kSharedPrefix) + std::to_string(index);
+}
+
+std::optional<int64_t> parse_shared_buffer_attr(std::string_view name) {
+  if (!name.starts_with(kSharedPrefix)) return std::nullopt;
+  std::string_view digits = name.substr(kSharedPrefix.size());
+  if (digits.empty() || (digits.size() > 1 && digits[0] == '0')) return std::nullopt;
+  int64_t index = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
+  if (ec != std::errc() || end != digits.data() + digits.size() || index < 0) return std::nullopt;
+  return index;
+}
+
+std::vector<SharedBuffer> shared_buffers(const Function& fn) {
+  std::vector<std::optional<SharedBuffer>> slots;
+  for (const Attribute& a : fn.attrs) {
+    std::optional<int64_t> index = parse_shared_buffer_attr(a.name);
+    if (!index) continue;
+    const Type* t = std::get_if<Type>(&a.value);
+    TESSERA_CHECK(t && t->rank() == 1 && !t->is_ptr && t->shape[0] > 0, "function '", fn.name,
+                  "': attribute '", a.name, "' is not a 1-D tile type of a non-pointer dtype");
+    TESSERA_CHECK(*index < static_cast<int64_t>(fn.attrs.size()), "function '", fn.name,
+                  "': shared buffers are not numbered densely ('", a.name, "')");
+    if (slots.size() <= static_cast<size_t>(*index)) slots.resize(static_cast<size_t>(*index) + 1);
+    slots[static_cast<size_t>(*index)] = SharedBuffer{t->dtype, t->shape[0]};
+  }
+  std::vector<SharedBuffer> out;
+  for (size_t i = 0; i < slots.size(); ++i) {
+    TESSERA_CHECK(slots[i], "function '", fn.name, "' has no attribute '",
+                  shared_buffer_attr(static_cast<int64_t>(i)), "' (buffers numbered densely)");
+    out.push_back(*slots[i]);
+  }
+  return out;
+}
+
+int64_t shared_memory_bytes(const Function& fn) {
+  int64_t total = 0;
+  for (const SharedBuffer& b : shared_buffers(fn)) total += (b.bytes() + 15) / 16 * 16;
+  return total;
+}
+
+void set_simt_attrs(Function& fn, int threads, int subgroup, std::string_view target) {
+  fn.set_attr("stage", std::string("simt"));
+  fn.set_attr("threads", int64_t{threads});
+  fn.set_attr("subgroup", int64_t{subgroup});
+  if (!target.empty()) fn.set_attr("target", std::string(target));
+}
+
+int64_t add_shared_buffer(Function& fn, DType dtype, int64_t count) {
+  TESSERA_CHECK(count > 0, "shared buffer of ", count, " elements");
+  int64_t index = static_cast<int64_t>(shared_buffers(fn).size());
+  fn.set_attr(shared_buffer_attr(index), Type::tile(dtype, {count}));
+  return index;
+}
+
+std::string_view to_string(ShuffleMode m) {
+  return kShuffleModes[static_cast<size_t>(m)];
+}
+
+bool parse_shuffle_mode(std::string_view s, ShuffleMode* out) {
+  for (size_t i = 0; i < kShuffleModes.size(); ++i) {
+    if (kShuffleModes[i] != s) continue;
+    *out = static_cast<ShuffleMode>(i);
+    return true;
+  }
+  return false;
+}
+
+ShuffleMode ShuffleOp::mode() const {
+  ShuffleMode m{};
+  TESSERA_CHECK(parse_shuffle_mode(op->str_attr("mode"), &m), "bad 'mode' attribute on 'shuffle'");
+  return m;
+}
+
+SimtDebugOp::SimtDebugOp(const Op* o) : op(o) {
+  TESSERA_CHECK(
+      o && (o->kind == OpKind::Print || o->kind == OpKind::Assert) && !o->operands.empty(),
+      "expected a 'print' or 'assert' with operands");
+}
+
+}  // namespace tessera::ir

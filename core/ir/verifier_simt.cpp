@@ -1,0 +1,307 @@
+/// \file Verifier rules of the SIMT IR (core/ir/simt.h): function attributes, which ops and
+/// types each stage admits, and the typing of the SIMT ops and of SIMT `print`/`assert`.
+#include <algorithm>
+#include <limits>
+
+#include "core/ir/printer.h"
+#include "core/ir/simt.h"
+#include "core/ir/verifier_checks.h"
+
+namespace tessera::ir::verifier_detail {
+namespace {
+
+const Type kI32 = Type::scalar(DType::i32);
+const Type kBool = Type::scalar(DType::i1);
+
+bool is_power_of_two(int64_t n) {
+  return n > 0 && (n & (n - 1)) == 0;
+}
+
+/// Function-level diagnostics of one function.
+class FunctionAttrChecker {
+ public:
+  FunctionAttrChecker(const Function& fn, std::vector<std::string>& diags)
+      : fn_(fn), diags_(diags) {}
+
+  std::optional<SimtContext> run() {
+    check_sorted();
+    if (const AttrValue* stage = find_attr(fn_.attrs, "stage"); stage && !is_simt(fn_))
+      fail("expects attribute 'stage' to be \"simt\" (a tile function has none), got ",
+           print_attr_value(*stage));
+    if (!is_simt(fn_)) return std::nullopt;
+    std::optional<int64_t> threads = int_attr("threads");
+    if (threads && (*threads <= 0 || *threads > std::numeric_limits<int32_t>::max())) {
+      fail("(SIMT) expects attribute 'threads' to be a positive 32-bit integer, got ", *threads);
+      threads.reset();
+    }
+    std::optional<int64_t> subgroup = int_attr("subgroup");
+    if (subgroup && (!is_power_of_two(*subgroup) || (threads && *threads % *subgroup != 0))) {
+      if (threads)
+        fail("(SIMT) expects attribute 'subgroup' to be a power of two dividing threads = ",
+             *threads, ", got ", *subgroup);
+      else
+        fail("(SIMT) expects attribute 'subgroup' to be a power of two, got ", *subgroup);
+    }
+    const AttrValue* target = find_attr(fn_.attrs, "target");
+    if (target && !std::holds_alternative<std::string>(*target))
+      fail("(SIMT) expects attribute 'target' to be a string, got ", print_attr_value(*target));
+    return SimtContext{buffers()};
+  }
+
+ private:
+  template <class... Args>
+  void fail(const Args&... parts) {
+    diags_.push_back(
+        detail::concat(fn_.loc.str(), ": error: function '", fn_.name, "' ", parts...));
+  }
+
+  void check_sorted() {
+    const auto& attrs = fn_.attrs;
+    for (size_t i = 1; i < attrs.size(); ++i)
+      if (!(attrs[i - 1].name < attrs[i].name))
+        fail("has attributes out of order or repeated ('", attrs[i - 1].name, "', '", attrs[i].name,
+             "')");
+  }
+
+  std::optional<int64_t> int_attr(std::string_view name) {
+    const AttrValue* v = find_attr(fn_.attrs, name);
+    if (!v) {
+      fail("(SIMT) expects an integer attribute '", name, "'");
+      return std::nullopt;
+    }
+    if (const int64_t* i = std::get_if<int64_t>(v)) return *i;
+    fail("(SIMT) expects attribute '", name, "' to be an integer, got ", print_attr_value(*v));
+    return std::nullopt;
+  }
+
+  /// The `shared_<i>` attributes: names, types, and dense numbering.
+  std::map<int64_t, std::optional<SharedBuffer>> buffers() {
+    std::map<int64_t, std::optional<SharedBuffer>> out;
+    for (const Attribute& a : fn_.attrs) {
+      if (!a.name.starts_with("shared")) continue;
+      std::optional<int64_t> index = parse_shared_buffer_attr(a.name);
+      if (!index) {
+        fail("(SIMT) has attribute '", a.name,
+             "'; shared buffers are named shared_<i> (i = 0, 1, ...)");
+        continue;
+      }
+      const Type* t = std::get_if<Type>(&a.value);
+      if (!t || t->rank() != 1 || t->is_ptr || t->shape[0] <= 0) {
+        fail("(SIMT) expects attribute '", a.name,
+             "' to be a 1-D tile type of a non-pointer dtype, tile<Nxdtype> with N > 0, got ",
+             print_attr_value(a.value));
+        out[*index] = std::nullopt;
+        continue;
+      }
+      out[*index] = SharedBuffer{t->dtype, t->shape[0]};
+    }
+    int64_t expected = 0;
+    for (const auto& [index, buffer] : out) {
+      if (index != expected) {
+        fail("(SIMT) expects shared buffers numbered densely from 0, but '",
+             shared_buffer_attr(expected), "' is missing");
+        break;
+      }
+      ++expected;
+    }
+    return out;
+  }
+
+  const Function& fn_;
+  std::vector<std::string>& diags_;
+};
+
+/// `width` in `allowed`; reported otherwise.
+std::optional<int> width_attr(OpChecker& c, std::initializer_list<int> allowed,
+                              std::string_view choices) {
+  std::optional<int64_t> w = c.int_attr("width");
+  if (!w) return std::nullopt;
+  if (std::find(allowed.begin(), allowed.end(), *w) != allowed.end()) return static_cast<int>(*w);
+  c.fail("expects attribute 'width' to be one of ", choices, "; got ", *w);
+  return std::nullopt;
+}
+
+/// The buffer named by attribute `buffer`; null if missing, unknown (both reported) or
+/// malformed (reported with the function).
+const SharedBuffer* buffer_attr(OpChecker& c) {
+  std::optional<int64_t> b = c.int_attr("buffer");
+  if (!b) return nullptr;
+  auto it = c.simt->buffers.find(*b);
+  if (it == c.simt->buffers.end()) {
+    c.fail("expects attribute 'buffer' to name a shared buffer of the function, got ", *b,
+           " (no attribute '", shared_buffer_attr(*b), "')");
+    return nullptr;
+  }
+  return it->second ? &*it->second : nullptr;
+}
+
+/// `width` copies of `t`.
+std::vector<Type> repeated(const Type& t, int width) {
+  return std::vector<Type>(static_cast<size_t>(width), t);
+}
+
+std::vector<Type> operand_types_from(const OpChecker& c, size_t first) {
+  std::vector<Type> all = types_of(c.op.operands);
+  return std::vector<Type>(all.begin() + static_cast<long>(first), all.end());
+}
+
+void check_shuffle(OpChecker& c) {
+  c.enum_attr("mode", parse_shuffle_mode, "xor, idx, up, down", true);
+  c.expect_type("operand #1 (the lane operand)", c.in(1), kI32);
+  if (c.in(0).is_tile()) {
+    c.fail("expects operand #0 to be a scalar or a pointer, got ", c.in(0).str());
+    return;
+  }
+  c.expect_type("result", c.out(), c.in(0), " (operand #0's)");
+}
+
+/// shared_load and shared_store: the index, the buffer and `width` elements of its dtype.
+void check_shared(OpChecker& c, bool is_store) {
+  c.expect_type("operand #0 (the index)", c.in(0), kI32);
+  const SharedBuffer* buffer = buffer_attr(c);
+  std::optional<int> width = width_attr(c, {1, 2, 4, 8}, "1, 2, 4, 8");
+  if (!width) return;
+  if (is_store && c.num_in() != static_cast<size_t>(1 + *width)) {
+    c.fail("expects 1 + width = ", 1 + *width, " operands (the index, then ", *width,
+           " values), got ", c.num_in());
+    return;
+  }
+  if (!is_store && !c.expect_num_results(static_cast<size_t>(*width), "width")) return;
+  if (!buffer) return;
+  if (*width > buffer->count) {
+    c.fail("expects attribute 'width' (", *width, ") to be at most the buffer's element count (",
+           buffer->count, ")");
+    return;
+  }
+  std::vector<Type> want = repeated(Type::scalar(buffer->dtype), *width);
+  if (is_store)
+    c.expect_types("values of the buffer's dtype", operand_types_from(c, 1), want);
+  else
+    c.expect_types("results of the buffer's dtype", types_of(c.op.results), want);
+}
+
+/// `align`: a power of two, at least the element size when the pointer is known.
+void check_align(OpChecker& c, const Type* ptr) {
+  std::optional<int64_t> align = c.int_attr("align");
+  if (!align) return;
+  if (!ptr) {
+    if (!is_power_of_two(*align))
+      c.fail("expects attribute 'align' to be a power of two, got ", *align);
+    return;
+  }
+  int size = dtype_bytes(ptr->dtype);
+  if (!is_power_of_two(*align) || *align < size)
+    c.fail("expects attribute 'align' to be a power of two >= the element size (", size,
+           " bytes), got ", *align);
+}
+
+/// global_load and global_store: a scalar pointer, an i1 predicate, then `width` values of the
+/// pointee dtype (the others of a load, the stored values of a store).
+void check_global(OpChecker& c, bool is_store) {
+  const Type& p = c.in(0);
+  bool ptr_ok = p.is_ptr && !p.is_tile();
+  if (!ptr_ok) c.fail("expects operand #0 to be a scalar pointer, got ", p.str());
+  c.expect_type("operand #1 (the predicate)", c.in(1), kBool);
+  check_align(c, ptr_ok ? &p : nullptr);
+  c.str_attr("cache", false);
+  std::optional<int> width = width_attr(c, {1, 2, 4, 8, 16}, "1, 2, 4, 8, 16");
+  if (!width) return;
+  if (c.num_in() != static_cast<size_t>(2 + *width)) {
+    c.fail("expects 2 + width = ", 2 + *width, " operands (the pointer, the predicate, then ",
+           *width, is_store ? " values" : " other values", "), got ", c.num_in());
+    return;
+  }
+  if (!is_store && !c.expect_num_results(static_cast<size_t>(*width), "width")) return;
+  if (!ptr_ok) return;
+  std::vector<Type> want = repeated(Type::scalar(p.dtype), *width);
+  c.expect_types(is_store ? "values of the pointee dtype" : "other values of the pointee dtype",
+                 operand_types_from(c, 2), want);
+  if (!is_store) c.expect_types("results of the pointee dtype", types_of(c.op.results), want);
+}
+
+/// `rank` (default 0); reported unless a non-negative integer.
+std::optional<int64_t> rank_attr(OpChecker& c) {
+  if (!c.op.has_attr("rank")) return 0;
+  std::optional<int64_t> r = c.int_attr("rank");
+  if (r && (*r < 0 || *r > std::numeric_limits<int32_t>::max())) {
+    c.fail("expects attribute 'rank' to be a tile rank (0 or more), got ", *r);
+    return std::nullopt;
+  }
+  return r;
+}
+
+}  // namespace
+
+std::optional<SimtContext> check_function_attrs(const Function& fn,
+                                                std::vector<std::string>& diags) {
+  return FunctionAttrChecker(fn, diags).run();
+}
+
+bool check_stage(OpChecker& c) {
+  if (c.simt && c.op.has(kTileOnly))
+    return c.fail("is a tile-IR op and cannot appear in a SIMT function");
+  if (!c.simt && c.op.has(kSimt))
+    return c.fail(
+        "is a SIMT-IR op and cannot appear in a tile function (one without stage = "
+        "\"simt\")");
+  if (!c.simt) return true;
+  bool ok = true;
+  const char* why = "; the values of a SIMT function are scalars or pointers";
+  for (size_t i = 0; i < c.op.results.size(); ++i)
+    if (c.out(i).is_tile()) ok = c.fail("result #", i, " has type ", c.out(i).str(), why);
+  for (size_t k = 0; k < c.op.regions.size(); ++k) {
+    const Region& r = *c.op.regions[k];
+    for (size_t i = 0; i < r.args.size(); ++i)
+      if (r.args[i]->type.is_tile())
+        ok = c.fail("region #", k, " argument #", i, " has type ", r.args[i]->type.str(), why);
+  }
+  return ok;
+}
+
+void check_simt(OpChecker& c) {
+  TESSERA_CHECK(c.simt, "SIMT op '", c.op.name(), "' checked outside a SIMT function");
+  // clang-format off
+  switch (c.op.kind) {
+    case OpKind::LaneId: case OpKind::SubgroupId:
+      c.expect_type("result", c.out(), kI32);
+      return;
+    case OpKind::Barrier:
+      return;  // no operands, results or attributes: the structural checks said all
+    case OpKind::Shuffle: return check_shuffle(c);
+    case OpKind::SharedLoad: return check_shared(c, /*is_store=*/false);
+    case OpKind::SharedStore: return check_shared(c, /*is_store=*/true);
+    case OpKind::GlobalLoad: return check_global(c, /*is_store=*/false);
+    case OpKind::GlobalStore: return check_global(c, /*is_store=*/true);
+    default:
+      TESSERA_CHECK(false, "not a SIMT op: ", c.op.name());
+  }
+  // clang-format on
+}
+
+void check_simt_debug(OpChecker& c) {
+  bool is_print = c.op.kind == OpKind::Print;
+  if (is_print) {
+    c.str_attr("prefix", false);
+    c.flag_attr("hex");
+  } else {
+    c.str_attr("message", false);
+  }
+  std::optional<int64_t> rank = rank_attr(c);
+  if (!rank) return;
+  const char* what = is_print ? "the value" : "the condition";
+  if (c.num_in() != static_cast<size_t>(*rank) + 1) {
+    c.fail("expects rank + 1 = ", *rank + 1, " operands (", *rank, " i32 indices, then ", what,
+           "), got ", c.num_in());
+    return;
+  }
+  size_t last = static_cast<size_t>(*rank);
+  for (size_t i = 0; i < last; ++i)
+    c.expect_type("operand #" + std::to_string(i) + " (an index)", c.in(i), kI32);
+  std::string last_what = "operand #" + std::to_string(last) + " (" + what + ")";
+  if (!is_print)
+    c.expect_type(last_what, c.in(last), kBool);
+  else if (c.in(last).is_tile())
+    c.fail("expects ", last_what, " to be a scalar or a pointer, got ", c.in(last).str());
+}
+
+}  // namespace tessera::ir::verifier_detail
