@@ -251,7 +251,8 @@ class FunctionVerifier {
     bool ok = true;
     int n = static_cast<int>(op.operands.size());
     // A SIMT assert takes `rank` indices before its condition (check_simt_debug counts them).
-    int max_operands = c.simt && op.kind == OpKind::Assert ? -1 : info.max_operands;
+    // A tile-IR assert takes its condition only.
+    int max_operands = !c.simt && op.kind == OpKind::Assert ? 1 : info.max_operands;
     if (n < info.min_operands || (max_operands >= 0 && n > max_operands))
       ok = c.fail("expects ", arity_str(info.min_operands, max_operands, "operand"), ", got ", n);
     int results = static_cast<int>(op.results.size());
