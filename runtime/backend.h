@@ -53,6 +53,7 @@ struct DeviceInfo {
   std::string description;  ///< e.g. "Tessera host interpreter", "NVIDIA H200"
   std::string target;       ///< the target description's text form
   int rank = 0;             ///< preference for Device::best(): higher is better
+  bool is_cpu = false;      ///< runs on the host CPU (interpreters, lavapipe): keep problems small
 };
 
 namespace rt {
@@ -138,6 +139,8 @@ struct DriverReport {
 
 /// Each backend's enumerate function; runtime/device.cpp lists them in one table.
 DriverReport enumerate_host();
+DriverReport enumerate_cuda();
+DriverReport enumerate_vulkan();
 
 }  // namespace rt
 }  // namespace tessera

@@ -12,6 +12,8 @@ namespace {
 /// Every backend's enumerate function, in one table.
 constexpr rt::DriverReport (*kDrivers[])() = {
     rt::enumerate_host,
+    rt::enumerate_cuda,
+    rt::enumerate_vulkan,
 };
 
 struct Registry {

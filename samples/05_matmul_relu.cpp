@@ -27,22 +27,26 @@ int main(int argc, char** argv) {
       matmul[{grid}](a, b, c, M, N, K, K, 1, N, 1, N, 1, BLOCK_M, BLOCK_N, BLOCK_K);
     });
 
-    // fp64 reference on (a sample of) rows: all of them on the host, every 37th on a GPU.
+    // fp64 reference on (a sample of) rows: all of them on the host, every 37th on a GPU. The
+    // inputs are rounded to TF32 first, as the tensor cores (and Tessera's FMA path) round them,
+    // so what remains is the f32 accumulation error.
     auto hc = c.download();
     std::vector<float> out;
     std::vector<double> ref;
     for (int i = 0; i < M; i += gpu ? 37 : 1) {
       for (int j = 0; j < N; ++j) {
         double s = 0;
-        for (int k = 0; k < K; ++k) s += double(ha[size_t(i) * K + k]) * double(hb[size_t(k) * N + j]);
+        for (int k = 0; k < K; ++k)
+          s += double(tessera::round_to_tf32(ha[size_t(i) * K + k])) *
+               double(tessera::round_to_tf32(hb[size_t(k) * N + j]));
         ref.push_back(std::max(s, 0.0));
         out.push_back(hc[size_t(i) * N + j]);
       }
     }
     double err = samples::max_rel_err(out, ref);
-    // TF32 keeps 10 mantissa bits of each input: per-product error ~2^-11, summed over K terms.
+    // f32 accumulation of K exact products: rounding grows like sqrt(K) ulps of the partial sums.
     return samples::report("05_matmul_relu", dev,
                            "[" + std::to_string(M) + ", " + std::to_string(N) + ", " + std::to_string(K) + "]",
-                           err, 2e-2, ms);
+                           err, 1e-3, ms);
   });
 }

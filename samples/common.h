@@ -26,8 +26,8 @@ inline tessera::Device device_from_args(int argc, char** argv) {
   return tessera::Device::best();
 }
 
-/// Is this device a GPU (sizes may be large) or the host interpreter (keep them small)?
-inline bool is_gpu(const tessera::Device& d) { return d.info().kind != "host"; }
+/// Is this device a GPU (sizes may be large), or an interpreter or CPU driver (keep them small)?
+inline bool is_gpu(const tessera::Device& d) { return !d.info().is_cpu; }
 
 /// Uniform random floats in [lo, hi), from a fixed seed so runs are repeatable.
 inline std::vector<float> random_floats(size_t n, float lo, float hi, uint32_t seed) {

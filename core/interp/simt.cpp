@@ -95,7 +95,8 @@ void run_simt(const ir::Function& fn, std::span<const std::byte> params, Grid gr
   simt::compile(m, read_params(fn, params));
   const uint64_t total = uint64_t{grid.x} * grid.y * grid.z;
   for (uint64_t linear = 0; linear < total; ++linear) {
-    m.pid = {static_cast<uint32_t>(linear % grid.x), static_cast<uint32_t>(linear / grid.x % grid.y),
+    m.pid = {static_cast<uint32_t>(linear % grid.x),
+             static_cast<uint32_t>(linear / grid.x % grid.y),
              static_cast<uint32_t>(linear / grid.x / grid.y)};
     m.shared.begin_workgroup();
     m.run_block(0, m.all());

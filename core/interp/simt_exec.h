@@ -59,10 +59,10 @@ using Handler = void (*)(Machine&, const Instr&, const Mask&);
 struct Instr {
   Handler run = nullptr;
   const ir::Op* op = nullptr;
-  std::vector<Slot> in;   ///< operand slots, in operand order
-  std::vector<Slot> out;  ///< result slots
-  int64_t imm[2] = {};    ///< op-specific immediates (see each family's selector)
-  MathFn math = nullptr;  ///< math ops: the function
+  std::vector<Slot> in;     ///< operand slots, in operand order
+  std::vector<Slot> out;    ///< result slots
+  int64_t imm[2] = {};      ///< op-specific immediates (see each family's selector)
+  MathFn math = nullptr;    ///< math ops: the function
   uint32_t blocks[2] = {};  ///< control flow: the regions' blocks
   /// Control-flow and shuffle scratch, sized `threads` at compile time.
   mutable std::vector<uint8_t> masks[2];
@@ -86,6 +86,7 @@ struct SharedAccess {
   int32_t reader2 = -1;  ///< another reader in read_epoch, if any
   const ir::Op* write_op = nullptr;
   const ir::Op* read_op = nullptr;
+  const ir::Op* read_op2 = nullptr;
 };
 
 /// One shared buffer of the running workgroup and its access history.
@@ -121,7 +122,7 @@ class Machine {
   const uint32_t subgroup;  ///< S
   std::array<uint32_t, 3> pid{};
 
-  std::vector<Block> blocks;  ///< blocks[0] is the function body
+  std::vector<Block> blocks;    ///< blocks[0] is the function body
   std::vector<uint64_t> arena;  ///< every slot's storage (8-byte aligned)
   SharedMemory shared;
 
@@ -154,10 +155,10 @@ void copy_slot_masked(const Slot& dst, const Slot& src, const uint8_t* on, uint3
 
 // Handler selection, one family per file. Each returns the handler of `instr.op` (whose slots are
 // set) and fills the immediates its handler reads.
-Handler select_scalar(Instr& instr);   ///< simt_scalar.cpp: ids, elementwise, math, casts
-Handler select_memory(Instr& instr);   ///< simt_memory.cpp: global_load/store, atomics
-Handler select_shared(Instr& instr);   ///< simt_shared.cpp: shared_load/store
-Handler select_control(Instr& instr, uint32_t threads);  ///< simt_control.cpp
-Handler select_debug(Instr& instr);    ///< simt_debug.cpp: print, assert, assume
+Handler select_scalar(Instr& instr);  ///< simt_scalar.cpp: ids, elementwise, math, casts
+Handler select_memory(Instr& instr);  ///< simt_memory.cpp: global_load/store, atomics
+Handler select_shared(Instr& instr, const SharedMemory& shared);  ///< simt_shared.cpp
+Handler select_control(Instr& instr, uint32_t threads);           ///< simt_control.cpp
+Handler select_debug(Instr& instr);  ///< simt_debug.cpp: print, assert, assume
 
 }  // namespace tessera::interp::simt

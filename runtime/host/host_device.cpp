@@ -1,4 +1,6 @@
-/// \file The host device: the tile-IR interpreter behind the runtime API. Memory is host memory,
+/// \file The host devices: the tile-IR interpreter ("host") and the SIMT interpreter at subgroup
+/// sizes 8, 32 and 64 ("simt:8", "simt:32", "simt:64") behind the runtime API. The SIMT devices
+/// run the same lowering as the GPU targets, so they test it without a GPU. Memory is host memory,
 /// every access is checked against the live allocations, and each stream is a worker thread that
 /// runs its work in order (so launches are asynchronous, as on a GPU).
 #include <chrono>
@@ -14,6 +16,9 @@
 #include <thread>
 
 #include "core/interp/interpreter.h"
+#include "core/interp/simt.h"
+#include "core/target/target.h"
+#include "targets/compile.h"
 #include "core/support/error.h"
 #include "runtime/backend.h"
 
@@ -65,7 +70,8 @@ class HostAllocation : public Allocation {
 
 class HostKernel : public CompiledKernel {
  public:
-  std::unique_ptr<ir::Module> module;
+  std::unique_ptr<ir::Module> module;  ///< tile IR, or SIMT IR on the SIMT devices
+  bool simt = false;
 };
 
 class HostEvent : public EventImpl {
@@ -113,7 +119,9 @@ class HostStream : public StreamImpl {
               std::vector<std::shared_ptr<Allocation>> keep_alive) override {
     enqueue([this, kernel, grid, params = std::move(params), keep = std::move(keep_alive)] {
       const auto& k = static_cast<const HostKernel&>(*kernel);
-      interp::run(k.module->kernel(), params, interp::Grid{grid.x, grid.y, grid.z}, *memory_);
+      interp::Grid g{grid.x, grid.y, grid.z};
+      if (k.simt) interp::run_simt(k.module->kernel(), params, g, *memory_);
+      else interp::run(k.module->kernel(), params, g, *memory_);
     });
   }
 
@@ -223,14 +231,36 @@ class HostStream : public StreamImpl {
   std::thread worker_;
 };
 
+/// The target description of a SIMT-interpreter device: a GPU-like workgroup of any subgroup
+/// size with every capability except tensor cores.
+target::Target simt_target(int subgroup) {
+  target::Target t = *target::profile("host");
+  t.name = "simt-" + std::to_string(subgroup);
+  t.subgroup_size = subgroup;
+  t.max_threads = 1024;
+  t.max_shared_bytes = 49152;
+  return t;
+}
+
 class HostDevice : public DeviceImpl {
  public:
-  HostDevice() {
-    info_.name = "host";
-    info_.kind = "host";
-    info_.description = "Tessera host interpreter (the reference semantics)";
-    info_.target = "host-interpreter";
-    info_.rank = 0;
+  /// subgroup == 0: the tile interpreter; otherwise the SIMT interpreter at that subgroup size.
+  explicit HostDevice(int subgroup = 0) : subgroup_(subgroup) {
+    if (subgroup == 0) {
+      info_.name = "host";
+      info_.kind = "host";
+      info_.description = "Tessera host interpreter (the reference semantics)";
+      target_ = *target::profile("host");
+      info_.rank = 0;
+    } else {
+      info_.name = "simt:" + std::to_string(subgroup);
+      info_.kind = "simt";
+      info_.description = "SIMT interpreter, subgroup " + std::to_string(subgroup);
+      target_ = simt_target(subgroup);
+      info_.rank = -1;  // a test device: Device::best() never picks it
+    }
+    info_.target = target_.str();
+    info_.is_cpu = true;
   }
 
   const DeviceInfo& info() const override { return info_; }
@@ -243,9 +273,11 @@ class HostDevice : public DeviceImpl {
   }
 
   std::shared_ptr<const CompiledKernel> compile(const ir::Module& module,
-                                                const LaunchOptions& /*options*/) override {
+                                                const LaunchOptions& options) override {
     auto k = std::make_shared<HostKernel>();
-    k->module = module.clone();
+    k->simt = subgroup_ != 0;
+    k->module = k->simt ? targets::lower_to_simt(module, target_, {options.num_warps, options.num_stages})
+                        : module.clone();
     k->name = k->module->kernel().name;
     k->params = ir::param_layout(k->module->kernel());
     return k;
@@ -287,6 +319,8 @@ class HostDevice : public DeviceImpl {
     return s;
   }
 
+  int subgroup_;
+  target::Target target_;
   DeviceInfo info_;
   LiveMemory memory_;
   std::mutex mutex_;
@@ -300,6 +334,7 @@ DriverReport enumerate_host() {
   DriverReport r;
   r.kind = "host";
   r.devices.push_back(std::make_shared<HostDevice>());
+  for (int subgroup : {8, 32, 64}) r.devices.push_back(std::make_shared<HostDevice>(subgroup));
   return r;
 }
 

@@ -1,0 +1,168 @@
+/// \file Shared memory in the SIMT interpreter: the workgroup's buffers (poisoned at the start of
+/// every workgroup, as GPUs do not clear them), shared_load/shared_store with bounds and width
+/// checks, and the race detector.
+///
+/// Lock-step execution runs every thread's store before any thread's later load, so a missing
+/// barrier never shows up as a wrong value here; the detector reports it instead. Each element
+/// remembers, for the current barrier interval (epoch), its last writer and up to two readers:
+/// a read of another thread's write, a write over another thread's read, or a write of a
+/// different value over another thread's write, all without a barrier between, is a race on a GPU
+/// (the threads may run in either order) and a DeviceFault here.
+#include <cstring>
+
+#include "core/interp/simt_exec.h"
+
+namespace tessera::interp::simt {
+namespace {
+
+std::string element_name(int64_t buffer, int64_t elem) {
+  return ir::shared_buffer_attr(buffer) + "[" + std::to_string(elem) + "]";
+}
+
+[[noreturn]] void race(const Machine& m, const Instr& in, uint32_t thread, std::string_view verb,
+                       int64_t buffer, int64_t elem, std::string_view past, int other,
+                       const ir::Op* other_op) {
+  fail(ErrorKind::DeviceFault, "shared-memory race in kernel '", m.fn.name, "' at ",
+       in.op->loc.str(), ": thread ", thread, " ", verb, " ", element_name(buffer, elem), " ", past,
+       " by thread ", other, " at ", other_op->loc.str(), " with no barrier between (program (",
+       m.pid[0], ", ", m.pid[1], ", ", m.pid[2], "))");
+}
+
+void on_read(const Machine& m, const Instr& in, uint32_t t, SharedArray& buf, int64_t elem) {
+  SharedAccess& a = buf.access[static_cast<size_t>(elem)];
+  const uint32_t epoch = m.shared.epoch;
+  const auto thread = static_cast<int32_t>(t);
+  if (a.write_epoch == epoch && a.writer != thread)
+    race(m, in, t, "reads", in.imm[0], elem, "written", a.writer, a.write_op);
+  if (a.read_epoch != epoch) {
+    a.read_epoch = epoch;
+    a.reader = thread;
+    a.reader2 = -1;
+    a.read_op = a.read_op2 = in.op;
+  } else if (a.reader != thread && a.reader2 < 0) {
+    a.reader2 = thread;
+    a.read_op2 = in.op;
+  }
+}
+
+/// Before thread t writes `bytes` over `old` (the element's current contents).
+void on_write(const Machine& m, const Instr& in, uint32_t t, SharedArray& buf, int64_t elem,
+              const std::byte* old, const std::byte* bytes) {
+  SharedAccess& a = buf.access[static_cast<size_t>(elem)];
+  const uint32_t epoch = m.shared.epoch;
+  const auto thread = static_cast<int32_t>(t);
+  if (a.read_epoch == epoch) {
+    if (a.reader != thread) race(m, in, t, "writes", in.imm[0], elem, "read", a.reader, a.read_op);
+    if (a.reader2 >= 0) race(m, in, t, "writes", in.imm[0], elem, "read", a.reader2, a.read_op2);
+  }
+  if (a.write_epoch == epoch && a.writer != thread && std::memcmp(old, bytes, buf.elem_bytes) != 0)
+    race(m, in, t, "writes", in.imm[0], elem, "written", a.writer, a.write_op);
+  a.write_epoch = epoch;
+  a.writer = thread;
+  a.write_op = in.op;
+}
+
+[[noreturn]] void bad_index(const Machine& m, const Instr& in, uint32_t t, std::string_view access,
+                            const SharedArray& buf, int64_t i, int width) {
+  const std::string name = ir::shared_buffer_attr(in.imm[0]);
+  if (i < 0 || i + width > buf.count) {
+    const std::string range =
+        width == 1 ? std::to_string(i) : std::to_string(i) + ".." + std::to_string(i + width - 1);
+    m.fault(
+        *in.op, static_cast<int>(t), "out-of-bounds shared " + std::string(access),
+        ": " + name + "[" + range + "] is outside its " + std::to_string(buf.count) + " elements");
+  }
+  m.fault(*in.op, static_cast<int>(t), "misaligned shared " + std::string(access),
+          ": index " + std::to_string(i) + " of " + name + " is not a multiple of width " +
+              std::to_string(width));
+}
+
+/// The first element of a `width`-element access at `index`, checked against the buffer.
+int64_t checked_index(const Machine& m, const Instr& in, uint32_t t, std::string_view access,
+                      const SharedArray& buf, int32_t index, int width) {
+  const int64_t i = index;
+  if (i < 0 || i + width > buf.count || i % width != 0) bad_index(m, in, t, access, buf, i, width);
+  return i;
+}
+
+/// shared_load %index {buffer = imm[0]}: width results of N bytes.
+template <int N>
+void shared_load(Machine& m, const Instr& in, const Mask& mask) {
+  SharedArray& buf = m.shared.buffers[static_cast<size_t>(in.imm[0])];
+  const int32_t* index = in.in[0].as<int32_t>();
+  const int width = static_cast<int>(in.out.size());
+  const bool is_bool = buf.dtype == ir::DType::i1;
+  for (uint32_t t = 0; t < m.threads; ++t) {
+    if (!mask.on[t]) continue;
+    const int64_t i = checked_index(m, in, t, "load", buf, index[t], width);
+    for (int w = 0; w < width; ++w) {
+      if (!buf.access.empty()) on_read(m, in, t, buf, i + w);
+      std::byte* dst = in.out[static_cast<size_t>(w)].data + t * N;
+      std::memcpy(dst, buf.data.data() + (i + w) * N, N);
+      if (is_bool) *dst = static_cast<std::byte>(*dst != std::byte{0});
+    }
+  }
+}
+
+/// shared_store %index, %v... {buffer = imm[0]}.
+template <int N>
+void shared_store(Machine& m, const Instr& in, const Mask& mask) {
+  SharedArray& buf = m.shared.buffers[static_cast<size_t>(in.imm[0])];
+  const int32_t* index = in.in[0].as<int32_t>();
+  const int width = static_cast<int>(in.in.size()) - 1;
+  for (uint32_t t = 0; t < m.threads; ++t) {
+    if (!mask.on[t]) continue;
+    const int64_t i = checked_index(m, in, t, "store", buf, index[t], width);
+    for (int w = 0; w < width; ++w) {
+      std::byte* dst = buf.data.data() + (i + w) * N;
+      const std::byte* src = in.in[static_cast<size_t>(1 + w)].data + t * N;
+      if (!buf.access.empty()) on_write(m, in, t, buf, i + w, dst, src);
+      std::memcpy(dst, src, N);
+    }
+  }
+}
+
+}  // namespace
+
+void SharedMemory::init(const ir::Function& fn, bool check_races) {
+  for (const ir::SharedBuffer& b : ir::shared_buffers(fn)) {
+    SharedArray a;
+    a.dtype = b.dtype;
+    a.count = b.count;
+    a.elem_bytes = ir::dtype_bytes(b.dtype);
+    a.data.resize(static_cast<size_t>(b.bytes()));
+    if (check_races) a.access.resize(static_cast<size_t>(b.count));
+    buffers.push_back(std::move(a));
+  }
+}
+
+void SharedMemory::begin_workgroup() {
+  for (SharedArray& b : buffers) std::memset(b.data.data(), 0xCD, b.data.size());
+  barrier();  // accesses of the previous workgroup belong to an older epoch
+}
+
+void SharedMemory::barrier() {
+  if (epoch == UINT32_MAX) {  // wrapped: forget every access, so old epochs cannot match
+    for (SharedArray& b : buffers) std::fill(b.access.begin(), b.access.end(), SharedAccess{});
+    epoch = 0;
+  }
+  ++epoch;
+}
+
+Handler select_shared(Instr& in, const SharedMemory& shared) {
+  const ir::Op& op = *in.op;
+  in.imm[0] = op.int_attr("buffer");
+  const bool load = op.kind == ir::OpKind::SharedLoad;
+  const int bytes = load ? in.out.at(0).bytes : in.in.at(1).bytes;
+  TESSERA_CHECK(in.imm[0] >= 0 && static_cast<size_t>(in.imm[0]) < shared.buffers.size() &&
+                    shared.buffers[static_cast<size_t>(in.imm[0])].elem_bytes == bytes,
+                "'", op.name(), "' of an undeclared buffer or another dtype");
+  Handler h = nullptr;
+  with_elem_size(bytes, [&](auto size) {
+    constexpr int N = decltype(size)::value;
+    h = load ? &shared_load<N> : &shared_store<N>;
+  });
+  return h;
+}
+
+}  // namespace tessera::interp::simt

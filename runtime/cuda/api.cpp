@@ -1,0 +1,36 @@
+/// \file runtime/cuda/api.h over CudaDevice.
+#include "runtime/cuda/api.h"
+
+#include "core/support/error.h"
+#include "runtime/cuda/cubin_cache.h"
+#include "runtime/cuda/device.h"
+
+namespace tessera::rt::cuda {
+namespace {
+
+CudaDevice& cuda_device(const DeviceImpl& device, const char* what) {
+  auto* d = dynamic_cast<const CudaDevice*>(&device);
+  if (!d)
+    fail(ErrorKind::Argument, what, ": device '", device.info().name, "' is not a CUDA device");
+  return const_cast<CudaDevice&>(*d);
+}
+
+}  // namespace
+
+bool is_cuda(const DeviceImpl& device) {
+  return dynamic_cast<const CudaDevice*>(&device) != nullptr;
+}
+
+std::shared_ptr<const CompiledKernel> load(DeviceImpl& device, const target::Artifact& artifact) {
+  return cuda_device(device, "cuda::load").load(artifact);
+}
+
+int multiprocessors(const DeviceImpl& device) {
+  return cuda_device(device, "cuda::multiprocessors").multiprocessors();
+}
+
+std::string cache_dir() {
+  return cubin_cache_dir();
+}
+
+}  // namespace tessera::rt::cuda

@@ -1,0 +1,344 @@
+/// \file The CUDA device: enumeration, the target description read from the device, context
+/// generations and fault recovery, the caching allocator and the pinned staging pool.
+#include "runtime/cuda/device.h"
+
+#include <cstring>
+
+#include "core/support/error.h"
+#include "runtime/cuda/stream.h"
+#include "targets/compile.h"
+
+namespace tessera::rt::cuda {
+namespace {
+
+constexpr size_t kSmallBlock = 512;              // allocations up to 1 MiB round to this
+constexpr size_t kLargeBlock = 2u << 20;         // larger ones to 2 MiB
+constexpr size_t kCacheLimit = size_t{4} << 30;  // freed blocks kept for reuse, at most
+
+size_t capacity_for(size_t bytes) {
+  size_t b = bytes == 0 ? 1 : bytes;
+  size_t unit = b <= (1u << 20) ? kSmallBlock : kLargeBlock;
+  return (b + unit - 1) / unit * unit;
+}
+
+int attribute(const Driver& d, CUdevice dev, CUdevice_attribute a) {
+  int v = 0;
+  check(d.cuDeviceGetAttribute(&v, a, dev), "cuDeviceGetAttribute");
+  return v;
+}
+
+/// The newest known profile this device runs (PTX for an older sm runs on newer parts).
+target::Target target_for(int sm) {
+  int chosen = sm >= 90 ? 90 : sm >= 89 ? 89 : sm >= 86 ? 86 : 80;
+  std::optional<target::Target> t = target::profile("cuda-sm_" + std::to_string(chosen));
+  TESSERA_CHECK(t, "no profile cuda-sm_", chosen);
+  if (sm < 80) t->sm = sm;  // listed, but the PTX target refuses it (it needs sm_80)
+  return *t;
+}
+
+/// "device assert failed in kernel k at f.cpp:3: msg (program (x, y, z), thread t, index (i))".
+std::string describe_assert(const ptx::FaultRecord& rec) {
+  ptx::FaultRecord r;
+  std::memcpy(&r, &rec, sizeof r);
+  r.message[sizeof r.message - 1] = '\0';
+  std::string where = "program (" + std::to_string(r.program[0]) + ", " +
+                      std::to_string(r.program[1]) + ", " + std::to_string(r.program[2]) +
+                      "), thread " + std::to_string(r.thread);
+  if (r.rank > 0) {
+    where += ", index (";
+    for (uint32_t i = 0; i < r.rank && i < 4; ++i)
+      where += (i ? ", " : "") + std::to_string(r.index[i]);
+    where += ")";
+  }
+  return "device assert failed in kernel " + std::string(r.message) + " (" + where + ";";
+}
+
+}  // namespace
+
+ContextScope::ContextScope(const Driver& d, const Context& ctx) : d_(d) {
+  check(d.cuCtxPushCurrent(ctx.handle), "cuCtxPushCurrent");
+}
+
+ContextScope::~ContextScope() {
+  CUcontext popped = nullptr;
+  d_.cuCtxPopCurrent(&popped);
+}
+
+CudaAllocation::CudaAllocation(CudaDevice* device, std::shared_ptr<Context> ctx, CUdeviceptr ptr,
+                               size_t bytes, size_t capacity)
+    : Allocation(device, ptr, bytes), ctx_(std::move(ctx)), capacity_(capacity) {}
+
+CudaAllocation::~CudaAllocation() {
+  static_cast<CudaDevice*>(device())->release(ctx_, address(), capacity_);
+}
+
+CudaDevice::CudaDevice(const Driver& driver, int ordinal, CUdevice device)
+    : d_(driver), ordinal_(ordinal), device_(device) {
+  char name[256] = {};
+  check(d_.cuDeviceGetName(name, sizeof name, device_), "cuDeviceGetName");
+  int major = attribute(d_, device_, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+  int minor = attribute(d_, device_, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+  int sm = major * 10 + minor;
+  multiprocessors_ = attribute(d_, device_, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  size_t memory = 0;
+  check(d_.cuDeviceTotalMem(&memory, device_), "cuDeviceTotalMem");
+  target_ = target_for(sm);
+  target_.max_threads = attribute(d_, device_, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+  target_.max_shared_bytes =
+      attribute(d_, device_, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+  target_.max_grid[0] = attribute(d_, device_, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X);
+  target_.max_grid[1] = attribute(d_, device_, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y);
+  target_.max_grid[2] = attribute(d_, device_, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z);
+  info_.name = "cuda:" + std::to_string(ordinal_);
+  info_.kind = "cuda";
+  info_.description = std::string(name) + " (sm_" + std::to_string(sm) + ", " +
+                      std::to_string(multiprocessors_) + " SMs, " + std::to_string(memory >> 20) +
+                      " MiB, driver " + std::to_string(d_.version / 1000) + "." +
+                      std::to_string(d_.version % 1000 / 10) + ")";
+  info_.target = target_.str();
+  info_.rank = 40;
+}
+
+CudaDevice::~CudaDevice() {
+  // Streams first (they hold pinned blocks and buffers), then the cached memory.
+  default_stream_.reset();
+  std::lock_guard lock(mutex_);
+  if (!ctx_ || !ctx_->alive) return;
+  {
+    ContextScope scope(d_, *ctx_);
+    for (auto& [cap, blocks] : free_)
+      for (CUdeviceptr p : blocks) d_.cuMemFree(p);
+    for (auto& [bytes, blocks] : pinned_)
+      for (void* p : blocks) d_.cuMemFreeHost(p);
+    if (ctx_->fault_host) d_.cuMemFreeHost(ctx_->fault_host);
+  }
+  d_.cuDevicePrimaryCtxRelease(device_);
+}
+
+std::shared_ptr<Context> CudaDevice::make_context() {
+  if (!lost_.empty()) fail(ErrorKind::DeviceFault, lost_);
+  auto ctx = std::make_shared<Context>();
+  CUresult r = d_.cuDevicePrimaryCtxRetain(&ctx->handle, device_);
+  if (is_sticky(r) && !faults_.empty()) {
+    lost_ = info_.name +
+            " cannot be used again in this process: the CUDA driver keeps its fault (" +
+            faults_.rbegin()->second + "); restart the process";
+    fail(ErrorKind::DeviceFault, lost_);
+  }
+  check(r, "cuDevicePrimaryCtxRetain", {}, info_.name);
+  ctx->generation = ++generations_;
+  ContextScope scope(d_, *ctx);
+  void* host = nullptr;
+  check(d_.cuMemHostAlloc(&host, sizeof(ptx::FaultRecord),
+                          CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE),
+        "cuMemHostAlloc", {}, "the fault record of " + info_.name);
+  std::memset(host, 0, sizeof(ptx::FaultRecord));
+  ctx->fault_host = static_cast<ptx::FaultRecord*>(host);
+  check(d_.cuMemHostGetDevicePointer(&ctx->fault_device, host, 0), "cuMemHostGetDevicePointer");
+  return ctx;
+}
+
+std::shared_ptr<Context> CudaDevice::context() {
+  std::lock_guard lock(mutex_);
+  if (!ctx_ || !ctx_->alive) ctx_ = make_context();
+  return ctx_;
+}
+
+void CudaDevice::fault(const std::shared_ptr<Context>& ctx, CUresult r, const char* call,
+                       const std::string& kernels) {
+  std::string msg = std::string(call) + " failed: " + error_name(r) +
+                    (kernels.empty() ? "" : " in kernel " + kernels);
+  if (ctx->fault_host && static_cast<const volatile uint32_t&>(ctx->fault_host->claimed))
+    msg = describe_assert(*ctx->fault_host) + " " + msg + ")";
+  msg += "; " + info_.name + " was reset: buffers allocated before the fault are invalid";
+  {
+    std::lock_guard lock(mutex_);
+    if (!ctx->alive) {
+      msg = faults_[ctx->generation];  // already reported and reset by another call
+    } else {
+      ctx->alive = false;
+      faults_[ctx->generation] = msg;
+      free_.clear();  // the reset frees every allocation of the context
+      cached_bytes_ = 0;
+      pinned_.clear();
+      d_.cuDevicePrimaryCtxRelease(device_);
+      d_.cuDevicePrimaryCtxReset(device_);
+      if (ctx_ == ctx) ctx_.reset();
+    }
+  }
+  fail(ErrorKind::DeviceFault, msg);
+}
+
+void CudaDevice::check_call(const std::shared_ptr<Context>& ctx, CUresult r, const char* call,
+                            const std::string& kernels, const std::string& detail) {
+  if (r == CUDA_SUCCESS) return;
+  if (is_sticky(r)) fault(ctx, r, call, kernels);
+  check(r, call, kernels, detail);
+}
+
+std::string CudaDevice::fault_message(uint64_t generation) const {
+  std::lock_guard lock(mutex_);
+  auto it = faults_.find(generation);
+  return it == faults_.end() ? std::string() : it->second;
+}
+
+void CudaDevice::check_alive(const Allocation& a, const char* what) const {
+  auto* c = dynamic_cast<const CudaAllocation*>(&a);
+  if (!c || c->context()->alive) return;
+  fail(ErrorKind::Runtime, what, ": the buffer was allocated on ", info_.name,
+       " before a device fault reset it, so its memory is gone (",
+       fault_message(c->context()->generation), ")");
+}
+
+std::shared_ptr<Allocation> CudaDevice::allocate(size_t bytes) {
+  size_t cap = capacity_for(bytes);
+  std::shared_ptr<Context> ctx = context();
+  {
+    std::lock_guard lock(mutex_);
+    auto it = free_.find(cap);
+    if (it != free_.end() && !it->second.empty()) {
+      CUdeviceptr p = it->second.back();
+      it->second.pop_back();
+      cached_bytes_ -= cap;
+      return std::make_shared<CudaAllocation>(this, ctx, p, bytes, cap);
+    }
+  }
+  ContextScope scope(d_, *ctx);
+  CUdeviceptr p = 0;
+  CUresult r = d_.cuMemAlloc(&p, cap);
+  if (r == CUDA_ERROR_OUT_OF_MEMORY) {
+    drop_caches();
+    r = d_.cuMemAlloc(&p, cap);
+  }
+  if (r == CUDA_ERROR_OUT_OF_MEMORY) {
+    size_t free = 0, total = 0;
+    d_.cuMemGetInfo(&free, &total);
+    fail(ErrorKind::OutOfMemory, info_.name, ": cannot allocate ", bytes,
+         " bytes (cuMemAlloc failed: ", error_name(r), "; ", free, " of ", total, " bytes free)");
+  }
+  check_call(ctx, r, "cuMemAlloc", {}, std::to_string(bytes) + " bytes on " + info_.name);
+  return std::make_shared<CudaAllocation>(this, ctx, p, bytes, cap);
+}
+
+void CudaDevice::release(const std::shared_ptr<Context>& ctx, CUdeviceptr ptr, size_t capacity) {
+  if (!ctx->alive) return;  // freed with its context
+  {
+    std::lock_guard lock(mutex_);
+    if (ctx == ctx_ && cached_bytes_ + capacity <= kCacheLimit) {
+      free_[capacity].push_back(ptr);
+      cached_bytes_ += capacity;
+      return;
+    }
+  }
+  ContextScope scope(d_, *ctx);
+  d_.cuMemFree(ptr);
+}
+
+void CudaDevice::drop_caches() {
+  std::lock_guard lock(mutex_);
+  if (!ctx_ || !ctx_->alive) return;
+  ContextScope scope(d_, *ctx_);
+  for (auto& [cap, blocks] : free_)
+    for (CUdeviceptr p : blocks) d_.cuMemFree(p);
+  free_.clear();
+  cached_bytes_ = 0;
+}
+
+CudaDevice::Pinned CudaDevice::take_pinned(size_t bytes) {
+  size_t size = size_t{4} << 20;
+  while (size < bytes) size *= 2;
+  std::shared_ptr<Context> ctx = context();
+  {
+    std::lock_guard lock(mutex_);
+    auto it = pinned_.find(size);
+    if (it != pinned_.end() && !it->second.empty() && ctx == ctx_) {
+      void* p = it->second.back();
+      it->second.pop_back();
+      return {p, size, ctx};
+    }
+  }
+  ContextScope scope(d_, *ctx);
+  void* p = nullptr;
+  check_call(ctx, d_.cuMemHostAlloc(&p, size, CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc", {},
+             std::to_string(size) + " bytes of staging memory");
+  return {p, size, ctx};
+}
+
+void CudaDevice::give_back(Pinned p) {
+  if (!p.host || !p.ctx->alive) return;
+  std::lock_guard lock(mutex_);
+  pinned_[p.bytes].push_back(p.host);
+}
+
+std::shared_ptr<StreamImpl> CudaDevice::default_stream() {
+  std::lock_guard lock(mutex_);
+  if (!default_stream_) {
+    default_stream_ = std::make_shared<CudaStream>(this, true);
+    streams_.push_back(default_stream_);
+  }
+  return default_stream_;
+}
+
+std::shared_ptr<StreamImpl> CudaDevice::create_stream() {
+  auto s = std::make_shared<CudaStream>(this, false);
+  std::lock_guard lock(mutex_);
+  streams_.push_back(s);
+  return s;
+}
+
+std::shared_ptr<EventImpl> CudaDevice::create_event() {
+  return std::make_shared<CudaEvent>(this);
+}
+
+double CudaDevice::elapsed_ms(const EventImpl& start, const EventImpl& end) {
+  auto& s = dynamic_cast<const CudaEvent&>(start);
+  auto& e = dynamic_cast<const CudaEvent&>(end);
+  CUevent a = s.recorded("elapsed_ms (start event)"), b = e.recorded("elapsed_ms (end event)");
+  std::shared_ptr<Context> ctx = context();
+  ContextScope scope(d_, *ctx);
+  check_call(ctx, d_.cuEventSynchronize(b), "cuEventSynchronize");
+  float ms = 0;
+  check_call(ctx, d_.cuEventElapsedTime(&ms, a, b), "cuEventElapsedTime");
+  return ms;
+}
+
+void CudaDevice::synchronize() {
+  std::vector<std::shared_ptr<CudaStream>> streams;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& w : streams_)
+      if (auto s = w.lock()) streams.push_back(s);
+  }
+  for (auto& s : streams) s->synchronize();
+}
+
+std::shared_ptr<const CompiledKernel> CudaDevice::compile(const ir::Module& module,
+                                                          const LaunchOptions& options) {
+  return load(targets::compile(module, target_,
+                               targets::CompileOptions{options.num_warps, options.num_stages}));
+}
+
+}  // namespace tessera::rt::cuda
+
+namespace tessera::rt {
+
+DriverReport enumerate_cuda() {
+  DriverReport report;
+  report.kind = "cuda";
+  const cuda::Driver* d = cuda::driver(&report.unavailable);
+  if (!d) return report;
+  int count = 0;
+  if (CUresult r = d->cuDeviceGetCount(&count); r != CUDA_SUCCESS) {
+    report.unavailable = "cuda unavailable: cuDeviceGetCount failed: " + cuda::error_name(r);
+    return report;
+  }
+  if (count == 0) report.unavailable = "cuda unavailable: the driver reports no CUDA devices";
+  for (int i = 0; i < count; ++i) {
+    CUdevice dev = 0;
+    if (d->cuDeviceGet(&dev, i) != CUDA_SUCCESS) continue;
+    report.devices.push_back(std::make_shared<cuda::CudaDevice>(*d, i, dev));
+  }
+  return report;
+}
+
+}  // namespace tessera::rt

@@ -1,0 +1,160 @@
+/// \file The CUDA device `cuda:N`: the device's primary context, memory (a caching allocator and a
+/// pinned staging pool), PTX artifacts JIT-compiled and cached on disk, and recovery from device
+/// faults. Streams and events are in stream.h.
+///
+/// Contexts come in generations: a sticky fault (illegal address, device assert, ...) ends one.
+/// The device records why, tears the primary context down (cuDevicePrimaryCtxReset) and makes the
+/// next on the next use; work pending in the old one fails with ErrorKind::DeviceFault naming the
+/// kernels, and buffers allocated in it are invalid (using one is an error that says so). Drivers
+/// that keep the fault for the whole process (580 does: no context can be made after an illegal
+/// address) leave the device unusable; every later use is then a DeviceFault that says so.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/target/artifact.h"
+#include "core/target/target.h"
+#include "runtime/backend.h"
+#include "runtime/cuda/driver.h"
+#include "targets/ptx/ptx.h"
+
+namespace tessera::rt::cuda {
+
+class CudaDevice;
+
+/// One generation of the device's primary context.
+struct Context {
+  CUcontext handle = nullptr;
+  uint64_t generation = 0;
+  std::atomic<bool> alive{true};
+  ptx::FaultRecord* fault_host = nullptr;  ///< host-mapped; device asserts write it
+  CUdeviceptr fault_device = 0;
+};
+
+/// Makes `ctx` current on this thread for the scope (and restores the previous one).
+class ContextScope {
+ public:
+  ContextScope(const Driver& d, const Context& ctx);
+  ~ContextScope();
+  ContextScope(const ContextScope&) = delete;
+  ContextScope& operator=(const ContextScope&) = delete;
+
+ private:
+  const Driver& d_;
+};
+
+/// Device memory from cuMemAlloc (through the device's cache).
+class CudaAllocation : public Allocation {
+ public:
+  CudaAllocation(CudaDevice* device, std::shared_ptr<Context> ctx, CUdeviceptr ptr, size_t bytes,
+                 size_t capacity);
+  ~CudaAllocation() override;
+  const std::shared_ptr<Context>& context() const { return ctx_; }
+
+ private:
+  std::shared_ptr<Context> ctx_;
+  size_t capacity_;
+};
+
+/// A kernel JIT-compiled for the device: its cubin, and its module in the current context
+/// (loaded again after a reset).
+class CudaKernel : public CompiledKernel {
+ public:
+  CudaKernel(CudaDevice* device, const target::Artifact& artifact, std::string cubin);
+  ~CudaKernel() override;
+  /// The function in the device's current context (loading the module there if needed).
+  CUfunction function(const std::shared_ptr<Context>& ctx) const;
+  uint32_t param_bytes() const { return param_end_; }
+  const std::string& cubin() const { return cubin_; }
+
+ private:
+  void verify_params(CUfunction f) const;
+
+  CudaDevice* device_;
+  std::string cubin_;
+  uint32_t param_end_ = 0;  ///< end of the last parameter: what the driver reads of the block
+  mutable std::mutex mutex_;
+  mutable std::shared_ptr<Context> ctx_;
+  mutable CUmodule module_ = nullptr;
+  mutable CUfunction function_ = nullptr;
+};
+
+class CudaStream;
+
+class CudaDevice : public DeviceImpl {
+ public:
+  CudaDevice(const Driver& driver, int ordinal, CUdevice device);
+  ~CudaDevice() override;
+
+  const DeviceInfo& info() const override { return info_; }
+  std::shared_ptr<Allocation> allocate(size_t bytes) override;
+  std::shared_ptr<const CompiledKernel> compile(const ir::Module& module,
+                                                const LaunchOptions& options) override;
+  std::shared_ptr<StreamImpl> default_stream() override;
+  std::shared_ptr<StreamImpl> create_stream() override;
+  std::shared_ptr<EventImpl> create_event() override;
+  double elapsed_ms(const EventImpl& start, const EventImpl& end) override;
+  void synchronize() override;
+
+  /// JIT-compiles a PTX artifact (or takes its cubin from the disk cache) and loads it.
+  std::shared_ptr<const CompiledKernel> load(const target::Artifact& artifact);
+
+  const Driver& driver() const { return d_; }
+  const target::Target& target() const { return target_; }
+  int multiprocessors() const { return multiprocessors_; }
+  CUdevice handle() const { return device_; }
+
+  /// The live context, made (or remade after a fault) on demand.
+  std::shared_ptr<Context> context();
+  /// Records a sticky fault seen by `call` in `ctx`, resets the device, and throws DeviceFault
+  /// naming the call, the error, the kernels and any device assert.
+  [[noreturn]] void fault(const std::shared_ptr<Context>& ctx, CUresult r, const char* call,
+                          const std::string& kernels);
+  /// Checks a driver result: sticky faults go through fault(), other errors throw.
+  void check_call(const std::shared_ptr<Context>& ctx, CUresult r, const char* call,
+                  const std::string& kernels = {}, const std::string& detail = {});
+  /// Why generation `g` ended (empty if it did not).
+  std::string fault_message(uint64_t generation) const;
+  /// Throws Runtime when an allocation belongs to a context that a fault ended.
+  void check_alive(const Allocation& a, const char* what) const;
+
+  /// Returns a block to the cache (or frees it).
+  void release(const std::shared_ptr<Context>& ctx, CUdeviceptr ptr, size_t capacity);
+  /// Pinned host memory for asynchronous uploads: at least `bytes`, returned with give_back().
+  struct Pinned {
+    void* host = nullptr;
+    size_t bytes = 0;
+    std::shared_ptr<Context> ctx;
+  };
+  Pinned take_pinned(size_t bytes);
+  void give_back(Pinned p);
+
+ private:
+  std::shared_ptr<Context> make_context();
+  void drop_caches();
+
+  const Driver& d_;
+  int ordinal_;
+  CUdevice device_;
+  DeviceInfo info_;
+  target::Target target_;
+  int multiprocessors_ = 0;
+
+  mutable std::mutex mutex_;
+  std::shared_ptr<Context> ctx_;
+  uint64_t generations_ = 0;
+  std::map<uint64_t, std::string> faults_;  // generation -> why it ended
+  std::string lost_;  // non-empty: the driver refuses new contexts after a fault
+  std::map<size_t, std::vector<CUdeviceptr>> free_;  // capacity -> cached blocks
+  size_t cached_bytes_ = 0;
+  std::map<size_t, std::vector<void*>> pinned_;  // bytes -> free pinned blocks
+  std::shared_ptr<CudaStream> default_stream_;
+  std::vector<std::weak_ptr<CudaStream>> streams_;
+};
+
+}  // namespace tessera::rt::cuda

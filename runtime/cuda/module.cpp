@@ -1,0 +1,146 @@
+/// \file PTX artifacts into kernels: the driver's JIT (cuLink) makes a cubin, cached on disk, which
+/// is loaded per context; the launch facts (dynamic shared memory opt-in, the fault record, the
+/// parameter layout the driver sees) are settled when the module is loaded.
+#include <cstring>
+
+#include "core/support/error.h"
+#include "runtime/cuda/cubin_cache.h"
+#include "runtime/cuda/device.h"
+
+namespace tessera::rt::cuda {
+namespace {
+
+constexpr uint64_t kStaticSharedLimit = 48 * 1024;  // above: per-kernel opt-in
+
+/// PTX -> cubin with the driver's JIT (the context must be current).
+std::string jit(CudaDevice& dev, const std::shared_ptr<Context>& ctx, const target::Artifact& a) {
+  const Driver& d = dev.driver();
+  static thread_local char error_log[16384];
+  static thread_local char info_log[4096];
+  error_log[0] = info_log[0] = '\0';
+  CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                            CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
+  void* values[] = {error_log, reinterpret_cast<void*>(sizeof error_log), info_log,
+                    reinterpret_cast<void*>(sizeof info_log)};
+  CUlinkState state = nullptr;
+  dev.check_call(ctx, d.cuLinkCreate(4, options, values, &state), "cuLinkCreate", a.kernel);
+  std::string cubin;
+  CUresult r = d.cuLinkAddData(state, CU_JIT_INPUT_PTX, const_cast<char*>(a.ptx.c_str()),
+                               a.ptx.size() + 1, a.kernel.c_str(), 0, nullptr, nullptr);
+  const char* call = "cuLinkAddData";
+  void* image = nullptr;
+  size_t size = 0;
+  if (r == CUDA_SUCCESS) {
+    call = "cuLinkComplete";
+    r = d.cuLinkComplete(state, &image, &size);
+  }
+  if (r == CUDA_SUCCESS) cubin.assign(static_cast<const char*>(image), size);
+  d.cuLinkDestroy(state);
+  std::string log(error_log);
+  while (!log.empty() && (log.back() == '\n' || log.back() == '\0')) log.pop_back();
+  dev.check_call(ctx, r, call, a.kernel, log);
+  return cubin;
+}
+
+}  // namespace
+
+CudaKernel::CudaKernel(CudaDevice* device, const target::Artifact& artifact, std::string cubin)
+    : device_(device), cubin_(std::move(cubin)) {
+  name = artifact.kernel;
+  params = artifact.params;
+  threads_per_program = artifact.threads;
+  shared_bytes = static_cast<uint32_t>(artifact.shared_bytes);
+  for (const ir::ParamSlot& s : params.slots) param_end_ = std::max(param_end_, s.offset + s.size);
+}
+
+CudaKernel::~CudaKernel() {
+  std::lock_guard lock(mutex_);
+  if (!module_ || !ctx_->alive) return;
+  ContextScope scope(device_->driver(), *ctx_);
+  device_->driver().cuModuleUnload(module_);
+}
+
+void CudaKernel::verify_params(CUfunction f) const {
+  const Driver& d = device_->driver();
+  if (!d.cuFuncGetParamInfo) return;  // drivers before 12.4 cannot say
+  for (size_t i = 0; i < params.slots.size(); ++i) {
+    size_t offset = 0, size = 0;
+    CUresult r = d.cuFuncGetParamInfo(f, i, &offset, &size);
+    TESSERA_CHECK(
+        r == CUDA_SUCCESS && offset == params.slots[i].offset && size == params.slots[i].size,
+        "kernel '", name, "': the driver places parameter ", i, " at offset ", offset, " (", size,
+        " bytes), the parameter block at ", params.slots[i].offset, " (", params.slots[i].size,
+        " bytes)");
+  }
+  size_t offset = 0, size = 0;
+  TESSERA_CHECK(d.cuFuncGetParamInfo(f, params.slots.size(), &offset, &size) != CUDA_SUCCESS,
+                "kernel '", name, "' has more parameters than its block (", params.slots.size(),
+                ")");
+}
+
+CUfunction CudaKernel::function(const std::shared_ptr<Context>& ctx) const {
+  std::lock_guard lock(mutex_);
+  if (ctx_ == ctx && function_) return function_;
+  const Driver& d = device_->driver();
+  ContextScope scope(d, *ctx);
+  CUmodule module = nullptr;
+  device_->check_call(ctx, d.cuModuleLoadData(&module, cubin_.data()), "cuModuleLoadData", name);
+  CUfunction f = nullptr;
+  CUresult r = d.cuModuleGetFunction(&f, module, name.c_str());
+  if (r != CUDA_SUCCESS) d.cuModuleUnload(module);
+  device_->check_call(ctx, r, "cuModuleGetFunction", name);
+  if (shared_bytes > kStaticSharedLimit)
+    device_->check_call(ctx,
+                        d.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                             static_cast<int>(shared_bytes)),
+                        "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", name,
+                        std::to_string(shared_bytes) + " bytes");
+  CUdeviceptr record = 0;
+  size_t record_bytes = 0;
+  if (d.cuModuleGetGlobal(&record, &record_bytes, module, ptx::kFaultRecordSymbol) ==
+      CUDA_SUCCESS) {
+    uint64_t address = ctx->fault_device;
+    device_->check_call(ctx, d.cuMemcpyHtoD(record, &address, sizeof address),
+                        "cuMemcpyHtoD(fault record)", name);
+  }
+  verify_params(f);
+  ctx_ = ctx;
+  module_ = module;
+  function_ = f;
+  return f;
+}
+
+std::shared_ptr<const CompiledKernel> CudaDevice::load(const target::Artifact& artifact) {
+  if (artifact.isa != "ptx" || artifact.ptx.empty())
+    fail(ErrorKind::Argument, info_.name, ": kernel '", artifact.kernel, "' is a ", artifact.isa,
+         " artifact; CUDA devices load PTX");
+  if (artifact.subgroup != 32)
+    fail(ErrorKind::Unsupported, info_.name, ": kernel '", artifact.kernel, "' was lowered for ",
+         artifact.subgroup, "-lane subgroups; CUDA warps have 32");
+  if (artifact.threads == 0 || static_cast<int>(artifact.threads) > target_.max_threads)
+    fail(ErrorKind::Unsupported, info_.name, ": kernel '", artifact.kernel, "' needs ",
+         artifact.threads, " threads per block; the device allows ", target_.max_threads);
+  if (static_cast<int64_t>(artifact.shared_bytes) > target_.max_shared_bytes)
+    fail(ErrorKind::Unsupported, info_.name, ": kernel '", artifact.kernel, "' needs ",
+         artifact.shared_bytes, " bytes of shared memory; the device allows ",
+         target_.max_shared_bytes, " per block (lower BLOCK sizes, num_warps or num_stages)");
+  std::shared_ptr<Context> ctx = context();
+  ContextScope scope(d_, *ctx);
+  std::string key = cubin_key(artifact.ptx, info_.description, d_.version);
+  if (std::optional<std::string> cached = cubin_read(key)) {
+    auto kernel = std::make_shared<CudaKernel>(this, artifact, std::move(*cached));
+    try {
+      kernel->function(ctx);
+      return kernel;
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::DeviceFault) throw;
+      cubin_remove(key);  // a stale or damaged entry: compile again
+    }
+  }
+  auto kernel = std::make_shared<CudaKernel>(this, artifact, jit(*this, ctx, artifact));
+  kernel->function(ctx);
+  cubin_write(key, kernel->cubin());
+  return kernel;
+}
+
+}  // namespace tessera::rt::cuda

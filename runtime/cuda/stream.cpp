@@ -1,0 +1,295 @@
+/// \file CUDA streams and events: launches with the packed parameter block, copies (uploads
+/// through pinned staging), fills, and error reporting at synchronization.
+#include "runtime/cuda/stream.h"
+
+#include <cstring>
+
+#include "core/support/error.h"
+
+namespace tessera::rt::cuda {
+namespace {
+
+constexpr size_t kStagingMax = size_t{64} << 20;     // larger uploads copy from pageable memory
+constexpr size_t kStagingLimit = size_t{256} << 20;  // pinned bytes held before a stream syncs
+
+}  // namespace
+
+CudaEvent::~CudaEvent() {
+  std::lock_guard lock(mutex_);
+  if (!event_ || !ctx_->alive) return;
+  ContextScope scope(device_->driver(), *ctx_);
+  device_->driver().cuEventDestroy(event_);
+}
+
+CUevent CudaEvent::handle(const std::shared_ptr<Context>& ctx) {
+  std::lock_guard lock(mutex_);
+  if (ctx_ == ctx && event_) return event_;
+  event_ = nullptr;  // one of a dead context went with it
+  recorded_ = false;
+  ContextScope scope(device_->driver(), *ctx);
+  device_->check_call(ctx, device_->driver().cuEventCreate(&event_, CU_EVENT_DEFAULT),
+                      "cuEventCreate");
+  ctx_ = ctx;
+  return event_;
+}
+
+CUevent CudaEvent::recorded(const char* what) const {
+  std::lock_guard lock(mutex_);
+  if (!event_ || !recorded_) fail(ErrorKind::Argument, what, ": the event was never recorded");
+  if (!ctx_->alive)
+    fail(ErrorKind::Runtime, what, ": the event was recorded before ", device_->info().name,
+         " was reset after a fault (", device_->fault_message(ctx_->generation), ")");
+  return event_;
+}
+
+CudaStream::CudaStream(CudaDevice* device, bool is_default)
+    : device_(device), d_(device->driver()), is_default_(is_default) {}
+
+CudaStream::~CudaStream() {
+  std::lock_guard lock(mutex_);
+  if (!stream_ || !ctx_->alive) return;
+  ContextScope scope(d_, *ctx_);
+  d_.cuStreamSynchronize(stream_);
+  d_.cuStreamDestroy(stream_);
+  for (auto& p : staging_) device_->give_back(p);
+}
+
+std::string CudaStream::pending_kernels() const {
+  std::string out;
+  for (size_t i = 0; i < kernels_.size(); ++i) {
+    if (i) out += i + 1 == kernels_.size() ? " or " : ", ";
+    out += kernels_[i];
+  }
+  if (kernels_.size() > 1) out = "one of " + out + " (launched since the last synchronization)";
+  return out;
+}
+
+void CudaStream::checked(const std::shared_ptr<Context>& ctx, CUresult r, const char* call,
+                         const std::string& kernel, const std::string& detail) {
+  if (r == CUDA_SUCCESS) return;
+  if (is_sticky(r)) {
+    std::string pending = kernels_.empty() ? kernel : pending_kernels();
+    kernels_.clear();
+    keep_.clear();
+    staging_.clear();
+    pending_ = false;
+    device_->fault(ctx, r, call, pending);
+  }
+  check(r, call, kernel, detail);
+}
+
+CUstream CudaStream::ensure(std::shared_ptr<Context>* ctx) {
+  std::shared_ptr<Context> live = device_->context();
+  if (ctx_ != live) {
+    if (ctx_ && pending_) {
+      std::string why = device_->fault_message(ctx_->generation);
+      lost_ = "work on this stream was lost" +
+              (kernels_.empty() ? std::string() : " (kernel " + pending_kernels() + ")") +
+              " when the device faulted: " + why;
+    }
+    kernels_.clear();
+    keep_.clear();
+    staging_.clear();  // pinned memory went with the old context
+    pending_ = false;
+    stream_ = nullptr;
+    ContextScope scope(d_, *live);
+    device_->check_call(live, d_.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING),
+                        "cuStreamCreate");
+    ctx_ = live;
+  }
+  *ctx = ctx_;
+  return stream_;
+}
+
+void CudaStream::validate(const Allocation& a, const char* what) const {
+  if (a.device() != device_)
+    fail(ErrorKind::Argument, what, ": a buffer of device '", a.device()->info().name,
+         "' used on '", device_->info().name, "'");
+  device_->check_alive(a, what);
+}
+
+void CudaStream::launch(std::shared_ptr<const CompiledKernel> kernel, Grid grid,
+                        std::vector<std::byte> params,
+                        std::vector<std::shared_ptr<Allocation>> keep_alive) {
+  auto* k = dynamic_cast<const CudaKernel*>(kernel.get());
+  if (!k)
+    fail(ErrorKind::Argument, "kernel '", kernel->name, "' was not compiled for ",
+         device_->info().name);
+  const target::Target& t = device_->target();
+  if (grid.x > t.max_grid[0] || grid.y > t.max_grid[1] || grid.z > t.max_grid[2])
+    fail(ErrorKind::Argument, "kernel '", k->name, "': grid (", grid.x, ", ", grid.y, ", ", grid.z,
+         ") exceeds ", device_->info().name, "'s limit (", t.max_grid[0], ", ", t.max_grid[1], ", ",
+         t.max_grid[2], ")");
+  TESSERA_CHECK(params.size() >= k->param_bytes(), "kernel '", k->name, "': parameter block of ",
+                params.size(), " bytes, the kernel reads ", k->param_bytes());
+  std::string who = "kernel '" + k->name + "'";
+  for (const auto& a : keep_alive) validate(*a, who.c_str());
+  std::lock_guard lock(mutex_);
+  std::shared_ptr<Context> ctx;
+  CUstream h = ensure(&ctx);
+  keep_.insert(keep_.end(), keep_alive.begin(), keep_alive.end());
+  CUfunction f = k->function(ctx);
+  size_t size = k->param_bytes();
+  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, params.data(), CU_LAUNCH_PARAM_BUFFER_SIZE,
+                   &size, CU_LAUNCH_PARAM_END};
+  ContextScope scope(d_, *ctx);
+  CUresult r = d_.cuLaunchKernel(f, grid.x, grid.y, grid.z, k->threads_per_program, 1, 1,
+                                 k->shared_bytes, h, nullptr, size ? extra : nullptr);
+  checked(ctx, r, "cuLaunchKernel", k->name,
+          "grid (" + std::to_string(grid.x) + ", " + std::to_string(grid.y) + ", " +
+              std::to_string(grid.z) + "), " + std::to_string(k->threads_per_program) +
+              " threads, " + std::to_string(k->shared_bytes) + " bytes of shared memory");
+  if (kernels_.empty() || kernels_.back() != k->name) kernels_.push_back(k->name);
+  pending_ = true;
+}
+
+void CudaStream::upload(std::shared_ptr<Allocation> dst, size_t offset, const void* src,
+                        size_t bytes) {
+  validate(*dst, "upload");
+  std::lock_guard lock(mutex_);
+  std::shared_ptr<Context> ctx;
+  CUstream h = ensure(&ctx);
+  keep_.push_back(dst);
+  ContextScope scope(d_, *ctx);
+  const void* from = src;
+  if (bytes <= kStagingMax) {  // copy to pinned memory now: the caller may reuse src at once
+    size_t held = 0;
+    for (const auto& p : staging_) held += p.bytes;
+    if (held + bytes > kStagingLimit) sync_locked();
+    CudaDevice::Pinned p = device_->take_pinned(bytes);
+    std::memcpy(p.host, src, bytes);
+    staging_.push_back(p);
+    from = p.host;
+  }
+  checked(ctx, d_.cuMemcpyHtoDAsync(dst->address() + offset, from, bytes, h), "cuMemcpyHtoDAsync");
+  pending_ = true;
+}
+
+void CudaStream::download(std::shared_ptr<Allocation> src, size_t offset, void* dst, size_t bytes) {
+  validate(*src, "download");
+  std::lock_guard lock(mutex_);
+  std::shared_ptr<Context> ctx;
+  CUstream h = ensure(&ctx);
+  keep_.push_back(src);
+  {
+    ContextScope scope(d_, *ctx);
+    checked(ctx, d_.cuMemcpyDtoHAsync(dst, src->address() + offset, bytes, h), "cuMemcpyDtoHAsync");
+  }
+  pending_ = true;
+  sync_locked();
+}
+
+void CudaStream::fill_pattern(CUstream h, CUdeviceptr p, size_t count, const unsigned char* pat,
+                              size_t n) {
+  auto run = [&](CUresult r) { checked(ctx_, r, "cuMemset"); };
+  bool uniform = true;
+  for (size_t i = 1; i < n; ++i) uniform = uniform && pat[i] == pat[0];
+  if (uniform) return run(d_.cuMemsetD8Async(p, pat[0], count * n, h));
+  if (n == 2 && p % 2 == 0) {
+    uint16_t v;
+    std::memcpy(&v, pat, 2);
+    return run(d_.cuMemsetD16Async(p, v, count, h));
+  }
+  if (n == 4 && p % 4 == 0) {
+    uint32_t v;
+    std::memcpy(&v, pat, 4);
+    return run(d_.cuMemsetD32Async(p, v, count, h));
+  }
+  if (n % 4 == 0 && p % 4 == 0) {  // each 32-bit word of the pattern down a pitch of n bytes
+    for (size_t w = 0; w < n; w += 4) {
+      uint32_t v;
+      std::memcpy(&v, pat + w, 4);
+      run(d_.cuMemsetD2D32Async(p + w, n, v, 1, count, h));
+    }
+    return;
+  }
+  for (size_t i = 0; i < n; ++i) run(d_.cuMemsetD2D8Async(p + i, n, pat[i], 1, count, h));
+}
+
+void CudaStream::fill(std::shared_ptr<Allocation> dst, size_t offset, size_t bytes,
+                      const void* pattern, size_t pattern_bytes) {
+  if (pattern_bytes == 0 || bytes < pattern_bytes) return;
+  validate(*dst, "fill");
+  std::lock_guard lock(mutex_);
+  std::shared_ptr<Context> ctx;
+  CUstream h = ensure(&ctx);
+  keep_.push_back(dst);
+  ContextScope scope(d_, *ctx);
+  fill_pattern(h, dst->address() + offset, bytes / pattern_bytes,
+               static_cast<const unsigned char*>(pattern), pattern_bytes);
+  pending_ = true;
+}
+
+void CudaStream::copy(std::shared_ptr<Allocation> dst, size_t dst_offset,
+                      std::shared_ptr<Allocation> src, size_t src_offset, size_t bytes) {
+  validate(*dst, "copy");
+  validate(*src, "copy");
+  std::shared_ptr<Allocation> bounce;
+  uint64_t to = dst->address() + dst_offset, from = src->address() + src_offset;
+  if (from < to + bytes && to < from + bytes && from != to)  // overlapping: through a copy
+    bounce = device_->allocate(bytes);
+  std::lock_guard lock(mutex_);
+  std::shared_ptr<Context> ctx;
+  CUstream h = ensure(&ctx);
+  keep_.push_back(dst);
+  keep_.push_back(src);
+  ContextScope scope(d_, *ctx);
+  if (from == to) return;
+  if (bounce) {
+    keep_.push_back(bounce);
+    checked(ctx, d_.cuMemcpyDtoDAsync(bounce->address(), from, bytes, h), "cuMemcpyDtoDAsync");
+    from = bounce->address();
+  }
+  checked(ctx, d_.cuMemcpyDtoDAsync(to, from, bytes, h), "cuMemcpyDtoDAsync");
+  pending_ = true;
+}
+
+void CudaStream::record(std::shared_ptr<EventImpl> event) {
+  auto e = std::dynamic_pointer_cast<CudaEvent>(event);
+  if (!e) fail(ErrorKind::Argument, "record: the event belongs to another kind of device");
+  std::lock_guard lock(mutex_);
+  std::shared_ptr<Context> ctx;
+  CUstream h = ensure(&ctx);
+  CUevent ev = e->handle(ctx);
+  ContextScope scope(d_, *ctx);
+  checked(ctx, d_.cuEventRecord(ev, h), "cuEventRecord");
+  e->mark_recorded();
+}
+
+void CudaStream::wait(std::shared_ptr<EventImpl> event) {
+  auto e = std::dynamic_pointer_cast<CudaEvent>(event);
+  if (!e) fail(ErrorKind::Argument, "wait: the event belongs to another kind of device");
+  CUevent ev = e->recorded("wait");
+  std::lock_guard lock(mutex_);
+  std::shared_ptr<Context> ctx;
+  CUstream h = ensure(&ctx);
+  ContextScope scope(d_, *ctx);
+  checked(ctx, d_.cuStreamWaitEvent(h, ev, 0), "cuStreamWaitEvent");
+}
+
+void CudaStream::sync_locked() {
+  if (!lost_.empty()) {
+    std::string why = std::move(lost_);
+    lost_.clear();
+    fail(ErrorKind::DeviceFault, why);
+  }
+  if (!stream_) return;
+  std::shared_ptr<Context> ctx;
+  CUstream h = ensure(&ctx);
+  if (!lost_.empty()) return sync_locked();
+  ContextScope scope(d_, *ctx);
+  CUresult r = d_.cuStreamSynchronize(h);
+  checked(ctx, r, "cuStreamSynchronize");
+  kernels_.clear();
+  keep_.clear();
+  for (auto& p : staging_) device_->give_back(p);
+  staging_.clear();
+  pending_ = false;
+}
+
+void CudaStream::synchronize() {
+  std::lock_guard lock(mutex_);
+  sync_locked();
+}
+
+}  // namespace tessera::rt::cuda

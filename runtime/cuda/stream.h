@@ -1,0 +1,80 @@
+/// \file CUDA streams (non-blocking) and events. A stream remembers the kernels launched since its
+/// last synchronization (a fault names them), holds the buffers and pinned staging its pending
+/// work uses until then, and remakes its CUstream in the device's next context after a fault.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "runtime/cuda/device.h"
+
+namespace tessera::rt::cuda {
+
+class CudaEvent : public EventImpl {
+ public:
+  explicit CudaEvent(CudaDevice* device) : device_(device) {}
+  ~CudaEvent() override;
+  /// The CUevent in `ctx` (made, or remade after a reset).
+  CUevent handle(const std::shared_ptr<Context>& ctx);
+  /// The event as last recorded; throws if it was never recorded or its context died.
+  CUevent recorded(const char* what) const;
+  void mark_recorded() { recorded_ = true; }
+
+ private:
+  CudaDevice* device_;
+  mutable std::mutex mutex_;
+  std::shared_ptr<Context> ctx_;
+  CUevent event_ = nullptr;
+  bool recorded_ = false;
+};
+
+class CudaStream : public StreamImpl {
+ public:
+  CudaStream(CudaDevice* device, bool is_default);
+  ~CudaStream() override;
+
+  DeviceImpl* device() const override { return device_; }
+  void launch(std::shared_ptr<const CompiledKernel> kernel, Grid grid,
+              std::vector<std::byte> params,
+              std::vector<std::shared_ptr<Allocation>> keep_alive) override;
+  void upload(std::shared_ptr<Allocation> dst, size_t offset, const void* src,
+              size_t bytes) override;
+  void download(std::shared_ptr<Allocation> src, size_t offset, void* dst, size_t bytes) override;
+  void fill(std::shared_ptr<Allocation> dst, size_t offset, size_t bytes, const void* pattern,
+            size_t pattern_bytes) override;
+  void copy(std::shared_ptr<Allocation> dst, size_t dst_offset, std::shared_ptr<Allocation> src,
+            size_t src_offset, size_t bytes) override;
+  void record(std::shared_ptr<EventImpl> event) override;
+  void wait(std::shared_ptr<EventImpl> event) override;
+  void synchronize() override;
+
+ private:
+  /// The stream's CUstream in the live context (caller holds mutex_); notes work lost to a fault.
+  CUstream ensure(std::shared_ptr<Context>* ctx);
+  /// Throws if `a` is another device's or died with an earlier context.
+  void validate(const Allocation& a, const char* what) const;
+  void fill_pattern(CUstream h, CUdeviceptr p, size_t count, const unsigned char* pattern,
+                    size_t pattern_bytes);
+  std::string pending_kernels() const;
+  /// Checks a driver result; a sticky fault ends the pending work here (reported once, by this
+  /// call) and resets the device.
+  void checked(const std::shared_ptr<Context>& ctx, CUresult r, const char* call,
+               const std::string& kernel = {}, const std::string& detail = {});
+  void sync_locked();
+
+  CudaDevice* device_;
+  const Driver& d_;
+  bool is_default_;
+  std::mutex mutex_;
+  std::shared_ptr<Context> ctx_;
+  CUstream stream_ = nullptr;
+  std::vector<std::string> kernels_;  // launched since the last synchronization
+  std::vector<std::shared_ptr<Allocation>> keep_;
+  std::vector<CudaDevice::Pinned> staging_;
+  bool pending_ = false;
+  std::string lost_;  // non-empty: pending work died with its context; thrown at synchronize
+};
+
+}  // namespace tessera::rt::cuda

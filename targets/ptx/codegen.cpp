@@ -1,0 +1,147 @@
+/// \file The PTX target's driver: checks what the target can run, builds the LLVM module
+/// (emitter.cpp), runs LLVM's O3 pipeline and NVPTX code generation for the target's sm, and
+/// pins the PTX ISA version.
+#include <mutex>
+#include <string>
+
+#include "core/ir/abi.h"
+#include "core/ir/simt.h"
+#include "core/support/error.h"
+#include "targets/ptx/emitter.h"
+#include "targets/ptx/ptx.h"
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Target/TargetOptions.h>
+#pragma GCC diagnostic pop
+
+extern "C" void LLVMInitializeNVPTXTargetInfo();
+extern "C" void LLVMInitializeNVPTXTarget();
+extern "C" void LLVMInitializeNVPTXTargetMC();
+extern "C" void LLVMInitializeNVPTXAsmPrinter();
+
+namespace tessera::ptx {
+namespace {
+
+constexpr const char* kTriple = "nvptx64-nvidia-cuda";
+
+void check_supported(const ir::Function& fn, const target::Target& target) {
+  if (!ir::is_simt(fn))
+    fail(ErrorKind::Internal, "ptx::emit: function '", fn.name, "' is not a SIMT function");
+  if (target.sm < 80)
+    fail(ErrorKind::Unsupported, "kernel '", fn.name, "': the PTX target needs sm_80 or newer, ",
+         "target '", target.name, "' has sm ", target.sm);
+  if (ir::simt_subgroup(fn) != 32)
+    fail(ErrorKind::Unsupported, "kernel '", fn.name, "' was lowered for subgroups of ",
+         ir::simt_subgroup(fn), " lanes; CUDA warps have 32");
+  if (ir::simt_threads(fn) > target.max_threads || ir::simt_threads(fn) % 32 != 0)
+    fail(ErrorKind::Unsupported, "kernel '", fn.name, "' needs ", ir::simt_threads(fn),
+         " threads per block; ", target.name, " allows multiples of 32 up to ", target.max_threads);
+}
+
+std::unique_ptr<llvm::TargetMachine> target_machine(const target::Target& target) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+  std::string error;
+  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(kTriple, error);
+  TESSERA_CHECK(t, "LLVM has no NVPTX target: ", error);
+  llvm::TargetOptions options;
+  options.AllowFPOpFusion = llvm::FPOpFusion::Strict;  // no contraction unless written (fma)
+  std::string cpu = "sm_" + std::to_string(target.sm) + (target.sm_arch_specific ? "a" : "");
+  std::string features =
+      "+ptx" + std::to_string(kPtxVersionMajor) + std::to_string(kPtxVersionMinor);
+  return std::unique_ptr<llvm::TargetMachine>(
+      t->createTargetMachine(kTriple, cpu, features, options, std::nullopt, std::nullopt,
+                             llvm::CodeGenOptLevel::Aggressive));
+}
+
+/// The kernel as an optimized LLVM module.
+std::unique_ptr<llvm::Module> build(llvm::LLVMContext& ctx, llvm::TargetMachine& tm,
+                                    const ir::Function& fn, const target::Target& target) {
+  auto module = std::make_unique<llvm::Module>(fn.name, ctx);
+  module->setTargetTriple(kTriple);
+  module->setDataLayout(tm.createDataLayout());
+  Emitter emitter(*module, fn, target);
+  emitter.emit_kernel();
+  std::string problems;
+  llvm::raw_string_ostream os(problems);
+  TESSERA_CHECK(!llvm::verifyModule(*module, &os), "ptx: invalid LLVM IR for kernel '", fn.name,
+                "': ", problems);
+
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(&tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cam, mam);
+  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  mpm.run(*module, mam);
+  return module;
+}
+
+/// The `.version` line says what this file needs; the driver JIT and ptxas accept it.
+std::string pin_version(std::string ptx) {
+  std::string want =
+      ".version " + std::to_string(kPtxVersionMajor) + "." + std::to_string(kPtxVersionMinor);
+  size_t at = ptx.find(".version ");
+  TESSERA_CHECK(at != std::string::npos, "NVPTX wrote no .version line");
+  size_t end = ptx.find('\n', at);
+  ptx.replace(at, end - at, want);
+  return ptx;
+}
+
+}  // namespace
+
+std::string emit_llvm_ir(const ir::Function& fn, const target::Target& target) {
+  check_supported(fn, target);
+  llvm::LLVMContext ctx;
+  std::unique_ptr<llvm::TargetMachine> tm = target_machine(target);
+  std::unique_ptr<llvm::Module> module = build(ctx, *tm, fn, target);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module->print(os, nullptr);
+  return text;
+}
+
+target::Artifact emit(const ir::Function& fn, const target::Target& target) {
+  check_supported(fn, target);
+  llvm::LLVMContext ctx;
+  std::unique_ptr<llvm::TargetMachine> tm = target_machine(target);
+  std::unique_ptr<llvm::Module> module = build(ctx, *tm, fn, target);
+
+  llvm::SmallString<0> ptx;
+  llvm::raw_svector_ostream os(ptx);
+  llvm::legacy::PassManager pm;
+  TESSERA_CHECK(!tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile),
+                "NVPTX cannot emit assembly");
+  pm.run(*module);
+
+  target::Artifact a;
+  a.kernel = fn.name;
+  a.isa = "ptx";
+  a.ptx = pin_version(std::string(ptx.str()));
+  a.target = target.str();
+  a.params = ir::param_layout(fn);
+  a.param_bytes = a.params.size;
+  a.threads = static_cast<uint32_t>(ir::simt_threads(fn));
+  a.subgroup = static_cast<uint32_t>(ir::simt_subgroup(fn));
+  a.shared_bytes = static_cast<uint64_t>(ir::shared_memory_bytes(fn));
+  return a;
+}
+
+}  // namespace tessera::ptx

@@ -1,0 +1,106 @@
+/// \file Conversions (ops.h's `cast` rules), bitcasts and pointer arithmetic. LLVM's NVPTX
+/// lowering is exact for every conversion but one: a 32- or 64-bit integer to bf16 before sm_90
+/// goes through f32 and rounds twice, so those convert through an f64 rounded to odd instead (then
+/// LLVM's f64 -> bf16, itself round-to-odd then nearest, rounds correctly once).
+#include "core/support/error.h"
+#include "targets/ptx/emitter.h"
+
+namespace tessera::ptx {
+namespace {
+
+using ir::DType;
+
+/// A 64-bit integer as an f64 rounded to odd (exact values stay exact): the intermediate that
+/// lets a second rounding to a format of <= 51 bits be correct. cvt.rz is inline PTX because
+/// LLVM 19 rewrites the nvvm *2d.rz intrinsics into sitofp (which rounds to nearest).
+llvm::Value* int64_to_f64_odd(Emitter& e, llvm::Value* x, bool is_signed) {
+  auto& b = e.b;
+  auto* fty = llvm::FunctionType::get(b.getDoubleTy(), {b.getInt64Ty()}, false);
+  const char* text = is_signed ? "cvt.rz.f64.s64 $0, $1;" : "cvt.rz.f64.u64 $0, $1;";
+  llvm::Value* d = b.CreateCall(llvm::InlineAsm::get(fty, text, "=d,l", false), {x});
+  // |d| <= |x| and d is integral, so converting back is exact (no poison).
+  llvm::Value* back =
+      is_signed ? b.CreateFPToSI(d, b.getInt64Ty()) : b.CreateFPToUI(d, b.getInt64Ty());
+  llvm::Value* bits = b.CreateBitCast(d, b.getInt64Ty());
+  llvm::Value* odd = b.CreateOr(bits, b.getInt64(1));
+  return b.CreateBitCast(b.CreateSelect(b.CreateICmpEQ(back, x), bits, odd), b.getDoubleTy());
+}
+
+llvm::Value* int_to_float(Emitter& e, llvm::Value* x, DType from, DType to, llvm::Type* t) {
+  auto& b = e.b;
+  bool sgn = ir::is_signed_int(from);
+  if (to == DType::bf16 && e.target.sm < 90 && ir::dtype_bits(from) > 16) {
+    llvm::Value* wide = sgn ? b.CreateSExt(x, b.getInt64Ty()) : b.CreateZExt(x, b.getInt64Ty());
+    return b.CreateFPTrunc(int64_to_f64_odd(e, wide, sgn), t);  // one correct rounding
+  }
+  return sgn ? b.CreateSIToFP(x, t) : b.CreateUIToFP(x, t);
+}
+
+llvm::Value* convert(Emitter& e, llvm::Value* x, DType from, DType to) {
+  auto& b = e.b;
+  llvm::Type* t = e.scalar_type(to);
+  if (from == to) return x;
+  if (to == DType::i1) {  // x != 0 (NaN counts as nonzero)
+    if (ir::is_float(from)) return b.CreateFCmpUNE(x, llvm::ConstantFP::get(x->getType(), 0.0));
+    return b.CreateICmpNE(x, llvm::ConstantInt::get(x->getType(), 0));
+  }
+  if (ir::is_float(from) && ir::is_float(to)) {
+    int from_bits = ir::dtype_bits(from), to_bits = ir::dtype_bits(to);
+    if (to_bits > from_bits) return b.CreateFPExt(x, t);
+    if (to_bits < from_bits) return b.CreateFPTrunc(x, t);
+    return b.CreateFPTrunc(b.CreateFPExt(x, b.getFloatTy()), t);  // f16 <-> bf16: exact, then once
+  }
+  if (ir::is_float(to)) return int_to_float(e, x, from, to, t);
+  if (ir::is_float(from)) {  // toward zero, saturating, NaN -> 0 (as the interpreter defines)
+    auto id = ir::is_signed_int(to) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
+    return b.CreateIntrinsic(id, {t, x->getType()}, {x});
+  }
+  // int -> int: truncate, or extend by the source's signedness (i1 is unsigned: 0/1)
+  return ir::is_signed_int(from) ? b.CreateSExtOrTrunc(x, t) : b.CreateZExtOrTrunc(x, t);
+}
+
+}  // namespace
+
+void emit_cast(Emitter& e, const ir::Op& op) {
+  const ir::Type& from = op.operand(0)->type;
+  const ir::Type& to = op.result()->type;
+  llvm::Value* x = e.get(op.operand(0));
+  auto& b = e.b;
+  llvm::Value* y = nullptr;
+  switch (op.kind) {
+    case ir::OpKind::PtrAdd: {
+      llvm::Value* off = e.get(op.operand(1));
+      const ir::Type& ot = op.operand(1)->type;
+      off = ir::is_signed_int(ot.dtype) ? b.CreateSExtOrTrunc(off, b.getInt64Ty())
+                                        : b.CreateZExtOrTrunc(off, b.getInt64Ty());
+      y = b.CreateGEP(e.memory_type(from.dtype), x, off);
+      break;
+    }
+    case ir::OpKind::Bitcast:
+      if (from.is_ptr || to.is_ptr) {
+        llvm::Value* bits =
+            from.is_ptr ? b.CreatePtrToInt(x, b.getInt64Ty()) : b.CreateBitCast(x, b.getInt64Ty());
+        y = to.is_ptr ? b.CreateIntToPtr(bits, e.type(to)) : b.CreateBitCast(bits, e.type(to));
+      } else {
+        y = b.CreateBitCast(x, e.type(to));
+      }
+      break;
+    case ir::OpKind::Cast:
+      if (from.is_ptr || to.is_ptr) {  // pointer <-> 64-bit integer, or pointee change
+        if (from.is_ptr && to.is_ptr)
+          y = x;
+        else if (from.is_ptr)
+          y = b.CreatePtrToInt(x, e.type(to));
+        else
+          y = b.CreateIntToPtr(b.CreateZExtOrTrunc(x, b.getInt64Ty()), e.type(to));
+      } else {
+        y = convert(e, x, from.dtype, to.dtype);
+      }
+      break;
+    default:
+      TESSERA_CHECK(false, "not a cast: ", op.name());
+  }
+  e.set(op.result(), y);
+}
+
+}  // namespace tessera::ptx

@@ -1,0 +1,223 @@
+/// \file The emitter's frame: the kernel's signature and annotations, the shared-memory arena,
+/// region walking, and the table that routes each op kind to its family.
+#include "targets/ptx/emitter.h"
+
+#include "core/ir/abi.h"
+#include "core/support/error.h"
+
+namespace tessera::ptx {
+namespace {
+
+using ir::OpKind;
+using Handler = void (*)(Emitter&, const ir::Op&);
+
+/// Which family emits each op kind (nullptr: not a SIMT op; the verifier rejects those).
+Handler handler(OpKind kind) {
+  // clang-format off
+  switch (kind) {
+    case OpKind::Constant: return emit_constant;
+    case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::Rem:
+    case OpKind::Min: case OpKind::Max: case OpKind::And: case OpKind::Or: case OpKind::Xor:
+    case OpKind::Shl: case OpKind::Shr: case OpKind::Neg: case OpKind::Not: case OpKind::Abs:
+    case OpKind::Fma: case OpKind::Where:
+      return emit_arith;
+    case OpKind::CmpEq: case OpKind::CmpNe: case OpKind::CmpLt: case OpKind::CmpLe:
+    case OpKind::CmpGt: case OpKind::CmpGe:
+      return emit_compare;
+    case OpKind::Cast: case OpKind::Bitcast: case OpKind::PtrAdd:
+      return emit_cast;
+    case OpKind::Exp: case OpKind::Exp2: case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt:
+    case OpKind::Rsqrt: case OpKind::Sin: case OpKind::Cos: case OpKind::Tanh: case OpKind::Erf:
+    case OpKind::Floor: case OpKind::Ceil:
+      return emit_math;
+    case OpKind::GlobalLoad: case OpKind::GlobalStore: case OpKind::SharedLoad:
+    case OpKind::SharedStore:
+      return emit_memory;
+    case OpKind::AtomicRmw: case OpKind::AtomicCas:
+      return emit_atomic;
+    case OpKind::ProgramId: case OpKind::NumPrograms: case OpKind::LaneId:
+    case OpKind::SubgroupId: case OpKind::Shuffle: case OpKind::Barrier:
+      return emit_simt;
+    case OpKind::For: case OpKind::If: case OpKind::While:
+      return emit_control;
+    case OpKind::Print: case OpKind::Assert: case OpKind::Assume: case OpKind::MultipleOf:
+    case OpKind::MaxContiguous:
+      return emit_debug;
+    default:
+      return nullptr;
+  }
+  // clang-format on
+}
+
+}  // namespace
+
+Emitter::Emitter(llvm::Module& m, const ir::Function& f, const target::Target& t)
+    : ctx(m.getContext()), module(m), b(m.getContext()), fn(f), target(t) {}
+
+llvm::Type* Emitter::scalar_type(ir::DType t) {
+  switch (t) {
+    case ir::DType::i1:
+      return b.getInt1Ty();
+    case ir::DType::i8:
+    case ir::DType::u8:
+      return b.getInt8Ty();
+    case ir::DType::i16:
+    case ir::DType::u16:
+      return b.getInt16Ty();
+    case ir::DType::i32:
+    case ir::DType::u32:
+      return b.getInt32Ty();
+    case ir::DType::i64:
+    case ir::DType::u64:
+      return b.getInt64Ty();
+    case ir::DType::f16:
+      return b.getHalfTy();
+    case ir::DType::bf16:
+      return b.getBFloatTy();
+    case ir::DType::f32:
+      return b.getFloatTy();
+    case ir::DType::f64:
+      return b.getDoubleTy();
+  }
+  TESSERA_CHECK(false, "bad dtype");
+}
+
+llvm::Type* Emitter::type(const ir::Type& t) {
+  TESSERA_CHECK(!t.is_tile(), "SIMT value of tile type ", t.str(), " in kernel '", fn.name, "'");
+  if (t.is_ptr) return b.getPtrTy(kGlobal);
+  return scalar_type(t.dtype);
+}
+
+llvm::Type* Emitter::memory_type(ir::DType t) {
+  return t == ir::DType::i1 ? b.getInt8Ty() : scalar_type(t);
+}
+
+llvm::Value* Emitter::to_memory(llvm::Value* v, ir::DType t) {
+  return t == ir::DType::i1 ? b.CreateZExt(v, b.getInt8Ty()) : v;
+}
+
+llvm::Value* Emitter::from_memory(llvm::Value* v, ir::DType t) {
+  return t == ir::DType::i1 ? b.CreateICmpNE(v, b.getInt8(0)) : v;
+}
+
+llvm::Value* Emitter::get(const ir::Value* v) const {
+  auto it = values_.find(v);
+  TESSERA_CHECK(it != values_.end(), "kernel '", fn.name, "': value used before its definition");
+  return it->second;
+}
+
+void Emitter::set(const ir::Value* v, llvm::Value* x) {
+  values_[v] = x;
+}
+
+void Emitter::set_results(const ir::Op& op, const std::vector<llvm::Value*>& values) {
+  TESSERA_CHECK(values.size() == op.results.size(), "'", op.name(), "' yields ", values.size(),
+                " values for ", op.results.size(), " results");
+  for (size_t i = 0; i < values.size(); ++i) set(op.results[i], values[i]);
+}
+
+llvm::BasicBlock* Emitter::block(const char* name) {
+  return llvm::BasicBlock::Create(ctx, name, kernel);
+}
+
+llvm::Value* Emitter::intrinsic(llvm::Intrinsic::ID id, llvm::ArrayRef<llvm::Type*> types,
+                                llvm::ArrayRef<llvm::Value*> args) {
+  return b.CreateIntrinsic(id, types, args);
+}
+
+llvm::Value* Emitter::shared_buffer(int64_t index) {
+  TESSERA_CHECK(index >= 0 && index < static_cast<int64_t>(shared_offsets_.size()), "kernel '",
+                fn.name, "' has no shared buffer ", index);
+  return b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), shared_arena_,
+                                      static_cast<uint64_t>(shared_offsets_[index]));
+}
+
+ir::DType Emitter::shared_dtype(int64_t index) const {
+  TESSERA_CHECK(index >= 0 && index < static_cast<int64_t>(shared_.size()), "kernel '", fn.name,
+                "' has no shared buffer ", index);
+  return shared_[static_cast<size_t>(index)].dtype;
+}
+
+llvm::Value* Emitter::string_constant(const std::string& text, const char* name) {
+  llvm::Constant* data = llvm::ConstantDataArray::getString(ctx, text, /*AddNull=*/true);
+  auto* gv = new llvm::GlobalVariable(module, data->getType(), /*isConstant=*/true,
+                                      llvm::GlobalValue::PrivateLinkage, data, name, nullptr,
+                                      llvm::GlobalValue::NotThreadLocal, kGlobal);
+  gv->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+  return b.CreateAddrSpaceCast(gv, b.getPtrTy(kGeneric));
+}
+
+void Emitter::unsupported(const ir::Op& op, const std::string& what) const {
+  fail(ErrorKind::Unsupported, op.loc.str(), ": kernel '", fn.name, "': '", op.name(),
+       "' is not supported on ", target.name, ": ", what);
+}
+
+void Emitter::emit_signature() {
+  std::vector<llvm::Type*> params;
+  for (const ir::Param& p : fn.params) {
+    const ir::Type& t = p.value->type;
+    params.push_back(t.is_ptr ? type(t) : memory_type(t.dtype));  // i1 travels as a byte
+  }
+  auto* fty = llvm::FunctionType::get(b.getVoidTy(), params, false);
+  kernel = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, fn.name, module);
+  kernel->setCallingConv(llvm::CallingConv::PTX_Kernel);
+  kernel->addFnAttr(llvm::Attribute::NoUnwind);
+  // Kernel marker and the block size: ptxas may assume at most `threads` threads.
+  llvm::NamedMDNode* annotations = module.getOrInsertNamedMetadata("nvvm.annotations");
+  auto annotate = [&](const char* key, int value) {
+    llvm::Metadata* ops[] = {llvm::ValueAsMetadata::get(kernel), llvm::MDString::get(ctx, key),
+                             llvm::ConstantAsMetadata::get(b.getInt32(value))};
+    annotations->addOperand(llvm::MDNode::get(ctx, ops));
+  };
+  annotate("kernel", 1);
+  annotate("maxntidx", ir::simt_threads(fn));
+  annotate("maxntidy", 1);
+  annotate("maxntidz", 1);
+}
+
+void Emitter::emit_kernel() {
+  emit_signature();
+  // One dynamic shared arena; buffer i starts at the sum of the earlier ones, 16-byte aligned.
+  shared_ = ir::shared_buffers(fn);
+  int64_t offset = 0;
+  for (const ir::SharedBuffer& s : shared_) {
+    shared_offsets_.push_back(offset);
+    offset += (s.bytes() + 15) / 16 * 16;
+  }
+  if (!shared_.empty()) {
+    shared_arena_ = new llvm::GlobalVariable(
+        module, llvm::ArrayType::get(b.getInt8Ty(), 0), false, llvm::GlobalValue::ExternalLinkage,
+        nullptr, "tessera_shared", nullptr, llvm::GlobalValue::NotThreadLocal, kShared);
+    shared_arena_->setAlignment(llvm::Align(16));
+  }
+
+  b.SetInsertPoint(block("entry"));
+  for (size_t i = 0; i < fn.params.size(); ++i) {
+    llvm::Argument* arg = kernel->getArg(static_cast<unsigned>(i));
+    arg->setName(fn.params[i].name);
+    const ir::Type& t = fn.params[i].value->type;
+    set(fn.params[i].value, t.is_ptr ? arg : from_memory(arg, t.dtype));
+  }
+  emit_region(fn.body);
+  b.CreateRetVoid();
+}
+
+std::vector<llvm::Value*> Emitter::emit_region(const ir::Region* region) {
+  for (const ir::Op* op : region->ops) {
+    if (op->has(ir::kTerminator)) {
+      std::vector<llvm::Value*> out;
+      for (const ir::Value* v : op->operands) out.push_back(get(v));
+      return out;
+    }
+    emit_op(*op);
+  }
+  return {};
+}
+
+void Emitter::emit_op(const ir::Op& op) {
+  Handler h = handler(op.kind);
+  if (!h) unsupported(op, "a tile-IR op in a SIMT function (lower it first)");
+  h(*this, op);
+}
+
+}  // namespace tessera::ptx

@@ -1,0 +1,368 @@
+/// \file The PTX target's math functions, written once as algorithms over an arithmetic backend
+/// and run two ways: math.cpp instantiates them with a backend that emits LLVM IR, and
+/// tests/targets/ptx with plain C++ floats, which measures their accuracy on millions of inputs
+/// without a GPU. (Debian's LLVM ships no libdevice, and users' machines have none either.)
+///
+/// A backend M for one format (M::kSingle: f32, else f64) provides the value types F (float),
+/// I (integer of the float's width), U (u64) and B (predicate), the operators + - * / on F,
+/// + - * & | ^ on I and U, < <= > >= on F, and:
+///   c(double) ci(int64) cu(uint64)       constants (c rounds to the format)
+///   fma rint abs copysign isnan          on F (rint: to nearest even)
+///   sel(B, X, X)  and_ or_ not_          selects and predicate logic
+///   bits(F)->I  from_bits(I)->F  to_int(F)->I (of an integral F; 0 if NaN or out of range)
+///   to_float(I)->F (signed)
+///   shl/shr_s/shr_u(I, int)  lt_s(I, I)  eq(I, I)
+///   shl/shr(U, U) (a count >= 64 gives 0)  clz(U)  urem(U, U)  lt_u(U, U)  eq(U, U)  min_u
+///   u_from_i(I) (zero-extending)  i_from_u(U) (truncating)  f_from_u(U) (rounding)  table(U)
+///   if_else(B, then_fn, else_fn)   runs one of two functions returning F (a branch on a GPU)
+///   loop(std::array<U, N> init, cond_fn, body_fn)   a while loop over N u64 values
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <span>
+
+#include "targets/ptx/math_coefficients.h"
+
+namespace tessera::ptx::math {
+
+/// Format facts and coefficient tables, by precision.
+template <bool Single>
+struct Format;
+
+template <>
+struct Format<true> {
+  static constexpr int kMant = 23, kBias = 127, kWords = 4, kWindowFraction = 62;
+  static constexpr double kFastTrig = 105615.0;  // |x| above: Payne-Hanek reduction
+  static constexpr double kExpLo = -104.0, kExpHi = 89.0, kExp2Lo = -151.0, kExp2Hi = 129.0;
+  static constexpr double kTanhClamp = 10.0;
+  static constexpr uint64_t kHiMask = 0xfffff000u;  // log2: the head of f - f^2/2
+  static constexpr std::span<const float> exp2 = kExp2F32, expm1 = kExpm1F32, sin = kSinF32,
+                                          cos = kCosF32, log = kLogF32, erf_small = kErfSmallF32,
+                                          erf_end = kErfEndF32, erf_mid = kErfMidF32;
+  static constexpr auto& erf_g = kErfGF32;
+  static constexpr auto& pio2 = kPio2F32;
+  static constexpr auto& ln2 = kLn2F32;
+  static constexpr auto& log2e = kLog2eF32;
+  static constexpr auto& log2e_split = kLog2eSplitF32;
+};
+
+template <>
+struct Format<false> {
+  static constexpr int kMant = 52, kBias = 1023, kWords = 7, kWindowFraction = 126;
+  static constexpr double kFastTrig = 1073741824.0;
+  static constexpr double kExpLo = -746.0, kExpHi = 710.0, kExp2Lo = -1076.0, kExp2Hi = 1025.0;
+  static constexpr double kTanhClamp = 20.0;
+  static constexpr uint64_t kHiMask = 0xffffffff00000000u;
+  static constexpr std::span<const double> exp2 = kExp2F64, expm1 = kExpm1F64, sin = kSinF64,
+                                           cos = kCosF64, log = kLogF64, erf_small = kErfSmallF64,
+                                           erf_end = kErfEndF64, erf_mid = kErfMidF64;
+  static constexpr auto& erf_g = kErfGF64;
+  static constexpr auto& pio2 = kPio2F64;
+  static constexpr auto& ln2 = kLn2F64;
+  static constexpr auto& log2e = kLog2eF64;
+  static constexpr auto& log2e_split = kLog2eSplitF64;
+};
+
+template <class M>
+class Algorithms {
+ public:
+  using F = typename M::F;
+  using I = typename M::I;
+  using U = typename M::U;
+  using B = typename M::B;
+  using Fmt = Format<M::kSingle>;
+  static constexpr int kMant = Fmt::kMant, kBias = Fmt::kBias;
+
+  explicit Algorithms(M& m) : m(m) {}
+
+  F exp(F x) {
+    F xc = clamp(x, Fmt::kExpLo, Fmt::kExpHi);
+    F hi = xc * m.c(Fmt::log2e[0]);
+    F lo = m.fma(xc, m.c(Fmt::log2e[0]), -hi) + xc * m.c(Fmt::log2e[1]);
+    return exp2_parts(hi, lo);
+  }
+
+  F exp2(F x) { return exp2_parts(clamp(x, Fmt::kExp2Lo, Fmt::kExp2Hi), m.c(0)); }
+
+  F log(F x) {
+    Reduced r = reduce_log(x);
+    F dk = m.to_float(r.e);
+    F log1p = r.f - (r.hfsq - (r.s * (r.hfsq + r.R) + dk * m.c(Fmt::ln2[1])));
+    return log_specials(x, dk * m.c(Fmt::ln2[0]) + log1p);
+  }
+
+  F log2(F x) {
+    Reduced r = reduce_log(x);
+    F hi = m.from_bits(m.bits(r.f - r.hfsq) & m.ci(static_cast<int64_t>(Fmt::kHiMask)));
+    F lo = (r.f - hi) - r.hfsq + r.s * (r.hfsq + r.R);
+    F val_hi = hi * m.c(Fmt::log2e_split[0]);
+    F val_lo = (lo + hi) * m.c(Fmt::log2e_split[1]) + lo * m.c(Fmt::log2e_split[0]);
+    F y = m.to_float(r.e);
+    F w = y + val_hi;
+    val_lo = val_lo + ((y - w) + val_hi);
+    return log_specials(x, val_lo + w);
+  }
+
+  F sin(F x) {
+    F s = trig(x, false);
+    return m.sel(x == m.c(0), x, s);  // sin(-0) = -0
+  }
+  F cos(F x) { return trig(x, true); }
+
+  F tanh(F x) {
+    F a = m.abs(x);
+    a = m.sel(a > m.c(Fmt::kTanhClamp), m.c(Fmt::kTanhClamp), a);  // tanh(a) rounds to 1 there
+    F q = expm1_nonneg(a + a);
+    return m.copysign(q / (q + m.c(2)), x);
+  }
+
+  F erf(F x) {
+    F a = m.abs(x);
+    F small = x + x * poly(Fmt::erf_small, x * x);
+    // 1 - e^(-a^2) G_i(a - mid_i), interval i chosen by selecting its coefficients.
+    constexpr size_t kIntervals = Fmt::erf_end.size();
+    constexpr size_t kDegree = sizeof(Fmt::erf_g[0]) / sizeof(Fmt::erf_g[0][0]);
+    std::array<F, kDegree> coeffs;
+    F mid = m.c(Fmt::erf_mid[kIntervals - 1]);
+    for (size_t k = 0; k < kDegree; ++k) coeffs[k] = m.c(Fmt::erf_g[kIntervals - 1][k]);
+    for (size_t i = kIntervals - 1; i-- > 0;) {
+      B in = a < m.c(Fmt::erf_end[i]);
+      mid = m.sel(in, m.c(Fmt::erf_mid[i]), mid);
+      for (size_t k = 0; k < kDegree; ++k) coeffs[k] = m.sel(in, m.c(Fmt::erf_g[i][k]), coeffs[k]);
+    }
+    F u = a - mid;
+    F g = coeffs[kDegree - 1];
+    for (size_t k = kDegree - 1; k-- > 0;) g = m.fma(g, u, coeffs[k]);
+    F large = m.c(1) - exp(-(a * a)) * g;
+    F out = m.sel(a < m.c(Fmt::erf_end[kIntervals - 1]), large, m.c(1));
+    out = m.sel(a < m.c(1), small, m.copysign(out, x));
+    return m.sel(m.isnan(x), x, out);
+  }
+
+  /// C's fmod, exact: the remainder of the integer mantissas, a chunk of exponent at a time.
+  F fmod(F x, F y) {
+    const U mant_mask = m.cu((uint64_t{1} << kMant) - 1), implicit = m.cu(uint64_t{1} << kMant);
+    U ax = m.u_from_i(m.bits(m.abs(x))), ay = m.u_from_i(m.bits(m.abs(y)));
+    U ex = m.shr(ax, m.cu(kMant)), ey = m.shr(ay, m.cu(kMant));
+    U mx = (ax & mant_mask) | m.sel(m.eq(ex, m.cu(0)), m.cu(0), implicit);
+    U my = (ay & mant_mask) | m.sel(m.eq(ey, m.cu(0)), m.cu(0), implicit);
+    ex = m.sel(m.eq(ex, m.cu(0)), m.cu(1), ex);  // subnormals: exponent 1, no implicit bit
+    ey = m.sel(m.eq(ey, m.cu(0)), m.cu(1), ey);
+    const U inf = m.cu(uint64_t{2 * kBias + 1} << kMant);
+    B ordinary = m.and_(m.and_(m.lt_u(ax, inf), m.lt_u(ay, inf)),
+                        m.and_(m.not_(m.eq(ay, m.cu(0))), m.not_(m.lt_u(ax, ay))));
+    // Only ordinary operands run the loop: others start with n = 0.
+    U n = m.sel(ordinary, ex - ey, m.cu(0));
+    my = m.sel(m.eq(my, m.cu(0)), m.cu(1), my);
+    constexpr uint64_t kChunk = 63 - kMant - 1;
+    auto done = m.loop(
+        std::array<U, 2>{mx, n},
+        [&](const std::array<U, 2>& s) { return m.not_(m.eq(s[1], m.cu(0))); },
+        [&](const std::array<U, 2>& s) -> std::array<U, 2> {
+          U step = m.min_u(s[1], m.cu(kChunk));
+          return {m.urem(m.shl(s[0], step), my), s[1] - step};
+        });
+    U r = m.urem(done[0], my);
+    // r * 2^(ey - bias - kMant), exact (the remainder is representable).
+    F mag = ldexp(m.f_from_u(r), m.i_from_u(ey) - m.ci(kBias + kMant));
+    F out = m.copysign(mag, x);
+    out = m.sel(ordinary, out, x);  // |x| < |y|, or y infinite: x
+    B invalid = m.or_(m.or_(m.isnan(x), m.isnan(y)), m.or_(m.abs(x) == m.c(INFINITY), y == m.c(0)));
+    return m.sel(invalid, m.c(NAN), out);
+  }
+
+ private:
+  struct Reduced {
+    F f, s, hfsq, R;
+    I e;
+  };
+
+  M& m;
+
+  template <class T>
+  F poly(std::span<const T> c, F x) {
+    F r = m.c(c[c.size() - 1]);
+    for (size_t k = c.size() - 1; k-- > 0;) r = m.fma(r, x, m.c(c[k]));
+    return r;
+  }
+
+  /// x limited to [lo, hi]; NaN passes through.
+  F clamp(F x, double lo, double hi) {
+    x = m.sel(x > m.c(hi), m.c(hi), x);
+    return m.sel(x < m.c(lo), m.c(lo), x);
+  }
+
+  /// 2^k as a float, for k in the normal exponent range.
+  F pow2(I k) { return m.from_bits(m.shl(k + m.ci(kBias), kMant)); }
+  /// p * 2^k for k in [-2 (bias - 1), 2 bias]: two exact scalings (one rounding if subnormal).
+  F ldexp(F p, I k) {
+    I k1 = m.shr_s(k, 1);
+    return p * pow2(k1) * pow2(k - k1);
+  }
+
+  /// 2^(hi + lo) for |hi| within the exponent range, |lo| tiny.
+  F exp2_parts(F hi, F lo) {
+    F n = m.rint(hi);
+    F r = (hi - n) + lo;
+    return ldexp(m.fma(r, poly(Fmt::exp2, r), m.c(1)), m.to_int(n));
+  }
+
+  /// e^y - 1 for y >= 0 (and NaN), accurate near 0.
+  F expm1_nonneg(F y) {
+    F k = m.rint(y * m.c(Fmt::log2e[0]));
+    F r = m.fma(-k, m.c(Fmt::ln2[0]), y);
+    r = m.fma(-k, m.c(Fmt::ln2[1]), r);
+    F p = m.fma(r * r, poly(Fmt::expm1, r), r);
+    F two_k = pow2(m.to_int(k));
+    return m.sel(k == m.c(0), p, m.fma(p, two_k, two_k - m.c(1)));
+  }
+
+  /// x = 2^e (1 + f) with 1 + f in [sqrt(1/2), sqrt(2)), and the series parts of log(1 + f).
+  Reduced reduce_log(F x) {
+    const double scale = static_cast<double>(uint64_t{1} << (kMant + 2));
+    B sub = x < m.c(M::kSingle ? 1.1754943508222875e-38 : 2.2250738585072014e-308);
+    F xs = m.sel(sub, x * m.c(scale), x);
+    I bits = m.bits(xs);
+    I e = m.shr_s(bits, kMant) - m.ci(kBias) - m.sel(sub, m.ci(kMant + 2), m.ci(0));
+    I mant = bits & m.ci((int64_t{1} << kMant) - 1);
+    const int64_t sqrt2_mant = M::kSingle ? 0x3504f3 : 0x6a09e667f3bcdLL;
+    B big = m.lt_s(m.ci(sqrt2_mant), mant);
+    const int64_t one = int64_t{kBias} << kMant, half = int64_t{kBias - 1} << kMant;
+    F mm = m.from_bits(mant | m.sel(big, m.ci(half), m.ci(one)));
+    Reduced r;
+    r.e = e + m.sel(big, m.ci(1), m.ci(0));
+    r.f = mm - m.c(1);
+    r.s = r.f / (m.c(2) + r.f);
+    F z = r.s * r.s;
+    r.R = z * poly(Fmt::log, z);
+    r.hfsq = m.c(0.5) * r.f * r.f;
+    return r;
+  }
+
+  F log_specials(F x, F y) {
+    y = m.sel(x == m.c(0), m.c(-INFINITY), y);
+    y = m.sel(x == m.c(INFINITY), x, y);
+    return m.sel(m.or_(x < m.c(0), m.isnan(x)), m.c(NAN), y);
+  }
+
+  /// sin or cos of r + t (|r| <= ~pi/4, t a tail below r's ulp) in quadrant q (0..3).
+  F trig_kernel(F r, F t, I q, bool cosine) {
+    F z = r * r;
+    F s = r + (r * z * poly(Fmt::sin, z) + t * (m.c(1) - m.c(0.5) * z));
+    F hz = m.c(0.5) * z, w = m.c(1) - hz;
+    F c = w + (((m.c(1) - w) - hz) + (z * z * poly(Fmt::cos, z) - r * t));
+    if (cosine) q = q + m.ci(1);  // cos(x) = sin(x + pi/2)
+    q = q & m.ci(3);
+    F v = m.sel(m.eq(q & m.ci(1), m.ci(0)), s, c);
+    return m.sel(m.eq(q & m.ci(2), m.ci(0)), v, -v);
+  }
+
+  F trig(F x, bool cosine) {
+    F a = m.abs(x);  // NaN and inf take the fast path (and give NaN)
+    B fast = m.not_(m.and_(a > m.c(Fmt::kFastTrig), a < m.c(INFINITY)));
+    return m.if_else(
+        fast,
+        [&] {
+          F k = m.rint(x * m.c(2 / 3.14159265358979323846));
+          F r = m.fma(-k, m.c(Fmt::pio2[0]), x);
+          r = m.fma(-k, m.c(Fmt::pio2[1]), r);
+          r = m.fma(-k, m.c(Fmt::pio2[2]), r);
+          return trig_kernel(r, m.c(0), m.to_int(k), cosine);
+        },
+        [&] { return payne_hanek(x, cosine); });
+  }
+
+  /// Bits [pos, pos + 64) of the 32-bit limbs `limbs` (least significant first), for a pos in
+  /// [lo, lo + 32].
+  template <size_t N>
+  U window64(const std::array<U, N>& limbs, U pos, size_t lo) {
+    U out = m.cu(0);
+    for (size_t w = lo / 32; w <= (lo + 32) / 32; ++w) {
+      U bit = pos - m.cu(w * 32);
+      U low = limbs[w] | m.shl(limbs[w + 1], m.cu(32));
+      U v = m.shr(low, bit) | m.shl(limbs[w + 2], m.cu(64) - bit);
+      B here = m.and_(m.not_(m.lt_u(pos, m.cu(w * 32))), m.lt_u(pos, m.cu(w * 32 + 32)));
+      out = m.sel(here, v, out);
+    }
+    return out;
+  }
+
+  /// |x| (large, finite) times 2/pi modulo 4, as a fixed-point window with 2 integer bits:
+  /// hi's bit 63 weighs 2^1; for f64 the window continues into lo (down to 2^-126). |x| =
+  /// mant 2^E meets 2/pi's words j0 .. j0 + W - 1, where E - 32 j0 is in [2, 34): the earlier
+  /// words only add multiples of 4 (Payne-Hanek).
+  std::array<U, 2> two_over_pi_window(F x) {
+    constexpr int kWords = Fmt::kWords, kMantLimbs = M::kSingle ? 1 : 2;
+    constexpr int kWF = Fmt::kWindowFraction;
+    U bits = m.u_from_i(m.bits(m.abs(x)));
+    U mant = (bits & m.cu((uint64_t{1} << kMant) - 1)) | m.cu(uint64_t{1} << kMant);
+    U be = m.shr(bits, m.cu(kMant));                         // E = be - kBias - kMant
+    U j0p2 = m.shr(be + m.cu(62 - kBias - kMant), m.cu(5));  // table index of word j0
+    std::array<U, kMantLimbs> ml;
+    ml[0] = mant & m.cu(0xffffffffu);
+    if constexpr (kMantLimbs == 2) ml[1] = m.shr(mant, m.cu(32));
+    std::array<U, kWords + kMantLimbs + 1> acc;  // mant * words, in 32-bit limbs
+    for (U& a : acc) a = m.cu(0);
+    for (int k = 0; k < kWords; ++k) {
+      U w = m.table(j0p2 + m.cu(kWords - 1 - k));  // least significant word first
+      for (int a = 0; a < kMantLimbs; ++a) {
+        U p = ml[a] * w;
+        acc[k + a] = acc[k + a] + (p & m.cu(0xffffffffu));
+        acc[k + a + 1] = acc[k + a + 1] + m.shr(p, m.cu(32));
+      }
+    }
+    for (size_t i = 0; i + 1 < acc.size(); ++i) {
+      acc[i + 1] = acc[i + 1] + m.shr(acc[i], m.cu(32));
+      acc[i] = acc[i] & m.cu(0xffffffffu);
+    }
+    // Bit i of acc weighs 2^(E - 32 (j0 + W) + i); the window's lowest bit weighs 2^-kWF, so it
+    // starts at s = 32 (j0 + W) - E - kWF, in (32 W - kWF - 34, 32 W - kWF - 2].
+    U s = m.cu(32) * j0p2 + m.cu(32 * kWords - kWF - 64 + kBias + kMant) - be;
+    constexpr size_t kLo = 32 * kWords - kWF - 33;
+    if constexpr (M::kSingle) {
+      return {window64(acc, s, kLo), m.cu(0)};
+    } else {
+      return {window64(acc, s + m.cu(64), kLo + 64), window64(acc, s, kLo)};
+    }
+  }
+
+  /// sin or cos of a large finite x: the reduction above, the nearest quadrant, and the signed
+  /// fraction times pi/2 as a pair r + t.
+  F payne_hanek(F x, bool cosine) {
+    auto [hi, lo] = two_over_pi_window(x);
+    U q = m.shr(hi + m.cu(uint64_t{1} << 61), m.cu(62));  // nearest quadrant, mod 4
+    hi = hi - m.shl(q, m.cu(62));                         // signed fraction in [-1/2, 1/2)
+    B negative = m.not_(m.eq(m.shr(hi, m.cu(63)), m.cu(0)));
+    U nhi = m.cu(0) - hi - m.sel(m.eq(lo, m.cu(0)), m.cu(0), m.cu(1));
+    lo = m.sel(negative, m.cu(0) - lo, lo);
+    hi = m.sel(negative, nhi, hi);
+    // |fraction| = (hi:lo) 2^-126 = (nh:nl) 2^(-126 - lz), nh's top bit set; split into two
+    // pieces of the format's precision: r + t exactly.
+    U lz = m.sel(m.eq(hi, m.cu(0)), m.cu(64) + m.clz(lo), m.clz(hi));
+    U nh = m.shl(hi, lz) | m.shr(lo, m.cu(64) - lz) | m.shl(lo, lz - m.cu(64));
+    U nl = m.shl(lo, lz);
+    constexpr int kP = kMant + 1;
+    U top = m.shr(nh, m.cu(64 - kP));
+    U next = m.shr(m.shl(nh, m.cu(kP)) | m.shr(nl, m.cu(64 - kP)), m.cu(64 - kP));
+    I lzi = m.i_from_u(lz);
+    F r = ldexp(m.f_from_u(top), m.ci(2 - kP) - lzi);
+    F t = ldexp(m.f_from_u(next), m.ci(2 - 2 * kP) - lzi);
+    // (r + t) pi/2 as a pair
+    F ph = m.c(Fmt::pio2[0]), pl = m.c(Fmt::pio2[1]);
+    F p = r * ph;
+    F pe = m.fma(r, ph, -p) + (r * pl + t * ph);
+    F rr = p + pe;
+    F tt = pe - (rr - p);
+    B flip = m.or_(m.and_(negative, m.not_(m.lt_s(m.bits(x), m.ci(0)))),
+                   m.and_(m.not_(negative), m.lt_s(m.bits(x), m.ci(0))));
+    rr = m.sel(flip, -rr, rr);
+    tt = m.sel(flip, -tt, tt);
+    I qi = m.i_from_u(q);
+    qi = m.sel(m.lt_s(m.bits(x), m.ci(0)), m.ci(0) - qi, qi);
+    return trig_kernel(rr, tt, qi, cosine);
+  }
+};
+
+}  // namespace tessera::ptx::math

@@ -1,0 +1,143 @@
+/// \file The PTX math library on the GPU: bit for bit the algorithms that tests/targets/ptx
+/// measures on the CPU (every step is an IEEE operation), and f16/bf16 within one ulp of the
+/// interpreter's correctly rounded results.
+#include <random>
+
+#include "helpers.h"
+#include "targets/ptx/cpu_math.h"
+
+namespace cuda_test {
+namespace {
+
+using tessera::ptx::math::Algorithms;
+
+std::string unary(std::string_view op, std::string_view t) {
+  std::string T(t), A = std::to_string(t == "f64" ? 8 : t == "f32" ? 4 : 2);
+  return kernel("%in: ptr<" + T + ">, %out: ptr<" + T + ">",
+                "  %pid = program_id {axis = 0} : i32\n"
+                "  %lane = lane_id : i32\n  %sg = subgroup_id : i32\n"
+                "  %c32 = constant {value = 32} : i32\n  %t0 = mul %sg, %c32 : i32\n"
+                "  %tid = add %t0, %lane : i32\n  %c128 = constant {value = 128} : i32\n"
+                "  %base = mul %pid, %c128 : i32\n  %i = add %base, %tid : i32\n"
+                "  %tr = constant {value = 1} : i1\n  %z = constant {value = 0.0} : " +
+                    T +
+                    "\n"
+                    "  %p = ptr_add %in, %i : ptr<" +
+                    T +
+                    ">\n"
+                    "  %x = global_load %p, %tr, %z {align = " +
+                    A + ", width = 1} : " + T +
+                    "\n"
+                    "  %y = " +
+                    std::string(op) + " %x : " + T +
+                    "\n"
+                    "  %q = ptr_add %out, %i : ptr<" +
+                    T +
+                    ">\n"
+                    "  global_store %q, %tr, %y {align = " +
+                    A + ", width = 1}");
+}
+
+template <class T>
+std::vector<T> inputs(std::string_view op) {
+  std::mt19937_64 rng(42);
+  std::vector<T> v = {T(0),
+                      T(-0.0),
+                      std::numeric_limits<T>::infinity(),
+                      -std::numeric_limits<T>::infinity(),
+                      std::numeric_limits<T>::quiet_NaN(),
+                      std::numeric_limits<T>::denorm_min(),
+                      std::numeric_limits<T>::max(),
+                      T(1),
+                      T(-1)};
+  double hi = op == "sin" || op == "cos" ? 300
+              : op.starts_with("log")    ? 120
+                                         : 8;  // sin/cos: Payne-Hanek too
+  std::uniform_real_distribution<double> e(-30, hi);
+  while (v.size() < 128 * 64) {
+    T x = static_cast<T>(std::exp2(e(rng)));
+    v.push_back(rng() & 1 ? -x : x);
+  }
+  return v;
+}
+
+template <class T>
+void check_bitwise(const Device& dev, std::string_view op,
+                   T (*ref)(Algorithms<ptx_test::CpuMath<T>>&, T)) {
+  using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  std::string t = sizeof(T) == 4 ? "f32" : "f64";
+  CAPTURE(op);
+  CAPTURE(t);
+  std::vector<T> in = inputs<T>(op);
+  auto out =
+      run(dev, load(dev, unary(op, t)), Grid(64), {buffer(in), buffer(std::vector<T>(in.size()))});
+  std::vector<T> got = as<T>(out[1]);
+  ptx_test::CpuMath<T> m;
+  Algorithms<ptx_test::CpuMath<T>> a(m);
+  int wrong = 0;
+  for (size_t i = 0; i < in.size(); ++i) {
+    T want = ref(a, in[i]);
+    if (std::bit_cast<Bits>(want) == std::bit_cast<Bits>(got[i]) ||
+        (std::isnan(want) && std::isnan(got[i])))
+      continue;
+    if (wrong++ < 3) MESSAGE(op << "(" << in[i] << "): gpu " << got[i] << ", algorithm " << want);
+  }
+  CHECK(wrong == 0);
+}
+
+TEST_CASE("cuda math: the GPU computes the algorithms' bits (f32 and f64)") {
+  CUDA_DEVICE_OR_SKIP(dev);
+  using A32 = Algorithms<ptx_test::CpuMath<float>>;
+  using A64 = Algorithms<ptx_test::CpuMath<double>>;
+  check_bitwise<float>(dev, "exp", [](A32& a, float x) { return a.exp(x); });
+  check_bitwise<float>(dev, "exp2", [](A32& a, float x) { return a.exp2(x); });
+  check_bitwise<float>(dev, "log", [](A32& a, float x) { return a.log(x); });
+  check_bitwise<float>(dev, "log2", [](A32& a, float x) { return a.log2(x); });
+  check_bitwise<float>(dev, "sin", [](A32& a, float x) { return a.sin(x); });
+  check_bitwise<float>(dev, "cos", [](A32& a, float x) { return a.cos(x); });
+  check_bitwise<float>(dev, "tanh", [](A32& a, float x) { return a.tanh(x); });
+  check_bitwise<float>(dev, "erf", [](A32& a, float x) { return a.erf(x); });
+  check_bitwise<double>(dev, "exp", [](A64& a, double x) { return a.exp(x); });
+  check_bitwise<double>(dev, "log", [](A64& a, double x) { return a.log(x); });
+  check_bitwise<double>(dev, "log2", [](A64& a, double x) { return a.log2(x); });
+  check_bitwise<double>(dev, "sin", [](A64& a, double x) { return a.sin(x); });
+  check_bitwise<double>(dev, "cos", [](A64& a, double x) { return a.cos(x); });
+  check_bitwise<double>(dev, "tanh", [](A64& a, double x) { return a.tanh(x); });
+  check_bitwise<double>(dev, "erf", [](A64& a, double x) { return a.erf(x); });
+}
+
+TEST_CASE("cuda math: f16 and bf16 results are within one ulp of the correctly rounded value") {
+  CUDA_DEVICE_OR_SKIP(dev);
+  std::vector<uint16_t> in(128 * 64);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint16_t>(i * 8);  // every 8th pattern
+  for (const char* t : {"f16", "bf16"})
+    for (const char* op :
+         {"exp", "exp2", "log", "log2", "sin", "cos", "tanh", "erf", "sqrt", "rsqrt"}) {
+      CAPTURE(t);
+      CAPTURE(op);
+      std::string text = unary(op, t);
+      std::vector<Arg> args{buffer(in), buffer(std::vector<uint16_t>(in.size()))};
+      std::vector<uint16_t> g = as<uint16_t>(run(dev, load(dev, text), Grid(64), args)[1]);
+      std::vector<uint16_t> h = as<uint16_t>(run_interpreter(text, Grid(64), args)[1]);
+      int wrong = 0;
+      for (size_t i = 0; i < in.size(); ++i) {
+        bool gnan = (g[i] & 0x7fff) > (std::string_view(t) == "f16" ? 0x7c00 : 0x7f80);
+        bool hnan = (h[i] & 0x7fff) > (std::string_view(t) == "f16" ? 0x7c00 : 0x7f80);
+        if (gnan || hnan) {
+          wrong += gnan != hnan;
+          continue;
+        }
+        // same sign: adjacent bit patterns are adjacent values
+        int diff = (g[i] >> 15) == (h[i] >> 15) ? std::abs(int(g[i]) - int(h[i]))
+                   : (g[i] | h[i]) == 0x8000    ? 0
+                                                : 99;
+        if (diff > 1 && wrong++ < 3)
+          MESSAGE(op << " of 0x" << std::hex << in[i] << ": gpu 0x" << g[i] << ", interpreter 0x"
+                     << h[i]);
+      }
+      CHECK(wrong == 0);
+    }
+}
+
+}  // namespace
+}  // namespace cuda_test

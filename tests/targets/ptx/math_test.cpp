@@ -1,0 +1,198 @@
+/// \file The math library: its algorithms' accuracy on the CPU (the same code builds the LLVM IR,
+/// and every step is an IEEE operation, so a GPU computes the same bits), against wider
+/// references; exact fmod; special values; and every math op on every float dtype assembled.
+#include <random>
+
+#include "cpu_math.h"
+#include "helpers.h"
+
+namespace ptx_test {
+namespace {
+
+using tessera::ptx::math::Algorithms;
+
+template <class T>
+using Fn = T (*)(Algorithms<CpuMath<T>>&, T);
+
+/// The worst ulp error of `f` against `ref` over `n` inputs, half uniform in [lo, hi] and half
+/// log-uniform in magnitude (down to 2^-60), with the sign of the range.
+template <class T>
+double worst_ulp(Fn<T> f, long double (*ref)(long double), double lo, double hi, int n) {
+  CpuMath<T> m;
+  Algorithms<CpuMath<T>> a(m);
+  std::mt19937_64 rng(1234);
+  double worst = 0;
+  T at = 0;
+  double amax = std::max(std::fabs(lo), std::fabs(hi));
+  for (int i = 0; i < n; ++i) {
+    T x;
+    if (i % 2) {
+      x = static_cast<T>(std::uniform_real_distribution<double>(lo, hi)(rng));
+    } else {
+      x = static_cast<T>(
+          std::exp2(std::uniform_real_distribution<double>(-60, std::log2(amax))(rng)));
+      if (lo < 0 && (rng() & 1)) x = -x;
+      if (x < lo || x > hi) continue;
+    }
+    double e = ulp_error<T>(f(a, x), ref(static_cast<long double>(x)));
+    if (e > worst) {
+      worst = e;
+      at = x;
+    }
+  }
+  std::string type = sizeof(T) == 4 ? "f32" : "f64";
+  MESSAGE(type, " [", lo, ", ", hi, "]: ", worst, " ulp at ", static_cast<double>(at));
+  return worst;
+}
+
+template <class T>
+void check_accuracy(int n) {
+  using A = Algorithms<CpuMath<T>>;
+  CHECK(worst_ulp<T>([](A& a, T x) { return a.exp(x); }, expl, -110, 90, n) <= 1.0);
+  CHECK(worst_ulp<T>([](A& a, T x) { return a.exp(x); }, expl, -760, 720, n) <= 1.0);
+  CHECK(worst_ulp<T>([](A& a, T x) { return a.exp2(x); }, exp2l, -160, 140, n) <= 1.0);
+  CHECK(worst_ulp<T>([](A& a, T x) { return a.log(x); }, logl, 0, 1e30, n) <= 1.0);
+  CHECK(worst_ulp<T>([](A& a, T x) { return a.log(x); }, logl, 0.5, 2, n) <= 1.0);
+  CHECK(worst_ulp<T>([](A& a, T x) { return a.log2(x); }, log2l, 0, 1e30, n) <= 1.0);
+  CHECK(worst_ulp<T>([](A& a, T x) { return a.log2(x); }, log2l, 0.5, 2, n) <= 1.0);
+  CHECK(worst_ulp<T>([](A& a, T x) { return a.sin(x); }, sinl, -100, 100, n) <= 1.5);
+  CHECK(worst_ulp<T>([](A& a, T x) { return a.cos(x); }, cosl, -100, 100, n) <= 1.5);
+  CHECK(worst_ulp<T>([](A& a, T x) { return a.sin(x); }, sinl, -1e30, 1e30, n) <=
+        1.5);  // Payne-Hanek
+  CHECK(worst_ulp<T>([](A& a, T x) { return a.cos(x); }, cosl, 1e4, 1e12, n) <= 1.5);
+  CHECK(worst_ulp<T>([](A& a, T x) { return a.tanh(x); }, tanhl, -30, 30, n) <= 2.5);
+  CHECK(worst_ulp<T>([](A& a, T x) { return a.tanh(x); }, tanhl, -1, 1, n) <= 2.5);
+  CHECK(worst_ulp<T>([](A& a, T x) { return a.erf(x); }, erfl, -8, 8, n) <= 1.5);
+  CHECK(worst_ulp<T>([](A& a, T x) { return a.erf(x); }, erfl, -1.5, 1.5, n) <= 1.5);
+}
+
+TEST_CASE("ptx math: f32 exp, exp2, log, log2 <= 1 ulp; sin, cos, erf <= 1.5; tanh <= 2.5") {
+  check_accuracy<float>(40000);
+}
+
+TEST_CASE("ptx math: f64 exp, exp2, log, log2 <= 1 ulp; sin, cos, erf <= 1.5; tanh <= 2.5") {
+  check_accuracy<double>(20000);
+}
+
+TEST_CASE("ptx math: hard cases of the trigonometric reduction") {
+  CpuMath<double> md;
+  Algorithms<CpuMath<double>> ad(md);
+  double x = std::ldexp(6381956970095103.0, 797);  // the double closest to a multiple of pi/2
+  CHECK(ulp_error<double>(ad.sin(x), sinl(x)) <= 1.5);
+  CHECK(ulp_error<double>(ad.cos(x), cosl(x)) <= 1.5);
+  CpuMath<float> mf;
+  Algorithms<CpuMath<float>> af(mf);
+  float y = std::ldexp(16367173.0f, 72);
+  CHECK(ulp_error<float>(af.sin(y), sinl(y)) <= 1.5);
+  CHECK(ulp_error<float>(af.cos(y), cosl(y)) <= 1.5);
+  float big = std::numeric_limits<float>::max();
+  CHECK(ulp_error<float>(af.sin(big), sinl(big)) <= 1.5);
+}
+
+template <class T>
+void check_specials() {
+  CpuMath<T> m;
+  Algorithms<CpuMath<T>> a(m);
+  const T inf = std::numeric_limits<T>::infinity(), nan = std::numeric_limits<T>::quiet_NaN();
+  const T tiny = std::numeric_limits<T>::denorm_min();
+  CHECK(a.exp(-inf) == 0);
+  CHECK(a.exp(inf) == inf);
+  CHECK(std::isnan(a.exp(nan)));
+  CHECK(a.exp(T(0)) == 1);
+  CHECK(a.exp2(T(-1)) == T(0.5));
+  CHECK(a.exp2(T(10)) == T(1024));
+  CHECK(a.log(T(0)) == -inf);
+  CHECK(a.log(T(-0.0)) == -inf);
+  CHECK(std::isnan(a.log(T(-1))));
+  CHECK(a.log(inf) == inf);
+  CHECK(a.log(T(1)) == 0);
+  CHECK(a.log2(T(8)) == 3);
+  CHECK(a.log2(tiny) == (sizeof(T) == 4 ? -149 : -1074));
+  CHECK(std::isnan(a.sin(inf)));
+  CHECK(std::isnan(a.cos(-inf)));
+  CHECK(std::signbit(a.sin(T(-0.0))));
+  CHECK(a.sin(tiny) == tiny);
+  CHECK(a.cos(T(0)) == 1);
+  CHECK(a.tanh(inf) == 1);
+  CHECK(a.tanh(-inf) == -1);
+  CHECK(std::signbit(a.tanh(T(-0.0))));
+  CHECK(a.erf(inf) == 1);
+  CHECK(a.erf(-inf) == -1);
+  CHECK(std::signbit(a.erf(T(-0.0))));
+  CHECK(std::isnan(a.erf(nan)));
+}
+
+TEST_CASE("ptx math: special values") {
+  check_specials<float>();
+  check_specials<double>();
+}
+
+template <class T>
+void check_fmod(int n) {
+  using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  CpuMath<T> m;
+  Algorithms<CpuMath<T>> a(m);
+  std::mt19937_64 rng(99);
+  std::uniform_real_distribution<double> e(-150, 127);
+  int wrong = 0;
+  auto same = [](T x, T y) {
+    return (std::isnan(x) && std::isnan(y)) || std::bit_cast<Bits>(x) == std::bit_cast<Bits>(y);
+  };
+  for (int i = 0; i < n; ++i) {
+    T x = static_cast<T>(std::exp2(e(rng))), y = static_cast<T>(std::exp2(e(rng)));
+    if (rng() & 1) x = -x;
+    if (rng() & 1) y = -y;
+    if (!same(a.fmod(x, y), std::fmod(x, y))) ++wrong;
+  }
+  const T specials[] = {0,
+                        T(-0.0),
+                        1,
+                        -1,
+                        3,
+                        T(0.5),
+                        std::numeric_limits<T>::infinity(),
+                        -std::numeric_limits<T>::infinity(),
+                        std::numeric_limits<T>::quiet_NaN(),
+                        std::numeric_limits<T>::denorm_min(),
+                        std::numeric_limits<T>::max()};
+  for (T x : specials)
+    for (T y : specials) {
+      CAPTURE(x);
+      CAPTURE(y);
+      CHECK(same(a.fmod(x, y), std::fmod(x, y)));
+    }
+  CHECK(wrong == 0);
+}
+
+TEST_CASE("ptx math: fmod is exact (bit for bit C's fmod)") {
+  check_fmod<float>(20000);
+  check_fmod<double>(5000);
+}
+
+TEST_CASE("ptx: every math op assembles for f16, bf16, f32 and f64") {
+  for (const char* t : {"f16", "bf16", "f32", "f64"}) {
+    CAPTURE(t);
+    std::string s(t);
+    std::string body = "  %tr = constant {value = 1} : i1\n  %z = constant {value = 0.0} : " + s +
+                       "\n"
+                       "  %a = global_load %p, %tr, %z {align = 8, width = 1} : " +
+                       s + "\n";
+    std::string prev = "%a";
+    int i = 0;
+    for (const char* op : {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "tanh",
+                           "erf", "floor", "ceil", "abs"}) {
+      std::string r = "%m" + std::to_string(i++);
+      body += "  " + r + " = " + op + " " + prev + " : " + s + "\n";
+      prev = r;
+    }
+    body += "  %rem = rem " + prev + ", %a : " + s + "\n";
+    body += "  global_store %p, %tr, %rem {align = 8, width = 1}";
+    Emitted e = emit_both(kernel("%p: ptr<" + s + ">", body));
+    CHECK(e.has(s == "f64" ? "sqrt.rn.f64" : "sqrt.rn.f32"));   // f16/bf16 through f32
+    CHECK(e.has("cvt.rmi."));                                   // floor
+    CHECK(e.has(".const .align 4 .b8 __tessera_two_over_pi"));  // sin/cos reduction table
+  }
+}
+
+}  // namespace
+}  // namespace ptx_test
