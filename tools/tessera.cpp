@@ -4,7 +4,8 @@
 ///   tessera dump --list
 ///   tessera dump <kernel> [--stage ir] [--device NAME]
 ///   tessera conformance --device NAME [--filter PATTERN] [--json FILE] [--seed S] [--quick]
-///   tessera fuzz --device NAME [--count N] [--seed S]
+///   tessera fuzz --device NAME [--count N] [--seed S] [--program I]
+///   tessera bench [--device NAME] [--filter PATTERN] [--json FILE] [--quick]
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -14,6 +15,7 @@
 #include "core/lower/simt_lowering.h"
 #include "core/passes/pipeline.h"
 #include "core/target/target.h"
+#include "bench/bench.h"
 #include "runtime/tessera.h"
 #include "tools/catalog.h"
 #include "tools/conformance.h"
@@ -29,8 +31,11 @@ int usage() {
                "       tessera dump --list\n"
                "       tessera dump <kernel> [--stage ir] [--device NAME]\n"
                "       tessera conformance --device NAME [--filter PATTERN] [--json FILE] [--seed S]\n"
-               "                           [--quick] [--list] [--verbose]\n"
-               "       tessera fuzz --device NAME [--count N] [--seed S] [--ops N] [--verbose]\n");
+               "                           [--quick] [--list] [--verbose] [--no-isolate] [--timeout S]\n"
+               "       tessera fuzz --device NAME [--count N] [--seed S] [--ops N] [--program I]\n"
+               "                    [--verbose] [--isolate | --no-isolate] [--timeout S]\n"
+               "       tessera bench [--device NAME] [--filter PATTERN] [--json FILE] [--quick]\n"
+               "                     [--full] [--list] [--seed S] [--peak tf32=T,fp16=T,bf16=T]\n");
   return 2;
 }
 
@@ -98,6 +103,7 @@ int main(int argc, char** argv) {
     if (cmd == "dump") return cmd_dump(args);
     if (cmd == "conformance") return tessera::tools::conformance_main(args);
     if (cmd == "fuzz") return tessera::tools::fuzz_main(args);
+    if (cmd == "bench") return tessera::bench::bench_main(args);
     return usage();
   } catch (const tessera::Error& e) {
     std::fprintf(stderr, "tessera: %s: %s\n", std::string(tessera::to_string(e.kind())).c_str(), e.what());

@@ -1,0 +1,204 @@
+/// \file Math functions (exp exp2 log log2 sqrt rsqrt sin cos tanh erf floor ceil sigmoid fma)
+/// in f16, bf16, f32 and f64 against libm in fp64, with IEEE special values, under the few-ulp
+/// tolerances of tolerances.h (GPU math is not correctly rounded).
+#include <cmath>
+
+#include "tests/conformance/framework.h"
+
+namespace tessera::conformance {
+namespace {
+
+enum class Fn { Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Sin, Cos, Tanh, Erf, Floor, Ceil, Sigmoid };
+
+tl::tensor apply(Fn f, const tl::tensor& x) {
+  switch (f) {
+    case Fn::Exp:
+      return tl::exp(x);
+    case Fn::Exp2:
+      return tl::exp2(x);
+    case Fn::Log:
+      return tl::log(x);
+    case Fn::Log2:
+      return tl::log2(x);
+    case Fn::Sqrt:
+      return tl::sqrt(x);
+    case Fn::Rsqrt:
+      return tl::rsqrt(x);
+    case Fn::Sin:
+      return tl::sin(x);
+    case Fn::Cos:
+      return tl::cos(x);
+    case Fn::Tanh:
+      return tl::tanh(x);
+    case Fn::Erf:
+      return tl::erf(x);
+    case Fn::Floor:
+      return tl::floor(x);
+    case Fn::Ceil:
+      return tl::ceil(x);
+    case Fn::Sigmoid:
+      return tl::sigmoid(x);
+  }
+  return x;
+}
+
+void math_kernel(tl::pointer x, tl::pointer y, tl::i32 n, Fn FN, int BLOCK) {
+  auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+  auto m = offs < n;
+  auto r = apply(FN, tl::load(x + offs, m));
+  expect_dtype(r, x.dtype(), "a math function keeps its dtype");
+  tl::store(y + offs, r, m);
+}
+
+void fma_kernel(tl::pointer a, tl::pointer b, tl::pointer c, tl::pointer out, tl::i32 n,
+                int BLOCK) {
+  auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+  auto m = offs < n;
+  tl::store(out + offs,
+            tl::fma(tl::load(a + offs, m), tl::load(b + offs, m), tl::load(c + offs, m)), m);
+}
+
+struct FnInfo {
+  const char* name;
+  Fn fn;
+  double lo, hi;      ///< input range (f32/f64)
+  double lo16, hi16;  ///< input range for f16 (whose results overflow sooner)
+  double (*ref)(double);
+  std::vector<double> specials;
+};
+
+double ref_rsqrt(double x) {
+  return 1.0 / std::sqrt(x);
+}
+double ref_sigmoid(double x) {
+  return 1.0 / (1.0 + std::exp(-x));
+}
+double ref_exp(double x) {
+  return std::exp(x);
+}
+double ref_exp2(double x) {
+  return std::exp2(x);
+}
+double ref_log(double x) {
+  return std::log(x);
+}
+double ref_log2(double x) {
+  return std::log2(x);
+}
+double ref_sqrt(double x) {
+  return std::sqrt(x);
+}
+double ref_sin(double x) {
+  return std::sin(x);
+}
+double ref_cos(double x) {
+  return std::cos(x);
+}
+double ref_tanh(double x) {
+  return std::tanh(x);
+}
+double ref_erf(double x) {
+  return std::erf(x);
+}
+double ref_floor(double x) {
+  return std::floor(x);
+}
+double ref_ceil(double x) {
+  return std::ceil(x);
+}
+
+const double kInf = INFINITY;
+
+std::vector<FnInfo> functions() {
+  return {
+      {"exp", Fn::Exp, -20, 20, -9, 10, ref_exp, {0.0, -0.0, kInf, -kInf, NAN, 1.0, -1.0}},
+      {"exp2", Fn::Exp2, -30, 30, -14, 15, ref_exp2, {0.0, kInf, -kInf, NAN, 10.0, -3.0}},
+      {"log", Fn::Log, 1e-3, 1e4, 1e-3, 6e4, ref_log, {1.0, 0.0, -0.0, kInf, -1.0, NAN, 2.0}},
+      {"log2", Fn::Log2, 1e-3, 1e4, 1e-3, 6e4, ref_log2, {1.0, 0.0, kInf, -2.0, NAN, 1024.0}},
+      {"sqrt", Fn::Sqrt, 0, 1e4, 0, 6e4, ref_sqrt, {0.0, -0.0, kInf, -1.0, NAN, 4.0, 2.0}},
+      {"rsqrt", Fn::Rsqrt, 1e-3, 1e4, 1e-2, 6e4, ref_rsqrt, {0.0, kInf, -1.0, NAN, 4.0, 0.25}},
+      {"sin", Fn::Sin, -10, 10, -10, 10, ref_sin, {0.0, -0.0, NAN, kInf, 3.140625}},
+      {"cos", Fn::Cos, -10, 10, -10, 10, ref_cos, {0.0, NAN, -kInf, 1.5703125}},
+      {"tanh", Fn::Tanh, -10, 10, -10, 10, ref_tanh, {0.0, -0.0, kInf, -kInf, NAN, 20.0}},
+      {"erf", Fn::Erf, -4, 4, -4, 4, ref_erf, {0.0, -0.0, kInf, -kInf, NAN, 0.5}},
+      {"floor",
+       Fn::Floor,
+       -100,
+       100,
+       -100,
+       100,
+       ref_floor,
+       {-0.5, 0.5, -0.0, kInf, NAN, -1.0, 2.5}},
+      {"ceil", Fn::Ceil, -100, 100, -100, 100, ref_ceil, {-0.5, 0.5, -0.0, kInf, NAN, -1.0, 2.5}},
+      {"sigmoid", Fn::Sigmoid, -20, 20, -10, 10, ref_sigmoid, {0.0, kInf, -kInf, NAN, 1.0}},
+  };
+}
+
+Tol tolerance(Fn f, DType t) {
+  switch (f) {
+    case Fn::Floor:
+    case Fn::Ceil:
+      return tol::exact_float();
+    case Fn::Sqrt:
+      return tol::sqrt(t);
+    case Fn::Sigmoid:
+      return tol::composite(t, 3);  // exp, add, division, each rounded in t
+    default:
+      return tol::math(t);
+  }
+}
+
+void run_function(Context& ctx, const FnInfo& info, DType t) {
+  auto k = TESSERA_KERNEL(math_kernel, x, y, n, FN, BLOCK);
+  const int n = static_cast<int>(ctx.size(1000, 300));
+  const bool narrow = t == DType::f16;
+  HostArray x = ctx.random(t, n, narrow ? info.lo16 : info.lo, narrow ? info.hi16 : info.hi);
+  for (size_t i = 0; i < info.specials.size(); ++i) x.set_f(i, info.specials[i]);
+  DevArray dx = ctx.upload(x), y = ctx.poisoned(t, n);
+  k[{cdiv(n, 128)}](dx.buf, y.buf, n, info.fn, 128);
+  std::vector<double> want, scale;
+  for (int i = 0; i < n; ++i) {
+    want.push_back(info.ref(x.f(i)));
+    scale.push_back(std::fabs(want.back()));
+  }
+  ctx.check_close(std::string(info.name) + "(" + dname(t) + ")", ctx.download(y), want,
+                  tolerance(info.fn, t), &scale);
+}
+
+}  // namespace
+
+void register_math(std::vector<Case>& out) {
+  for (const FnInfo& info : functions()) {
+    for (DType t : kFloatDTypes) {
+      // GLSL.std.450 has no 64-bit exp, log, sin, ...: a Vulkan device may reject those.
+      const bool transcendental = info.fn != Fn::Sqrt && info.fn != Fn::Rsqrt &&
+                                  info.fn != Fn::Floor && info.fn != Fn::Ceil;
+      std::string maybe =
+          t == DType::f64 && transcendental ? "64-bit transcendental functions" : "";
+      out.push_back({std::string("math/") + info.name + "/" + dname(t), needs_of({t}), maybe,
+                     [info, t](Context& ctx) { run_function(ctx, info, t); }});
+    }
+  }
+  for (DType t : kFloatDTypes) {
+    out.push_back({"math/fma/" + dname(t), needs_of({t}), "", [t](Context& ctx) {
+                     auto k = TESSERA_KERNEL(fma_kernel, a, b, c, out, n, BLOCK);
+                     const int n = 500;
+                     HostArray a = ctx.random_full(t, n, 4), b = ctx.random_full(t, n, 4),
+                               c = ctx.random_full(t, n, 8);
+                     // Cancellation: c = -(a*b) rounded, so only a fused multiply-add keeps the low
+                     // bits.
+                     for (int i = 0; i < n; i += 4) c.set_f(i, -round_to(t, a.f(i) * b.f(i)));
+                     DevArray da = ctx.upload(a), db = ctx.upload(b), dc = ctx.upload(c),
+                              o = ctx.poisoned(t, n);
+                     k[{cdiv(n, 128)}](da.buf, db.buf, dc.buf, o.buf, n, 128);
+                     std::vector<double> want;
+                     // a*b is exact in double for f32 and narrower; f64 uses the host's fused fma.
+                     for (int i = 0; i < n; ++i)
+                       want.push_back(t == DType::f64 ? std::fma(a.f(i), b.f(i), c.f(i))
+                                                      : a.f(i) * b.f(i) + c.f(i));
+                     ctx.check_close("fma(" + dname(t) + ")", ctx.download(o), want, tol::fma(t));
+                   }});
+  }
+}
+
+}  // namespace tessera::conformance
