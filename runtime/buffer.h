@@ -60,13 +60,25 @@ class Buffer : public BufferBase {
     upload_bytes(data.data(), data.size() * sizeof(T), 0, stream);
   }
   void upload(const std::vector<T>& data, Stream* stream = nullptr) const {
-    upload(std::span<const T>(data), stream);
+    if constexpr (std::is_same_v<T, bool>) {  // std::vector<bool> packs bits: widen to bytes
+      check_count(data.size(), "upload");
+      std::vector<uint8_t> bytes(data.begin(), data.end());
+      upload_bytes(bytes.data(), bytes.size(), 0, stream);
+    } else {
+      upload(std::span<const T>(data), stream);
+    }
   }
   /// Waits for the stream's work, then returns the contents.
   std::vector<T> download(Stream* stream = nullptr) const {
-    std::vector<T> out(size());
-    download_bytes(out.data(), bytes(), 0, stream);
-    return out;
+    if constexpr (std::is_same_v<T, bool>) {
+      std::vector<uint8_t> bytes(size());
+      download_bytes(bytes.data(), bytes.size(), 0, stream);
+      return std::vector<bool>(bytes.begin(), bytes.end());
+    } else {
+      std::vector<T> out(size());
+      download_bytes(out.data(), bytes(), 0, stream);
+      return out;
+    }
   }
   void download(std::span<T> out, Stream* stream = nullptr) const {
     check_count(out.size(), "download");

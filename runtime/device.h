@@ -42,7 +42,9 @@ class Device {
   }
   template <class T>
   Buffer<T> upload(const std::vector<T>& data) const {
-    return upload(std::span<const T>(data));
+    Buffer<T> b = alloc<T>(data.size());
+    b.upload(data);
+    return b;
   }
 
   /// The stream that launches and copies use unless one is given.

@@ -83,7 +83,7 @@ Range range(const Operand& lo, const Operand& hi, const Operand& step, Here loc)
       user_error(loc, "for", "loop bounds must be integers, got " + v->type.str());
   DType t = detail::promote(detail::promote(l->type.dtype, h->type.dtype), s->type.dtype);
   if (ir::dtype_bits(t) < 32) t = DType::i32;
-  if (t == DType::u32) t = DType::i32;
+  if (t == DType::u32) t = DType::i64;  // every u32 value fits, and the loop runs in i64
   if (t == DType::u64) t = DType::i64;
   return Range(detail::cast_to(l, t, loc), detail::cast_to(h, t, loc), detail::cast_to(s, t, loc), loc);
 }

@@ -152,6 +152,12 @@ tensor operator!(const Operand& a) {
   return a == 0;
 }
 
+tensor operator!(const tensor& a) {
+  // No source location reaches a unary operator on a tensor: use its definition's.
+  Here loc = Here::current();
+  return !Operand(a, loc);
+}
+
 tensor& tensor::operator+=(const Operand& rhs) { return *this = Operand(*this, rhs.loc()) + rhs; }
 tensor& tensor::operator-=(const Operand& rhs) { return *this = Operand(*this, rhs.loc()) - rhs; }
 tensor& tensor::operator*=(const Operand& rhs) { return *this = Operand(*this, rhs.loc()) * rhs; }

@@ -47,6 +47,7 @@ template <class T>
 class ptr : public tensor {
  public:
   using tensor::tensor;
+  using tensor::operator=;
   static constexpr ParamClass param_class = ParamClass::Pointer;
   static constexpr std::optional<DType> param_dtype = dtype_of<T>();
 };
@@ -55,6 +56,7 @@ class ptr : public tensor {
 class pointer : public tensor {
  public:
   using tensor::tensor;
+  using tensor::operator=;
   static constexpr ParamClass param_class = ParamClass::Pointer;
   static constexpr std::optional<DType> param_dtype = std::nullopt;
 };
@@ -64,6 +66,7 @@ template <DType D>
 class scalar_of : public tensor {
  public:
   using tensor::tensor;
+  using tensor::operator=;
   static constexpr ParamClass param_class = ParamClass::Scalar;
   static constexpr std::optional<DType> param_dtype = D;
 };
@@ -72,6 +75,7 @@ class scalar_of : public tensor {
 class scalar : public tensor {
  public:
   using tensor::tensor;
+  using tensor::operator=;
   static constexpr ParamClass param_class = ParamClass::Scalar;
   static constexpr std::optional<DType> param_dtype = std::nullopt;
 };

@@ -168,7 +168,7 @@ tensor associative_scan(const tensor& x, int axis,
 namespace {
 
 DType default_acc(DType in) {
-  if (in == DType::i8 || in == DType::u8) return DType::i32;
+  if (in == DType::i8) return DType::i32;
   if (in == DType::f64) return DType::f64;
   return DType::f32;
 }
@@ -203,10 +203,10 @@ tensor dot(const tensor& a, const tensor& b, const tensor& acc, InputPrecision p
     user_error(loc, "dot", "accumulator shape " + ir::shape_str(vc->type.shape) + " differs from " +
                                ir::shape_str(shape));
   DType in = va->type.dtype;
-  if (in == DType::i1 || (ir::dtype_bits(in) > 8 && !ir::is_float(in)))
+  if (!ir::is_float(in) && in != DType::i8)
     user_error(loc, "dot", "unsupported input dtype " + std::string(ir::dtype_name(in)) +
                                " (use f16, bf16, f32, f64 or i8)");
-  if (vc->type.dtype != default_acc(in) && !(vc->type.dtype == in && ir::is_float(in)))
+  if (vc->type.dtype != default_acc(in) && !(vc->type.dtype == in && in == DType::f16))
     user_error(loc, "dot", "accumulator dtype " + std::string(ir::dtype_name(vc->type.dtype)) +
                                " does not fit " + std::string(ir::dtype_name(in)) + " inputs (use " +
                                std::string(ir::dtype_name(default_acc(in))) + ")");

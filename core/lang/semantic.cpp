@@ -112,6 +112,7 @@ ir::Value* materialize(const Operand& x, DType dtype, std::string_view op, const
   switch (x.kind()) {
     case Operand::Kind::Tensor: return cast_to(value_of(x.as_tensor(), op, loc), dtype, loc);
     case Operand::Kind::Float:
+      if (dtype == DType::i1) return constant_int(Type::scalar(dtype), x.float_value() != 0.0 ? 1 : 0, loc);
       if (!ir::is_float(dtype))
         return constant_int(Type::scalar(dtype), static_cast<int64_t>(x.float_value()), loc);
       return constant(Type::scalar(dtype), x.float_value(), loc);
@@ -123,6 +124,8 @@ ir::Value* materialize(const Operand& x, DType dtype, std::string_view op, const
                                   : static_cast<double>(x.int_value());
         return constant(t, v, loc);
       }
+      // Like a cast: any nonzero number is true.
+      if (dtype == DType::i1) return constant_int(t, x.int_value() != 0 ? 1 : 0, loc);
       return constant_int(t, x.int_value(), loc);
     }
   }

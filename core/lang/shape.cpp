@@ -46,6 +46,10 @@ tensor full(const Shape& shape, const Operand& value, DType dtype, Here loc) {
     Type t = Type::tile(dtype, shape);
     if (value.kind() == Operand::Kind::Float && ir::is_float(dtype))
       return wrap(detail::constant(t, value.float_value(), loc));
+    if (dtype == DType::i1) {
+      bool nonzero = value.kind() == Operand::Kind::Float ? value.float_value() != 0.0 : value.int_value() != 0;
+      return wrap(detail::constant_int(t, nonzero ? 1 : 0, loc));
+    }
     if (value.kind() == Operand::Kind::Float)
       return wrap(detail::constant_int(t, static_cast<int64_t>(value.float_value()), loc));
     if (ir::is_float(dtype)) return wrap(detail::constant(t, static_cast<double>(value.int_value()), loc));

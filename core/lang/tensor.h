@@ -173,5 +173,7 @@ tensor operator!=(const Operand& a, const Operand& b);
 tensor operator-(const Operand& a);
 tensor operator~(const Operand& a);
 tensor operator!(const Operand& a);
+/// `!t` for a tensor (an exact match, so the deleted bool conversion is not a candidate).
+tensor operator!(const tensor& a);
 
 }  // namespace tessera::tl

@@ -97,3 +97,22 @@ TEST_CASE("trace: row_sum's accumulator is carried by the loop, other variables 
   auto* reduce = first_op(m->kernel().body, OpKind::Reduce);
   CHECK(reduce->operand(0) == loop->result());
 }
+
+namespace {
+
+void not_and_reassign(tl::ptr<float> x, tl::i32 n) {
+  auto offs = tl::arange(0, 16);
+  auto inside = offs < n;
+  auto outside = !inside;              // `!` on a tensor: the tensor overload, not bool
+  auto m = n;                          // a copy of a parameter handle ...
+  m = m + 1;                           // ... takes any tensor value
+  tl::store(x + offs, 1.0f, outside & (offs < m));
+}
+
+}  // namespace
+
+TEST_CASE("trace: `!` on a tile is a logical not, and parameter handles can be reassigned") {
+  auto m = trace_with(not_and_reassign, {f32_ptr(), i32_scalar()});
+  CHECK(count_ops(m->kernel().body, OpKind::Not) == 1);
+  CHECK(count_ops(m->kernel().body, OpKind::Store) == 1);
+}

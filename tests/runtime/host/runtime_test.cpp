@@ -173,3 +173,11 @@ TEST_CASE("runtime: streams order their work and events time it") {
   CHECK(a.download(&s) == std::vector<int>(4096, 3));
   CHECK(stop.elapsed_since(start) >= 0.0);
 }
+
+TEST_CASE("runtime: bool buffers round-trip (std::vector<bool> is widened to bytes)") {
+  Device dev = Device::open("host");
+  std::vector<bool> flags = {true, false, false, true, true};
+  auto b = dev.upload(flags);
+  CHECK(b.size() == 5);
+  CHECK(b.download() == flags);
+}

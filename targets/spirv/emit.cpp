@@ -1,0 +1,258 @@
+/// \file The SPIR-V target's entry point: what the target must support, the op table, the
+/// IR-to-SPIR-V value and type mapping, and validation and optimization of the result.
+#include <cmath>
+
+#include "core/ir/abi.h"
+#include "core/ir/builder.h"
+#include "core/support/float16.h"
+#include "targets/spirv/emitter.h"
+#include "targets/spirv/spirv.h"
+#include "targets/spirv/tools.h"
+
+namespace tessera::spirv {
+namespace impl {
+
+using ir::DType;
+using ir::OpKind;
+using tessera::detail::concat;
+
+Emitter::Emitter(const ir::Function& function, const target::Target& tgt)
+    : fn(function), target(tgt) {}
+
+// --- values and types ----------------------------------------------------------------------------
+
+Value Emitter::get(const ir::Value* v) const {
+  auto it = values_.find(v);
+  TESSERA_CHECK(it != values_.end(), "SPIR-V: value used before its definition in '", fn.name, "'");
+  return it->second;
+}
+
+void Emitter::set(const ir::Value* v, Value value) {
+  TESSERA_CHECK(value.type == value_type(v->type), "SPIR-V: value of the wrong type in '", fn.name,
+                "'");
+  values_[v] = value;
+}
+
+uint32_t Emitter::value_type(const ir::Type& type) {
+  TESSERA_CHECK(!type.is_tile(), "SPIR-V: tile type ", type.str(), " in a SIMT function");
+  if (type.is_ptr) return b.t_uint(64);
+  switch (type.dtype) {
+    case DType::i1:
+      return b.t_bool();
+    case DType::f16:
+      return b.t_float(16);
+    case DType::bf16:
+    case DType::f32:
+      return b.t_float(32);
+    case DType::f64:
+      return b.t_float(64);
+    default:
+      return b.t_int(static_cast<uint32_t>(ir::dtype_bits(type.dtype)),
+                     ir::is_signed_int(type.dtype));
+  }
+}
+
+uint32_t Emitter::memory_type(DType dtype) {
+  if (dtype == DType::i1) return b.t_uint(8);
+  if (dtype == DType::bf16) return b.t_uint(16);
+  return value_type(dtype);
+}
+
+Value Emitter::constant(DType dtype, double value) {
+  if (dtype == DType::i1) return b.c_bool(value != 0);
+  if (dtype == DType::bf16)
+    return b.c_float(b.t_float(32), bf16_to_double(bf16_from_double(value)));
+  if (ir::is_float(dtype)) return b.c_float(value_type(dtype), value);
+  return constant_int(dtype, static_cast<int64_t>(value));
+}
+
+Value Emitter::constant_int(DType dtype, int64_t value) {
+  if (dtype == DType::i1) return b.c_bool(value & 1);
+  TESSERA_CHECK(ir::is_int(dtype), "integer constant of ", ir::dtype_name(dtype));
+  return b.c_int(value_type(dtype), static_cast<uint64_t>(ir::wrap_to_dtype(value, dtype)));
+}
+
+std::optional<int64_t> Emitter::constant_of(const ir::Value* v) const {
+  if (!v->def || v->def->kind != OpKind::Constant || !v->type.is_int()) return std::nullopt;
+  const int64_t* i = std::get_if<int64_t>(v->def->find_attr("value"));
+  if (!i) return std::nullopt;
+  return ir::wrap_to_dtype(*i, v->type.dtype);
+}
+
+void Emitter::unsupported(const ir::Op* op, const std::string& what) const {
+  std::string where = op ? concat(" (", op->loc.str(), ": '", op->name(), "')") : "";
+  fail(ErrorKind::Unsupported, "kernel '", fn.name, "': ", what, " on target '", target.name, "'",
+       where);
+}
+
+void Emitter::require_cap(target::Cap cap, const ir::Op* op, const std::string& what) const {
+  if (!target.has(cap))
+    unsupported(op, what + " needs the '" + std::string(target::cap_name(cap)) + "' capability");
+}
+
+// --- the op table --------------------------------------------------------------------------------
+
+/// program_id and num_programs come from the prologue; lane_id and subgroup_id are built-ins.
+void Emitter::emit_identity(const ir::Op& op) {
+  uint32_t i32 = b.t_int(32, true);
+  switch (op.kind) {
+    case OpKind::ProgramId:
+      return set(op.result(), program_id_.at(op.int_attr("axis")));
+    case OpKind::NumPrograms:
+      return set(op.result(), num_programs_.at(op.int_attr("axis")));
+    case OpKind::LaneId:
+      return set(op.result(),
+                 b.bitcast(i32, builtin(spv::BuiltInSubgroupLocalInvocationId, b.t_uint(32))));
+    default:
+      return set(op.result(), b.bitcast(i32, builtin(spv::BuiltInSubgroupId, b.t_uint(32))));
+  }
+}
+
+void Emitter::emit_region(const ir::Region& region) {
+  for (const ir::Op* op : region.ops)
+    if (!op->has(ir::kTerminator)) emit_op(*op);
+}
+
+void Emitter::emit_op(const ir::Op& op) {
+  // clang-format off
+  switch (op.kind) {
+    case OpKind::ProgramId:   return emit_identity(op);
+    case OpKind::NumPrograms: return emit_identity(op);
+    case OpKind::LaneId:      return emit_identity(op);
+    case OpKind::SubgroupId:  return emit_identity(op);
+    case OpKind::Constant:    return emit_constant(op);
+    case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::Rem:
+    case OpKind::Min: case OpKind::Max: case OpKind::And: case OpKind::Or: case OpKind::Xor:
+    case OpKind::Shl: case OpKind::Shr:
+      return emit_binary(op);
+    case OpKind::CmpEq: case OpKind::CmpNe: case OpKind::CmpLt: case OpKind::CmpLe:
+    case OpKind::CmpGt: case OpKind::CmpGe:
+      return emit_compare(op);
+    case OpKind::Neg: case OpKind::Not: case OpKind::Abs:
+      return emit_unary(op);
+    case OpKind::Exp: case OpKind::Exp2: case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt:
+    case OpKind::Rsqrt: case OpKind::Sin: case OpKind::Cos: case OpKind::Tanh: case OpKind::Erf:
+    case OpKind::Floor: case OpKind::Ceil:
+      return emit_math(op);
+    case OpKind::Fma:         return emit_fma(op);
+    case OpKind::Where:       return emit_where(op);
+    case OpKind::Cast:        return emit_cast(op);
+    case OpKind::Bitcast:     return emit_bitcast(op);
+    case OpKind::PtrAdd:      return emit_ptr_add(op);
+    case OpKind::GlobalLoad:  return emit_global_load(op);
+    case OpKind::GlobalStore: return emit_global_store(op);
+    case OpKind::SharedLoad:  return emit_shared_load(op);
+    case OpKind::SharedStore: return emit_shared_store(op);
+    case OpKind::CpAsync:     return emit_cp_async(op);
+    case OpKind::CpAsyncCommit: case OpKind::CpAsyncWait:
+      return;  // cp_async copies synchronously
+    case OpKind::Mma: case OpKind::LdMatrix:
+      unsupported(&op, concat("'", op.name(), "' (mma.sync fragments) needs the 'mma_sync' ",
+                              "capability; Vulkan reaches tensor cores through cooperative ",
+                              "matrices"));
+    case OpKind::AtomicRmw:   return emit_atomic_rmw(op);
+    case OpKind::AtomicCas:   return emit_atomic_cas(op);
+    case OpKind::Shuffle:     return emit_shuffle(op);
+    case OpKind::Barrier:     return emit_barrier();
+    case OpKind::For:         return emit_for(op);
+    case OpKind::If:          return emit_if(op);
+    case OpKind::While:       return emit_while(op);
+    // Hints are identities; `assume` promises what the interpreter checks.
+    case OpKind::MultipleOf: case OpKind::MaxContiguous:
+      return set(op.result(), get(op.operand(0)));
+    case OpKind::Assume:      return;
+    case OpKind::Print:
+      unsupported(&op, "print is not supported on Vulkan devices (no device printf)");
+    case OpKind::Assert:
+      unsupported(&op, "assert is not supported on Vulkan devices (no device fault channel)");
+    default:
+      TESSERA_CHECK(false, "SPIR-V: op '", op.name(), "' cannot appear in a SIMT function");
+  }
+  // clang-format on
+}
+
+// --- what the target must support ----------------------------------------------------------------
+
+void Emitter::check_support() const {
+  if (!target.isa.starts_with("spirv"))
+    unsupported(nullptr,
+                "SPIR-V needs a Vulkan target (isa spirv1.6), got isa '" + target.isa + "'");
+  require_cap(target::Cap::BufferDeviceAddress, nullptr, "pointers (buffer device addresses)");
+  require_cap(target::Cap::Int64, nullptr, "pointers (64-bit addresses)");
+  int threads = ir::simt_threads(fn), subgroup = ir::simt_subgroup(fn);
+  if (threads > target.max_threads)
+    unsupported(nullptr,
+                concat(threads, " threads per workgroup exceed the limit of ", target.max_threads));
+  if (subgroup != target.subgroup_size)
+    unsupported(nullptr, concat("a kernel lowered for subgroup size ", subgroup,
+                                " cannot run with subgroup size ", target.subgroup_size));
+  int64_t shared = ir::shared_memory_bytes(fn);
+  if (shared > target.max_shared_bytes)
+    unsupported(nullptr, concat(shared, " bytes of shared memory exceed the limit of ",
+                                target.max_shared_bytes));
+  auto check = [&](const ir::Op* op, const ir::Type& t) {
+    if (t.is_ptr) return;
+    if (!target.supports_dtype(t.dtype))
+      unsupported(op, concat("dtype ", ir::dtype_name(t.dtype), " is not supported"));
+    if (t.dtype == DType::bf16)
+      require_cap(target::Cap::Int16, op, "bf16 (stored as 16-bit integers)");
+  };
+  for (const ir::Param& p : fn.params) check(nullptr, p.value->type);
+  for (const ir::SharedBuffer& s : ir::shared_buffers(fn))
+    check(nullptr, ir::Type::scalar(s.dtype));
+  ir::walk(fn.body, [&](const ir::Op* op) {
+    for (const ir::Value* v : op->results) check(op, v->type);
+    for (const ir::Value* v : op->operands) check(op, v->type);
+    for (const ir::Region* r : op->regions)
+      for (const ir::Value* v : r->args) check(op, v->type);
+  });
+}
+
+std::vector<uint32_t> Emitter::build() {
+  check_support();
+  uint32_t function = b.begin_function(fn.name);
+  declare_shared();
+  emit_prologue();
+  emit_region(*fn.body);
+  b.ret();
+  b.end_function();
+  b.entry_point(spv::ExecutionModelGLCompute, function, fn.name, interface_);
+  b.execution_mode(function, spv::ExecutionModeLocalSize,
+                   {static_cast<uint32_t>(ir::simt_threads(fn)), 1u, 1u});
+  return b.assemble();
+}
+
+}  // namespace impl
+
+target::Artifact emit(const ir::Function& fn, const target::Target& target,
+                      const EmitOptions& options) {
+  TESSERA_CHECK(ir::is_simt(fn), "SPIR-V: function '", fn.name, "' is not a SIMT function");
+  impl::Emitter emitter(fn, target);
+  std::vector<uint32_t> words = emitter.build();
+  auto check = [&](const char* stage) {
+    if (!options.validate) return;
+    std::string error = validate(words);
+    TESSERA_CHECK(error.empty(), "SPIR-V ", stage, " of kernel '", fn.name,
+                  "' does not validate: ", error);
+  };
+  check("emitted");
+  if (options.optimize) {
+    words = impl::optimize(words, fn.name);
+    check("optimized");
+  }
+  target::Artifact a;
+  a.kernel = fn.name;
+  a.isa = "spirv";
+  a.spirv = std::move(words);
+  a.target = target.str();
+  a.params = ir::param_layout(fn);
+  a.param_bytes = emitter.param_bytes();
+  a.grid_offset = emitter.grid_offset();
+  a.params_by_address = emitter.params_by_address();
+  a.threads = static_cast<uint32_t>(ir::simt_threads(fn));
+  a.subgroup = static_cast<uint32_t>(ir::simt_subgroup(fn));
+  a.shared_bytes = static_cast<uint64_t>(ir::shared_memory_bytes(fn));
+  return a;
+}
+
+}  // namespace tessera::spirv

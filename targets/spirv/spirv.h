@@ -1,0 +1,89 @@
+/// \file The SPIR-V target: a SIMT-stage function (core/ir/simt.h) as a SPIR-V 1.6 compute module
+/// for Vulkan 1.3, validated and optimized in-process with SPIRV-Tools.
+///
+/// The module's contract with the Vulkan runtime (runtime/vulkan):
+///  - One GLCompute entry point named after the kernel, `LocalSize (threads, 1, 1)`. The pipeline
+///    must require the subgroup size the kernel was lowered for (Artifact::subgroup) with full
+///    subgroups; lane_id is SubgroupLocalInvocationId and subgroup_id is SubgroupId.
+///  - No descriptors. The parameters are the packed block of core/ir/abi.h followed, at
+///    Artifact::grid_offset, by three u32 holding the logical grid (x, y, z); Artifact::param_bytes
+///    is the whole size. When it fits in the target's push constants the block *is* the push
+///    constant range (offset 0); otherwise (Artifact::params_by_address) the push constants hold
+///    one u64: the device address of a buffer holding the block (8-byte aligned).
+///  - Pointers are 64-bit buffer device addresses. Every access is through a PhysicalStorageBuffer
+///    pointer with `Aligned N`, N the alignment the SIMT IR proved.
+///  - The dispatched grid may be folded (lavapipe allows 65535 workgroups per dimension): the
+///    linear workgroup index is x + y*nx + z*nx*ny over the dispatched grid, workgroups whose
+///    index reaches gx*gy*gz return at once, and program_id(0, 1, 2) = (i % gx, i / gx % gy,
+///    i / (gx*gy)). The logical grid's product must fit in 32 bits.
+///
+/// Numerics, where Vulkan leaves freedom (the module asks for what it can):
+///  - Float adds, subtracts and multiplies carry NoContraction (the IR forbids FMA contraction);
+///    `fma` is GLSL.std.450 Fma, which Vulkan lets a driver round twice (lavapipe does; NVIDIA
+///    fuses). Division and sqrt have Vulkan's precision (2.5 ulp for f32 division), not PTX's
+///    correctly rounded `.rn` forms; f32 division scales divisors above 2^126 first, beyond which
+///    Vulkan leaves it undefined (NVIDIA returns 0 for 3.4e38 / 3.4e38); denormals may be flushed.
+///  - exp and exp2 (f32) reduce the argument to |r| <= 1/2 and scale by 2^k exactly, so Exp's
+///    3 + 2|x| ulp bound becomes a few ulp everywhere.
+///  - `rem` on floats is C's fmod, exactly (OpFRem is not: it may be x - y * trunc(x / y)).
+///  - f16 division, remainder and math functions are computed in f32 and rounded once; f64 exp,
+///    exp2, log, log2, sin, cos, tanh and erf are refused (GLSL.std.450 has no 64-bit forms).
+///  - sin and cos reduce their argument to [-pi, pi] first, the only range where Vulkan specifies
+///    them (accurate while |x| < 2^16 * 2pi; beyond, some value in [-1, 1]); tanh uses an odd
+///    polynomial below |x| = 0.625, where GLSL's exp-based Tanh cancels, and clamps |x| to 10.
+///  - erf (f32, GLSL has none): x * P(x^2) below |x| = 1, sign(x) * (1 - exp(-x^2) * Q(|x|)) up to
+///    3.92 and +-1 beyond; relative error below 2e-7 when Exp meets Vulkan's bound.
+///  - bf16 has no SPIR-V type: it is stored as u16 and held in f32 registers whose values are
+///    always representable in bf16; every bf16 result is rounded to nearest even exactly as the
+///    tile interpreter rounds (NaN stays NaN), fma and conversions from wide integers and f64
+///    included (through round-to-odd intermediates).
+///  - The interpreter's definitions of cases the IR leaves undefined are kept, so results agree
+///    across targets: x / 0 == 0, x % 0 == x, INT_MIN / -1 wraps (the integer remainder is
+///    a - (a / b) * b: NVIDIA's driver computes OpSRem as unsigned); shifts by >= the bit width
+///    give 0 (or the sign fill); float -> int saturates and maps NaN to 0; constants take the
+///    interpreter's value of their attribute; shuffle "up"/"down" past the subgroup give the
+///    caller's own value (a negative distance reads the other way).
+///
+/// Atomics use the native instruction where there is one (32/64-bit integers; f32 add and
+/// min/max when the target has float_atomic_add / float_atomic_minmax, whose NaN and signed-zero
+/// handling is the device's); every other case (f64, f16, bf16, 8/16-bit integers, float atomics
+/// the target lacks) is a compare-and-swap loop on the bits, on the aligned 32-bit word around
+/// 8/16-bit elements. Its atomics are relaxed and fences before and after the loop give the
+/// order: lavapipe (Mesa 22.3) loses updates when an atomic or fence with ordering semantics runs
+/// in a loop whose trip count differs between invocations, so user-written spin loops with
+/// ordered atomics misbehave there (relaxed ones work). Cache hints on loads are ignored.
+///
+/// Refused (tessera::Error, ErrorKind::Unsupported, naming the kernel): dtypes the target lacks
+/// (Target::supports_dtype), 64-bit atomics without int64 atomics, `print` and `assert` (Vulkan has
+/// no device printf or fault channel here), more threads or shared memory than the target allows,
+/// a subgroup size other than the target's, and targets without buffer device address.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/ir/ir.h"
+#include "core/target/artifact.h"
+#include "core/target/target.h"
+
+namespace tessera::spirv {
+
+struct EmitOptions {
+  bool optimize = true;  ///< run spirv-opt's performance passes (then validate again)
+  bool validate = true;  ///< validate with SPIRV-Tools (vulkan1.3 environment)
+};
+
+/// Emits `fn` (ir::is_simt) for `target`. Throws tessera::Error: Unsupported naming the feature
+/// and the kernel when the target lacks something the kernel needs; Internal when SPIRV-Tools
+/// rejects what was emitted (the validator's message and the offending instruction).
+target::Artifact emit(const ir::Function& fn, const target::Target& target,
+                      const EmitOptions& options = {});
+
+/// "" if `words` is a valid SPIR-V module for Vulkan 1.3; else the validator's message followed by
+/// the offending instruction's disassembly.
+std::string validate(const std::vector<uint32_t>& words);
+/// The module as text (SPIRV-Tools' disassembly, with friendly names).
+std::string disassemble(const std::vector<uint32_t>& words);
+
+}  // namespace tessera::spirv

@@ -1,0 +1,151 @@
+/// \file Every op kind the SIMT IR admits (core/ir/simt.h: the SIMT ops and the scalar tile ops)
+/// appears in a module that validates, or is refused with an Unsupported error (print, assert,
+/// mma, ldmatrix).
+#include <set>
+
+#include "kernels.h"
+
+namespace spirv_test {
+namespace {
+
+using tessera::ir::OpKind;
+
+/// Kernels that together use every op kind of a SIMT function.
+std::vector<std::string> corpus() {
+  std::vector<std::string> kernels;
+  const char* binary[] = {"add",    "sub",    "mul",    "div",    "rem",    "min",
+                          "max",    "and",    "or",     "xor",    "shl",    "shr",
+                          "cmp_eq", "cmp_ne", "cmp_lt", "cmp_le", "cmp_gt", "cmp_ge"};
+  for (const char* op : binary) {
+    bool compare = std::string(op).starts_with("cmp");
+    kernels.push_back(
+        value_kernel({DType::i32, DType::i32},
+                     "  %r = " + std::string(op) + " %a0, %a1 : " + (compare ? "i1" : "i32"),
+                     compare ? DType::i1 : DType::i32));
+  }
+  const char* unary[] = {"neg", "not", "abs"};
+  for (const char* op : unary)
+    kernels.push_back(
+        value_kernel({DType::i16}, "  %r = " + std::string(op) + " %a0 : i16", DType::i16));
+  const char* math[] = {"exp", "exp2", "log",  "log2", "sqrt",  "rsqrt",
+                        "sin", "cos",  "tanh", "erf",  "floor", "ceil"};
+  for (const char* op : math)
+    kernels.push_back(
+        value_kernel({DType::f32}, "  %r = " + std::string(op) + " %a0 : f32", DType::f32));
+  kernels.push_back(value_kernel({DType::bf16, DType::bf16, DType::bf16},
+                                 "  %r = fma %a0, %a1, %a2 : bf16", DType::bf16));
+  kernels.push_back(value_kernel({DType::i1, DType::f16, DType::f16},
+                                 "  %r = where %a0, %a1, %a2 : f16", DType::f16));
+  kernels.push_back(value_kernel({DType::f32}, "  %r = cast %a0 : i8", DType::i8));
+  kernels.push_back(value_kernel({DType::f32}, "  %r = bitcast %a0 : u32", DType::u32));
+  kernels.push_back(
+      value_kernel({DType::u64, DType::u64}, "  %r = atomic_cas %in0, %a0, %a1 : u64", DType::u64));
+  kernels.push_back(
+      value_kernel({DType::f32}, "  %r = atomic_rmw %in0, %a0 {op = \"max\"} : f32", DType::f32));
+  // Program identity, hints, SIMT ops, shared memory and control flow in one kernel.
+  kernels.push_back(kernel("%x: ptr<f32>, %out: ptr<f32>, %n: i32",
+                           R"(  %pid = program_id {axis = 1} : i32
+  %np = num_programs {axis = 2} : i32
+  %lane = lane_id : i32
+  %sg = subgroup_id : i32
+  %c8 = constant {value = 8} : i32
+  %t0 = mul %sg, %c8 : i32
+  %tid0 = add %t0, %lane : i32
+  %tid = multiple_of %tid0 {values = [1]} : i32
+  %tidc = max_contiguous %tid {values = [64]} : i32
+  %inside = cmp_lt %tidc, %n : i1
+  assume %inside
+  %p = ptr_add %x, %tidc : ptr<f32>
+  %zero = constant {value = 0.0} : f32
+  %v = global_load %p, %inside, %zero {align = 4, width = 1} : f32
+  %c1 = constant {value = 1} : i32
+  %o = shuffle %v, %c1 {mode = "down"} : f32
+  %s = add %v, %o : f32
+  shared_store %tidc, %s {buffer = 0, width = 1}
+  barrier
+  %a, %b = shared_load %c1 {buffer = 0, width = 2} : f32, f32
+  %c0 = constant {value = 0} : i32
+  %sum = for %c0, %np, %c1, %a ({
+  ^(%i: i32, %acc: f32):
+    %acc2 = add %acc, %b : f32
+    yield %acc2
+  }) : f32
+  %first = cmp_eq %lane, %c0 : i1
+  %fin = if %first ({
+    yield %sum
+  }, {
+    %w = while %sum ({
+    ^(%x1: f32):
+      %big = cmp_gt %x1, %zero : i1
+      condition %big, %x1
+    }, {
+    ^(%x2: f32):
+      %half = mul %x2, %zero : f32
+      yield %half
+    }) : f32
+    yield %w
+  }) : f32
+  %po = ptr_add %out, %pid : ptr<f32>
+  global_store %po, %first, %fin {align = 4, width = 1})",
+                           "shared_0 = tile<64xf32>"));
+  // The cp_async family copies synchronously on Vulkan.
+  kernels.push_back(kernel("%g: ptr<f16>", R"(  %lane = lane_id : i32
+  %c8 = constant {value = 8} : i32
+  %row = mul %lane, %c8 : i32
+  %t = constant {value = 1} : i1
+  cp_async %row, %g, %t {buffer = 0}
+  cp_async_commit
+  cp_async_wait {pending = 0}
+  barrier)",
+                           "shared_0 = tile<512xf16>"));
+  return kernels;
+}
+
+/// A kernel with one op of `kind` that the SPIR-V target refuses.
+std::string refused_kernel(OpKind kind) {
+  const char* attrs = "shared_0 = tile<512xf16>";
+  switch (kind) {
+    case OpKind::Print:
+      return kernel("%n: i32", "  print %n");
+    case OpKind::Assert:
+      return kernel("%c: i1", "  assert %c");
+    case OpKind::LdMatrix:
+      return kernel("%i: i32", "  %x0, %x1 = ldmatrix %i {buffer = 0, count = 1} : f16, f16", attrs,
+                    32, 32);
+    default:
+      return kernel("%h: f16, %f: f32",
+                    R"(  %d0, %d1, %d2, %d3 = mma %h, %h, %h, %h, %h, %h, %h, %h, %h, %h, %h, %h,
+                           %f, %f, %f, %f {a = "f16", shape = "m16n8k16"} : f32, f32, f32, f32)",
+                    "", 32, 32);
+  }
+}
+
+TEST_CASE("spirv: every op kind of a SIMT function validates or is refused") {
+  std::set<OpKind> covered;
+  for (const std::string& text : corpus()) {
+    CAPTURE(text);
+    emit_both(text, profile("vulkan-lavapipe"));
+    emit_both(text, without(Cap::FloatAtomicMinMax));
+    auto module = parse(text);
+    tessera::ir::walk(module->kernel().body,
+                      [&](const tessera::ir::Op* op) { covered.insert(op->kind); });
+  }
+  // print and assert have no Vulkan lowering, mma and ldmatrix no SPIR-V form: they are refused
+  // (errors_test.cpp checks the messages).
+  std::set<OpKind> refused = {OpKind::Print, OpKind::Assert, OpKind::Mma, OpKind::LdMatrix};
+  for (OpKind kind : refused) {
+    CAPTURE(tessera::ir::op_name(kind));
+    bool wide = kind == OpKind::Mma || kind == OpKind::LdMatrix;  // subgroup 32
+    emit_error(refused_kernel(kind), profile(wide ? "vulkan-nvidia" : "vulkan-lavapipe"),
+               ErrorKind::Unsupported);
+  }
+  for (int k = 0; k < tessera::ir::num_op_kinds(); ++k) {
+    auto kind = static_cast<OpKind>(k);
+    if (tessera::ir::has_trait(kind, tessera::ir::kTileOnly)) continue;
+    CAPTURE(tessera::ir::op_name(kind));
+    CHECK((covered.count(kind) || refused.count(kind)));
+  }
+}
+
+}  // namespace
+}  // namespace spirv_test
