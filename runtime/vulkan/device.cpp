@@ -1,0 +1,199 @@
+/// \file The Vulkan device: discovery and ordering of physical devices, the DeviceImpl entry
+/// points, and the driver-table function enumerate_vulkan.
+#include "runtime/vulkan/device.h"
+
+#include <algorithm>
+
+#include "targets/compile.h"
+
+namespace tessera::rt {
+namespace vk {
+namespace {
+
+std::string describe(const PhysicalFacts& f) {
+  auto v = [](uint32_t x) {
+    return std::to_string(VK_API_VERSION_MAJOR(x)) + "." + std::to_string(VK_API_VERSION_MINOR(x)) +
+           "." + std::to_string(VK_API_VERSION_PATCH(x));
+  };
+  std::string driver = f.p12.driverName;
+  if (f.p12.driverInfo[0]) driver += std::string(" ") + f.p12.driverInfo;
+  return f.device_name() + "; driver " + driver + "; Vulkan " + v(f.props.apiVersion);
+}
+
+}  // namespace
+
+Discovery discover() {
+  Discovery d;
+  std::string why;
+  d.instance = Instance::get(&why);
+  if (!d.instance) {
+    d.unavailable = "vulkan unavailable: " + why;
+    return d;
+  }
+  std::vector<VkPhysicalDevice> handles;
+  try {
+    handles = d.instance->physical_devices();
+  } catch (const Error& e) {
+    d.unavailable = std::string("vulkan unavailable: no Vulkan device (") + e.what() + ")";
+    return d;
+  }
+  if (handles.empty()) {
+    d.unavailable =
+        "vulkan unavailable: no Vulkan driver reports a device (install a GPU driver, or "
+        "mesa-vulkan-drivers for lavapipe)";
+    return d;
+  }
+  std::string rejected;
+  for (VkPhysicalDevice h : handles) {
+    PhysicalFacts f = probe(*d.instance, h);
+    if (f.missing.empty())
+      d.devices.push_back(std::move(f));
+    else
+      rejected += (rejected.empty() ? "" : "; ") + f.device_name() + " lacks " + f.missing;
+  }
+  std::stable_sort(
+      d.devices.begin(), d.devices.end(),
+      [](const PhysicalFacts& a, const PhysicalFacts& b) { return a.rank() > b.rank(); });
+  if (d.devices.empty())
+    d.unavailable =
+        "vulkan unavailable: no device supports Vulkan 1.3 with bufferDeviceAddress, "
+        "subgroupSizeControl + computeFullSubgroups, vulkanMemoryModel and timeline "
+        "semaphores (" +
+        rejected + ")";
+  return d;
+}
+
+std::shared_ptr<VulkanDevice> open_device(int index, VulkanOptions options) {
+  Discovery d = discover();
+  if (d.devices.empty()) fail(ErrorKind::Runtime, d.unavailable);
+  if (index < 0 || static_cast<size_t>(index) >= d.devices.size())
+    fail(ErrorKind::Runtime, "no device named 'vulkan:", index, "' (", d.devices.size(),
+         " Vulkan devices)");
+  return std::make_shared<VulkanDevice>(d.instance, std::move(d.devices[index]), index, options);
+}
+
+VulkanDevice::VulkanDevice(std::shared_ptr<Instance> instance, PhysicalFacts facts, int index,
+                           VulkanOptions options)
+    : instance_(std::move(instance)), facts_(std::move(facts)), options_(options) {
+  info_.name = "vulkan:" + std::to_string(index);
+  info_.kind = "vulkan";
+  info_.description = describe(facts_);
+  info_.rank = facts_.rank();
+  info_.is_cpu = facts_.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  target_ = facts_.target(info_.name);
+  info_.target = target_.str();
+}
+
+VulkanDevice::~VulkanDevice() = default;
+
+VulkanDevice::Open& VulkanDevice::open() {
+  std::call_once(opened_, [&] {
+    auto o = std::make_unique<Open>();
+    o->ctx = std::make_shared<Context>(instance_, facts_, info_.name);
+    o->memory = std::make_shared<MemoryPool>(o->ctx, options_.block_bytes);
+    o->queries = std::make_shared<QueryPools>(o->ctx);
+    o->cache = std::make_unique<PipelineCache>(o->ctx);
+    o->shared.owner = this;
+    o->shared.ctx = o->ctx;
+    o->shared.memory = o->memory;
+    o->shared.queries = o->queries;
+    o->shared.utils = make_utility_kernels(o->ctx, o->cache->handle());
+    o->shared.staging_bytes = options_.staging_bytes;
+    open_ = std::move(o);
+  });
+  return *open_;
+}
+
+std::shared_ptr<Allocation> VulkanDevice::allocate(size_t bytes) {
+  return open().memory->allocate(this, bytes);
+}
+
+std::shared_ptr<const CompiledKernel> VulkanDevice::compile(const ir::Module& module,
+                                                            const LaunchOptions& options) {
+  open().ctx->check_alive();
+  return load(targets::compile(module, target_,
+                               targets::CompileOptions{options.num_warps, options.num_stages}));
+}
+
+std::shared_ptr<const CompiledKernel> VulkanDevice::load(const target::Artifact& artifact) {
+  Open& o = open();
+  return std::make_shared<VulkanKernel>(o.ctx, o.cache->handle(), artifact);
+}
+
+std::shared_ptr<VulkanStream> VulkanDevice::make_stream(Open& o) {
+  o.ctx->check_alive();
+  auto s = std::make_shared<VulkanStream>(o.shared);
+  std::erase_if(o.streams, [](const auto& w) { return w.expired(); });
+  o.streams.push_back(s);
+  return s;
+}
+
+std::shared_ptr<StreamImpl> VulkanDevice::default_stream() {
+  Open& o = open();
+  std::lock_guard lock(streams_mutex_);
+  if (!o.default_stream) o.default_stream = make_stream(o);
+  return o.default_stream;
+}
+
+std::shared_ptr<StreamImpl> VulkanDevice::create_stream() {
+  Open& o = open();
+  std::lock_guard lock(streams_mutex_);
+  return make_stream(o);
+}
+
+std::shared_ptr<EventImpl> VulkanDevice::create_event() {
+  Open& o = open();
+  o.ctx->check_alive();
+  return std::make_shared<VulkanEvent>(o.queries);
+}
+
+double VulkanDevice::elapsed_ms(const EventImpl& start, const EventImpl& end) {
+  Open& o = open();
+  Context& ctx = *o.ctx;
+  ctx.check_alive();
+  if (!o.queries->timestamps())
+    fail(ErrorKind::Unsupported, info_.name,
+         ": its queue has no timestamps (timestampValidBits = 0)");
+  uint64_t stamps[2];
+  const EventImpl* events[2] = {&start, &end};
+  for (int i = 0; i < 2; ++i) {
+    const auto& e = static_cast<const VulkanEvent&>(*events[i]);
+    VulkanEvent::Mark mark = e.mark();
+    if (!mark.recorded)
+      fail(ErrorKind::Argument, info_.name, ": elapsed time of an event that was never recorded");
+    if (auto stream = mark.stream.lock()) stream->wait_for(mark.value);  // gone: its work is done
+    ctx.check(ctx.fns().vkGetQueryPoolResults(ctx.device(), e.slot().pool, e.slot().index, 1,
+                                              sizeof(uint64_t), &stamps[i], sizeof(uint64_t),
+                                              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+              "vkGetQueryPoolResults");
+  }
+  return o.queries->elapsed_ms(stamps[0], stamps[1]);
+}
+
+void VulkanDevice::synchronize() {
+  Open& o = open();
+  std::vector<std::shared_ptr<VulkanStream>> streams;
+  {
+    std::lock_guard lock(streams_mutex_);
+    for (auto& w : o.streams)
+      if (auto s = w.lock()) streams.push_back(std::move(s));
+  }
+  o.ctx->check_alive();
+  for (auto& s : streams) s->synchronize();
+  o.ctx->check_validation();
+}
+
+}  // namespace vk
+
+DriverReport enumerate_vulkan() {
+  DriverReport report;
+  report.kind = "vulkan";
+  vk::Discovery d = vk::discover();
+  report.unavailable = d.unavailable;
+  for (size_t i = 0; i < d.devices.size(); ++i)
+    report.devices.push_back(std::make_shared<vk::VulkanDevice>(d.instance, std::move(d.devices[i]),
+                                                                static_cast<int>(i)));
+  return report;
+}
+
+}  // namespace tessera::rt

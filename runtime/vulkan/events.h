@@ -1,0 +1,71 @@
+/// \file Events: a timestamp query slot each (from growing query pools) plus the point in a
+/// stream's submissions where the event completes (its timeline-semaphore value).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "runtime/backend.h"
+#include "runtime/vulkan/context.h"
+
+namespace tessera::rt::vk {
+
+class VulkanStream;
+
+/// Timestamp query slots, recycled when their event goes away.
+class QueryPools {
+ public:
+  static constexpr uint32_t kPoolSize = 256;
+  explicit QueryPools(std::shared_ptr<Context> ctx);
+
+  struct Slot {
+    VkQueryPool pool = VK_NULL_HANDLE;
+    uint32_t index = 0;
+  };
+  Slot acquire();
+  void release(Slot slot);
+  /// Whether the queue writes timestamps at all (timestampValidBits > 0).
+  bool timestamps() const { return valid_bits_ > 0; }
+  /// Milliseconds between two written timestamps (wrapping at the valid bits).
+  double elapsed_ms(uint64_t start, uint64_t end) const;
+
+ private:
+  std::shared_ptr<Context> ctx_;
+  uint32_t valid_bits_;
+  std::mutex mutex_;
+  std::vector<UniqueQueryPool> pools_;
+  std::vector<Slot> free_;
+};
+
+class VulkanEvent : public EventImpl {
+ public:
+  explicit VulkanEvent(std::shared_ptr<QueryPools> pools)
+      : pools_(std::move(pools)), slot_(pools_->acquire()) {}
+  ~VulkanEvent() override { pools_->release(slot_); }
+
+  const QueryPools::Slot& slot() const { return slot_; }
+
+  /// Where the event completes: stream `stream`'s submission `value`.
+  struct Mark {
+    std::weak_ptr<VulkanStream> stream;
+    uint64_t value = 0;
+    bool recorded = false;
+  };
+  void set_mark(std::weak_ptr<VulkanStream> stream, uint64_t value) {
+    std::lock_guard lock(mutex_);
+    mark_ = {std::move(stream), value, true};
+  }
+  Mark mark() const {
+    std::lock_guard lock(mutex_);
+    return mark_;
+  }
+
+ private:
+  std::shared_ptr<QueryPools> pools_;
+  QueryPools::Slot slot_;
+  mutable std::mutex mutex_;
+  Mark mark_;
+};
+
+}  // namespace tessera::rt::vk

@@ -1,0 +1,281 @@
+/// \file Probing physical devices: properties, features, the queue family, cooperative-matrix
+/// shapes, the requirement check and the target description filled from the live device.
+#include "runtime/vulkan/physical.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace tessera::rt::vk {
+namespace {
+
+using target::Cap;
+
+std::optional<ir::DType> component_dtype(uint32_t type) {
+  switch (type) {
+    case VK_COMPONENT_TYPE_FLOAT16_KHR:
+      return ir::DType::f16;
+    case VK_COMPONENT_TYPE_FLOAT32_KHR:
+      return ir::DType::f32;
+    case VK_COMPONENT_TYPE_FLOAT64_KHR:
+      return ir::DType::f64;
+    case VK_COMPONENT_TYPE_SINT8_KHR:
+      return ir::DType::i8;
+    case VK_COMPONENT_TYPE_SINT16_KHR:
+      return ir::DType::i16;
+    case VK_COMPONENT_TYPE_SINT32_KHR:
+      return ir::DType::i32;
+    case VK_COMPONENT_TYPE_SINT64_KHR:
+      return ir::DType::i64;
+    case VK_COMPONENT_TYPE_UINT8_KHR:
+      return ir::DType::u8;
+    case VK_COMPONENT_TYPE_UINT16_KHR:
+      return ir::DType::u16;
+    case VK_COMPONENT_TYPE_UINT32_KHR:
+      return ir::DType::u32;
+    case VK_COMPONENT_TYPE_UINT64_KHR:
+      return ir::DType::u64;
+    case TESSERA_VK_COMPONENT_TYPE_BFLOAT16:
+      return ir::DType::bf16;
+    default:
+      return std::nullopt;
+  }
+}
+
+/// Subgroup-scope, non-saturating shapes whose component types Tessera knows.
+std::vector<target::MatrixShape> matrix_shapes(const Instance& instance, VkPhysicalDevice device) {
+  auto query = instance.fns().vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR;
+  if (!query) return {};
+  uint32_t count = 0;
+  if (query(device, &count, nullptr) != VK_SUCCESS) return {};
+  std::vector<VkCooperativeMatrixPropertiesKHR> props(
+      count, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR});
+  if (query(device, &count, props.data()) < 0) return {};
+  std::vector<target::MatrixShape> out;
+  for (uint32_t i = 0; i < count; ++i) {
+    const auto& p = props[i];
+    auto a = component_dtype(p.AType), b = component_dtype(p.BType),
+         c = component_dtype(p.ResultType);
+    if (p.scope != VK_SCOPE_SUBGROUP_KHR || p.saturatingAccumulation || !a || !b || !c) continue;
+    target::MatrixShape s{static_cast<int>(p.MSize),
+                          static_cast<int>(p.NSize),
+                          static_cast<int>(p.KSize),
+                          *a,
+                          *b,
+                          *c};
+    if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+  }
+  return out;
+}
+
+/// The compute queue family with the most timestamp bits (the lowest index on a tie), or -1.
+int pick_queue_family(const Instance& instance, VkPhysicalDevice device, uint32_t* valid_bits) {
+  uint32_t count = 0;
+  instance.fns().vkGetPhysicalDeviceQueueFamilyProperties(device, &count, nullptr);
+  std::vector<VkQueueFamilyProperties> families(count);
+  instance.fns().vkGetPhysicalDeviceQueueFamilyProperties(device, &count, families.data());
+  int best = -1;
+  for (uint32_t i = 0; i < count; ++i) {
+    if (!(families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) || families[i].queueCount == 0) continue;
+    if (best < 0 || families[i].timestampValidBits > families[best].timestampValidBits)
+      best = static_cast<int>(i);
+  }
+  if (best >= 0) *valid_bits = families[best].timestampValidBits;
+  return best;
+}
+
+void require(std::string* missing, bool ok, const char* what) {
+  if (ok) return;
+  if (!missing->empty()) *missing += ", ";
+  *missing += what;
+}
+
+/// Buffer and workgroup-memory float atomics where supported (no image atomics: Tessera has no
+/// images, and their features have further requirements).
+void enable_float_atomics(const FeatureSet& s, FeatureSet& e) {
+  e.with_atomic_float = s.with_atomic_float;
+  auto& af = e.atomic_float;
+  af.shaderBufferFloat32Atomics = s.atomic_float.shaderBufferFloat32Atomics;
+  af.shaderBufferFloat32AtomicAdd = s.atomic_float.shaderBufferFloat32AtomicAdd;
+  af.shaderBufferFloat64Atomics = s.atomic_float.shaderBufferFloat64Atomics;
+  af.shaderBufferFloat64AtomicAdd = s.atomic_float.shaderBufferFloat64AtomicAdd;
+  af.shaderSharedFloat32Atomics = s.atomic_float.shaderSharedFloat32Atomics;
+  af.shaderSharedFloat32AtomicAdd = s.atomic_float.shaderSharedFloat32AtomicAdd;
+  af.shaderSharedFloat64Atomics = s.atomic_float.shaderSharedFloat64Atomics;
+  af.shaderSharedFloat64AtomicAdd = s.atomic_float.shaderSharedFloat64AtomicAdd;
+  e.with_atomic_float2 = s.with_atomic_float2;
+  auto& af2 = e.atomic_float2;
+  af2.shaderBufferFloat16Atomics = s.atomic_float2.shaderBufferFloat16Atomics;
+  af2.shaderBufferFloat16AtomicAdd = s.atomic_float2.shaderBufferFloat16AtomicAdd;
+  af2.shaderBufferFloat16AtomicMinMax = s.atomic_float2.shaderBufferFloat16AtomicMinMax;
+  af2.shaderBufferFloat32AtomicMinMax = s.atomic_float2.shaderBufferFloat32AtomicMinMax;
+  af2.shaderBufferFloat64AtomicMinMax = s.atomic_float2.shaderBufferFloat64AtomicMinMax;
+  af2.shaderSharedFloat16Atomics = s.atomic_float2.shaderSharedFloat16Atomics;
+  af2.shaderSharedFloat16AtomicAdd = s.atomic_float2.shaderSharedFloat16AtomicAdd;
+  af2.shaderSharedFloat16AtomicMinMax = s.atomic_float2.shaderSharedFloat16AtomicMinMax;
+  af2.shaderSharedFloat32AtomicMinMax = s.atomic_float2.shaderSharedFloat32AtomicMinMax;
+  af2.shaderSharedFloat64AtomicMinMax = s.atomic_float2.shaderSharedFloat64AtomicMinMax;
+}
+
+}  // namespace
+
+VkPhysicalDeviceFeatures2* FeatureSet::chain() {
+  core.pNext = &v11;
+  v11.pNext = &v12;
+  v12.pNext = &v13;
+  void** tail = &v13.pNext;
+  *tail = nullptr;
+  auto link = [&](bool on, auto& s) {
+    if (!on) return;
+    *tail = &s;
+    tail = &s.pNext;
+    *tail = nullptr;
+  };
+  link(with_atomic_float, atomic_float);
+  link(with_atomic_float2, atomic_float2);
+  link(with_coopmat, coopmat);
+  return &core;
+}
+
+bool PhysicalFacts::has_extension(const char* name) const {
+  return std::find(extensions.begin(), extensions.end(), name) != extensions.end();
+}
+
+int PhysicalFacts::rank() const {
+  switch (props.deviceType) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+      return 30;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+      return 20;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+      return 15;
+    default:
+      return 10;
+  }
+}
+
+PhysicalFacts probe(const Instance& instance, VkPhysicalDevice device) {
+  const InstanceFns& f = instance.fns();
+  PhysicalFacts facts;
+  facts.handle = device;
+
+  uint32_t count = 0;
+  f.vkEnumerateDeviceExtensionProperties(device, nullptr, &count, nullptr);
+  std::vector<VkExtensionProperties> exts(count);
+  f.vkEnumerateDeviceExtensionProperties(device, nullptr, &count, exts.data());
+  for (uint32_t i = 0; i < count; ++i) facts.extensions.emplace_back(exts[i].extensionName);
+
+  VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  props.pNext = &facts.p11;
+  facts.p11.pNext = &facts.p12;
+  facts.p12.pNext = &facts.p13;
+  f.vkGetPhysicalDeviceProperties2(device, &props);
+  facts.props = props.properties;
+  facts.p11.pNext = facts.p12.pNext = facts.p13.pNext = nullptr;
+
+  std::string& missing = facts.missing;
+  require(&missing, facts.props.apiVersion >= VK_API_VERSION_1_3, "Vulkan 1.3");
+  if (!missing.empty()) return facts;  // the 1.2/1.3 structs below are not defined before 1.3
+
+  FeatureSet& s = facts.supported;
+  s.with_atomic_float = facts.has_extension(VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
+  s.with_atomic_float2 = facts.has_extension(VK_EXT_SHADER_ATOMIC_FLOAT_2_EXTENSION_NAME);
+  // VK_KHR_cooperative_matrix came with header 1.3.255: under an older validation layer (Debian
+  // 12 ships 1.3.239) enabling it is itself an error, so validated runs go without it.
+  s.with_coopmat = facts.has_extension(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME) &&
+                   instance.validation_knows(VK_MAKE_API_VERSION(0, 1, 3, 255));
+  f.vkGetPhysicalDeviceFeatures2(device, s.chain());
+  f.vkGetPhysicalDeviceMemoryProperties(device, &facts.memory);
+  if (s.with_coopmat && s.coopmat.cooperativeMatrix)
+    facts.matrix_shapes = matrix_shapes(instance, device);
+
+  require(&missing, s.v12.bufferDeviceAddress, "bufferDeviceAddress");
+  require(&missing, s.v13.subgroupSizeControl, "subgroupSizeControl");
+  require(&missing, s.v13.computeFullSubgroups, "computeFullSubgroups");
+  require(&missing, s.v12.vulkanMemoryModel, "vulkanMemoryModel");
+  require(&missing, s.v12.timelineSemaphore, "timelineSemaphore");
+  require(&missing, s.v13.synchronization2, "synchronization2");
+  require(&missing, s.v13.maintenance4, "maintenance4");
+  int family = pick_queue_family(instance, device, &facts.timestamp_valid_bits);
+  require(&missing, family >= 0, "a compute queue");
+  facts.queue_family = family < 0 ? 0 : static_cast<uint32_t>(family);
+  return facts;
+}
+
+target::Target PhysicalFacts::target(const std::string& name) const {
+  const VkPhysicalDeviceLimits& l = props.limits;
+  const FeatureSet& s = supported;
+  target::Target t;
+  t.name = name;
+  t.isa = "spirv1.6";
+  // Pipelines require the subgroup size the code was lowered for; the largest one is the natural
+  // warp width (32 on NVIDIA, 8 on lavapipe, 64 on AMD's wave64).
+  bool required_size = (p13.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0;
+  t.subgroup_size = static_cast<int>(required_size ? p13.maxSubgroupSize : p11.subgroupSize);
+  t.max_threads =
+      static_cast<int>(std::min(l.maxComputeWorkGroupInvocations, l.maxComputeWorkGroupSize[0]));
+  t.max_shared_bytes = l.maxComputeSharedMemorySize;
+  t.push_constant_bytes = static_cast<int>(l.maxPushConstantsSize);
+  for (int i = 0; i < 3; ++i) t.max_grid[i] = l.maxComputeWorkGroupCount[i];
+
+  t.set(Cap::Int64, s.core.features.shaderInt64);
+  t.set(Cap::Int16, s.core.features.shaderInt16 && s.v11.storageBuffer16BitAccess);
+  t.set(Cap::Int8, s.v12.shaderInt8 && s.v12.storageBuffer8BitAccess);
+  t.set(Cap::Fp16, s.v12.shaderFloat16 && s.v11.storageBuffer16BitAccess);
+  t.set(Cap::Fp64, s.core.features.shaderFloat64);
+  bool compute_ops = (p11.subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0;
+  VkSubgroupFeatureFlags ops = compute_ops ? p11.subgroupSupportedOperations : 0;
+  t.set(Cap::SubgroupArithmetic, ops & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
+  t.set(Cap::SubgroupShuffle, (ops & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) &&
+                                  (ops & VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT));
+  t.set(Cap::SubgroupClustered, ops & VK_SUBGROUP_FEATURE_CLUSTERED_BIT);
+  t.set(Cap::FloatAtomicAdd, s.with_atomic_float && s.atomic_float.shaderBufferFloat32AtomicAdd);
+  t.set(Cap::FloatAtomicMinMax,
+        s.with_atomic_float2 && s.atomic_float2.shaderBufferFloat32AtomicMinMax);
+  t.set(Cap::Int64Atomics, s.v12.shaderBufferInt64Atomics);
+  t.set(Cap::BufferDeviceAddress, s.v12.bufferDeviceAddress);
+  t.set(Cap::CooperativeMatrix, !matrix_shapes.empty());
+  t.matrix_shapes = matrix_shapes;
+  return t;
+}
+
+FeatureSet PhysicalFacts::enabled_features() const {
+  const FeatureSet& s = supported;
+  FeatureSet e;
+  e.core.features.shaderInt64 = s.core.features.shaderInt64;
+  e.core.features.shaderInt16 = s.core.features.shaderInt16;
+  e.core.features.shaderFloat64 = s.core.features.shaderFloat64;
+  e.v11.storageBuffer16BitAccess = s.v11.storageBuffer16BitAccess;
+  e.v11.storagePushConstant16 = s.v11.storagePushConstant16;  // 16-bit scalars in the param block
+  e.v12.bufferDeviceAddress = VK_TRUE;
+  e.v12.timelineSemaphore = VK_TRUE;
+  e.v12.vulkanMemoryModel = VK_TRUE;
+  e.v12.vulkanMemoryModelDeviceScope = s.v12.vulkanMemoryModelDeviceScope;
+  e.v12.shaderInt8 = s.v12.shaderInt8;
+  e.v12.shaderFloat16 = s.v12.shaderFloat16;
+  e.v12.storageBuffer8BitAccess = s.v12.storageBuffer8BitAccess;
+  e.v12.storagePushConstant8 = s.v12.storagePushConstant8;
+  e.v12.shaderSubgroupExtendedTypes =
+      s.v12.shaderSubgroupExtendedTypes;  // 8/16/64-bit subgroup ops
+  e.v12.shaderBufferInt64Atomics = s.v12.shaderBufferInt64Atomics;
+  e.v12.shaderSharedInt64Atomics = s.v12.shaderSharedInt64Atomics;
+  e.v13.subgroupSizeControl = VK_TRUE;
+  e.v13.computeFullSubgroups = VK_TRUE;
+  e.v13.synchronization2 = VK_TRUE;
+  e.v13.maintenance4 = VK_TRUE;  // glslc's SPIR-V 1.6 uses LocalSizeId
+  e.v13.shaderIntegerDotProduct = s.v13.shaderIntegerDotProduct;
+  enable_float_atomics(s, e);
+  e.with_coopmat = s.with_coopmat && s.coopmat.cooperativeMatrix;
+  e.coopmat.cooperativeMatrix = e.with_coopmat;
+  return e;
+}
+
+std::vector<const char*> PhysicalFacts::enabled_extensions() const {
+  std::vector<const char*> out;
+  if (supported.with_atomic_float) out.push_back(VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
+  if (supported.with_atomic_float2) out.push_back(VK_EXT_SHADER_ATOMIC_FLOAT_2_EXTENSION_NAME);
+  if (supported.with_coopmat && supported.coopmat.cooperativeMatrix)
+    out.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  return out;
+}
+
+}  // namespace tessera::rt::vk

@@ -1,0 +1,246 @@
+/// \file Pipeline creation from artifacts (with the limit checks that name the kernel) and the
+/// disk-backed pipeline cache.
+#include "runtime/vulkan/pipeline.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+namespace tessera::rt::vk {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char kMagic[8] = {'T', 'S', 'V', 'K', 'P', 'C', '0', '1'};
+constexpr size_t kFileHeader = 24;  // magic, payload size (u64), payload hash (u64)
+
+uint64_t fnv1a(const std::byte* data, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; ++i) h = (h ^ static_cast<uint8_t>(data[i])) * 1099511628211ull;
+  return h;
+}
+
+std::string hex(const uint8_t* bytes, size_t n) {
+  static const char* digits = "0123456789abcdef";
+  std::string s;
+  for (size_t i = 0; i < n; ++i) {
+    s += digits[bytes[i] >> 4];
+    s += digits[bytes[i] & 15];
+  }
+  return s;
+}
+
+std::string cache_path(const PhysicalFacts& facts) {
+  fs::path dir;
+  if (const char* env = std::getenv("TESSERA_CACHE_DIR"); env && *env)
+    dir = env;
+  else if (const char* home = std::getenv("HOME"); home && *home)
+    dir = fs::path(home) / ".cache" / "tessera";
+  else
+    return "";
+  char ids[64];
+  std::snprintf(ids, sizeof ids, "%04x-%04x-", facts.props.vendorID, facts.props.deviceID);
+  char driver[16];
+  std::snprintf(driver, sizeof driver, "-%08x", facts.props.driverVersion);
+  return (dir / "vulkan" / (ids + hex(facts.p11.deviceUUID, VK_UUID_SIZE) + driver + ".pipelines"))
+      .string();
+}
+
+/// The cache data in `path` if the file is intact and made by this device and driver.
+std::vector<std::byte> read_cache(const std::string& path, const PhysicalFacts& facts) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  std::vector<char> raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (raw.size() < kFileHeader) return {};
+  std::vector<std::byte> file(raw.size());
+  std::memcpy(file.data(), raw.data(), raw.size());
+  if (std::memcmp(file.data(), kMagic, 8) != 0) return {};
+  uint64_t size, hash;
+  std::memcpy(&size, file.data() + 8, 8);
+  std::memcpy(&hash, file.data() + 16, 8);
+  if (size != file.size() - kFileHeader || fnv1a(file.data() + kFileHeader, size) != hash)
+    return {};
+  std::vector<std::byte> data(file.begin() + kFileHeader, file.end());
+  // Vulkan's own header: length, version, vendor, device, pipelineCacheUUID.
+  if (data.size() < 16 + VK_UUID_SIZE) return {};
+  uint32_t words[4];
+  std::memcpy(words, data.data(), 16);
+  if (words[0] < 16 + VK_UUID_SIZE || words[1] != VK_PIPELINE_CACHE_HEADER_VERSION_ONE ||
+      words[2] != facts.props.vendorID || words[3] != facts.props.deviceID ||
+      std::memcmp(data.data() + 16, facts.props.pipelineCacheUUID, VK_UUID_SIZE) != 0)
+    return {};
+  return data;
+}
+
+uint32_t round4(uint32_t v) {
+  return (v + 3) / 4 * 4;
+}
+
+}  // namespace
+
+PipelineCache::PipelineCache(std::shared_ptr<Context> ctx)
+    : ctx_(std::move(ctx)), path_(cache_path(ctx_->facts())) {
+  std::vector<std::byte> data =
+      path_.empty() ? std::vector<std::byte>() : read_cache(path_, ctx_->facts());
+  VkPipelineCacheCreateInfo info{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+  info.initialDataSize = data.size();
+  info.pInitialData = data.empty() ? nullptr : data.data();
+  VkPipelineCache cache = VK_NULL_HANDLE;
+  VkResult r = ctx_->fns().vkCreatePipelineCache(ctx_->device(), &info, nullptr, &cache);
+  if (r != VK_SUCCESS && !data.empty()) {  // the driver refused the data: start empty
+    data.clear();
+    info.initialDataSize = 0;
+    info.pInitialData = nullptr;
+    r = ctx_->fns().vkCreatePipelineCache(ctx_->device(), &info, nullptr, &cache);
+  }
+  ctx_->check(r, "vkCreatePipelineCache");
+  loaded_bytes_ = data.size();
+  cache_ = UniquePipelineCache(ctx_.get(), cache);
+}
+
+PipelineCache::~PipelineCache() {
+  save();
+}
+
+void PipelineCache::save() const {
+  if (path_.empty() || ctx_->lost()) return;
+  size_t size = 0;
+  if (ctx_->fns().vkGetPipelineCacheData(ctx_->device(), cache_.get(), &size, nullptr) !=
+      VK_SUCCESS)
+    return;
+  std::vector<std::byte> data(kFileHeader + size);
+  if (ctx_->fns().vkGetPipelineCacheData(ctx_->device(), cache_.get(), &size,
+                                         data.data() + kFileHeader) != VK_SUCCESS)
+    return;
+  data.resize(kFileHeader + size);
+  uint64_t size64 = size, hash = fnv1a(data.data() + kFileHeader, size);
+  std::memcpy(data.data(), kMagic, 8);
+  std::memcpy(data.data() + 8, &size64, 8);
+  std::memcpy(data.data() + 16, &hash, 8);
+
+  static std::atomic<unsigned> counter{0};
+  std::error_code ec;
+  fs::create_directories(fs::path(path_).parent_path(), ec);
+  std::string tmp = path_ + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return;
+    out.write(reinterpret_cast<const char*>(data.data()),
+              static_cast<std::streamsize>(data.size()));
+    if (!out.flush()) {
+      out.close();
+      fs::remove(tmp, ec);
+      return;
+    }
+  }
+  fs::rename(tmp, path_, ec);
+  if (ec) fs::remove(tmp, ec);
+}
+
+namespace {
+
+/// Throws when the artifact cannot run on the device, naming the kernel, the need and the limit.
+void check_artifact(const Context& ctx, const target::Artifact& a) {
+  const VkPhysicalDeviceLimits& l = ctx.limits();
+  const PhysicalFacts& facts = ctx.facts();
+  std::string on = ctx.name() + " (" + facts.device_name() + ")";
+  if (!a.isa.starts_with("spirv"))
+    fail(ErrorKind::Unsupported, "kernel ", a.kernel, ": a '", a.isa, "' artifact cannot run on ",
+         on);
+  if (a.spirv.empty() || a.spirv[0] != 0x07230203u)
+    fail(ErrorKind::Argument, "kernel ", a.kernel,
+         ": the SPIR-V binary is empty or lacks the magic number");
+  if (a.shared_bytes > l.maxComputeSharedMemorySize)
+    fail(ErrorKind::Unsupported, "kernel ", a.kernel, " needs ", a.shared_bytes,
+         " bytes of shared memory; ", on, " has ", l.maxComputeSharedMemorySize,
+         " (maxComputeSharedMemorySize)");
+  uint32_t max_threads = std::min(l.maxComputeWorkGroupInvocations, l.maxComputeWorkGroupSize[0]);
+  if (a.threads == 0 || a.threads > max_threads)
+    fail(ErrorKind::Unsupported, "kernel ", a.kernel, " has ", a.threads,
+         " threads per workgroup; ", on, " allows 1..", max_threads);
+  if (a.subgroup != 0) {
+    bool pow2 = (a.subgroup & (a.subgroup - 1)) == 0;
+    if (!pow2 || a.subgroup < facts.p13.minSubgroupSize || a.subgroup > facts.p13.maxSubgroupSize ||
+        !(facts.p13.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT))
+      fail(ErrorKind::Unsupported, "kernel ", a.kernel, " was compiled for subgroup size ",
+           a.subgroup, "; ", on, " supports ", facts.p13.minSubgroupSize, "..",
+           facts.p13.maxSubgroupSize);
+    if (a.threads % a.subgroup != 0 ||
+        a.threads / a.subgroup > facts.p13.maxComputeWorkgroupSubgroups)
+      fail(ErrorKind::Unsupported, "kernel ", a.kernel, ": ", a.threads,
+           " threads are not a whole number of subgroups of ", a.subgroup, " (at most ",
+           facts.p13.maxComputeWorkgroupSubgroups, ") on ", on);
+  }
+  TESSERA_CHECK(a.params.size <= a.param_bytes, "kernel ", a.kernel, ": parameter block of ",
+                a.param_bytes, " bytes is smaller than its parameters (", a.params.size, ")");
+  TESSERA_CHECK(
+      a.grid_offset < 0 || (a.grid_offset % 4 == 0 && a.grid_offset + 12 <= a.param_bytes),
+      "kernel ", a.kernel, ": grid words at ", a.grid_offset, " outside the ", a.param_bytes,
+      "-byte parameter block");
+  uint32_t push = a.params_by_address ? 8 : round4(a.param_bytes);
+  if (push > l.maxPushConstantsSize)
+    fail(ErrorKind::Unsupported, "kernel ", a.kernel, " has a ", a.param_bytes,
+         "-byte parameter block; push constants hold ", l.maxPushConstantsSize, " bytes on ", on,
+         " (the compiler must pass the block by address)");
+}
+
+}  // namespace
+
+VulkanKernel::VulkanKernel(std::shared_ptr<Context> ctx, VkPipelineCache cache,
+                           const target::Artifact& a)
+    : ctx_(std::move(ctx)) {
+  name = a.kernel;
+  params = a.params;
+  threads_per_program = a.threads;
+  shared_bytes = static_cast<uint32_t>(a.shared_bytes);
+  param_bytes_ = a.param_bytes;
+  grid_offset_ = a.grid_offset;
+  params_by_address_ = a.params_by_address;
+  push_bytes_ = a.params_by_address ? 8 : round4(a.param_bytes);
+  ctx_->check_alive();
+  check_artifact(*ctx_, a);
+
+  const DeviceFns& f = ctx_->fns();
+  VkShaderModuleCreateInfo module{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+  module.codeSize = a.spirv.size() * sizeof(uint32_t);
+  module.pCode = a.spirv.data();
+  VkShaderModule shader = VK_NULL_HANDLE;
+  ctx_->check(f.vkCreateShaderModule(ctx_->device(), &module, nullptr, &shader),
+              "vkCreateShaderModule", a.kernel);
+  module_ = UniqueShaderModule(ctx_.get(), shader);
+
+  VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes_};
+  VkPipelineLayoutCreateInfo layout{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+  layout.pushConstantRangeCount = push_bytes_ ? 1 : 0;
+  layout.pPushConstantRanges = &range;
+  VkPipelineLayout pl = VK_NULL_HANDLE;
+  ctx_->check(f.vkCreatePipelineLayout(ctx_->device(), &layout, nullptr, &pl),
+              "vkCreatePipelineLayout", a.kernel);
+  layout_ = UniquePipelineLayout(ctx_.get(), pl);
+
+  VkPipelineShaderStageRequiredSubgroupSizeCreateInfo subgroup{
+      VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO};
+  subgroup.requiredSubgroupSize = a.subgroup;
+  VkComputePipelineCreateInfo info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+  info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  info.stage.module = shader;
+  info.stage.pName = a.kernel.c_str();
+  if (a.subgroup != 0) {  // the size the code was lowered for, with every subgroup full
+    info.stage.pNext = &subgroup;
+    info.stage.flags = VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
+  }
+  info.layout = pl;
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  ctx_->check(f.vkCreateComputePipelines(ctx_->device(), cache, 1, &info, nullptr, &pipeline),
+              "vkCreateComputePipelines", a.kernel);
+  pipeline_ = UniquePipeline(ctx_.get(), pipeline);
+}
+
+}  // namespace tessera::rt::vk

@@ -1,0 +1,28 @@
+# \file The Vulkan backend's utility shaders (GLSL in runtime/vulkan/shaders/), compiled by glslc
+# at build time into SPIR-V word lists that runtime/vulkan/utility.cpp includes, so no shader
+# files ship beside the library. Included from runtime/CMakeLists.txt.
+find_program(TESSERA_GLSLC glslc)
+if(NOT TESSERA_GLSLC)
+  message(FATAL_ERROR "glslc not found: the Vulkan backend compiles its shaders with it "
+                      "(Debian: apt-get install glslc; scripts/install-deps does)")
+endif()
+
+set(TESSERA_VULKAN_SHADER_DIR ${CMAKE_CURRENT_BINARY_DIR}/generated)
+
+# tessera_vulkan_shader(<name> <source> [glslc flags...]) -> generated/vulkan_shaders/<name>.inc
+function(tessera_vulkan_shader name source)
+  set(src ${CMAKE_CURRENT_SOURCE_DIR}/vulkan/shaders/${source})
+  set(out ${TESSERA_VULKAN_SHADER_DIR}/vulkan_shaders/${name}.inc)
+  add_custom_command(
+    OUTPUT ${out}
+    COMMAND ${TESSERA_GLSLC} --target-env=vulkan1.3 -O -mfmt=num ${ARGN} -o ${out} ${src}
+    DEPENDS ${src}
+    COMMENT "glslc ${source} -> ${name}.inc"
+    VERBATIM)
+  target_sources(tessera_runtime PRIVATE ${out})
+endfunction()
+
+tessera_vulkan_shader(fill fill.comp)
+tessera_vulkan_shader(copy_vec4 copy.comp -DVEC4)
+tessera_vulkan_shader(copy_u32 copy.comp)
+target_include_directories(tessera_runtime PRIVATE ${TESSERA_VULKAN_SHADER_DIR})

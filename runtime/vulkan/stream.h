@@ -1,0 +1,144 @@
+/// \file Vulkan streams: work is recorded into the stream's open command buffer (a batch) and
+/// submitted when the batch is large, when the GPU went idle, or when someone must wait (a
+/// synchronize, a download, an event, a full staging ring). A barrier goes only before a command
+/// that touches an allocation an earlier command of the batch touched (kernels do not say what
+/// they read or write, so any shared allocation counts). Submissions signal the stream's timeline
+/// semaphore; nothing waits on the queue per command.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "runtime/backend.h"
+#include "runtime/vulkan/events.h"
+#include "runtime/vulkan/memory.h"
+#include "runtime/vulkan/pipeline.h"
+#include "runtime/vulkan/staging.h"
+
+namespace tessera::rt::vk {
+
+/// The internal compute kernels for fills and copies (GLSL in runtime/vulkan/shaders/).
+struct UtilityKernels {
+  std::shared_ptr<VulkanKernel> fill;       ///< 16-byte words from a repeating pattern
+  std::shared_ptr<VulkanKernel> copy_vec4;  ///< 16-byte words, both sides 16-byte aligned
+  std::shared_ptr<VulkanKernel> copy_u32;   ///< 4-byte words, both sides 4-byte aligned
+};
+
+/// What a stream needs of its device; shared, so a stream may outlive the device handle.
+struct DeviceShared {
+  DeviceImpl* owner = nullptr;
+  std::shared_ptr<Context> ctx;
+  std::shared_ptr<MemoryPool> memory;
+  std::shared_ptr<QueryPools> queries;
+  std::shared_ptr<const UtilityKernels> utils;
+  VkDeviceSize staging_bytes = 0;
+};
+
+/// A timeline semaphore, shared with the streams that wait on it.
+class TimelineSemaphore {
+ public:
+  explicit TimelineSemaphore(std::shared_ptr<Context> ctx);
+  VkSemaphore handle() const { return semaphore_.get(); }
+
+ private:
+  std::shared_ptr<Context> ctx_;
+  UniqueSemaphore semaphore_;
+};
+
+class VulkanStream final : public StreamImpl, public std::enable_shared_from_this<VulkanStream> {
+ public:
+  /// Commands per batch before it is submitted regardless.
+  static constexpr size_t kMaxBatchCommands = 128;
+  /// Commands after which a batch is submitted early when the GPU has nothing to do.
+  static constexpr size_t kIdleSubmitCommands = 16;
+
+  explicit VulkanStream(DeviceShared shared);
+  ~VulkanStream() override;
+
+  DeviceImpl* device() const override { return shared_.owner; }
+  void launch(std::shared_ptr<const CompiledKernel> kernel, Grid grid,
+              std::vector<std::byte> params,
+              std::vector<std::shared_ptr<Allocation>> keep_alive) override;
+  void upload(std::shared_ptr<Allocation> dst, size_t offset, const void* src,
+              size_t bytes) override;
+  void download(std::shared_ptr<Allocation> src, size_t offset, void* dst, size_t bytes) override;
+  void fill(std::shared_ptr<Allocation> dst, size_t offset, size_t bytes, const void* pattern,
+            size_t pattern_bytes) override;
+  void copy(std::shared_ptr<Allocation> dst, size_t dst_offset, std::shared_ptr<Allocation> src,
+            size_t src_offset, size_t bytes) override;
+  void record(std::shared_ptr<EventImpl> event) override;
+  void wait(std::shared_ptr<EventImpl> event) override;
+  void synchronize() override;
+
+  /// Waits until this stream's submission `value` has finished (submitting it first if it is
+  /// still the open batch).
+  void wait_for(uint64_t value);
+  /// Submits the open batch if `value` belongs to it.
+  void flush_through(uint64_t value);
+  const std::shared_ptr<TimelineSemaphore>& semaphore() const { return semaphore_; }
+
+ private:
+  struct Touch {
+    uint64_t op = 0;                    ///< the operation that last touched the allocation
+    VkPipelineStageFlags2 ordered = 0;  ///< stages already ordered after it by a barrier
+  };
+  struct Batch {
+    VkCommandBuffer cmd = VK_NULL_HANDLE;  ///< null while no batch is open
+    size_t commands = 0;
+    VkPipelineStageFlags2 stages = 0;  ///< stages used so far
+    bool host_read = false;            ///< the host reads results: end with a host barrier
+    VkPipeline bound = VK_NULL_HANDLE;
+    std::unordered_map<const Allocation*, Touch> touched;
+    std::vector<std::shared_ptr<const void>> keep;
+    std::vector<std::string> kernels;
+    std::vector<std::pair<std::shared_ptr<TimelineSemaphore>, uint64_t>> waits;
+  };
+  struct Submission {
+    uint64_t value;
+    VkCommandBuffer cmd;
+    std::vector<std::shared_ptr<const void>> keep;
+    std::vector<std::string> kernels;
+  };
+  struct Span {
+    const PoolAllocation* alloc;
+    VkDeviceSize offset;  ///< in the allocation
+  };
+
+  // Batches and submissions (stream.cpp). The caller holds mutex_.
+  VkCommandBuffer begin_op(std::span<const Allocation* const> allocs, VkPipelineStageFlags2 stage);
+  void record_dispatch(VkCommandBuffer cmd, const VulkanKernel& k, const uint32_t groups[3],
+                       const void* push);
+  void note_kernel(const std::string& name);
+  void maybe_submit();
+  void submit_locked();
+  void wait_locked(uint64_t value);
+  void retire_locked();
+  [[noreturn]] void fail_lost(std::string_view call);
+  StagingRing& ring();
+  StagingRing::Region stage_locked(VkDeviceSize bytes);
+
+  // Transfers (transfer.cpp). The caller holds mutex_.
+  const PoolAllocation& pool_allocation(const Allocation& a, const char* what) const;
+  void copy_locked(Span dst, Span src, VkDeviceSize bytes);
+  void dispatch_words(const VulkanKernel& k, VkCommandBuffer cmd, VkDeviceAddress dst,
+                      VkDeviceAddress src, uint64_t words, const std::vector<uint32_t>& pattern);
+
+  DeviceShared shared_;
+  std::mutex mutex_;
+  UniqueCommandPool pool_;
+  std::shared_ptr<TimelineSemaphore> semaphore_;
+  std::unique_ptr<StagingRing> ring_;
+  std::vector<VkCommandBuffer> free_cmds_;
+  Batch batch_;
+  std::deque<Submission> in_flight_;
+  uint64_t submitted_ = 0;  ///< the last submitted value (the open batch will be submitted_ + 1)
+  uint64_t completed_ = 0;  ///< the last value known finished
+  uint64_t op_ = 0;         ///< the current operation, for barrier decisions
+};
+
+}  // namespace tessera::rt::vk

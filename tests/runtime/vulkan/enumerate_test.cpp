@@ -1,0 +1,145 @@
+// \file Vulkan devices in the device list: names, ranks, order, and the target description filled
+// from the live device (lavapipe's known limits when it is the device).
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+
+#include "core/target/target.h"
+#include "vk_test.h"
+
+using tessera::Device;
+using tessera::target::Cap;
+
+namespace {
+
+/// When this test binary runs with TESSERA_VKTEST_LIST_DEVICES=1 it prints the device list and
+/// exits before doctest starts: the child process of the driver-less test below.
+const bool kListDevicesAndExit = [] {
+  if (!std::getenv("TESSERA_VKTEST_LIST_DEVICES")) return false;
+  auto listing = Device::enumerate();
+  for (const auto& d : listing.devices) std::printf("device %s\n", d.name.c_str());
+  for (const auto& u : listing.unavailable) std::printf("%s\n", u.c_str());
+  std::fflush(stdout);
+  _exit(0);
+}();
+
+}  // namespace
+
+TEST_CASE("vulkan: without a Vulkan driver no vulkan device is listed and the list says why") {
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  REQUIRE(n > 0);
+  self[n] = '\0';
+  // Both spellings of the loader's driver list, pointing at a driver that does not exist.
+  std::string cmd =
+      std::string("TESSERA_VKTEST_LIST_DEVICES=1 VK_DRIVER_FILES=/nonexistent/icd.json ") +
+      "VK_ICD_FILENAMES=/nonexistent/icd.json '" + self + "' 2>/dev/null";
+  FILE* child = popen(cmd.c_str(), "r");
+  REQUIRE(child != nullptr);
+  std::string out;
+  std::array<char, 512> buf;
+  while (size_t got = std::fread(buf.data(), 1, buf.size(), child)) out.append(buf.data(), got);
+  CHECK(pclose(child) == 0);
+  CAPTURE(out);
+  CHECK(out.find("device host") != std::string::npos);
+  CHECK(out.find("device vulkan:") == std::string::npos);
+  CHECK(out.find("vulkan unavailable: ") != std::string::npos);
+}
+
+TEST_CASE("vulkan: devices are listed as vulkan:N, best first, with a target description") {
+  VKTEST_DEVICE(dev);
+  auto listing = Device::enumerate();
+  std::vector<tessera::DeviceInfo> vulkan;
+  for (const auto& d : listing.devices)
+    if (d.kind == "vulkan") vulkan.push_back(d);
+  REQUIRE(!vulkan.empty());
+  for (size_t i = 0; i < vulkan.size(); ++i) {
+    CAPTURE(vulkan[i].name);
+    CHECK(vulkan[i].name == "vulkan:" + std::to_string(i));
+    CHECK((vulkan[i].rank == 30 || vulkan[i].rank == 20 || vulkan[i].rank == 15 ||
+           vulkan[i].rank == 10));
+    if (i) CHECK(vulkan[i - 1].rank >= vulkan[i].rank);
+    std::string error;
+    auto t = tessera::target::parse_target(vulkan[i].target, &error);
+    INFO(error);
+    REQUIRE(t.has_value());
+    CHECK(t->name == vulkan[i].name);
+    CHECK(t->isa == "spirv1.6");
+    CHECK(t->str() == vulkan[i].target);
+  }
+  // The best device is the highest-ranked one, and every Vulkan device ranks above the host.
+  CHECK(Device::best().info().rank == listing.devices.front().rank);
+  CHECK(Device::best().info().rank >= vulkan.front().rank);
+  CHECK(vulkan.back().rank > 0);
+}
+
+TEST_CASE("vulkan: the target description matches the live device's limits and features") {
+  VKTEST_DEVICE(dev);
+  auto& vk = vktest::impl(dev);
+  const auto& t = vk.target();
+  const auto& f = vk.facts();
+  const VkPhysicalDeviceLimits& l = f.props.limits;
+  CHECK(t.max_shared_bytes == l.maxComputeSharedMemorySize);
+  CHECK(t.push_constant_bytes == static_cast<int>(l.maxPushConstantsSize));
+  CHECK(t.max_threads ==
+        static_cast<int>(std::min(l.maxComputeWorkGroupInvocations, l.maxComputeWorkGroupSize[0])));
+  for (int i = 0; i < 3; ++i) CHECK(t.max_grid[i] == l.maxComputeWorkGroupCount[i]);
+  CHECK(t.subgroup_size == static_cast<int>(f.p13.maxSubgroupSize));
+  CHECK((t.subgroup_size & (t.subgroup_size - 1)) == 0);
+  CHECK(t.has(Cap::BufferDeviceAddress));
+  CHECK(t.has(Cap::Int64) == bool(f.supported.core.features.shaderInt64));
+  CHECK(t.has(Cap::Fp64) == bool(f.supported.core.features.shaderFloat64));
+  CHECK(t.has(Cap::SubgroupClustered) ==
+        bool(f.p11.subgroupSupportedOperations & VK_SUBGROUP_FEATURE_CLUSTERED_BIT));
+  CHECK(!t.has(Cap::MmaSync));
+  CHECK(!t.has(Cap::Wgmma));
+  CHECK(t.has(Cap::CooperativeMatrix) == !t.matrix_shapes.empty());
+  CHECK(dev.info().target == t.str());
+}
+
+TEST_CASE("vulkan: lavapipe reports subgroup 8, 32 KiB shared memory, 128-byte push constants") {
+  VKTEST_DEVICE(dev);
+  if (dev.info().description.find("llvmpipe") == std::string::npos) {
+    vktest::report_skip("vulkan:0 is not lavapipe (" + dev.info().description + ")");
+    return;
+  }
+  const auto& t = vktest::impl(dev).target();
+  CHECK(dev.info().rank == 10);
+  CHECK(t.subgroup_size == 8);
+  CHECK(t.max_shared_bytes == 32768);
+  CHECK(t.push_constant_bytes == 128);
+  CHECK(t.max_threads == 1024);
+  for (int i = 0; i < 3; ++i) CHECK(t.max_grid[i] == 65535);
+  for (Cap c : {Cap::Int64, Cap::Int8, Cap::Int16, Cap::Fp16, Cap::Fp64, Cap::SubgroupArithmetic,
+                Cap::SubgroupShuffle, Cap::FloatAtomicAdd, Cap::FloatAtomicMinMax,
+                Cap::Int64Atomics, Cap::BufferDeviceAddress}) {
+    CAPTURE(tessera::target::cap_name(c));
+    CHECK(t.has(c));
+  }
+  CHECK(!t.has(Cap::SubgroupClustered));  // lavapipe 22.3 has no clustered subgroup operations
+  CHECK(!t.has(Cap::CooperativeMatrix));
+  // The same limits as the named profile the compiler uses without a device.
+  auto profile = tessera::target::profile("vulkan-lavapipe");
+  REQUIRE(profile.has_value());
+  CHECK(t.subgroup_size == profile->subgroup_size);
+  CHECK(t.max_shared_bytes == profile->max_shared_bytes);
+  CHECK(t.caps == profile->caps);
+}
+
+TEST_CASE("vulkan: opening an unknown device names the devices that exist") {
+  VKTEST_DEVICE(dev);
+  try {
+    Device::open("vulkan:99");
+    FAIL("opening vulkan:99 should fail");
+  } catch (const tessera::Error& e) {
+    CHECK(e.kind() == tessera::ErrorKind::Runtime);
+    std::string what = e.what();
+    CHECK(what.find("vulkan:99") != std::string::npos);
+    CHECK(what.find("vulkan:0") != std::string::npos);
+    CHECK(what.find("host") != std::string::npos);
+  }
+  CHECK_THROWS_AS(tessera::rt::vk::open_device(99), tessera::Error);
+}
