@@ -53,6 +53,11 @@
 ///   store %ptr, %value [, %mask]
 ///       writes one element per pointer; masked-off lanes write nothing. If two lanes of one
 ///       store name the same address, one of the values lands (unspecified which).
+///   Ordering within a program: a load or store sees an earlier store of the same program to
+///   the same address when both access it at the same position of tiles of one shape (x + offs
+///   stored, then loaded again). Accesses to one address at different tile positions by
+///   different ops are unordered, as in Triton: a program must not read what another position
+///   of its own tiles wrote earlier.
 ///   atomic_rmw %ptr, %val [, %mask] {op, sem, scope}
 ///       op in add max min and or xor xchg; per lane, atomically old = *p; *p = op(old, val);
 ///       yields old. sem in relaxed acquire release acq_rel (default acq_rel), scope in

@@ -63,13 +63,15 @@ void strided_2d_kernel(tl::ptr<float> x, tl::ptr<float> out, tl::i32 sr, tl::i32
   tl::store(out + r[{_, None}] * cols + c[{None, _}], v, m);  // the transposed view, densely
 }
 
-void same_pointer_kernel(tl::ptr<int32_t> x, int BLOCK) {
+void same_pointer_kernel(tl::ptr<int32_t> x, tl::ptr<int32_t> out, int BLOCK) {
   auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
   auto v = tl::load(x + offs);
   tl::store(x + offs, v * 3 + 1);
-  auto w = tl::load(x + offs);  // reads this program's own store
+  auto w = tl::load(x + offs);  // reads this program's own store, element by element
   auto rev = tl::program_id(0) * BLOCK + (BLOCK - 1) - tl::arange(0, BLOCK);
-  tl::store(x + rev, w);
+  // Storing w back into x at other positions would race with other lanes' loads of x (ops.h:
+  // accesses at different tile positions are unordered, as in Triton): use another buffer.
+  tl::store(out + rev, w);
 }
 
 void scalar_ptr_kernel(tl::ptr<double> x, tl::ptr<double> out, tl::i32 k) {
@@ -230,15 +232,15 @@ void strided_2d_transpose_case(Context& ctx) {
 }
 
 void same_pointer_case(Context& ctx) {
-  auto k = TESSERA_KERNEL(same_pointer_kernel, x, BLOCK);
+  auto k = TESSERA_KERNEL(same_pointer_kernel, x, out, BLOCK);
   const int BLOCK = 32, programs = 3;
   HostArray x = ctx.random(DType::i32, BLOCK * programs, -1000, 1000);
-  DevArray dx = ctx.upload(x);
-  k[{programs}](dx.buf, BLOCK);
+  DevArray dx = ctx.upload(x), dout = ctx.poisoned(DType::i32, BLOCK * programs);
+  k[{programs}](dx.buf, dout.buf, BLOCK);
   std::vector<int64_t> want(BLOCK * programs);
   for (int p = 0; p < programs; ++p)
     for (int i = 0; i < BLOCK; ++i) want[p * BLOCK + (BLOCK - 1 - i)] = x.i(p * BLOCK + i) * 3 + 1;
-  ctx.check_ints("x reversed after x = 3x + 1", ctx.download(dx), want);
+  ctx.check_ints("x reversed after x = 3x + 1", ctx.download(dout), want);
 }
 
 void scalar_pointers_case(Context& ctx) {
