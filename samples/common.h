@@ -1,5 +1,5 @@
-/// \file What every sample shares: `--device NAME`, seeded random inputs, the error measure, a
-/// timed launch, and the one-line verdict `PASS <sample> device=<name> shape=<...> ...`.
+/// \file What every sample shares: `--device NAME` and `--small`, seeded random inputs, the error
+/// measure, a timed launch, and the one-line verdict `PASS <sample> device=<name> shape=<...> ...`.
 #pragma once
 
 #include <algorithm>
@@ -16,8 +16,16 @@
 
 namespace samples {
 
-/// Opens the device named by `--device NAME`, or the best one.
+/// Set by `--small`: the CPU-sized problem on any device (for compute-sanitizer runs).
+inline bool& small_problem() {
+  static bool small = false;
+  return small;
+}
+
+/// Opens the device named by `--device NAME`, or the best one; notes `--small`.
 inline tessera::Device device_from_args(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::string_view(argv[i]) == "--small") small_problem() = true;
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
     if (a == "--device" && i + 1 < argc) return tessera::Device::open(argv[i + 1]);
@@ -27,7 +35,8 @@ inline tessera::Device device_from_args(int argc, char** argv) {
 }
 
 /// Is this device a GPU (sizes may be large), or an interpreter or CPU driver (keep them small)?
-inline bool is_gpu(const tessera::Device& d) { return !d.info().is_cpu; }
+/// `--small` answers no for every device.
+inline bool is_gpu(const tessera::Device& d) { return !d.info().is_cpu && !small_problem(); }
 
 /// Uniform random floats in [lo, hi), from a fixed seed so runs are repeatable.
 inline std::vector<float> random_floats(size_t n, float lo, float hi, uint32_t seed) {

@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench.h"
 #include "core/ir/printer.h"
 #include "core/lower/simt_lowering.h"
 #include "core/passes/pipeline.h"
 #include "core/target/target.h"
-#include "bench/bench.h"
 #include "runtime/tessera.h"
 #include "tools/catalog.h"
 #include "tools/conformance.h"

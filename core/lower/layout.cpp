@@ -83,8 +83,15 @@ int Layout::reg_of(const std::vector<int64_t>& reg_part) const {
 
 std::string Layout::str() const {
   std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "x" : "") + std::to_string(shape[i]);
-  return s + "] regs=" + bits_str(regs) + " threads=" + bits_str(threads);
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += 'x';
+    s += std::to_string(shape[i]);
+  }
+  s += "] regs=";
+  s += bits_str(regs);
+  s += " threads=";
+  s += bits_str(threads);
+  return s;
 }
 
 void Layout::check() const {
@@ -232,6 +239,74 @@ Layout dot_layout(int64_t m, int64_t n, int64_t threads) {
   while (static_cast<int>(l.threads.size()) < bt) l.threads.push_back({});
   for (int b = bn - rn; b < bn; ++b) l.regs.push_back({1, b});
   for (int b = bm - rm; b < bm; ++b) l.regs.push_back({0, b});
+  return l;
+}
+
+MmaWarps mma_warps(int64_t m, int64_t n, int warps) {
+  MmaWarps w;
+  while (w.m * w.n < warps) {
+    if (m / 16 / w.m >= n / 16 / w.n && w.m < m / 16) w.m *= 2;
+    else w.n *= 2;
+  }
+  return w;
+}
+
+namespace {
+
+/// Thread bits of a tensor-core layout: the lanes, then the warps along M (named by `wm`, or
+/// nothing), then along N (`wn`).
+std::vector<DimBit> mma_threads(const std::vector<DimBit>& lanes, MmaWarps w, int64_t threads,
+                                DimBit wm, DimBit wn) {
+  std::vector<DimBit> t = lanes;
+  for (int b = 0; b < log2_exact(w.m); ++b) t.push_back(wm.none() ? DimBit{} : DimBit{wm.dim, wm.bit + b});
+  for (int b = 0; b < log2_exact(w.n); ++b) t.push_back(wn.none() ? DimBit{} : DimBit{wn.dim, wn.bit + b});
+  TESSERA_CHECK(static_cast<int64_t>(t.size()) == log2_exact(threads), "mma layout for ",
+                threads, " threads with ", w.m, "x", w.n, " warps");
+  return t;
+}
+
+/// Register bits `from`.. up to the dimension's top bit.
+void repeat_bits(std::vector<DimBit>& regs, int dim, int from, int64_t size) {
+  for (int b = from; b < log2_exact(size); ++b) regs.push_back({dim, b});
+}
+
+}  // namespace
+
+Layout mma_acc_layout(int64_t m, int64_t n, MmaWarps w, int64_t threads) {
+  Layout l;
+  l.shape = {m, n};
+  l.threads = mma_threads({{1, 1}, {1, 2}, {0, 0}, {0, 1}, {0, 2}}, w, threads, {0, 4}, {1, 3});
+  l.regs = {{1, 0}, {0, 3}};
+  repeat_bits(l.regs, 1, 3 + log2_exact(w.n), n);
+  repeat_bits(l.regs, 0, 4 + log2_exact(w.m), m);
+  l.check();
+  return l;
+}
+
+Layout mma_a_layout(int64_t m, int64_t k, int per, MmaWarps w, int64_t threads) {
+  const int pb = log2_exact(per);
+  Layout l;
+  l.shape = {m, k};
+  l.threads = mma_threads({{1, pb}, {1, pb + 1}, {0, 0}, {0, 1}, {0, 2}}, w, threads, {0, 4}, {});
+  for (int b = 0; b < pb; ++b) l.regs.push_back({1, b});
+  l.regs.push_back({0, 3});
+  l.regs.push_back({1, pb + 2});
+  repeat_bits(l.regs, 0, 4 + log2_exact(w.m), m);
+  repeat_bits(l.regs, 1, pb + 3, k);
+  l.check();
+  return l;
+}
+
+Layout mma_b_layout(int64_t k, int64_t n, int per, MmaWarps w, int64_t threads) {
+  const int pb = log2_exact(per);
+  Layout l;
+  l.shape = {k, n};
+  l.threads = mma_threads({{0, pb}, {0, pb + 1}, {1, 0}, {1, 1}, {1, 2}}, w, threads, {}, {1, 3});
+  for (int b = 0; b < pb; ++b) l.regs.push_back({0, b});
+  l.regs.push_back({0, pb + 2});
+  repeat_bits(l.regs, 1, 3 + log2_exact(w.n), n);
+  repeat_bits(l.regs, 0, pb + 3, k);
+  l.check();
   return l;
 }
 

@@ -1,0 +1,108 @@
+/// \file The kernels only `tessera bench` uses: the copy that measures the bandwidth ceiling, the
+/// L2 flush that runs before every timed launch, a tiny kernel for launch overhead, layer norm,
+/// and the samples' matmul+ReLU generalized to any input dtype. The samples' gelu, softmax and
+/// row sum kernels are used as they are (samples/kernels/*.h).
+#pragma once
+
+#include <cmath>
+
+#include "core/lang/tl.h"
+
+namespace tessera::bench {
+
+namespace tl = tessera::tl;
+using tl::_;
+using tl::None;
+
+/// dst[i] = src[i]: the copy whose bandwidth is every memory-bound workload's ceiling.
+inline void copy_kernel(tl::pointer src_ptr, tl::pointer dst_ptr, tl::i32 n, int BLOCK) {
+  auto offsets = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+  auto mask = offsets < n;
+  tl::store(dst_ptr + offsets, tl::load(src_ptr + offsets, mask), mask);
+}
+
+/// Poisons out[0:n_out] with `poison` (programs 0 .. out_programs-1) and zeroes
+/// scratch[0:n_scratch] (the rest), so the timed launch that follows starts with no input in L2
+/// (Triton's do_bench clears 256 MB the same way) and writes an output that depends on this
+/// launch: the Vulkan runtime then orders the two with a barrier, so the start timestamp cannot
+/// run ahead. `poison` (NaN) is a runtime value, converted to out's dtype in the kernel.
+inline void flush_kernel(tl::pointer out_ptr, tl::i32 n_out, tl::ptr<float> scratch_ptr,
+                         tl::i32 n_scratch, tl::i32 out_programs, tl::f32 poison, int BLOCK) {
+  auto pid = tl::program_id(0);
+  auto out_offsets = pid * BLOCK + tl::arange(0, BLOCK);
+  tl::store(out_ptr + out_offsets, poison, out_offsets < n_out);
+  auto scratch_offsets = (pid - out_programs) * BLOCK + tl::arange(0, BLOCK);
+  tl::store(scratch_ptr + scratch_offsets, 0.0f,
+            (scratch_offsets >= 0) & (scratch_offsets < n_scratch));
+}
+
+/// x[0:BLOCK] += 1: one small program, for launch and dispatch overhead (each launch depends on
+/// the previous one through x).
+inline void tiny_kernel(tl::ptr<float> x_ptr, int BLOCK) {
+  auto offsets = tl::arange(0, BLOCK);
+  tl::store(x_ptr + offsets, tl::load(x_ptr + offsets) + 1.0f);
+}
+
+/// Layer norm forward, one program per row (Triton's tutorial kernel): the mean, then the
+/// variance over the row in f32 whatever the input dtype, then y = (x - mean) * rstd * w + b,
+/// stored in y's dtype; the row's mean and 1/std are stored too (a backward pass needs them).
+inline void layer_norm_kernel(tl::pointer x_ptr, tl::pointer y_ptr, tl::pointer w_ptr,
+                              tl::pointer b_ptr, tl::ptr<float> mean_ptr, tl::ptr<float> rstd_ptr,
+                              tl::i32 row_stride, tl::i32 N, tl::f32 eps, int BLOCK_SIZE) {
+  auto row = tl::program_id(0);
+  auto x_row = x_ptr + row * row_stride;
+  auto y_row = y_ptr + row * row_stride;
+  auto acc = tl::zeros<float>({BLOCK_SIZE});
+  for (auto off : tl::range(0, N, BLOCK_SIZE)) {
+    auto cols = off + tl::arange(0, BLOCK_SIZE);
+    acc += tl::load(x_row + cols, cols < N, 0.0f).to(tl::float32);
+  }
+  auto mean = tl::sum(acc, 0) / N;
+  auto acc_sq = tl::zeros<float>({BLOCK_SIZE});
+  for (auto off : tl::range(0, N, BLOCK_SIZE)) {
+    auto cols = off + tl::arange(0, BLOCK_SIZE);
+    auto x = tl::load(x_row + cols, cols < N, 0.0f).to(tl::float32);
+    auto centered = tl::where(cols < N, x - mean, 0.0f);
+    acc_sq += centered * centered;
+  }
+  auto var = tl::sum(acc_sq, 0) / N;
+  auto rstd = 1.0f / tl::sqrt(var + eps);
+  tl::store(mean_ptr + row, mean);
+  tl::store(rstd_ptr + row, rstd);
+  for (auto off : tl::range(0, N, BLOCK_SIZE)) {
+    auto cols = off + tl::arange(0, BLOCK_SIZE);
+    auto mask = cols < N;
+    auto w = tl::load(w_ptr + cols, mask);
+    auto b = tl::load(b_ptr + cols, mask);
+    auto x = tl::load(x_row + cols, mask, 0.0f).to(tl::float32);
+    tl::store(y_row + cols, (x - mean) * rstd * w + b, mask);
+  }
+}
+
+/// samples/kernels/matmul_relu.h with dtype-generic pointers: C = relu(A @ B), accumulated in
+/// f32 (f32 inputs use TF32, like Triton), stored in C's dtype.
+inline void matmul_relu_kernel(tl::pointer a_ptr, tl::pointer b_ptr, tl::pointer c_ptr, tl::i32 M,
+                               tl::i32 N, tl::i32 K, tl::i32 stride_am, tl::i32 stride_ak,
+                               tl::i32 stride_bk, tl::i32 stride_bn, tl::i32 stride_cm,
+                               tl::i32 stride_cn, int BLOCK_M, int BLOCK_N, int BLOCK_K) {
+  auto pid_m = tl::program_id(0);
+  auto pid_n = tl::program_id(1);
+  auto indices_m = pid_m * BLOCK_M + tl::arange(0, BLOCK_M);
+  auto indices_n = pid_n * BLOCK_N + tl::arange(0, BLOCK_N);
+  auto indices_k = tl::arange(0, BLOCK_K);
+  auto a_ptrs = a_ptr + indices_m[{_, None}] * stride_am + indices_k[{None, _}] * stride_ak;
+  auto b_ptrs = b_ptr + indices_k[{_, None}] * stride_bk + indices_n[{None, _}] * stride_bn;
+  auto acc = tl::zeros<float>({BLOCK_M, BLOCK_N});
+  for (auto k : tl::range(0, K, BLOCK_K)) {
+    auto a = tl::load(a_ptrs, (indices_m[{_, None}] < M) & (indices_k[{None, _}] + k < K), 0.0f);
+    auto b = tl::load(b_ptrs, (indices_k[{_, None}] + k < K) & (indices_n[{None, _}] < N), 0.0f);
+    acc += tl::dot(a, b);
+    a_ptrs += BLOCK_K * stride_ak;
+    b_ptrs += BLOCK_K * stride_bk;
+  }
+  acc = tl::maximum(acc, 0.0f);
+  auto c_ptrs = c_ptr + indices_m[{_, None}] * stride_cm + indices_n[{None, _}] * stride_cn;
+  tl::store(c_ptrs, acc, (indices_m[{_, None}] < M) & (indices_n[{None, _}] < N));
+}
+
+}  // namespace tessera::bench

@@ -1,0 +1,227 @@
+/// \file What is not kernel time: compile time per kernel (tracing, lowering and emission, the
+/// driver's part cold and cache-warm) and launch overhead (host time per launch, device time per
+/// dependent dispatch).
+///
+/// The runtime exposes only "first launch" as a whole, so the driver's part (PTX JIT and module
+/// load on CUDA, pipeline creation on Vulkan, SIMT lowering on the interpreters) is derived:
+/// first launch - trace - emit - one steady run. "Cold" is the first launch with an empty disk
+/// cache (bench_main points TESSERA_CACHE_DIR at a fresh folder and turns the drivers' own caches
+/// off); "warm" is a fresh Kernel object whose artifact the disk or pipeline cache holds.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+
+#include "bench/harness.h"
+#include "bench/kernels.h"
+#include "core/target/target.h"
+#include "samples/kernels/gelu.h"
+#include "samples/kernels/softmax.h"
+#include "targets/compile.h"
+
+namespace tessera::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+double median3(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+/// One kernel whose compile time is measured: how to make a fresh Kernel object, its arguments
+/// (small buffers), grid and options.
+struct Probe {
+  std::string name;
+  std::function<std::unique_ptr<KernelBase>()> make;
+  std::vector<KernelArg> args;
+  Grid grid;
+  LaunchOptions options;
+};
+
+Row compile_row(const std::string& probe, const std::string& what, double ms,
+                const std::string& detail) {
+  Row r;
+  r.workload = "compile " + probe + ": " + what;
+  r.kernel = probe;
+  r.kind = "compile";
+  r.value = ms;
+  r.unit = "ms";
+  r.detail = detail;
+  return r;
+}
+
+void run_probe(Bench& b, const Probe& p) {
+  const Device& dev = b.device();
+  const std::string kind = dev.info().kind;
+  const bool gpu_target = kind == "cuda" || kind == "vulkan";
+  const LaunchConfig config(p.grid, p.options);
+  auto first_launch = [&](const KernelBase& k) {
+    Clock::time_point t0 = Clock::now();
+    k.launch(config, p.args);
+    dev.synchronize();
+    return ms_since(t0);
+  };
+  std::vector<double> trace, emit, warm, steady;
+  std::shared_ptr<const ir::Module> module;
+  for (int i = 0; i < 3; ++i) {
+    std::unique_ptr<KernelBase> k = p.make();
+    Clock::time_point t0 = Clock::now();
+    module = k->ir_for(p.args);
+    trace.push_back(ms_since(t0));
+  }
+  std::string isa = "no emitter (interpreted)";
+  if (gpu_target) {
+    std::string error;
+    std::optional<target::Target> target = target::parse_target(dev.info().target, &error);
+    if (!target) fail(ErrorKind::Internal, "cannot parse the device's target: ", error);
+    for (int i = 0; i < 3; ++i) {
+      Clock::time_point t0 = Clock::now();
+      target::Artifact a =
+          targets::compile(*module, *target, {p.options.num_warps, p.options.num_stages});
+      emit.push_back(ms_since(t0));
+      isa = a.isa == "ptx" ? "PTX" : "SPIR-V";
+    }
+  }
+  std::unique_ptr<KernelBase> cold_kernel = p.make();
+  const double cold = first_launch(*cold_kernel);
+  for (int i = 0; i < 5; ++i) steady.push_back(first_launch(*cold_kernel));
+  for (int i = 0; i < 3; ++i) warm.push_back(first_launch(*p.make()));
+  const double t_trace = median3(trace), t_emit = emit.empty() ? 0 : median3(emit);
+  const double t_run = median3(steady), t_warm = median3(warm);
+  const char* driver = kind == "cuda"     ? "PTX JIT + module load"
+                       : kind == "vulkan" ? "pipeline creation"
+                                          : "SIMT lowering";
+  b.add(compile_row(p.name, "trace+optimize", t_trace, "tile IR, median of 3"));
+  if (gpu_target) b.add(compile_row(p.name, "lower+emit", t_emit, isa + ", median of 3"));
+  b.add(compile_row(p.name, "first launch, cold cache", cold, "one sample; includes one run"));
+  b.add(compile_row(p.name, "first launch, warm cache", t_warm, "fresh Kernel, median of 3"));
+  if (kind == "host") return;  // the host interpreter runs the tile IR: no device compile
+  b.add(compile_row(p.name, "driver, cold (derived)", cold - t_trace - t_emit - t_run,
+                    std::string(driver) + ": cold - trace - emit - run"));
+  b.add(compile_row(p.name, "driver, warm (derived)", t_warm - t_trace - t_emit - t_run,
+                    std::string(driver) + " from cache: warm - trace - emit - run"));
+}
+
+void run_compile_gelu(Bench& b) {
+  const int n = 4096;
+  auto x = b.device().alloc<float>(n), y = b.device().alloc<float>(n);
+  x.fill(1.0f);
+  Probe p{"gelu",
+          [] {
+            return std::unique_ptr<KernelBase>(
+                new Kernel(samples::gelu_kernel, "gelu_kernel", "x_ptr, y_ptr, n, BLOCK"));
+          },
+          {KernelArg::from(x), KernelArg::from(y), KernelArg::from(n), KernelArg::from(1024)},
+          Grid(n / 1024),
+          LaunchOptions{.num_warps = 4}};
+  run_probe(b, p);
+}
+
+void run_compile_softmax(Bench& b) {
+  const int m = 16, n = 1024;
+  auto x = b.device().alloc<float>(m * n), y = b.device().alloc<float>(m * n);
+  x.fill(1.0f);
+  Probe p{"softmax",
+          [] {
+            return std::unique_ptr<KernelBase>(
+                new Kernel(samples::softmax_kernel, "softmax_kernel",
+                           "x_ptr, y_ptr, x_row_stride, y_row_stride, num_cols, BLOCK_SIZE"));
+          },
+          {KernelArg::from(x), KernelArg::from(y), KernelArg::from(n), KernelArg::from(n),
+           KernelArg::from(n), KernelArg::from(1024)},
+          Grid(m),
+          LaunchOptions{.num_warps = 4}};
+  run_probe(b, p);
+}
+
+void run_compile_matmul(Bench& b) {
+  const int s = 128;
+  auto a = b.device().alloc<half>(s * s), bm = b.device().alloc<half>(s * s);
+  auto c = b.device().alloc<half>(s * s);
+  a.fill(half(0.5f));
+  bm.fill(half(0.5f));
+  std::vector<KernelArg> args = {KernelArg::from(a), KernelArg::from(bm), KernelArg::from(c)};
+  for (int v : {s, s, s, s, 1, s, 1, s, 1, 64, 64, 32}) args.push_back(KernelArg::from(v));
+  Probe p{"matmul_relu fp16",
+          [] {
+            return std::unique_ptr<KernelBase>(new Kernel(
+                matmul_relu_kernel, "matmul_relu_kernel",
+                "a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, "
+                "stride_cm, stride_cn, BLOCK_M, BLOCK_N, BLOCK_K"));
+          },
+          args, Grid(s / 64, s / 64), LaunchOptions{.num_warps = 4, .num_stages = 3}};
+  run_probe(b, p);
+}
+
+Row launch_row(const std::string& what, double value, const std::string& unit, double err,
+               const std::string& detail) {
+  Row r;
+  r.workload = what;
+  r.kernel = "tiny";
+  r.kind = "launch";
+  r.value = value;
+  r.unit = unit;
+  r.max_err = err;
+  r.status = err == 0 ? "pass" : "fail";
+  r.detail = detail;
+  return r;
+}
+
+/// 10,000 launches (small: 500) of a one-program kernel that adds 1 to 128 floats, three times;
+/// then 1,000 dependent launches between two events. The buffer must end at the launch count.
+void run_launch(Bench& b) {
+  const Device& dev = b.device();
+  const int block = 128, launches = b.small() ? 500 : 10000, dependent = b.small() ? 100 : 1000;
+  auto x = dev.alloc<float>(block);
+  x.fill(0.0f);
+  auto tiny = TESSERA_KERNEL(tiny_kernel, x_ptr, BLOCK);
+  auto launch = [&] { tiny[{Grid(1), LaunchOptions{.num_warps = 1}}](x, block); };
+  int total = 0;
+  for (int i = 0; i < 100; ++i, ++total) launch();
+  dev.synchronize();
+  std::vector<double> enqueue, with_sync;
+  for (int rep = 0; rep < 3; ++rep) {
+    Clock::time_point t0 = Clock::now();
+    for (int i = 0; i < launches; ++i, ++total) launch();
+    enqueue.push_back(ms_since(t0) * 1e3 / launches);
+    dev.synchronize();
+    with_sync.push_back(ms_since(t0) * 1e3 / launches);
+  }
+  Stream s = dev.default_stream();
+  Event start = dev.create_event(), stop = dev.create_event();
+  start.record(s);
+  for (int i = 0; i < dependent; ++i, ++total) launch();
+  stop.record(s);
+  s.synchronize();
+  const double device_us = stop.elapsed_since(start) * 1e3 / dependent;
+  auto h = x.download();
+  double err = 0;
+  for (float v : h) err = std::max(err, std::fabs(double(v) - total));
+  char n[64];
+  std::snprintf(n, sizeof n, "%d launches, median of 3", launches);
+  b.add(launch_row("launch: tiny kernel, host enqueue", median3(enqueue), "us/launch", err, n));
+  b.add(
+      launch_row("launch: tiny kernel, host incl. sync", median3(with_sync), "us/launch", err, n));
+  std::snprintf(n, sizeof n, "%d dependent launches between two events", dependent);
+  b.add(launch_row("dispatch: dependent tiny kernels, device time", device_us, "us/dispatch", err,
+                   n));
+}
+
+}  // namespace
+
+void add_compile_cases(std::vector<Case>& cases, bool) {
+  cases.push_back({"compile gelu", run_compile_gelu});
+  cases.push_back({"compile softmax", run_compile_softmax});
+  cases.push_back({"compile matmul_relu fp16", run_compile_matmul});
+}
+
+void add_launch_cases(std::vector<Case>& cases, bool) {
+  cases.push_back({"launch overhead", run_launch});
+}
+
+}  // namespace tessera::bench

@@ -1,0 +1,350 @@
+# \file The peers' workloads, named and sized as tessera bench's: each runs the Triton port of the
+# seed kernel ("triton-seed", tessera bench's configurations), a tuned Triton variant where one
+# exists ("triton-tuned") and PyTorch ("torch"), checks each against fp64 and times it.
+
+import math
+import time
+
+import torch
+import torch.nn.functional as F
+import triton
+
+import kernels as K
+from harness import (COPY_CONFIGS, ELEMENTWISE, SEED_MATMUL, TOLERANCE, TORCH_DTYPE, TUNED_MATMUL,
+                     base_row, best, max_rel_err, measure, norm_rel_err)
+
+
+def shape_label(shape):
+    return "x".join(str(s) for s in shape)
+
+
+def block_label(block, warps):
+    return "BLOCK=%d num_warps=%d" % (block, warps)
+
+
+def next_power_of_2(n):
+    return 1 << (n - 1).bit_length()
+
+
+def softmax_warps(block):
+    """tessera bench's rule (bench/rows.cpp): 4 up to 1024 columns, 8 up to 4096, 16 beyond."""
+    return 4 if block <= 1024 else 8 if block <= 4096 else 16
+
+
+def run_copy(p, name):
+    n = p.sizes["copy"]
+    x = p.inputs(name, (n,), -1, 1, torch.float32)
+    y = torch.empty_like(x)
+    ref = x.double()
+    tried = []
+    for block, warps in COPY_CONFIGS:
+        row = base_row(name, "copy", "fp32", (n,), "triton-seed")
+        row.update(bytes=8.0 * n, config=block_label(block, warps))
+
+        def run(block=block, warps=warps):
+            K.copy_kernel[(triton.cdiv(n, block),)](x, y, n, BLOCK=block, num_warps=warps)
+            return y
+        y.fill_(math.nan)
+        tried.append(measure(p, row, run, lambda out: max_rel_err(out, ref), 0.0))
+    rows = [best(tried)]
+    row = base_row(name, "copy", "fp32", (n,), "torch")
+    row.update(bytes=8.0 * n, config="y.copy_(x)")
+    y.fill_(math.nan)
+    rows.append(measure(p, row, lambda: y.copy_(x), lambda out: max_rel_err(out, ref), 0.0))
+    rates = [r["bytes"] / (r["median_us"] * 1e-6) for r in rows if r["status"] == "pass"]
+    p.copy_bps = max(rates) if rates else 0.0
+    for r in rows:
+        p.floor(r)
+        p.add(r)
+
+
+def run_vector_add(p, name):
+    n = p.sizes["vector_add"]
+    x = p.inputs(name, (n,), -1, 1, torch.float32)
+    y = p.inputs(name + "y", (n,), -1, 1, torch.float32)
+    out = torch.full_like(x, math.nan)
+    ref = (x.double() + y.double()).float().double()  # one f32 addition, rounded as the GPU does
+    block, warps = ELEMENTWISE
+
+    def seed():
+        K.vector_add_kernel[(triton.cdiv(n, block),)](x, y, out, n, BLOCK=block, num_warps=warps)
+        return out
+    row = base_row(name, "vector_add", "fp32", (n,), "triton-seed")
+    row.update(bytes=12.0 * n, config=block_label(block, warps))
+    p.add(measure(p, row, seed, lambda o: max_rel_err(o, ref), 0.0))
+    row = base_row(name, "vector_add", "fp32", (n,), "torch")
+    row.update(bytes=12.0 * n, config="torch.add(out=)")
+    out.fill_(math.nan)
+    p.add(measure(p, row, lambda: torch.add(x, y, out=out), lambda o: max_rel_err(o, ref), 0.0))
+
+
+def run_gelu(p, name):
+    n = p.sizes["gelu"]
+    x = p.inputs(name, (n,), -4, 4, torch.float32)
+    y = torch.full_like(x, math.nan)
+    xd = x.double()
+    ref = 0.5 * xd * (1.0 + torch.tanh(0.7978845608028654 * (xd + 0.044715 * xd * xd * xd)))
+    del xd
+    block, warps = ELEMENTWISE
+
+    def seed():
+        K.gelu_kernel[(triton.cdiv(n, block),)](x, y, n, BLOCK=block, num_warps=warps)
+        return y
+    row = base_row(name, "gelu", "fp32", (n,), "triton-seed")
+    row.update(bytes=8.0 * n, config=block_label(block, warps))
+    p.add(measure(p, row, seed, lambda o: max_rel_err(o, ref), 1e-5))
+    row = base_row(name, "gelu", "fp32", (n,), "torch")
+    row.update(bytes=8.0 * n, config="F.gelu(approximate='tanh')")
+    p.add(measure(p, row, lambda: F.gelu(x, approximate="tanh"), lambda o: max_rel_err(o, ref),
+                  1e-5))
+
+
+def run_softmax(p, name, m, n):
+    x = p.inputs(name, (m, n), -5, 5, torch.float32)
+    y = torch.full_like(x, math.nan)
+    ref = torch.softmax(x.double(), dim=1)
+    block = next_power_of_2(n)
+    for impl, warps in (("triton-seed", 4), ("triton-tuned", softmax_warps(block))):
+        def run(warps=warps):
+            K.softmax_kernel[(m,)](x, y, x.stride(0), y.stride(0), n, BLOCK_SIZE=block,
+                                   num_warps=warps)
+            return y
+        row = base_row(name, "softmax", "fp32", (m, n), impl)
+        row.update(bytes=8.0 * m * n, config=block_label(block, warps))
+        y.fill_(math.nan)
+        p.add(measure(p, row, run, lambda o: max_rel_err(o, ref), 1e-6))
+    row = base_row(name, "softmax", "fp32", (m, n), "torch")
+    row.update(bytes=8.0 * m * n, config="torch.softmax(dim=1)")
+    p.add(measure(p, row, lambda: torch.softmax(x, dim=1), lambda o: max_rel_err(o, ref), 1e-6))
+
+
+def run_row_sum(p, name):
+    m, n = p.sizes["row_sum"]
+    x = p.inputs(name, (m, n), -1, 1, torch.float32)
+    out = torch.full((m,), math.nan, device="cuda")
+    ref = x.double().sum(1)
+
+    def seed():
+        K.row_sum_kernel[(m,)](x, out, n, BLOCK_SIZE=1024, num_warps=4)
+        return out
+    row = base_row(name, "row_sum", "fp32", (m, n), "triton-seed")
+    row.update(bytes=4.0 * (m * n + m), config=block_label(1024, 4))
+    p.add(measure(p, row, seed, lambda o: max_rel_err(o, ref), 1e-4))
+    row = base_row(name, "row_sum", "fp32", (m, n), "torch")
+    row.update(bytes=4.0 * (m * n + m), config="x.sum(1)")
+    p.add(measure(p, row, lambda: x.sum(1), lambda o: max_rel_err(o, ref), 1e-4))
+
+
+def run_layer_norm(p, name, dtype):
+    m, n = p.sizes["layer_norm"]
+    t = TORCH_DTYPE[dtype]
+    x = p.inputs(name, (m, n), -3, 1, t)
+    w = p.inputs(name + "w", (n,), 0.5, 1.5, t)
+    b = p.inputs(name + "b", (n,), -0.5, 0.5, t)
+    y = torch.full_like(x, math.nan)
+    mean = torch.empty((m,), device="cuda")
+    rstd = torch.empty((m,), device="cuda")
+    eps = 1e-5
+    ref = F.layer_norm(x.double(), (n,), w.double(), b.double(), eps)
+    elem = x.element_size()
+    block = min(65536 // elem, next_power_of_2(n))
+    warps = min(max(block // 256, 1), 8)
+    tol = 4e-3 if dtype == "fp16" else 1e-4
+    nbytes = (2.0 * m * n + 2.0 * n) * elem + 8.0 * m
+
+    def seed():
+        K.layer_norm_kernel[(m,)](x, y, w, b, mean, rstd, x.stride(0), n, eps, BLOCK_SIZE=block,
+                                  num_warps=warps)
+        return y
+    row = base_row(name, "layer_norm", dtype, (m, n), "triton-seed")
+    row.update(bytes=nbytes, config=block_label(block, warps))
+    p.add(measure(p, row, seed, lambda o: max_rel_err(o, ref), tol))
+    row = base_row(name, "layer_norm", dtype, (m, n), "torch")
+    row.update(bytes=nbytes, config="F.layer_norm")
+    p.add(measure(p, row, lambda: F.layer_norm(x, (n,), w, b, eps), lambda o: max_rel_err(o, ref),
+                  tol))
+
+
+def run_matmul(p, name, dtype, m, n, k):
+    t = TORCH_DTYPE[dtype]
+    a = p.inputs(name, (m, k), -1, 1, t)
+    b = p.inputs(name + "b", (k, n), -1, 1, t)
+    c = torch.empty((m, n), device="cuda", dtype=t)
+    ref = torch.relu(a.double() @ b.double())
+    tol = TOLERANCE[dtype]
+    shape = (m, n, k)
+    extra = dict(flops=2.0 * m * n * k, bytes=float(m * k + k * n + m * n) * a.element_size())
+    strides = (a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1))
+
+    def check(out):  # TF32 rounds inputs as each library chooses: a norm-wise error
+        return norm_rel_err(out, ref) if dtype == "tf32" else max_rel_err(out, ref)
+    tried = []
+    for bm, bn, bk, warps, stages in SEED_MATMUL:
+        def run(bm=bm, bn=bn, bk=bk, warps=warps, stages=stages):
+            K.matmul_relu_kernel[(triton.cdiv(m, bm), triton.cdiv(n, bn))](
+                a, b, c, m, n, k, *strides, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=warps,
+                num_stages=stages)
+            return c
+        row = base_row(name, "matmul_relu", dtype, shape, "triton-seed")
+        row.update(config="%dx%dx%d num_warps=%d num_stages=%d" % (bm, bn, bk, warps, stages),
+                   **extra)
+        c.fill_(math.nan)
+        tried.append(measure(p, row, run, check, tol))
+    p.add(best(tried))
+    tried = []
+    for bm, bn, bk, group, warps, stages in TUNED_MATMUL:
+        def run(bm=bm, bn=bn, bk=bk, group=group, warps=warps, stages=stages):
+            K.matmul_relu_grouped_kernel[(triton.cdiv(m, bm) * triton.cdiv(n, bn),)](
+                a, b, c, m, n, k, *strides, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=group,
+                num_warps=warps, num_stages=stages)
+            return c
+        row = base_row(name, "matmul_relu", dtype, shape, "triton-tuned")
+        row.update(config="%dx%dx%d group=%d num_warps=%d num_stages=%d" % (
+            bm, bn, bk, group, warps, stages), **extra)
+        c.fill_(math.nan)
+        tried.append(measure(p, row, run, check, tol))
+    p.add(best(tried))
+    row = base_row(name, "matmul_relu", dtype, shape, "torch")
+    row.update(config="torch.relu(a @ b)" + (" (allow_tf32)" if dtype == "tf32" else ""), **extra)
+    previous = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = dtype == "tf32"
+    try:
+        p.add(measure(p, row, lambda: torch.relu(a @ b), check, tol))
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = previous
+
+
+def compile_rows(p, probe, launch):
+    """Triton's first launch with an empty cache, then with a fresh JITFunction whose compiled
+    kernel the disk cache holds (median of 3)."""
+    def first(kernel):
+        t0 = time.perf_counter()
+        launch(kernel)
+        torch.cuda.synchronize()
+        return (time.perf_counter() - t0) * 1e3
+    for what, fn in (("first launch, cold cache", lambda k: first(k)),
+                     ("first launch, warm cache",
+                      lambda k: sorted(first(triton.jit(k.fn)) for _ in range(3))[1])):
+        row = base_row("compile %s: %s" % (probe[0], what), probe[0], "", (), "triton-seed",
+                       kind="compile")
+        row["unit"] = "ms"
+        try:
+            row["value"] = fn(probe[1])
+            row["detail"] = "one sample" if "cold" in what else "fresh JITFunction, median of 3"
+        except Exception as e:
+            row["status"], row["detail"] = "error", ("%s: %s" % (type(e).__name__, e))[:300]
+        p.add(row)
+
+
+def run_compile(p, name):
+    probe = name[len("compile "):]
+    if probe == "gelu":
+        x = torch.ones(4096, device="cuda")
+        y = torch.empty_like(x)
+        compile_rows(p, (probe, K.gelu_kernel),
+                     lambda k: k[(4,)](x, y, 4096, BLOCK=1024, num_warps=4))
+    elif probe == "softmax":
+        x = torch.ones((16, 1024), device="cuda")
+        y = torch.empty_like(x)
+        compile_rows(p, (probe, K.softmax_kernel),
+                     lambda k: k[(16,)](x, y, 1024, 1024, 1024, BLOCK_SIZE=1024, num_warps=4))
+    else:
+        a = torch.full((128, 128), 0.5, device="cuda", dtype=torch.float16)
+        c = torch.empty_like(a)
+        compile_rows(p, (probe, K.matmul_relu_kernel),
+                     lambda k: k[(2, 2)](a, a, c, 128, 128, 128, 128, 1, 128, 1, 128, 1, BLOCK_M=64,
+                                         BLOCK_N=64, BLOCK_K=32, num_warps=4, num_stages=3))
+
+
+def launch_rows(p, impl, launch, x):
+    """Host time per launch over 10,000 launches (median of 3), and device time per launch of
+    1,000 dependent launches between two events; x must end at the launch count."""
+    launches, dependent = (500, 100) if p.small else (10000, 1000)
+    x.zero_()
+    total = 0
+    for _ in range(100):
+        launch()
+    total += 100
+    torch.cuda.synchronize()
+    enqueue, with_sync = [], []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        for _ in range(launches):
+            launch()
+        enqueue.append((time.perf_counter() - t0) * 1e6 / launches)
+        torch.cuda.synchronize()
+        with_sync.append((time.perf_counter() - t0) * 1e6 / launches)
+        total += launches
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(dependent):
+        launch()
+    stop.record()
+    torch.cuda.synchronize()
+    total += dependent
+    err = (x.double() - total).abs().max().item()
+    for what, value, unit, detail in (
+            ("launch: tiny kernel, host enqueue", sorted(enqueue)[1], "us/launch",
+             "%d launches, median of 3" % launches),
+            ("launch: tiny kernel, host incl. sync", sorted(with_sync)[1], "us/launch",
+             "%d launches, median of 3" % launches),
+            ("dispatch: dependent tiny kernels, device time",
+             start.elapsed_time(stop) * 1e3 / dependent, "us/dispatch",
+             "%d dependent launches between two events" % dependent)):
+        row = base_row(what, "tiny", "fp32", (128,), impl, kind="launch")
+        row.update(value=value, unit=unit, max_err=err, tolerance=0.0, detail=detail,
+                   status="pass" if err == 0 else "fail")
+        p.add(row)
+
+
+def run_launch(p, name):
+    x = torch.zeros(128, device="cuda")
+    launch_rows(p, "triton-seed", lambda: K.tiny_kernel[(1,)](x, BLOCK=128, num_warps=1), x)
+    launch_rows(p, "torch", lambda: x.add_(1.0), x)
+
+
+def workloads(p):
+    """(name, run) in tessera bench's order; names carry the sizes."""
+    s = p.sizes
+    out = [("compile gelu", run_compile), ("compile softmax", run_compile),
+           ("compile matmul_relu fp16", run_compile),
+           ("copy fp32 %d" % s["copy"], run_copy),
+           ("vector_add fp32 %d" % s["vector_add"], run_vector_add),
+           ("gelu fp32 %d" % s["gelu"], run_gelu)]
+    for m, n in s["softmax"]:
+        out.append(("softmax fp32 %s" % shape_label((m, n)),
+                    lambda p, name, m=m, n=n: run_softmax(p, name, m, n)))
+    out.append(("row_sum fp32 %s" % shape_label(s["row_sum"]), run_row_sum))
+    for dtype in ("fp32", "fp16"):
+        out.append(("layer_norm %s %s" % (dtype, shape_label(s["layer_norm"])),
+                    lambda p, name, dtype=dtype: run_layer_norm(p, name, dtype)))
+    for dtype, size in (("tf32", "matmul_mid"), ("fp16", "matmul_mid"), ("bf16", "matmul_mid"),
+                        ("fp16", "matmul_big"), ("bf16", "matmul_big")):
+        m, n, k = s[size]
+        out.append(("matmul_relu %s %s" % (dtype, shape_label((m, n, k))),
+                    lambda p, name, dtype=dtype, m=m, n=n, k=k:
+                    run_matmul(p, name, dtype, m, n, k)))
+    out.append(("launch overhead", run_launch))
+    return out
+
+
+def run_all(p, after_each=lambda: None):
+    """The selected workloads; the copy joins whenever a kernel workload runs (it is their floor).
+    One launch of the tiny kernel first brings Triton and the CUDA context up outside any figure."""
+    x = torch.zeros(128, device="cuda")
+    K.tiny_kernel[(1,)](x, BLOCK=128, num_warps=1)
+    torch.cuda.synchronize()
+    all_ = workloads(p)
+    kernel_selected = any(p.selected(n) for n, _ in all_
+                          if not n.startswith(("compile", "launch", "copy")))
+    for name, run in all_:
+        if not (p.selected(name) or (kernel_selected and name.startswith("copy"))):
+            continue
+        try:
+            run(p, name)
+        except Exception as e:  # a workload that could not even set up: one error row
+            row = base_row(name, name.split()[0], "", (), "peers")
+            row.update(status="error", detail=("%s: %s" % (type(e).__name__, e))[:300])
+            p.add(row)
+        torch.cuda.empty_cache()
+        after_each()

@@ -1,0 +1,191 @@
+/// \file Row-wise cases, one program per row: softmax (the samples' kernel; BLOCK the next power
+/// of two of the row, num_warps by row length as Triton's tutorial), row sum (the samples'
+/// kernel) and layer norm forward in fp32 and fp16 (bench/kernels.h).
+#include <algorithm>
+#include <cmath>
+
+#include "bench/harness.h"
+#include "bench/kernels.h"
+#include "samples/kernels/row_sum.h"
+#include "samples/kernels/softmax.h"
+
+namespace tessera::bench {
+namespace {
+
+int next_power_of_2(int64_t n) {
+  int p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
+
+/// Softmax warps by row length, as the brief and Triton's tutorial scale them: 4 up to 1024
+/// columns, 8 up to 4096, 16 beyond.
+int softmax_warps(int block) {
+  return block <= 1024 ? 4 : block <= 4096 ? 8 : 16;
+}
+
+/// Row sum: the sample's tile walk.
+constexpr int kRowSumBlock = 1024;
+constexpr int kRowSumWarps = 4;
+
+/// Layer norm, as Triton's tutorial sizes it: the row in at most 64 KiB per tile, 1 warp per 256
+/// columns up to 8.
+int layer_norm_block(int64_t n, int elem_bytes) {
+  return std::min(65536 / elem_bytes, next_power_of_2(n));
+}
+int layer_norm_warps(int block) {
+  return std::clamp(block / 256, 1, 8);
+}
+
+Row base_row(const std::string& kernel, const std::string& dtype, int64_t m, int64_t n) {
+  Row r;
+  r.kernel = kernel;
+  r.dtype = dtype;
+  r.shape = {m, n};
+  r.workload = kernel + " " + dtype + " " + shape_label(r.shape);
+  return r;
+}
+
+std::string warps_label(int block, int warps) {
+  return "BLOCK=" + std::to_string(block) + " num_warps=" + std::to_string(warps);
+}
+
+void run_softmax(Bench& b, int64_t m, int64_t n) {
+  const Device& dev = b.device();
+  Row row = base_row("softmax", "fp32", m, n);
+  const int block = next_power_of_2(n), warps = softmax_warps(block);
+  row.bytes = 2.0 * m * n * sizeof(float);
+  row.config = warps_label(block, warps);
+  b.add(guarded(row, [&] {
+    auto hx = random_values<float>(m * n, -5, 5, b.seed_for(row.workload));
+    auto x = dev.upload(hx);
+    auto y = dev.alloc<float>(m * n);
+    auto softmax = TESSERA_KERNEL(samples::softmax_kernel, x_ptr, y_ptr, x_row_stride, y_row_stride,
+                                  num_cols, BLOCK_SIZE);
+    const auto cols = static_cast<int32_t>(n);
+    auto launch = [&] {
+      softmax[{Grid(m), LaunchOptions{.num_warps = warps}}](x, y, cols, cols, cols, block);
+    };
+    b.poison(y);
+    launch();
+    auto h = y.download();
+    std::vector<double> row_max(m), row_sum(m);
+    parallel_for(m, [&](size_t begin, size_t end) {
+      for (size_t r = begin; r < end; ++r) {
+        const float* xr = &hx[r * n];
+        double mx = *std::max_element(xr, xr + n), s = 0;
+        for (int64_t c = 0; c < n; ++c) s += std::exp(double(xr[c]) - mx);
+        row_max[r] = mx;
+        row_sum[r] = s;
+      }
+    });
+    row.tolerance = 1e-6;  // outputs below 1: an absolute error (as samples/03_softmax)
+    row.max_err = parallel_max(m * n, [&](size_t i) {
+      size_t r = i / n;
+      return rel_err(h[i], std::exp(double(hx[i]) - row_max[r]) / row_sum[r]);
+    });
+    return b.measure(row, launch, y);
+  }));
+}
+
+void run_row_sum(Bench& b, int64_t m, int64_t n) {
+  const Device& dev = b.device();
+  Row row = base_row("row_sum", "fp32", m, n);
+  row.bytes = (double(m) * n + m) * sizeof(float);
+  row.config = warps_label(kRowSumBlock, kRowSumWarps);
+  b.add(guarded(row, [&] {
+    auto hx = random_values<float>(m * n, -1, 1, b.seed_for(row.workload));
+    auto x = dev.upload(hx);
+    auto out = dev.alloc<float>(m);
+    auto row_sum = TESSERA_KERNEL(samples::row_sum_kernel, x_ptr, out_ptr, N, BLOCK_SIZE);
+    auto launch = [&] {
+      row_sum[{Grid(m), LaunchOptions{.num_warps = kRowSumWarps}}](x, out, static_cast<int32_t>(n),
+                                                                   kRowSumBlock);
+    };
+    b.poison(out);
+    launch();
+    auto h = out.download();
+    row.tolerance = 1e-4;  // an f32 sum of n values in [-1, 1] (as samples/04_row_sum)
+    row.max_err = parallel_max(m, [&](size_t r) {
+      double s = 0;
+      for (int64_t c = 0; c < n; ++c) s += hx[r * n + c];
+      return rel_err(h[r], s);
+    });
+    return b.measure(row, launch, out);
+  }));
+}
+
+template <class T>
+void run_layer_norm(Bench& b, int64_t m, int64_t n) {
+  const Device& dev = b.device();
+  const bool f16 = std::is_same_v<T, half>;
+  Row row = base_row("layer_norm", f16 ? "fp16" : "fp32", m, n);
+  const int block = layer_norm_block(n, sizeof(T)), warps = layer_norm_warps(block);
+  row.bytes = (2.0 * m * n + 2.0 * n) * sizeof(T) + 2.0 * m * sizeof(float);
+  row.config = warps_label(block, warps);
+  b.add(guarded(row, [&] {
+    uint64_t seed = b.seed_for(row.workload);
+    auto hx = random_values<T>(m * n, -3, 1, seed);
+    auto hw = random_values<T>(n, 0.5f, 1.5f, seed + 1);
+    auto hb = random_values<T>(n, -0.5f, 0.5f, seed + 2);
+    auto x = dev.upload(hx), w = dev.upload(hw), bias = dev.upload(hb);
+    auto y = dev.alloc<T>(m * n);
+    auto mean = dev.alloc<float>(m), rstd = dev.alloc<float>(m);
+    auto layer_norm = TESSERA_KERNEL(layer_norm_kernel, x_ptr, y_ptr, w_ptr, b_ptr, mean_ptr,
+                                     rstd_ptr, row_stride, N, eps, BLOCK_SIZE);
+    const float eps = 1e-5f;
+    auto launch = [&] {
+      layer_norm[{Grid(m), LaunchOptions{.num_warps = warps}}](
+          x, y, w, bias, mean, rstd, static_cast<int32_t>(n), static_cast<int32_t>(n), eps, block);
+    };
+    b.poison(y);
+    mean.fill(NAN);
+    rstd.fill(NAN);
+    launch();
+    auto hy = y.download();
+    auto hmean = mean.download(), hrstd = rstd.download();
+    // fp64 from the inputs as stored; fp16 outputs round once (half an ulp: 2^-11 relative).
+    row.tolerance = f16 ? 4e-3 : 1e-4;
+    row.max_err = parallel_max(m, [&](size_t r) {
+      const T* xr = &hx[r * n];
+      double s = 0, sq = 0;
+      for (int64_t c = 0; c < n; ++c) s += static_cast<double>(xr[c]);
+      double mu = s / n;
+      for (int64_t c = 0; c < n; ++c)
+        sq += (static_cast<double>(xr[c]) - mu) * (static_cast<double>(xr[c]) - mu);
+      double rs = 1.0 / std::sqrt(sq / n + eps);
+      double worst = std::max(rel_err(hmean[r], mu), rel_err(hrstd[r], rs));
+      for (int64_t c = 0; c < n; ++c) {
+        double ref = (static_cast<double>(xr[c]) - mu) * rs * static_cast<double>(hw[c]) +
+                     static_cast<double>(hb[c]);
+        worst = std::max(worst, rel_err(static_cast<double>(hy[r * n + c]), ref));
+      }
+      return worst;
+    });
+    return b.measure(row, launch, y);
+  }));
+}
+
+}  // namespace
+
+void add_row_cases(std::vector<Case>& cases, bool small) {
+  struct Shape {
+    int64_t m, n;
+  };
+  const std::vector<Shape> softmax =
+      small ? std::vector<Shape>{{64, 200}, {32, 3000}, {8, 9000}}
+            : std::vector<Shape>{{16384, 1024}, {8192, 4096}, {4096, 16384}};
+  for (Shape s : softmax)
+    cases.push_back(
+        {"softmax fp32 " + shape_label({s.m, s.n}), [s](Bench& b) { run_softmax(b, s.m, s.n); }});
+  const Shape sum = small ? Shape{129, 5001} : Shape{4096, 16384};
+  cases.push_back({"row_sum fp32 " + shape_label({sum.m, sum.n}),
+                   [sum](Bench& b) { run_row_sum(b, sum.m, sum.n); }});
+  const Shape ln = small ? Shape{64, 1000} : Shape{4096, 8192};
+  cases.push_back({"layer_norm fp32 " + shape_label({ln.m, ln.n}),
+                   [ln](Bench& b) { run_layer_norm<float>(b, ln.m, ln.n); }});
+  cases.push_back({"layer_norm fp16 " + shape_label({ln.m, ln.n}),
+                   [ln](Bench& b) { run_layer_norm<half>(b, ln.m, ln.n); }});
+}
+
+}  // namespace tessera::bench
