@@ -12,9 +12,9 @@ function(tessera_conformance device)
 endfunction()
 
 tessera_conformance(host)
-# tessera_conformance(simt:8 QUICK)
-# tessera_conformance(simt:32 QUICK)
-# tessera_conformance(simt:64 QUICK)
-# tessera_conformance(vulkan:0 QUICK)
+tessera_conformance(simt:8 QUICK)
+tessera_conformance(simt:32 QUICK)
+tessera_conformance(simt:64 QUICK)
+tessera_conformance(vulkan:0 QUICK)
 
 add_test(NAME "fuzz: host" COMMAND tessera_tool fuzz --device host --count 300 --seed 1)

@@ -64,7 +64,8 @@ Handler handler_for(ir::OpKind kind) {
     case K::Yield: case K::Condition:
       return exec_terminator;
     case K::LaneId: case K::SubgroupId: case K::Barrier: case K::Shuffle: case K::SharedLoad:
-    case K::SharedStore: case K::GlobalLoad: case K::GlobalStore:
+    case K::SharedStore: case K::GlobalLoad: case K::GlobalStore: case K::Mma: case K::LdMatrix:
+    case K::CpAsync: case K::CpAsyncCommit: case K::CpAsyncWait:
       return exec_simt_only;
   }
   // clang-format on

@@ -23,6 +23,16 @@
 ///  - Global accesses are checked per thread over their whole `width` range against the
 ///    MemoryMap and for `align`; shared accesses for the buffer's bounds and for index % width.
 ///    The fault messages are the tile interpreter's, with ", thread t" after the program.
+///  - mma and ldmatrix need every lane of each subgroup that executes them (else a DeviceFault).
+///    mma sums each D element as the tile interpreter's `dot` does: C plus one exact product at
+///    a time, k increasing, rounding to f32 after each addition. ldmatrix checks the row address
+///    of each of the 8 x count addressing lanes (bounds, 16-byte alignment; the fault names that
+///    lane) and counts each element as read by the lane that receives it.
+///  - cp_async reads global memory (checked like a 16-byte load) when issued and is checked by
+///    the race detector as a write then, but its bytes reach shared memory only when the issuing
+///    thread's cp_async_wait retires its group (checked again as a write at that point): a
+///    missing or too weak wait leaves the destination as it was (poison before the first write).
+///    Copies never waited for are dropped at the end of the workgroup.
 ///  - print writes the tile interpreter's lines (`pid (x, y, z) idx (i, j) <prefix><value>`), one
 ///    per active thread, in thread order; a failing assert reports the lowest failing thread.
 #pragma once

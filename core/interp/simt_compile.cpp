@@ -136,6 +136,8 @@ class Compiler {
         return select_control(instr, t_);
       case K::Print: case K::Assert: case K::Assume:
         return select_debug(instr);
+      case K::Mma: case K::LdMatrix: case K::CpAsync: case K::CpAsyncCommit: case K::CpAsyncWait:
+        return select_matrix(instr, m_.shared);
       case K::Arange: case K::Splat: case K::Broadcast: case K::ExpandDims: case K::Reshape:
       case K::Permute: case K::Cat: case K::Load: case K::Store: case K::Reduce:
       case K::ReduceGeneric: case K::Scan: case K::ScanGeneric: case K::Dot:

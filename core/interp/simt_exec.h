@@ -109,6 +109,40 @@ struct SharedMemory {
   void barrier();
 };
 
+/// Thread t's shared-memory access of element `elem` of buffer `buffer` by `op`, for the race
+/// detector (call only when buf.access is not empty); a race is a DeviceFault. A write is checked
+/// before `bytes` replace `old` (the element's current contents).
+void on_shared_read(const Machine& m, const ir::Op& op, int64_t buffer, uint32_t t,
+                    SharedArray& buf, int64_t elem);
+void on_shared_write(const Machine& m, const ir::Op& op, int64_t buffer, uint32_t t,
+                     SharedArray& buf, int64_t elem, const std::byte* old, const std::byte* bytes);
+/// The first element of a `width`-element access at `index` of `buf` by thread t: a DeviceFault
+/// when it leaves the buffer or is not a multiple of `width`. `access` is "load" or "store".
+int64_t checked_shared_index(const Machine& m, const ir::Op& op, int64_t buffer, uint32_t t,
+                             std::string_view access, const SharedArray& buf, int32_t index,
+                             int width);
+
+/// One cp_async whose bytes have not landed in shared memory yet (simt_matrix.cpp).
+struct AsyncCopy {
+  uint64_t group = 0;  ///< the issuing thread's group number
+  int64_t buffer = 0;
+  int64_t index = 0;   ///< first element
+  const ir::Op* op = nullptr;
+  std::array<std::byte, 16> bytes{};
+};
+
+/// The cp_async copies in flight, per thread: they land when the thread's cp_async_wait retires
+/// their group, so a missing or too weak wait reads stale (poisoned) shared memory.
+struct AsyncCopies {
+  std::vector<std::vector<AsyncCopy>> pending;  ///< per thread, in issue order
+  std::vector<uint64_t> committed;              ///< per thread: groups committed so far
+
+  void begin_workgroup(uint32_t threads) {
+    pending.assign(threads, {});
+    committed.assign(threads, 0);
+  }
+};
+
 class Machine {
  public:
   Machine(const ir::Function& fn, const MemoryMap& memory, const SimtOptions& options, Grid grid);
@@ -125,6 +159,7 @@ class Machine {
   std::vector<Block> blocks;    ///< blocks[0] is the function body
   std::vector<uint64_t> arena;  ///< every slot's storage (8-byte aligned)
   SharedMemory shared;
+  AsyncCopies async;
 
   Mask all() const { return {all_on_.data(), threads}; }
   void run_block(uint32_t block, const Mask& mask) {
@@ -160,5 +195,7 @@ Handler select_memory(Instr& instr);  ///< simt_memory.cpp: global_load/store, a
 Handler select_shared(Instr& instr, const SharedMemory& shared);  ///< simt_shared.cpp
 Handler select_control(Instr& instr, uint32_t threads);           ///< simt_control.cpp
 Handler select_debug(Instr& instr);  ///< simt_debug.cpp: print, assert, assume
+/// simt_matrix.cpp: mma, ldmatrix, cp_async, cp_async_commit, cp_async_wait
+Handler select_matrix(Instr& instr, const SharedMemory& shared);
 
 }  // namespace tessera::interp::simt

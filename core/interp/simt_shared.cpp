@@ -19,71 +19,85 @@ std::string element_name(int64_t buffer, int64_t elem) {
   return ir::shared_buffer_attr(buffer) + "[" + std::to_string(elem) + "]";
 }
 
-[[noreturn]] void race(const Machine& m, const Instr& in, uint32_t thread, std::string_view verb,
+[[noreturn]] void race(const Machine& m, const ir::Op& op, uint32_t thread, std::string_view verb,
                        int64_t buffer, int64_t elem, std::string_view past, int other,
                        const ir::Op* other_op) {
   fail(ErrorKind::DeviceFault, "shared-memory race in kernel '", m.fn.name, "' at ",
-       in.op->loc.str(), ": thread ", thread, " ", verb, " ", element_name(buffer, elem), " ", past,
+       op.loc.str(), ": thread ", thread, " ", verb, " ", element_name(buffer, elem), " ", past,
        " by thread ", other, " at ", other_op->loc.str(), " with no barrier between (program (",
        m.pid[0], ", ", m.pid[1], ", ", m.pid[2], "))");
 }
 
-void on_read(const Machine& m, const Instr& in, uint32_t t, SharedArray& buf, int64_t elem) {
+}  // namespace
+
+void on_shared_read(const Machine& m, const ir::Op& op, int64_t buffer, uint32_t t,
+                    SharedArray& buf, int64_t elem) {
   SharedAccess& a = buf.access[static_cast<size_t>(elem)];
   const uint32_t epoch = m.shared.epoch;
   const auto thread = static_cast<int32_t>(t);
   if (a.write_epoch == epoch && a.writer != thread)
-    race(m, in, t, "reads", in.imm[0], elem, "written", a.writer, a.write_op);
+    race(m, op, t, "reads", buffer, elem, "written", a.writer, a.write_op);
   if (a.read_epoch != epoch) {
     a.read_epoch = epoch;
     a.reader = thread;
     a.reader2 = -1;
-    a.read_op = a.read_op2 = in.op;
+    a.read_op = a.read_op2 = &op;
   } else if (a.reader != thread && a.reader2 < 0) {
     a.reader2 = thread;
-    a.read_op2 = in.op;
+    a.read_op2 = &op;
   }
 }
 
-/// Before thread t writes `bytes` over `old` (the element's current contents).
-void on_write(const Machine& m, const Instr& in, uint32_t t, SharedArray& buf, int64_t elem,
-              const std::byte* old, const std::byte* bytes) {
+void on_shared_write(const Machine& m, const ir::Op& op, int64_t buffer, uint32_t t,
+                     SharedArray& buf, int64_t elem, const std::byte* old, const std::byte* bytes) {
   SharedAccess& a = buf.access[static_cast<size_t>(elem)];
   const uint32_t epoch = m.shared.epoch;
   const auto thread = static_cast<int32_t>(t);
   if (a.read_epoch == epoch) {
-    if (a.reader != thread) race(m, in, t, "writes", in.imm[0], elem, "read", a.reader, a.read_op);
-    if (a.reader2 >= 0) race(m, in, t, "writes", in.imm[0], elem, "read", a.reader2, a.read_op2);
+    if (a.reader != thread) race(m, op, t, "writes", buffer, elem, "read", a.reader, a.read_op);
+    if (a.reader2 >= 0) race(m, op, t, "writes", buffer, elem, "read", a.reader2, a.read_op2);
   }
   if (a.write_epoch == epoch && a.writer != thread && std::memcmp(old, bytes, buf.elem_bytes) != 0)
-    race(m, in, t, "writes", in.imm[0], elem, "written", a.writer, a.write_op);
+    race(m, op, t, "writes", buffer, elem, "written", a.writer, a.write_op);
   a.write_epoch = epoch;
   a.writer = thread;
-  a.write_op = in.op;
+  a.write_op = &op;
 }
 
-[[noreturn]] void bad_index(const Machine& m, const Instr& in, uint32_t t, std::string_view access,
-                            const SharedArray& buf, int64_t i, int width) {
-  const std::string name = ir::shared_buffer_attr(in.imm[0]);
+namespace {
+
+[[noreturn]] void bad_index(const Machine& m, const ir::Op& op, int64_t buffer, uint32_t t,
+                            std::string_view access, const SharedArray& buf, int64_t i, int width) {
+  const std::string name = ir::shared_buffer_attr(buffer);
   if (i < 0 || i + width > buf.count) {
     const std::string range =
         width == 1 ? std::to_string(i) : std::to_string(i) + ".." + std::to_string(i + width - 1);
     m.fault(
-        *in.op, static_cast<int>(t), "out-of-bounds shared " + std::string(access),
+        op, static_cast<int>(t), "out-of-bounds shared " + std::string(access),
         ": " + name + "[" + range + "] is outside its " + std::to_string(buf.count) + " elements");
   }
-  m.fault(*in.op, static_cast<int>(t), "misaligned shared " + std::string(access),
+  m.fault(op, static_cast<int>(t), "misaligned shared " + std::string(access),
           ": index " + std::to_string(i) + " of " + name + " is not a multiple of width " +
               std::to_string(width));
 }
 
-/// The first element of a `width`-element access at `index`, checked against the buffer.
 int64_t checked_index(const Machine& m, const Instr& in, uint32_t t, std::string_view access,
                       const SharedArray& buf, int32_t index, int width) {
+  return checked_shared_index(m, *in.op, in.imm[0], t, access, buf, index, width);
+}
+
+}  // namespace
+
+int64_t checked_shared_index(const Machine& m, const ir::Op& op, int64_t buffer, uint32_t t,
+                             std::string_view access, const SharedArray& buf, int32_t index,
+                             int width) {
   const int64_t i = index;
-  if (i < 0 || i + width > buf.count || i % width != 0) bad_index(m, in, t, access, buf, i, width);
+  if (i < 0 || i + width > buf.count || i % width != 0)
+    bad_index(m, op, buffer, t, access, buf, i, width);
   return i;
 }
+
+namespace {
 
 /// shared_load %index {buffer = imm[0]}: width results of N bytes.
 template <int N>
@@ -96,7 +110,7 @@ void shared_load(Machine& m, const Instr& in, const Mask& mask) {
     if (!mask.on[t]) continue;
     const int64_t i = checked_index(m, in, t, "load", buf, index[t], width);
     for (int w = 0; w < width; ++w) {
-      if (!buf.access.empty()) on_read(m, in, t, buf, i + w);
+      if (!buf.access.empty()) on_shared_read(m, *in.op, in.imm[0], t, buf, i + w);
       std::byte* dst = in.out[static_cast<size_t>(w)].data + t * N;
       std::memcpy(dst, buf.data.data() + (i + w) * N, N);
       if (is_bool) *dst = static_cast<std::byte>(*dst != std::byte{0});
@@ -116,7 +130,7 @@ void shared_store(Machine& m, const Instr& in, const Mask& mask) {
     for (int w = 0; w < width; ++w) {
       std::byte* dst = buf.data.data() + (i + w) * N;
       const std::byte* src = in.in[static_cast<size_t>(1 + w)].data + t * N;
-      if (!buf.access.empty()) on_write(m, in, t, buf, i + w, dst, src);
+      if (!buf.access.empty()) on_shared_write(m, *in.op, in.imm[0], t, buf, i + w, dst, src);
       std::memcpy(dst, src, N);
     }
   }

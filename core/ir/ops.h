@@ -42,7 +42,8 @@
 ///                          signedness; i1 -> int gives 0/1; x -> i1 is x != 0; int->float and
 ///                          float->float round to nearest even; float->int truncates toward
 ///                          zero (NaN or out of range: undefined).
-///   bitcast %x             reinterpret the bits (same width).
+///   bitcast %x             reinterpret the bits (same width); a pointer and an i64/u64
+///                          reinterpret as the byte address.
 ///   ptr_add %p, %off       %p advanced by %off elements of its pointee (integer %off).
 ///
 /// Memory

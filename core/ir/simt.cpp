@@ -118,6 +118,53 @@ ShuffleMode ShuffleOp::mode() const {
   return m;
 }
 
+namespace {
+
+constexpr MmaShape kMmaShapes[] = {
+    {"m16n8k16", "f16", 16, DType::f16, DType::f32},
+    {"m16n8k16", "bf16", 16, DType::bf16, DType::f32},
+    {"m16n8k8", "tf32", 8, DType::f32, DType::f32},
+    {"m16n8k32", "i8", 32, DType::i8, DType::i32},
+};
+
+}  // namespace
+
+std::span<const MmaShape> mma_shapes() {
+  return kMmaShapes;
+}
+
+const MmaShape* find_mma_shape(std::string_view shape, std::string_view a) {
+  for (const MmaShape& s : kMmaShapes)
+    if (s.shape == shape && s.a == a) return &s;
+  return nullptr;
+}
+
+const MmaShape* mma_shape_for(DType in) {
+  for (const MmaShape& s : kMmaShapes)
+    if (s.in == in) return &s;
+  return nullptr;
+}
+
+MatrixCoord mma_a_coord(const MmaShape& s, int lane, int i) {
+  const int g = lane >> 2, t = lane & 3, e = s.per_reg();
+  return {g + 8 * ((i / e) % 2), t * e + i % e + 4 * e * (i / (2 * e))};
+}
+
+MatrixCoord mma_b_coord(const MmaShape& s, int lane, int i) {
+  const int g = lane >> 2, t = lane & 3, e = s.per_reg();
+  return {t * e + i % e + 4 * e * (i / e), g};
+}
+
+MatrixCoord mma_c_coord(int lane, int i) {
+  return {(lane >> 2) + 8 * (i / 2), 2 * (lane & 3) + i % 2};
+}
+
+const MmaShape& MmaOp::shape() const {
+  const MmaShape* s = find_mma_shape(op->str_attr_or("shape", ""), op->str_attr_or("a", ""));
+  TESSERA_CHECK(s, "'mma' with an unsupported shape or operand type");
+  return *s;
+}
+
 SimtDebugOp::SimtDebugOp(const Op* o) : op(o) {
   TESSERA_CHECK(
       o && (o->kind == OpKind::Print || o->kind == OpKind::Assert) && !o->operands.empty(),

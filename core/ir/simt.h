@@ -52,6 +52,57 @@
 ///   global_store %ptr, %pred, %v0, ... {width, align}
 ///                            if %pred: writes the `width` values (of the pointee dtype) to
 ///                            consecutive elements at %ptr (width and align as for global_load).
+///   mma %a..., %b..., %c... {shape, a}
+///                            a matrix-fragment product, D = A x B + C, of a 16xK tile A, a Kx8
+///                            tile B and a 16x8 tile C held by the 32 lanes of a subgroup (S must
+///                            be 32; every lane executes it together, in uniform control flow)
+///                            exactly as PTX's mma.sync.aligned.<shape>.row.col fragments hold
+///                            them. (shape, a) is one of
+///                              ("m16n8k16", "f16" or "bf16")  K = 16: 8 A and 4 B values of that
+///                                                             dtype, C and D f32
+///                              ("m16n8k8", "tf32")            K = 8: 4 A and 2 B f32 values,
+///                                                             each rounded to TF32 first (nearest,
+///                                                             ties away: cvt.rna.tf32.f32), C, D f32
+///                              ("m16n8k32", "i8")             K = 32: 16 A and 8 B i8 values,
+///                                                             C and D i32
+///                            Operands: the A values, the B values, then 4 C values; results: the
+///                            4 D values. With g = lane >> 2, t = lane & 3 and e = 4 / the A/B
+///                            element bytes (elements per 32-bit register: 2, 1, 4), lane `lane`
+///                            holds
+///                              A value i:    row g + 8 * ((i / e) % 2),  col t*e + i%e + 4e * (i / 2e)
+///                              B value i:    row t*e + i%e + 4e * (i / e),  col g
+///                              C, D value i: row g + 8 * (i / 2),  col 2t + i%2
+///                            (mma_a_coord / mma_b_coord / mma_c_coord below compute these).
+///                            D[r][c] = C[r][c] + sum over k of A[r][k] * B[k][c]: every product
+///                            is exact; floats accumulate in f32, i8 products in i32 (wrapping).
+///                            The order and intermediate precision of the sum within one mma are
+///                            unspecified (hardware differs in the last bits of f32); the SIMT
+///                            interpreter adds the products to C one at a time, k increasing,
+///                            rounding to f32 after each addition (the tile interpreter's `dot`).
+///   ldmatrix %index {buffer, count, trans?}
+///                            a subgroup-collective load (S = 32, every lane active) of `count`
+///                            (1, 2 or 4) matrices of 8 rows x 16 bytes from shared buffer
+///                            `buffer` (elements of E = 1, 2 or 4 bytes; a row holds 16 / E of
+///                            them), as PTX's ldmatrix.sync.aligned.m8n8.x<count>.b16 does. Lane l
+///                            (l < 8 * count) gives in %index (i32, a multiple of 16 / E) the first
+///                            element of row l % 8 of matrix l / 8; other lanes' %index is
+///                            ignored. Results: count * (4 / E) values of the buffer's dtype;
+///                            results j * (4 / E) .. of lane l are the 4 bytes of matrix j at row
+///                            l / 4, bytes 4 * (l % 4) .. 4 * (l % 4) + 3. With trans = 1 (E = 2
+///                            only) each matrix is read transposed: lane l receives column l / 4
+///                            of rows 2 * (l % 4) and 2 * (l % 4) + 1.
+///   cp_async %index, %ptr, %pred {buffer}
+///                            an asynchronous 16-byte copy from global memory at %ptr (a scalar
+///                            pointer to the buffer's dtype, 16-byte aligned) into shared buffer
+///                            `buffer` from element %index (i32; 16-byte aligned); if %pred (i1) is
+///                            false it reads nothing and writes 16 zero bytes. The copy completes
+///                            at some point before the issuing thread's cp_async_wait that retires
+///                            its group; other threads may read it after a barrier that follows
+///                            that wait. Nothing may read or write its bytes before then.
+///   cp_async_commit          closes this thread's group of cp_async copies issued since its
+///                            last commit (possibly an empty group).
+///   cp_async_wait {pending}  waits until at most `pending` (>= 0) of this thread's committed
+///                            groups are incomplete (cp.async.wait_group).
 ///   print %i0.., %v {prefix, hex, rank}
 ///                            prints element (i0, ..) of a tile of rank `rank` (default 0) held by
 ///                            this thread (rank 0: a scalar), as the tile interpreter does: `rank`
@@ -163,6 +214,62 @@ struct GlobalStoreOp : OpView<OpKind::GlobalStore> {
   }
   int width() const { return static_cast<int>(op->int_attr("width")); }
   int64_t align() const { return op->int_attr("align"); }
+};
+
+/// One mma.sync instruction shape and operand type (the `mma` op's shape and `a` attributes).
+struct MmaShape {
+  std::string_view shape;  ///< "m16n8k16", "m16n8k8", "m16n8k32"
+  std::string_view a;      ///< "f16", "bf16", "tf32", "i8"
+  int k;                   ///< 16, 8, 32
+  DType in;                ///< the A and B values' dtype (f32 for tf32)
+  DType acc;               ///< the C and D values' dtype (f32 or i32)
+  int a_count() const { return 16 * k / 32; }  ///< A values per lane
+  int b_count() const { return 8 * k / 32; }   ///< B values per lane
+  static constexpr int kCCount = 4;            ///< C and D values per lane
+  /// Elements per 32-bit register (e above): 2 for f16/bf16, 1 for tf32, 4 for i8.
+  int per_reg() const { return 4 / dtype_bytes(in); }
+};
+/// The supported (shape, a) pairs, in the order listed above.
+std::span<const MmaShape> mma_shapes();
+/// The entry for (shape, a); null for a pair mma does not support.
+const MmaShape* find_mma_shape(std::string_view shape, std::string_view a);
+/// The entry whose A/B dtype is `in` (f32 meaning tf32); null if none.
+const MmaShape* mma_shape_for(DType in);
+
+/// The (row, col) of fragment value i in `lane` (see `mma` above).
+struct MatrixCoord {
+  int row, col;
+  bool operator==(const MatrixCoord&) const = default;
+};
+MatrixCoord mma_a_coord(const MmaShape& s, int lane, int i);
+MatrixCoord mma_b_coord(const MmaShape& s, int lane, int i);
+MatrixCoord mma_c_coord(int lane, int i);
+
+struct MmaOp : OpView<OpKind::Mma> {
+  using OpView::OpView;
+  /// The shape entry; internal error for an unverified pair.
+  const MmaShape& shape() const;
+  std::span<Value* const> a() const { return {op->operands.data(), size_t(shape().a_count())}; }
+  std::span<Value* const> b() const {
+    return {op->operands.data() + shape().a_count(), size_t(shape().b_count())};
+  }
+  std::span<Value* const> c() const {
+    return {op->operands.data() + shape().a_count() + shape().b_count(), MmaShape::kCCount};
+  }
+};
+struct LdMatrixOp : OpView<OpKind::LdMatrix> {
+  using OpView::OpView;
+  Value* index() const { return op->operand(0); }
+  int64_t buffer() const { return op->int_attr("buffer"); }
+  int count() const { return static_cast<int>(op->int_attr("count")); }
+  bool trans() const { return op->int_attr_or("trans", 0) != 0; }
+};
+struct CpAsyncOp : OpView<OpKind::CpAsync> {
+  using OpView::OpView;
+  Value* index() const { return op->operand(0); }
+  Value* ptr() const { return op->operand(1); }
+  Value* pred() const { return op->operand(2); }
+  int64_t buffer() const { return op->int_attr("buffer"); }
 };
 
 /// `print` and `assert` in a SIMT function: `rank` (default 0) i32 indices, then the printed

@@ -160,7 +160,8 @@ void check_semantics(OpChecker& c) {
       return check_control(c);
     case OpKind::LaneId: case OpKind::SubgroupId: case OpKind::Barrier: case OpKind::Shuffle:
     case OpKind::SharedLoad: case OpKind::SharedStore: case OpKind::GlobalLoad:
-    case OpKind::GlobalStore:
+    case OpKind::GlobalStore: case OpKind::Mma: case OpKind::LdMatrix: case OpKind::CpAsync:
+    case OpKind::CpAsyncCommit: case OpKind::CpAsyncWait:
       return check_simt(c);
   }
   // clang-format on

@@ -26,6 +26,8 @@ struct SimtContext {
   /// The declared shared buffers by number; nullopt for one whose attribute is malformed (already
   /// reported, so uses of it are not checked further).
   std::map<int64_t, std::optional<SharedBuffer>> buffers;
+  /// The function's subgroup size; nullopt when the attribute is missing or malformed.
+  std::optional<int64_t> subgroup;
 };
 
 /// The checks of one op: typed access to its operands and attributes, and one way to report.

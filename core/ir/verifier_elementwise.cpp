@@ -68,9 +68,11 @@ void check_bitcast(OpChecker& c) {
     c.fail("expects a result of the operand's shape ", shape_str(a.shape), ", got ", r.str());
     return;
   }
-  if (a.is_ptr != r.is_ptr) {
-    c.fail("expects both or neither of operand and result to be pointers, got ", a.str(), " to ",
-           r.str());
+  // A pointer reinterprets as a 64-bit integer and back (its byte address), nothing narrower.
+  const Type& other = a.is_ptr ? r : a;
+  if (a.is_ptr != r.is_ptr && other.dtype != DType::i64 && other.dtype != DType::u64) {
+    c.fail("expects both or neither of operand and result to be pointers, or a pointer and a ",
+           "64-bit integer, got ", a.str(), " to ", r.str());
     return;
   }
   if (element_bits(a) != element_bits(r))

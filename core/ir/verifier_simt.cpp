@@ -42,10 +42,11 @@ class FunctionAttrChecker {
       else
         fail("(SIMT) expects attribute 'subgroup' to be a power of two, got ", *subgroup);
     }
+    bool subgroup_ok = subgroup && is_power_of_two(*subgroup) && (!threads || *threads % *subgroup == 0);
     const AttrValue* target = find_attr(fn_.attrs, "target");
     if (target && !std::holds_alternative<std::string>(*target))
       fail("(SIMT) expects attribute 'target' to be a string, got ", print_attr_value(*target));
-    return SimtContext{buffers()};
+    return SimtContext{buffers(), subgroup_ok ? subgroup : std::nullopt};
   }
 
  private:
@@ -219,6 +220,87 @@ void check_global(OpChecker& c, bool is_store) {
   if (!is_store) c.expect_types("results of the pointee dtype", types_of(c.op.results), want);
 }
 
+/// Warp-collective ops (mma, ldmatrix) need 32-lane subgroups.
+void check_warp(OpChecker& c) {
+  if (c.simt->subgroup && *c.simt->subgroup != 32)
+    c.fail("needs subgroups of 32 lanes (a warp), but the function has subgroup = ",
+           *c.simt->subgroup);
+}
+
+std::string mma_pairs() {
+  std::string out;
+  for (const MmaShape& s : mma_shapes())
+    out += std::string(out.empty() ? "" : ", ") + "(\"" + std::string(s.shape) + "\", \"" +
+           std::string(s.a) + "\")";
+  return out;
+}
+
+/// mma: a supported (shape, a) pair, its operand and result counts and dtypes.
+void check_mma(OpChecker& c) {
+  check_warp(c);
+  const std::string* shape = c.str_attr("shape", true);
+  const std::string* a = c.str_attr("a", true);
+  if (!shape || !a) return;
+  const MmaShape* s = find_mma_shape(*shape, *a);
+  if (!s) {
+    c.fail("expects (shape, a) to be one of ", mma_pairs(), "; got (\"", *shape, "\", \"", *a,
+           "\")");
+    return;
+  }
+  size_t na = static_cast<size_t>(s->a_count()), nb = static_cast<size_t>(s->b_count());
+  size_t want = na + nb + MmaShape::kCCount;
+  if (c.num_in() != want) {
+    c.fail("expects ", want, " operands for ", *shape, " ", *a, " (", na, " A, ", nb,
+           " B, then 4 C values), got ", c.num_in());
+    return;
+  }
+  std::vector<Type> in_types = types_of(c.op.operands);
+  std::vector<Type> ab(in_types.begin(), in_types.begin() + static_cast<long>(na + nb));
+  std::vector<Type> cs(in_types.begin() + static_cast<long>(na + nb), in_types.end());
+  c.expect_types("A and B values", ab, repeated(Type::scalar(s->in), static_cast<int>(na + nb)));
+  c.expect_types("C values", cs, repeated(Type::scalar(s->acc), MmaShape::kCCount));
+  c.expect_types("results", types_of(c.op.results), repeated(Type::scalar(s->acc), MmaShape::kCCount));
+}
+
+/// ldmatrix: the index, the buffer (1-, 2- or 4-byte elements), count, trans and the results.
+void check_ldmatrix(OpChecker& c) {
+  check_warp(c);
+  c.expect_type("operand #0 (the index)", c.in(0), kI32);
+  std::optional<int64_t> count = c.int_attr("count");
+  if (count && *count != 1 && *count != 2 && *count != 4) {
+    c.fail("expects attribute 'count' to be one of 1, 2, 4; got ", *count);
+    count.reset();
+  }
+  bool trans = c.flag_attr("trans") && c.op.int_attr_or("trans", 0) != 0;
+  const SharedBuffer* buffer = buffer_attr(c);
+  if (!buffer || !count) return;
+  int bytes = dtype_bytes(buffer->dtype);
+  if (buffer->dtype == DType::i1 || (bytes != 1 && bytes != 2 && bytes != 4)) {
+    c.fail("expects a buffer of 1-, 2- or 4-byte elements, got ", dtype_name(buffer->dtype));
+    return;
+  }
+  if (trans && bytes != 2) {
+    c.fail("with trans = 1 expects a buffer of 2-byte elements, got ", dtype_name(buffer->dtype));
+    return;
+  }
+  int per = 4 / bytes;
+  if (!c.expect_num_results(static_cast<size_t>(*count * per), "count x 4 / element bytes")) return;
+  c.expect_types("results of the buffer's dtype", types_of(c.op.results),
+                 repeated(Type::scalar(buffer->dtype), static_cast<int>(*count * per)));
+}
+
+/// cp_async: the index, a scalar pointer to the buffer's dtype, the predicate.
+void check_cp_async(OpChecker& c) {
+  c.expect_type("operand #0 (the index)", c.in(0), kI32);
+  const Type& p = c.in(1);
+  bool ptr_ok = p.is_ptr && !p.is_tile();
+  if (!ptr_ok) c.fail("expects operand #1 to be a scalar pointer, got ", p.str());
+  c.expect_type("operand #2 (the predicate)", c.in(2), kBool);
+  const SharedBuffer* buffer = buffer_attr(c);
+  if (buffer && ptr_ok && buffer->dtype != p.dtype)
+    c.fail("expects a pointer to the buffer's dtype ", dtype_name(buffer->dtype), ", got ", p.str());
+}
+
 /// `rank` (default 0); reported unless a non-negative integer.
 std::optional<int64_t> rank_attr(OpChecker& c) {
   if (!c.op.has_attr("rank")) return 0;
@@ -272,6 +354,14 @@ void check_simt(OpChecker& c) {
     case OpKind::SharedStore: return check_shared(c, /*is_store=*/true);
     case OpKind::GlobalLoad: return check_global(c, /*is_store=*/false);
     case OpKind::GlobalStore: return check_global(c, /*is_store=*/true);
+    case OpKind::Mma: return check_mma(c);
+    case OpKind::LdMatrix: return check_ldmatrix(c);
+    case OpKind::CpAsync: return check_cp_async(c);
+    case OpKind::CpAsyncCommit:
+      return;  // no operands, results or attributes
+    case OpKind::CpAsyncWait:
+      c.int_attr_in("pending", 0, 16);
+      return;
     default:
       TESSERA_CHECK(false, "not a SIMT op: ", c.op.name());
   }

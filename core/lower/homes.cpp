@@ -1,6 +1,7 @@
 /// \file Which tile values are free (recomputed in any layout on demand) and the home layouts of
 /// the others: loads and atomics coalesced through their pointers, dots in the dot layout,
-/// reductions in the slice of their input, loop-carried values at a fixed point.
+/// reductions in the slice of their input, loop-carried values at a fixed point. A dot that runs on
+/// tensor cores lives in their accumulator layout (mma_plan).
 #include <algorithm>
 #include <bit>
 
@@ -45,8 +46,9 @@ Layout scan_layout(const Layout& l, int axis, int64_t threads) {
 
 }  // namespace
 
-Homes::Homes(const ir::Function& fn, const AxisInfoMap& axis, int64_t threads)
-    : axis_(axis), threads_(threads) {
+Homes::Homes(const ir::Function& fn, const AxisInfoMap& axis, int64_t threads,
+             const target::Target& target)
+    : axis_(axis), threads_(threads), target_(target) {
   region(*fn.body);
 }
 
@@ -84,6 +86,11 @@ Layout Homes::coalesced(const ir::Value* ptr) const {
 Layout Homes::layout_for(const ir::Value* v) const {
   if (!is_free(v) && known(v)) return homes_.at(v);
   return default_layout(v->type.shape, threads_);
+}
+
+Layout Homes::operand_layout(const ir::Op& o) const {
+  const ir::Value* x = o.operand(0);
+  return !is_free(x) && known(x) ? homes_.at(x) : default_layout(x->type.shape, threads_);
 }
 
 Layout Homes::operand_home(const ir::Op& o) const {
@@ -192,7 +199,8 @@ void Homes::op(const ir::Op& o) {
       homes_[r] = coalesced(o.operand(0));
       return;
     case OpKind::Dot:
-      homes_[r] = dot_layout(r->type.shape[0], r->type.shape[1], threads_);
+      if (std::optional<MmaPlan> plan = mma_plan(o, target_, threads_)) homes_[r] = plan->acc;
+      else homes_[r] = dot_layout(r->type.shape[0], r->type.shape[1], threads_);
       return;
     case OpKind::Reduce:
     case OpKind::ReduceGeneric: {
@@ -210,6 +218,20 @@ void Homes::op(const ir::Op& o) {
       for (const ir::Value* res : o.results) homes_[res] = s;
       return;
     }
+    // Shape ops of a non-free tile relabel its home's bits (lower_free undoes the relabeling,
+    // so they move no data).
+    case OpKind::Permute:
+      homes_[r] = permute(operand_layout(o), o.ints_attr("order"));
+      return;
+    case OpKind::Reshape:
+      homes_[r] = reshape(operand_layout(o), r->type.shape);
+      return;
+    case OpKind::ExpandDims:
+      homes_[r] = expand_dims(operand_layout(o), static_cast<int>(o.int_attr("axis")));
+      return;
+    case OpKind::Broadcast:
+      homes_[r] = broadcast(operand_layout(o), r->type.shape);
+      return;
     case OpKind::Cat: {
       const ir::Value* a = o.operand(0);
       Layout l = !is_free(a) && known(a) ? homes_.at(a) : default_layout(a->type.shape, threads_);

@@ -91,6 +91,33 @@ Layout cat(const Layout& l, int axis);
 /// shared-memory reads of A and B are conflict-free (threads fill the low bits of n, then m).
 Layout dot_layout(int64_t m, int64_t n, int64_t threads);
 
+/// How the warps of a workgroup tile a tensor-core accumulator: m x n warps (m * n = warps).
+struct MmaWarps {
+  int m = 1, n = 1;
+  bool operator==(const MmaWarps&) const = default;
+};
+/// Triton's choice (warpsPerTileV2) for an [m, n] accumulator of 16x8 instruction tiles: double
+/// the warps along M while M has at least as many tiles per warp as N has pairs of tiles, else
+/// along N. Tiles may run out (then m > M / 16 or n > N / 8: too little work for the warps).
+MmaWarps mma_warps(int64_t m, int64_t n, int warps);
+
+// Tensor-core (mma.sync) layouts. One instruction multiplies a 16 x k tile of A by a k x 8 tile of
+// B into a 16 x 8 tile of C, with k = 8 * per (per = operand elements in a 32-bit register: 2 for
+// f16/bf16, 1 for tf32, 4 for i8). Lanes hold PTX's fragments (lane = 4 * groupID +
+// threadID_in_group); warp w (thread bits above the 5 lane bits) takes instruction tiles
+// (w % warps.m, w / warps.m) of every warps.m x warps.n block of tiles; the registers repeat the
+// fragment over the blocks. Register order: the fragment's values in PTX order first, then the
+// repetitions along M (or N for B), then along K. Require 32-lane subgroups (threads counts
+// lanes first) and m % 16 == 0, n % 8 == 0, k % (8 * per) == 0 with enough tiles for the warps.
+
+/// C and D [m, n]: value i (bit 0: column + 1, bit 1: row + 8) of lane l at row l / 4, column
+/// 2 * (l % 4); repetitions along N, then M.
+Layout mma_acc_layout(int64_t m, int64_t n, MmaWarps warps, int64_t threads);
+/// A [m, k]: the warps along N hold copies (their thread bits name nothing).
+Layout mma_a_layout(int64_t m, int64_t k, int per, MmaWarps warps, int64_t threads);
+/// B [k, n]: the warps along M hold copies.
+Layout mma_b_layout(int64_t k, int64_t n, int per, MmaWarps warps, int64_t threads);
+
 /// Number of bits of a power-of-two dimension.
 int log2_exact(int64_t v);
 

@@ -1,7 +1,8 @@
-/// \file dot in FMA form, and cat. The operands are staged in shared memory (each thread writes
-/// the elements it holds), then each thread runs a loop over k that reads the rows of A and the
-/// columns of B it needs and accumulates its block of C (the dot layout: a strided rm x rn block
-/// per thread, so that the reads of a subgroup are broadcasts or hit distinct banks).
+/// \file dot in FMA form (when it cannot run on tensor cores: lower_mma.cpp), and cat. The
+/// operands are staged in shared memory (each thread writes the elements it holds), then each
+/// thread runs a loop over k that reads the rows of A and the columns of B it needs and
+/// accumulates its block of C (the dot layout: a strided rm x rn block per thread, so that the
+/// reads of a subgroup are broadcasts or hit distinct banks).
 #include "core/ir/ops.h"
 #include "core/lower/lowerer.h"
 
@@ -43,6 +44,7 @@ void stage(Lowerer& lw, const Regs& r, const Layout& l, int buf, int64_t base, i
 }  // namespace
 
 void Lowerer::lower_dot(const ir::Op& op) {
+  if (std::optional<MmaPlan> plan = mma_plan(op, target(), threads())) return lower_mma(op, *plan);
   ir::DotOp dot(const_cast<ir::Op*>(&op));
   const ir::Value* a = dot.lhs();
   const ir::Value* bm = dot.rhs();

@@ -6,16 +6,12 @@
 #include "core/lower/lowerer.h"
 
 namespace tessera::lower::detail {
-namespace {
 
 using ir::OpKind;
 using ir::Type;
 
-/// The widest vector (in elements) an access in layout `l` can use: registers 0..w-1 must be
-/// consecutive elements of one dimension, and the pointers' contiguity and alignment, the mask's
-/// and `other`'s constancy must cover w elements.
-int64_t vector_width(const Lowerer& lw, const Layout& l, const ir::Value* ptr, const ir::Value* mask,
-                     const ir::Value* other) {
+int64_t access_width(const Lowerer& lw, const Layout& l, const ir::Value* ptr,
+                     const ir::Value* mask, const ir::Value* other) {
   if (l.regs.empty()) return 1;
   int dim = l.regs[0].dim;
   int run = 0;
@@ -34,8 +30,6 @@ int64_t vector_width(const Lowerer& lw, const Layout& l, const ir::Value* ptr, c
   return p2;
 }
 
-}  // namespace
-
 void Lowerer::lower_load(const ir::Op& op) {
   ir::LoadOp ld(const_cast<ir::Op*>(&op));
   const ir::Value* r = op.result();
@@ -52,7 +46,7 @@ void Lowerer::lower_load(const ir::Op& op) {
   Regs ptrs = regs(ld.ptr(), l);
   Regs masks = ld.mask() ? regs(ld.mask(), l) : Regs{};
   Regs others = ld.other() ? regs(ld.other(), l) : Regs{};
-  int64_t w = vector_width(*this, l, ld.ptr(), ld.mask(), ld.other());
+  int64_t w = access_width(*this, l, ld.ptr(), ld.mask(), ld.other());
   int64_t align = w * ir::dtype_bytes(elem.dtype);
   ir::Value* zero = ld.other() ? nullptr : b().constant(elem, 0);
   ir::Value* always = const_bool(true);
@@ -88,7 +82,7 @@ void Lowerer::lower_store(const ir::Op& op) {
   Regs masks = st.mask() ? regs(st.mask(), l) : Regs{};
   ir::Value* own = owner(l);
   bool guarded = !(own->def && own->def->kind == OpKind::Constant);
-  int64_t w = vector_width(*this, l, ptr, st.mask(), nullptr);
+  int64_t w = access_width(*this, l, ptr, st.mask(), nullptr);
   std::vector<ir::Attribute> attrs = {{"align", w * elem_bytes}, {"width", w}};
   for (int i = 0; i < l.num_regs(); i += static_cast<int>(w)) {
     ir::Value* pred = masks.empty() ? own : (guarded ? and_(masks[static_cast<size_t>(i)], own) : masks[static_cast<size_t>(i)]);
@@ -127,7 +121,7 @@ void Lowerer::lower_atomic(const ir::Op& op) {
     }
     Layout one;  // a scalar layout: every thread bit is a copy
     one.threads.assign(static_cast<size_t>(log2_exact(threads())), DimBit{});
-    define_scalar(r, convert_through_shared(Regs{old}, elem.dtype, one)[0]);
+    define_scalar(r, convert_through_shared(Regs{old}, elem, one)[0]);
     return;
   }
   const Layout& l = homes().home(r);
@@ -157,7 +151,7 @@ void Lowerer::lower_atomic(const ir::Op& op) {
     }
   }
   // Broadcast copies did not execute the atomic: they take the owner's result.
-  if (!(own->def && own->def->kind == OpKind::Constant)) out = convert_through_shared(out, elem.dtype, l);
+  if (!(own->def && own->def->kind == OpKind::Constant)) out = convert_through_shared(out, elem, l);
   define_tile(r, l, out);
 }
 
@@ -232,8 +226,8 @@ void Lowerer::guarded(ir::Value* pred, const std::function<void()>& body) {
   b().set_insertion_after(guard);
 }
 
-Regs Lowerer::convert_through_shared(const Regs& r, ir::DType dtype, const Layout& l) {
-  return convert(r, dtype, l, l, /*through_shared=*/true);
+Regs Lowerer::convert_through_shared(const Regs& r, const ir::Type& elem, const Layout& l) {
+  return convert(r, elem, l, l, /*through_shared=*/true);
 }
 
 }  // namespace tessera::lower::detail

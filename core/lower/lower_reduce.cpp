@@ -288,7 +288,7 @@ void Lowerer::lower_reduce_generic(const ir::Op& op) {
       define_scalar(r, out[k][0]);
       continue;
     }
-    define_tile(r, homes().home(r), convert(out[k], r->type.dtype, slice(l, axis), homes().home(r)));
+    define_tile(r, homes().home(r), convert(out[k], r->type.element(), slice(l, axis), homes().home(r)));
   }
 }
 

@@ -40,7 +40,7 @@ Lowerer::Lowerer(const ir::Function& src, const target::Target& target, const Si
   if (subgroup_ <= 0 || threads_ % subgroup_ != 0)
     fail(ErrorKind::Unsupported, "kernel '", src.name, "': ", threads_,
          " threads are not a whole number of subgroups of ", subgroup_);
-  homes_ = std::make_unique<Homes>(src, axis_, threads_);
+  homes_ = std::make_unique<Homes>(src, axis_, threads_, target_);
   for (const ir::Param& p : src.params) depth_[p.value] = 0;
   assign_depths(*src.body, 0, depth_);
   int id = 0;
@@ -202,7 +202,7 @@ Regs Lowerer::regs(const ir::Value* v, const Layout& l) {
     const Regs* home = find(v, h);
     TESSERA_CHECK(home, "tile value used before it was lowered, in kernel '", src_.name, "'");
     Regs hr = *home;
-    out = at_depth(d, [&] { return convert(hr, v->type.dtype, h, l); });
+    out = at_depth(d, [&] { return convert(hr, v->type.element(), h, l); });
   }
   scopes_[static_cast<size_t>(d)].cache[key(v, l)] = out;
   return out;
@@ -256,6 +256,14 @@ ir::Value* Lowerer::owner(const Layout& l) {
   return v;
 }
 
+ir::Value* Lowerer::at_entry(const std::string& key, const std::function<ir::Value*()>& make) {
+  auto it = thread_coords_.find(key);
+  if (it != thread_coords_.end()) return it->second;
+  ir::Value* v = at_depth(0, make);
+  thread_coords_[key] = v;
+  return v;
+}
+
 // --- shared memory ---------------------------------------------------------------------------------
 
 int Lowerer::scratch(ir::DType dtype, int64_t count) {
@@ -286,6 +294,7 @@ void Lowerer::lower_region(const ir::Region& src, ir::Region* dst) {
 }
 
 void Lowerer::lower_op(const ir::Op& op) {
+  if (pipelined_ops_.count(&op)) return;  // a pipelined loop's load (lower_pipeline.cpp)
   switch (op.kind) {
     case OpKind::Load: return lower_load(op);
     case OpKind::Store: return lower_store(op);
@@ -395,7 +404,7 @@ void Lowerer::lower_elementwise(const ir::Op& op) {
 
 // --- conversions -----------------------------------------------------------------------------------
 
-Regs Lowerer::convert(const Regs& r, ir::DType dtype, const Layout& from, const Layout& to,
+Regs Lowerer::convert(const Regs& r, const ir::Type& elem, const Layout& from, const Layout& to,
                       bool through_shared) {
   if (from == to && !through_shared) return r;
   if (from.threads == to.threads && !through_shared) {
@@ -408,8 +417,12 @@ Regs Lowerer::convert(const Regs& r, ir::DType dtype, const Layout& from, const 
     return out;
   }
   // Through shared memory: each owner writes its elements at their row-major index, then every
-  // thread reads the elements of the new layout.
-  ir::DType store_t = dtype == ir::DType::i1 ? ir::DType::u8 : dtype;
+  // thread reads the elements of the new layout. Booleans travel as u8, pointers as their u64
+  // addresses.
+  const ir::DType store_t = elem.is_ptr                 ? ir::DType::u64
+                            : elem.dtype == ir::DType::i1 ? ir::DType::u8
+                                                          : elem.dtype;
+  const OpKind to_store = elem.is_ptr ? OpKind::Bitcast : OpKind::Cast;
   int64_t n = ir::num_elements(from.shape);
   int buf = scratch(store_t, n);
   std::vector<int64_t> strides(from.shape.size(), 1);
@@ -427,7 +440,7 @@ Regs Lowerer::convert(const Regs& r, ir::DType dtype, const Layout& from, const 
       int64_t off = linear_index(from.shape, from.reg_coords(i));
       ir::Value* idx = off ? add(wbase, const_int(ir::DType::i32, off)) : wbase;
       ir::Value* v = r[static_cast<size_t>(i)];
-      if (dtype == ir::DType::i1) v = emit(OpKind::Cast, {v}, Type::scalar(store_t));
+      if (store_t != elem.dtype || elem.is_ptr) v = emit(to_store, {v}, Type::scalar(store_t));
       b_.create(OpKind::SharedStore, {idx, v}, {}, {{"buffer", int64_t{buf}}, {"width", int64_t{1}}});
     }
   });
@@ -439,7 +452,7 @@ Regs Lowerer::convert(const Regs& r, ir::DType dtype, const Layout& from, const 
     ir::Value* idx = off ? add(rbase, const_int(ir::DType::i32, off)) : rbase;
     ir::Value* v = b_.create(OpKind::SharedLoad, {idx}, {Type::scalar(store_t)},
                              {{"buffer", int64_t{buf}}, {"width", int64_t{1}}})->result();
-    if (dtype == ir::DType::i1) v = emit(OpKind::Cast, {v}, Type::scalar(ir::DType::i1));
+    if (store_t != elem.dtype || elem.is_ptr) v = emit(to_store, {v}, elem);
     out.push_back(v);
   }
   barrier();

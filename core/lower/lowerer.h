@@ -10,14 +10,17 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <memory>
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "core/ir/builder.h"
 #include "core/ir/ir.h"
+#include "core/ir/simt.h"
 #include "core/lower/axis_info.h"
 #include "core/lower/layout.h"
 #include "core/lower/simt_lowering.h"
@@ -27,10 +30,27 @@ namespace tessera::lower::detail {
 
 using Regs = std::vector<ir::Value*>;
 
+/// How a dot runs on tensor cores (lower_mma.cpp): the instruction, the warps' tiling and the
+/// layouts of the accumulator and of the operand fragments.
+struct MmaPlan {
+  const ir::MmaShape* shape;
+  MmaWarps warps;
+  Layout acc, a, b;
+};
+struct StagedDot;  // mma_operand.h
+struct Pipeline;   // lower_pipeline.cpp
+
+/// The plan for `dot` when the target has mma.sync (Cap::MmaSync, 32-lane subgroups, the shape
+/// in its matrix_shapes), the dtypes have an instruction (f16/bf16 into f32, f32 with TF32
+/// precision into f32, i8 into i32) and the tile is a whole number of instruction tiles for the
+/// warps; nullopt otherwise (the FMA form).
+std::optional<MmaPlan> mma_plan(const ir::Op& dot, const target::Target& target, int64_t threads);
+
 /// Home layouts of the non-free tile values, and which values are free (homes.cpp).
 class Homes {
  public:
-  Homes(const ir::Function& fn, const AxisInfoMap& axis, int64_t threads);
+  Homes(const ir::Function& fn, const AxisInfoMap& axis, int64_t threads,
+        const target::Target& target);
   bool is_free(const ir::Value* v) const;
   const Layout& home(const ir::Value* v) const;
   /// The layout a load, store or atomic through `ptr` (a pointer tile) works in: coalesced
@@ -45,10 +65,13 @@ class Homes {
   void loop_args(const ir::Region& body, size_t first, std::span<ir::Value* const> inits,
                  const ir::Op* terminator_owner);
   Layout operand_home(const ir::Op& o) const;
+  /// The home of operand 0, or its default layout when it is free.
+  Layout operand_layout(const ir::Op& o) const;
   bool known(const ir::Value* v) const { return homes_.count(v) != 0; }
 
   const AxisInfoMap& axis_;
   int64_t threads_;
+  const target::Target& target_;
   std::unordered_map<const ir::Value*, bool> free_;
   std::unordered_map<const ir::Value*, Layout> homes_;
 };
@@ -104,6 +127,9 @@ class Lowerer {
   ir::Value* thread_coord(const Layout& l, int dim);
   /// True in the one thread of each group of broadcast copies (i1; constant true if none).
   ir::Value* owner(const Layout& l);
+  /// The value `make` emits at the kernel's entry (hoisted out of every loop and branch), made
+  /// once per `key`: thread-dependent index arithmetic.
+  ir::Value* at_entry(const std::string& key, const std::function<ir::Value*()>& make);
 
   // --- values ----------------------------------------------------------------------------------
   const AxisInfoMap& axis() const { return axis_; }
@@ -120,9 +146,9 @@ class Lowerer {
   /// Converts registers between layouts of one shape (register moves or shared memory). With
   /// `through_shared`, the owners' values always go through shared memory, so broadcast copies
   /// receive their owner's value (atomics' results).
-  Regs convert(const Regs& r, ir::DType dtype, const Layout& from, const Layout& to,
+  Regs convert(const Regs& r, const ir::Type& elem, const Layout& from, const Layout& to,
                bool through_shared = false);
-  Regs convert_through_shared(const Regs& r, ir::DType dtype, const Layout& l);
+  Regs convert_through_shared(const Regs& r, const ir::Type& elem, const Layout& l);
   /// The coordinates of register `reg` of this thread in layout `l`, as i32 values.
   std::vector<ir::Value*> element_index(const Layout& l, int reg);
   /// Emits `body` inside `if (pred)` (directly when pred is the constant true).
@@ -157,8 +183,24 @@ class Lowerer {
   void lower_reduce_generic(const ir::Op& op);
   void lower_scan(const ir::Op& op);
   void lower_dot(const ir::Op& op);                     ///< lower_dot.cpp
+  void lower_mma(const ir::Op& op, const MmaPlan& plan);  ///< lower_mma.cpp
   void lower_cat(const ir::Op& op);
   void lower_for(const ir::Op& op);                     ///< lower_control.cpp
+  /// The software pipeline of a matmul loop (lower_pipeline.cpp): null unless `loop` is a `for`
+  /// whose body's one tensor-core dot reads two loads that cp.async can prefetch (num_stages > 1).
+  std::shared_ptr<Pipeline> plan_pipeline(const ir::Op& loop);
+  /// Before the SIMT loop (lb, ub, step: its bounds): prefetches stages 0 .. S-2; returns the
+  /// initial values of the extra loop-carried values (the stages read and written, the count of
+  /// iterations done).
+  std::vector<ir::Value*> pipeline_prologue(Pipeline& p, ir::Value* lb, ir::Value* ub,
+                                            ir::Value* step);
+  /// At the top of the body (iv; extra: the extra carried values): waits for this iteration's
+  /// stage and prefetches the one S-1 iterations ahead.
+  void pipeline_enter(Pipeline& p, ir::Value* iv, const std::vector<ir::Value*>& extra);
+  /// The extra carried values' next values (at the body's end).
+  std::vector<ir::Value*> pipeline_next(Pipeline& p);
+  /// After the loop: drains the copies still in flight.
+  void pipeline_exit(Pipeline& p);
   void lower_if(const ir::Op& op);
   void lower_while(const ir::Op& op);
 
@@ -206,6 +248,16 @@ class Lowerer {
   };
   std::vector<Buffer> buffers_;
   Location loc_;
+  /// Dots whose operands a pipelined loop stages (lower_mma reads them from there), and the tile
+  /// ops that loop lowers itself (its loads and their transposes).
+  std::unordered_map<const ir::Op*, std::shared_ptr<StagedDot>> staged_dots_;
+  std::unordered_set<const ir::Op*> pipelined_ops_;
 };
+
+/// The widest vector (in elements) an access in layout `l` through `ptr` can use: registers 0..w-1
+/// consecutive along one dimension, and the pointers' contiguity and alignment, the mask's and
+/// `other`'s constancy covering w elements (lower_memory.cpp).
+int64_t access_width(const Lowerer& lw, const Layout& l, const ir::Value* ptr,
+                     const ir::Value* mask, const ir::Value* other);
 
 }  // namespace tessera::lower::detail

@@ -31,7 +31,7 @@ Target make_cuda(int sm, bool arch_specific) {
   for (Cap c : {Cap::Int64, Cap::Int8, Cap::Int16, Cap::Fp16, Cap::Bf16, Cap::Fp64,
                 Cap::SubgroupArithmetic, Cap::SubgroupShuffle, Cap::SubgroupClustered,
                 Cap::FloatAtomicAdd, Cap::FloatAtomicMinMax, Cap::Int64Atomics,
-                Cap::BufferDeviceAddress, Cap::MmaSync, Cap::CpAsync})
+                Cap::BufferDeviceAddress, Cap::MmaSync, Cap::CpAsync, Cap::FusedFma})
     t.set(c);
   if (sm >= 90 && arch_specific) t.set(Cap::Wgmma);
   using ir::DType;
@@ -47,13 +47,13 @@ Target make_lavapipe() {
   t.name = "vulkan-lavapipe";
   t.isa = "spirv1.6";
   t.subgroup_size = 8;
-  t.max_threads = 1024;
+  t.max_threads = 256;  // at most 32 subgroups per workgroup with a required subgroup size
   t.max_shared_bytes = 32768;
   t.push_constant_bytes = 128;
   t.max_grid[0] = t.max_grid[1] = t.max_grid[2] = 65535;
   for (Cap c : {Cap::Int64, Cap::Int8, Cap::Int16, Cap::Fp16, Cap::Fp64, Cap::SubgroupArithmetic,
                 Cap::SubgroupShuffle, Cap::FloatAtomicAdd, Cap::FloatAtomicMinMax,
-                Cap::Int64Atomics, Cap::BufferDeviceAddress})
+                Cap::Int64Atomics, Cap::BufferDeviceAddress, Cap::InfNanPreserve})
     t.set(c);
   return t;
 }
@@ -70,7 +70,8 @@ Target make_vulkan_nvidia() {
   t.max_grid[1] = t.max_grid[2] = 65535;
   for (Cap c : {Cap::Int64, Cap::Int8, Cap::Int16, Cap::Fp16, Cap::Fp64, Cap::SubgroupArithmetic,
                 Cap::SubgroupShuffle, Cap::SubgroupClustered, Cap::FloatAtomicAdd,
-                Cap::Int64Atomics, Cap::BufferDeviceAddress, Cap::CooperativeMatrix})
+                Cap::Int64Atomics, Cap::BufferDeviceAddress, Cap::CooperativeMatrix,
+                Cap::FusedFma, Cap::InfNanPreserve})
     t.set(c);
   using ir::DType;
   t.matrix_shapes = {{16, 16, 16, DType::f16, DType::f16, DType::f32},

@@ -36,7 +36,9 @@ namespace tessera::target {
   X(MmaSync, "mma_sync")                        \
   X(CpAsync, "cp_async")                        \
   X(Wgmma, "wgmma")                             \
-  X(CooperativeMatrix, "coopmat")
+  X(CooperativeMatrix, "coopmat")              \
+  X(FusedFma, "fused_fma")                      \
+  X(InfNanPreserve, "inf_nan_preserve")
 
 enum class Cap : uint8_t {
 #define X(name, text) name,

@@ -232,13 +232,20 @@ class HostStream : public StreamImpl {
 };
 
 /// The target description of a SIMT-interpreter device: a GPU-like workgroup of any subgroup
-/// size with every capability except tensor cores.
+/// size with every capability the host has; at subgroup 32 also NVIDIA's tensor-core instructions
+/// (mma.sync, cp.async, the CUDA profiles' matrix shapes), so the interpreter runs the lowering the
+/// PTX target gets. simt:8 and simt:64 keep the FMA form.
 target::Target simt_target(int subgroup) {
   target::Target t = *target::profile("host");
   t.name = "simt-" + std::to_string(subgroup);
   t.subgroup_size = subgroup;
   t.max_threads = 1024;
   t.max_shared_bytes = 49152;
+  if (subgroup == 32) {
+    t.set(target::Cap::MmaSync);
+    t.set(target::Cap::CpAsync);
+    t.matrix_shapes = target::profile("cuda-sm_80")->matrix_shapes;
+  }
   return t;
 }
 

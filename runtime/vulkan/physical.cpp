@@ -211,8 +211,11 @@ target::Target PhysicalFacts::target(const std::string& name) const {
   // warp width (32 on NVIDIA, 8 on lavapipe, 64 on AMD's wave64).
   bool required_size = (p13.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0;
   t.subgroup_size = static_cast<int>(required_size ? p13.maxSubgroupSize : p11.subgroupSize);
-  t.max_threads =
-      static_cast<int>(std::min(l.maxComputeWorkGroupInvocations, l.maxComputeWorkGroupSize[0]));
+  // A pipeline with a required subgroup size may use at most maxComputeWorkgroupSubgroups of
+  // them (lavapipe: 32 subgroups of 8, so 256 threads).
+  uint32_t by_subgroups = p13.maxComputeWorkgroupSubgroups * static_cast<uint32_t>(t.subgroup_size);
+  t.max_threads = static_cast<int>(std::min({l.maxComputeWorkGroupInvocations,
+                                             l.maxComputeWorkGroupSize[0], by_subgroups}));
   t.max_shared_bytes = l.maxComputeSharedMemorySize;
   t.push_constant_bytes = static_cast<int>(l.maxPushConstantsSize);
   for (int i = 0; i < 3; ++i) t.max_grid[i] = l.maxComputeWorkGroupCount[i];
@@ -234,6 +237,14 @@ target::Target PhysicalFacts::target(const std::string& name) const {
   t.set(Cap::Int64Atomics, s.v12.shaderBufferInt64Atomics);
   t.set(Cap::BufferDeviceAddress, s.v12.bufferDeviceAddress);
   t.set(Cap::CooperativeMatrix, !matrix_shapes.empty());
+  // Shaders keep inf, NaN and -0 of every float width the device computes in.
+  t.set(Cap::InfNanPreserve,
+        p12.shaderSignedZeroInfNanPreserveFloat32 &&
+            (!t.has(Cap::Fp16) || p12.shaderSignedZeroInfNanPreserveFloat16) &&
+            (!t.has(Cap::Fp64) || p12.shaderSignedZeroInfNanPreserveFloat64));
+  // GLSL.std.450 Fma may round twice (the Vulkan spec allows it): NVIDIA's driver was measured to
+  // fuse it, Mesa's lavapipe to round twice.
+  t.set(Cap::FusedFma, props.vendorID == 0x10DE);
   t.matrix_shapes = matrix_shapes;
   return t;
 }

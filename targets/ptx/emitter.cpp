@@ -40,6 +40,9 @@ Handler handler(OpKind kind) {
       return emit_simt;
     case OpKind::For: case OpKind::If: case OpKind::While:
       return emit_control;
+    case OpKind::Mma: case OpKind::LdMatrix: case OpKind::CpAsync: case OpKind::CpAsyncCommit:
+    case OpKind::CpAsyncWait:
+      return emit_matrix;
     case OpKind::Print: case OpKind::Assert: case OpKind::Assume: case OpKind::MultipleOf:
     case OpKind::MaxContiguous:
       return emit_debug;

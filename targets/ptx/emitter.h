@@ -82,5 +82,6 @@ void emit_atomic(Emitter& e, const ir::Op& op);    // emit_atomic.cpp
 void emit_simt(Emitter& e, const ir::Op& op);      // emit_simt.cpp: ids, shuffle, barrier
 void emit_control(Emitter& e, const ir::Op& op);   // emit_control.cpp: for, if, while
 void emit_debug(Emitter& e, const ir::Op& op);     // emit_debug.cpp: print, assert, hints
+void emit_matrix(Emitter& e, const ir::Op& op);    // emit_matrix.cpp: mma, ldmatrix, cp.async
 
 }  // namespace tessera::ptx

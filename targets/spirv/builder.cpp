@@ -67,6 +67,7 @@ uint32_t Builder::t_float(uint32_t width) {
   TESSERA_CHECK(width == 16 || width == 32 || width == 64, "float width ", width);
   if (width == 16) require(spv::CapabilityFloat16);
   if (width == 64) require(spv::CapabilityFloat64);
+  float_widths_.insert(width);
   return declare_type({TypeKind::Float, width}, spv::OpTypeFloat, {width});
 }
 

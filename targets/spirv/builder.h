@@ -61,6 +61,8 @@ class Builder {
   bool has_capability(spv::Capability capability) const {
     return capabilities_.count(capability) != 0;
   }
+  /// Whether a float type of `width` bits was declared.
+  bool has_float(uint32_t width) const { return float_widths_.count(width) != 0; }
 
   // --- types (deduplicated, except structs, whose layout decorations are their own) ----------
   uint32_t t_void();
@@ -178,6 +180,7 @@ class Builder {
 
   uint32_t next_id_ = 1;
   std::set<spv::Capability> capabilities_;
+  std::set<uint32_t> float_widths_;
   std::set<std::string> extensions_;
   uint32_t glsl_ = 0;
   std::vector<Instruction> entry_points_, execution_modes_, names_, annotations_, globals_;

@@ -219,6 +219,15 @@ std::vector<uint32_t> Emitter::build() {
   b.entry_point(spv::ExecutionModelGLCompute, function, fn.name, interface_);
   b.execution_mode(function, spv::ExecutionModeLocalSize,
                    {static_cast<uint32_t>(ir::simt_threads(fn)), 1u, 1u});
+  // Without float controls a driver may assume no inf, NaN or -0 (lavapipe then computes 0/0
+  // as 0 and sin(inf) as 1); the tile IR's semantics keep them.
+  if (target.has(target::Cap::InfNanPreserve)) {
+    for (uint32_t width : {16u, 32u, 64u}) {
+      if (!b.has_float(width)) continue;
+      b.require(spv::CapabilitySignedZeroInfNanPreserve);
+      b.execution_mode(function, spv::ExecutionModeSignedZeroInfNanPreserve, {width});
+    }
+  }
   return b.assemble();
 }
 

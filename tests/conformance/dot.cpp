@@ -225,20 +225,9 @@ void register_dot(std::vector<Case>& out) {
       {"f64_32x32x64", DType::f64, DType::f64, false, 32, 32, 64, 16, 16, 32},
       {"int8_64x64x128", DType::i8, DType::i32, false, 64, 64, 128, 32, 32, 64},
       {"non_multiple_100x75x33", f16, f32, false, 100, 75, 33, 32, 32, 16},
-      {"num_warps_1_to_8",
-       f16,
-       f32,
-       false,
-       64,
-       64,
-       64,
-       64,
-       64,
-       32,
-       false,
-       false,
-       Epi::None,
-       {1, 2, 4, 8}},
+      {"num_warps_1", f16, f32, false, 64, 64, 64, 64, 64, 32, false, false, Epi::None, {1}},
+      {"num_warps_2", f16, f32, false, 64, 64, 64, 64, 64, 32, false, false, Epi::None, {2}},
+      {"num_warps_8", f16, f32, false, 64, 64, 64, 64, 64, 32, false, false, Epi::None, {8}},
       {"trans_a", f16, f32, false, 64, 32, 64, 32, 32, 32, true, false},
       {"trans_b", f32, f32, true, 32, 64, 64, 32, 32, 32, false, true},
       {"trans_ab", DType::bf16, f32, false, 48, 40, 72, 32, 32, 32, true, true},
@@ -258,8 +247,12 @@ void register_dot(std::vector<Case>& out) {
     // on lavapipe, 48 KiB on NVIDIA's Vulkan driver).
     const int64_t bytes = (int64_t{c.BM} * c.BK + int64_t{c.BK} * c.BN) * ir::dtype_bytes(c.in) +
                           int64_t{c.BM} * c.BN * ir::dtype_bytes(c.acc);
+    // A program of one warp (32 threads) is less than one subgroup of a 64-wide device.
+    const bool one_warp = c.warps == std::vector<int>{1};
     const std::string maybe =
-        bytes > 24 * 1024 ? "shared memory for " + std::to_string(bytes) + " bytes of tiles" : "";
+        bytes > 24 * 1024 ? "shared memory for " + std::to_string(bytes) + " bytes of tiles"
+        : one_warp        ? "32 threads per program"
+                          : "";
     out.push_back({"dot/" + c.name, needs, maybe, [c](Context& ctx) { run_dot(ctx, c); }});
   }
   out.push_back({"dot/without_loads", {}, "", [](Context& ctx) {

@@ -69,6 +69,8 @@ std::string_view need_name(Need n) {
       return "print";
     case Need::Assert:
       return "device assert";
+    case Need::FusedFma:
+      return "fused fma";
   }
   return "?";
 }
@@ -127,6 +129,8 @@ bool DeviceFacts::has(Need n) const {
     case Need::Print:
     case Need::Assert:
       return !target.isa.starts_with("spirv");  // Vulkan has no printf
+    case Need::FusedFma:
+      return target.has(Cap::FusedFma);
   }
   return false;
 }

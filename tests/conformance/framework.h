@@ -37,6 +37,7 @@ enum class Need : uint8_t {
   Int64Atomics,
   Print,   ///< device_print (Vulkan has no printf)
   Assert,  ///< device_assert raising a device fault (Vulkan has no way to report one)
+  FusedFma,  ///< fma rounding once (Vulkan allows two roundings; lavapipe does that)
 };
 std::string_view need_name(Need n);
 /// The needs of computing in `t` (none for i1 and i32/u32/f32).

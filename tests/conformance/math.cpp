@@ -180,7 +180,9 @@ void register_math(std::vector<Case>& out) {
     }
   }
   for (DType t : kFloatDTypes) {
-    out.push_back({"math/fma/" + dname(t), needs_of({t}), "", [t](Context& ctx) {
+    std::vector<Need> needs = needs_of({t});
+    needs.push_back(Need::FusedFma);
+    out.push_back({"math/fma/" + dname(t), needs, "", [t](Context& ctx) {
                      auto k = TESSERA_KERNEL(fma_kernel, a, b, c, out, n, BLOCK);
                      const int n = 500;
                      HostArray a = ctx.random_full(t, n, 4), b = ctx.random_full(t, n, 4),

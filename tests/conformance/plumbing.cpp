@@ -327,12 +327,14 @@ void register_buffer_cases(std::vector<Case>& out) {
   add(out, "aliased_slices", {}, aliased_slices_case);
   add(out, "unaligned_slices", {}, unaligned_slices_case);
   add(out, "equal_to_one_stride", {}, equal_to_one_stride_case);
-  for (bool wide : {false, true}) {
-    // 16 warps are 512 threads: more than some devices take in one workgroup.
-    out.push_back({wide ? "plumbing/num_warps_16" : "plumbing/num_warps",
-                   {},
-                   wide ? "512 threads per program" : "",
-                   [wide](Context& ctx) {
+  // One case per num_warps, so that a device that cannot run one width SKIPs only that one: 16
+  // warps are 512 threads, more than some devices take in one workgroup; 1 warp is 32 threads,
+  // less than one subgroup of a 64-wide device.
+  for (int warps : {1, 2, 4, 8, 16}) {
+    const std::string maybe = warps == 16  ? "512 threads per program"
+                              : warps == 1 ? "32 threads per program"
+                                           : "";
+    out.push_back({"plumbing/num_warps_" + std::to_string(warps), {}, maybe, [warps](Context& ctx) {
                      auto k = TESSERA_KERNEL(row_sum_warps_kernel, x, out, n, BLOCK);
                      const int rows = 5, n = 200;
                      HostArray x = ctx.random(DType::f32, rows * n, -1, 1);
@@ -344,12 +346,10 @@ void register_buffer_cases(std::vector<Case>& out) {
                        want.push_back(s);
                        scale.push_back(s);
                      }
-                     for (int warps : wide ? std::vector<int>{16} : std::vector<int>{1, 2, 4, 8}) {
-                       DevArray o = ctx.poisoned(DType::f32, rows);
-                       k[{rows, {.num_warps = warps}}](dx.buf, o.buf, n, 256);
-                       ctx.check_close("num_warps " + std::to_string(warps), ctx.download(o), want,
-                                       tol::sum(DType::f32, DType::f32, 2 * n), &scale);
-                     }
+                     DevArray o = ctx.poisoned(DType::f32, rows);
+                     k[{rows, {.num_warps = warps}}](dx.buf, o.buf, n, 256);
+                     ctx.check_close("num_warps " + std::to_string(warps), ctx.download(o), want,
+                                     tol::sum(DType::f32, DType::f32, 2 * n), &scale);
                    }});
   }
 }

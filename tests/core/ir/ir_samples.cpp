@@ -163,7 +163,7 @@ class KernelBuilder {
   Value *ptrs_ = nullptr, *mask_ = nullptr, *x_ = nullptr, *y_ = nullptr;
 };
 
-/// A SIMT function using every SIMT op kind, and print/assert with a rank.
+/// A SIMT function using every SIMT op kind (the matrix ops last), and print/assert with a rank.
 void add_simt_function(Module& m) {
   Function* fn = m.add_function("every_simt_op", Location::make("/src/every_op.cpp", 70, 6));
   set_simt_attrs(*fn, 128, 32, "cuda-sm_90");
@@ -201,6 +201,16 @@ void add_simt_function(Module& m) {
            {{"prefix", std::string("v ")}, {"rank", int64_t{1}}});
   b.create(OpKind::Assert, {lane, c0, pred}, {},
            {{"message", std::string("in range")}, {"rank", int64_t{2}}});
+  b.create(OpKind::CpAsync, {c0, x, pred}, {}, {{"buffer", int64_t{0}}});
+  b.create(OpKind::CpAsyncCommit, {}, {});
+  b.create(OpKind::CpAsyncWait, {}, {}, {{"pending", int64_t{0}}});
+  Value* frag = b.create_value(OpKind::LdMatrix, {c0}, f32(),
+                               {{"buffer", int64_t{0}}, {"count", int64_t{1}}});
+  b.create(OpKind::Mma,
+           {frag, shared->result(0), shared->result(1), shared->result(2), shared->result(3),
+            frag, zero, zero, zero, zero},
+           {f32(), f32(), f32(), f32()},
+           {{"a", std::string("tf32")}, {"shape", std::string("m16n8k8")}});
 }
 
 }  // namespace

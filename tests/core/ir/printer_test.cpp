@@ -108,6 +108,12 @@ TEST_CASE("printer: the SIMT function of the sample prints its attributes and SI
         "  global_store %5, %4, %10, %11 {align = 8, width = 2} loc(\"/src/every_op.cpp\":71:3)\n"
         "  print %0, %12 {prefix = \"v \", rank = 1} loc(\"/src/every_op.cpp\":71:3)\n"
         "  assert %0, %2, %4 {message = \"in range\", rank = 2} loc(\"/src/every_op.cpp\":71:3)\n"
+        "  cp_async %2, %x, %4 {buffer = 0} loc(\"/src/every_op.cpp\":71:3)\n"
+        "  cp_async_commit loc(\"/src/every_op.cpp\":71:3)\n"
+        "  cp_async_wait {pending = 0} loc(\"/src/every_op.cpp\":71:3)\n"
+        "  %14 = ldmatrix %2 {buffer = 0, count = 1} : f32 loc(\"/src/every_op.cpp\":71:3)\n"
+        "  %15, %16, %17, %18 = mma %14, %10, %11, %12, %13, %14, %6, %6, %6, %6 {a = \"tf32\", "
+        "shape = \"m16n8k8\"} : f32, f32, f32, f32 loc(\"/src/every_op.cpp\":71:3)\n"
         "}\n");
 }
 

@@ -96,6 +96,15 @@ func @everything(%x: ptr<f32>, %y: ptr<i32>, %n: i32) attributes {stage = "simt"
   assert %ok {message = "a non-negative count"}
   print %sel {prefix = "sel "}
   global_store %px, %in, %sel {align = 4, width = 1}
+  %xa = multiple_of %x {values = [16]} : ptr<f32>
+  cp_async %c0, %xa, %in {buffer = 0}
+  cp_async_commit
+  cp_async_wait {pending = 0}
+  barrier
+  %frag = ldmatrix %c0 {buffer = 0, count = 1} : f32
+  %d0, %d1, %d2, %d3 = mma %frag, %s, %s, %s, %frag, %s, %zero, %zero, %zero, %zero {a = "tf32", shape = "m16n8k8"} : f32, f32, f32, f32
+  %dd = add %d0, %d3 : f32
+  global_store %px, %in, %dd {align = 4, width = 1}
 }
 )";
 
@@ -117,6 +126,12 @@ TEST_CASE("ptx: one kernel holds every SIMT op kind and assembles") {
   CHECK(e.has("atom.acq_rel.gpu.global.cas.b32"));
   CHECK(e.has("vprintf"));
   CHECK(e.has("trap;"));
+  CHECK(e.has("cp.async.cg.shared.global ["));
+  CHECK(e.has("cp.async.commit_group;"));
+  CHECK(e.has("cp.async.wait_group 0;"));
+  CHECK(e.has("ldmatrix.sync.aligned.m8n8.x1.shared.b16"));
+  CHECK(e.has("cvt.rna.tf32.f32"));
+  CHECK(e.has("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"));
 }
 
 }  // namespace
