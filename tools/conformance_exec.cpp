@@ -45,7 +45,7 @@ Result run_case(const Case& c, const Device& dev, const DeviceFacts& facts, uint
   std::string error;
   try {
     c.body(ctx);
-    dev.synchronize();
+    if (!ctx.is_device_spent()) dev.synchronize();
   } catch (const Error& e) {
     try {
       dev.synchronize();  // drop the stream's kept error, so the next case starts clean
@@ -60,6 +60,7 @@ Result run_case(const Case& c, const Device& dev, const DeviceFacts& facts, uint
   r.ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   r.max_err = ctx.max_error();
+  r.device_spent = ctx.is_device_spent();
   if (!error.empty())
     r = {Status::Fail, ctx.failed() ? error + "; and " + ctx.failure() : error, r.max_err, r.ms};
   else if (ctx.failed())
@@ -117,8 +118,11 @@ void write_all(int fd, const std::string& s) {
   try {
     Device dev = Device::open(device);
     const DeviceFacts facts = facts_for(dev);
-    for (size_t i = first; i < cases.size(); ++i)
-      write_all(fd, encode(i, run_case(*cases[i], dev, facts, o.seed, o.quick)));
+    for (size_t i = first; i < cases.size(); ++i) {
+      const Result r = run_case(*cases[i], dev, facts, o.seed, o.quick);
+      write_all(fd, encode(i, r));
+      if (r.device_spent) break;  // the parent starts a new child for the next case
+    }
   } catch (const std::exception& e) {
     std::string msg = e.what();
     for (char& ch : msg)
@@ -181,6 +185,8 @@ void run_isolated(const std::string& device, const std::vector<const Case*>& cas
     if (!open_error.empty())
       fail(ErrorKind::Runtime, "conformance: device '", device, "': ", open_error);
     if (next >= cases.size()) break;
+    if (open_error.empty() && !timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      continue;  // the child stopped after a case that spent the device
     const std::string why =
         timed_out ? "timed out after " + std::to_string(static_cast<int>(o.timeout_s)) + " s"
         : WIFSIGNALED(status)
@@ -216,8 +222,11 @@ void run_cases(const std::string& device, const std::vector<const Case*>& cases,
   if (options.isolate) return run_isolated(device, cases, options, done);
   Device dev = Device::open(device);
   const DeviceFacts facts = facts_for(dev);
-  for (size_t i = 0; i < cases.size(); ++i)
-    done(i, run_case(*cases[i], dev, facts, options.seed, options.quick));
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Result r = run_case(*cases[i], dev, facts, options.seed, options.quick);
+    done(i, r);
+    if (r.device_spent) dev = Device::open(device);
+  }
 }
 
 }  // namespace tessera::tools

@@ -19,6 +19,7 @@ struct Result {
   std::string detail;  ///< failure message or skip reason
   double max_err = 0;
   double ms = 0;
+  bool device_spent = false;  ///< the case faulted the device on purpose: open it afresh
 };
 
 struct ExecOptions {

@@ -38,7 +38,8 @@ namespace tessera::target {
   X(Wgmma, "wgmma")                             \
   X(CooperativeMatrix, "coopmat")              \
   X(FusedFma, "fused_fma")                      \
-  X(InfNanPreserve, "inf_nan_preserve")
+  X(InfNanPreserve, "inf_nan_preserve")        \
+  X(DenormPreserve32, "denorm_preserve32")
 
 enum class Cap : uint8_t {
 #define X(name, text) name,

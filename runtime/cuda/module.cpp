@@ -45,7 +45,11 @@ std::string jit(CudaDevice& dev, const std::shared_ptr<Context>& ctx, const targ
 }  // namespace
 
 CudaKernel::CudaKernel(CudaDevice* device, const target::Artifact& artifact, std::string cubin)
-    : device_(device), cubin_(std::move(cubin)) {
+    : device_(device),
+      cubin_(std::move(cubin)),
+      // Only kernels that can fault (device_assert, checked accesses) declare the record; asking
+      // the driver for a missing symbol is an API error that compute-sanitizer reports.
+      has_fault_record_(artifact.ptx.find(ptx::kFaultRecordSymbol) != std::string::npos) {
   name = artifact.kernel;
   params = artifact.params;
   threads_per_program = artifact.threads;
@@ -72,10 +76,9 @@ void CudaKernel::verify_params(CUfunction f) const {
         " bytes), the parameter block at ", params.slots[i].offset, " (", params.slots[i].size,
         " bytes)");
   }
-  size_t offset = 0, size = 0;
-  TESSERA_CHECK(d.cuFuncGetParamInfo(f, params.slots.size(), &offset, &size) != CUDA_SUCCESS,
-                "kernel '", name, "' has more parameters than its block (", params.slots.size(),
-                ")");
+  // Extra parameters past the block are not probed: asking for index n would be an API error
+  // (CUDA_ERROR_INVALID_VALUE) that compute-sanitizer reports; the emitter writes exactly one
+  // parameter per slot.
 }
 
 CUfunction CudaKernel::function(const std::shared_ptr<Context>& ctx) const {
@@ -97,8 +100,10 @@ CUfunction CudaKernel::function(const std::shared_ptr<Context>& ctx) const {
                         std::to_string(shared_bytes) + " bytes");
   CUdeviceptr record = 0;
   size_t record_bytes = 0;
-  if (d.cuModuleGetGlobal(&record, &record_bytes, module, ptx::kFaultRecordSymbol) ==
-      CUDA_SUCCESS) {
+  if (has_fault_record_) {
+    device_->check_call(ctx, d.cuModuleGetGlobal(&record, &record_bytes, module,
+                                                 ptx::kFaultRecordSymbol),
+                        "cuModuleGetGlobal(fault record)", name);
     uint64_t address = ctx->fault_device;
     device_->check_call(ctx, d.cuMemcpyHtoD(record, &address, sizeof address),
                         "cuMemcpyHtoD(fault record)", name);

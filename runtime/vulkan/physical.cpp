@@ -242,6 +242,7 @@ target::Target PhysicalFacts::target(const std::string& name) const {
         p12.shaderSignedZeroInfNanPreserveFloat32 &&
             (!t.has(Cap::Fp16) || p12.shaderSignedZeroInfNanPreserveFloat16) &&
             (!t.has(Cap::Fp64) || p12.shaderSignedZeroInfNanPreserveFloat64));
+  t.set(Cap::DenormPreserve32, p12.shaderDenormPreserveFloat32);
   // GLSL.std.450 Fma may round twice (the Vulkan spec allows it): NVIDIA's driver was measured to
   // fuse it, Mesa's lavapipe to round twice.
   t.set(Cap::FusedFma, props.vendorID == 0x10DE);

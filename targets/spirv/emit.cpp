@@ -228,6 +228,12 @@ std::vector<uint32_t> Emitter::build() {
       b.execution_mode(function, spv::ExecutionModeSignedZeroInfNanPreserve, {width});
     }
   }
+  // f32 subnormals are values like any other in the tile IR; a driver may flush them unless
+  // asked not to (NVIDIA's Vulkan driver turns -1e-40f into -0 in a cast to f64).
+  if (target.has(target::Cap::DenormPreserve32) && b.has_float(32)) {
+    b.require(spv::CapabilityDenormPreserve);
+    b.execution_mode(function, spv::ExecutionModeDenormPreserve, {32u});
+  }
   return b.assemble();
 }
 

@@ -102,7 +102,7 @@ Value cas_loop(Emitter& e, Value address, uint32_t word, Value shift, DType dtyp
     b.op_void(spv::OpMemoryBarrier, {scope, b.semantics(kRelease)});
   Value first = b.op(spv::OpAtomicLoad, word, {pointer, scope, b.semantics(0)});
   uint32_t mem = e.memory_type(dtype);
-  Value mask = b.c_int(word, (uint64_t{1} << bits) - 1);
+  Value mask = b.c_int(word, narrow ? (uint64_t{1} << bits) - 1 : ~uint64_t{0});
   uint32_t narrow_bits = narrow ? b.t_uint(bits) : word;
   auto element_of = [&](Value w) {  // the element's memory bits, then its value
     if (!narrow) return e.from_memory(b.bitcast(mem, w), dtype);

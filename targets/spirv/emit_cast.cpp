@@ -149,6 +149,26 @@ Value int_resize(Emitter& e, Value v, DType from, DType to) {
   return b.bitcast(type, b.convert(spv::OpUConvert, b.t_uint(tw), v));
 }
 
+/// f32 (or bf16 in its f32 register) to f64 on a device that may flush f32 subnormals and cannot
+/// be told not to (no DenormPreserve for 32 bits: NVIDIA's Vulkan driver turns -1e-40f into -0):
+/// a subnormal input is rebuilt from its bits in f64, which no device flushes, as
+/// +-mantissa * 2^-149.
+Value f32_to_f64_keeping_subnormals(Builder& b, Value x) {
+  uint32_t u32 = b.t_uint(32), f64 = b.t_float(64);
+  Value bits = b.bitcast(u32, x);
+  Value mantissa = b.binary(spv::OpBitwiseAnd, bits, b.c_u32(0x7fffffu));
+  Value exponent = b.binary(spv::OpBitwiseAnd, bits, b.c_u32(0x7f800000u));
+  Value magnitude = b.binary(spv::OpFMul, b.convert(spv::OpConvertUToF, f64, mantissa),
+                             b.c_float(f64, 0x1p-149));
+  Value negative = b.compare(spv::OpINotEqual, b.binary(spv::OpBitwiseAnd, bits, b.c_u32(0x80000000u)),
+                             b.c_u32(0));
+  Value rebuilt = b.select(negative, b.unary(spv::OpFNegate, magnitude), magnitude);
+  Value subnormal = b.op(spv::OpLogicalAnd, b.t_bool(),
+                         {b.compare(spv::OpIEqual, exponent, b.c_u32(0)),
+                          b.compare(spv::OpINotEqual, mantissa, b.c_u32(0))});
+  return b.select(subnormal, rebuilt, b.convert(spv::OpFConvert, f64, x));
+}
+
 }  // namespace
 
 Value Emitter::convert(Value v, DType from, DType to) {
@@ -174,6 +194,9 @@ Value Emitter::convert(Value v, DType from, DType to) {
     return bf16_round(widen_to_f32(v, from));  // f16 and f32 are exact in f32
   }
   if (from == DType::bf16 && to == DType::f32) return v;
+  if ((from == DType::f32 || from == DType::bf16) && to == DType::f64 &&
+      !target.has(target::Cap::DenormPreserve32))
+    return f32_to_f64_keeping_subnormals(b, v);
   return b.convert(spv::OpFConvert, type, v);
 }
 

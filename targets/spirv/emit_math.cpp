@@ -2,6 +2,7 @@
 /// fma with one rounding for every float dtype.
 #include <iterator>
 
+#include "targets/ptx/math_coefficients.h"
 #include "targets/spirv/emitter.h"
 
 namespace tessera::spirv::impl {
@@ -132,6 +133,54 @@ Value sin_cos_f32(Emitter& e, GLSLstd450 instruction, Value x) {
   return b.ext(instruction, f, {r});
 }
 
+/// sin/cos where GLSL Fma is fused (Cap::FusedFma): the argument is reduced to [-pi/4, pi/4]
+/// with three fma steps of pi/2, and the quadrant's polynomial is evaluated here, with the PTX
+/// target's coefficients (targets/ptx/math_coefficients.h), so the result does not depend on the
+/// driver's Sin and Cos (NVIDIA's differ from the correctly rounded value by up to ~2e-7
+/// absolute, which Vulkan allows). Beyond |x| = 105615 (where PTX switches to Payne-Hanek) this
+/// falls back to sin_cos_f32.
+Value sin_cos_f32_fused(Emitter& e, GLSLstd450 instruction, Value x) {
+  namespace pm = tessera::ptx::math;
+  Builder& b = e.b;
+  const uint32_t f = x.type;
+  const bool cosine = instruction == GLSLstd450Cos;
+  auto c = [&](double v) { return b.c_float(f, v); };
+  auto mul = [&](Value a, Value d) { return e.fbinary(spv::OpFMul, a, d); };
+  auto add = [&](Value a, Value d) { return e.fbinary(spv::OpFAdd, a, d); };
+  auto sub = [&](Value a, Value d) { return e.fbinary(spv::OpFSub, a, d); };
+  auto fma = [&](Value a, Value d, Value g) { return b.ext(GLSLstd450Fma, f, {a, d, g}); };
+  auto poly = [&](const float* coeffs, size_t n, Value z) {
+    Value r = c(coeffs[n - 1]);
+    for (size_t k = n - 1; k-- > 0;) r = fma(r, z, c(coeffs[k]));
+    return r;
+  };
+  Value k = b.ext(GLSLstd450RoundEven, f, {mul(x, c(2 / 3.14159265358979323846))});
+  Value nk = b.unary(spv::OpFNegate, k);
+  Value r = x;
+  for (float part : pm::kPio2F32) r = fma(nk, c(part), r);
+  Value z = mul(r, r);
+  Value s = add(r, mul(mul(r, z), poly(pm::kSinF32, std::size(pm::kSinF32), z)));
+  Value hz = mul(c(0.5), z), w = sub(c(1), hz);
+  Value cz = add(w, add(sub(sub(c(1), w), hz),
+                        mul(mul(z, z), poly(pm::kCosF32, std::size(pm::kCosF32), z))));
+  // The quadrant (k of NaN or inf converts to junk, but s and cz are NaN then anyway).
+  uint32_t i32 = b.t_int(32, true);
+  Value q = b.convert(spv::OpConvertFToS, i32, k);
+  if (cosine) q = b.binary(spv::OpIAdd, q, b.c_int(i32, 1));
+  auto bit_clear = [&](uint64_t bit) {
+    return b.op(spv::OpIEqual, b.t_bool(), {b.binary(spv::OpBitwiseAnd, q, b.c_int(i32, bit)),
+                                            b.c_int(i32, 0)});
+  };
+  Value v = b.select(bit_clear(1), s, cz);
+  Value y = b.select(bit_clear(2), v, b.unary(spv::OpFNegate, v));
+  if (!cosine) y = b.select(b.op(spv::OpFOrdEqual, b.t_bool(), {x, c(0)}), x, y);  // sin(-0) = -0
+  Value a = b.ext(GLSLstd450FAbs, f, {x});
+  Value far = b.op(spv::OpLogicalAnd, b.t_bool(),
+                   {b.op(spv::OpFOrdGreaterThan, b.t_bool(), {a, c(105615.0)}),
+                    b.op(spv::OpFOrdLessThan, b.t_bool(), {a, b.c_float_bits(f, 0x7f800000u)})});
+  return b.select(far, sin_cos_f32(e, instruction, x), y);
+}
+
 }  // namespace
 
 void Emitter::emit_math(const ir::Op& op) {
@@ -156,7 +205,8 @@ void Emitter::emit_math(const ir::Op& op) {
   else if (op.kind == OpKind::Exp || op.kind == OpKind::Exp2)
     r = exp_f32(*this, x32, op.kind == OpKind::Exp2);
   else if (op.kind == OpKind::Sin || op.kind == OpKind::Cos)
-    r = sin_cos_f32(*this, row->instruction, x32);
+    r = target.has(target::Cap::FusedFma) ? sin_cos_f32_fused(*this, row->instruction, x32)
+                                          : sin_cos_f32(*this, row->instruction, x32);
   else
     r = b.ext(row->instruction, x32.type, {x32});
   set(op.result(), narrow_from_f32(r, dtype));

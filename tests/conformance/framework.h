@@ -147,6 +147,11 @@ class Context {
   void check_ints(const std::string& what, const HostArray& got, const std::vector<int64_t>& ref);
   /// A condition that must hold (for facts that are not arrays).
   void expect(bool ok, const std::string& message);
+  /// The case faulted the device on purpose (device_assert): the runner touches it no more and
+  /// opens it afresh (a new process when isolated) for the next case, since a CUDA context keeps
+  /// its fault.
+  void device_spent() { device_spent_ = true; }
+  bool is_device_spent() const { return device_spent_; }
   /// Elements [from, to) of `got` still hold poison (masked-off stores wrote nothing).
   void check_untouched(const std::string& what, const HostArray& got, size_t from, size_t to);
 
@@ -166,6 +171,7 @@ class Context {
   int checks_ = 0;
   std::string failure_;
   double max_error_ = 0;
+  bool device_spent_ = false;
 };
 
 /// Runs `f` with the process's stdout (file descriptor 1, so C stdio, iostreams and drivers'

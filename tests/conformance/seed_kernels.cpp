@@ -259,6 +259,7 @@ void device_assert_case(Context& ctx) {
   } catch (const Error& e) {
     device_fault = e.kind() == ErrorKind::DeviceFault;
     fault = std::string(to_string(e.kind())) + ": " + e.what();
+    if (device_fault) ctx.device_spent();
   }
   ctx.expect(device_fault && fault.find("conformance-assert") != std::string::npos,
              "a false device_assert must be a DeviceFault naming its message, got: " + fault);

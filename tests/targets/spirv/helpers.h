@@ -36,6 +36,13 @@ inline Target without(Cap cap, std::string_view name = "vulkan-lavapipe") {
   return t;
 }
 
+/// The profile `name` with `caps` added (code paths of other devices, at lavapipe's sizes).
+inline Target with(std::initializer_list<Cap> caps, std::string_view name = "vulkan-lavapipe") {
+  Target t = profile(name);
+  for (Cap c : caps) t.set(c);
+  return t;
+}
+
 /// A SIMT kernel `@k` with `params`, `body` (ops, one per line) and extra function attributes.
 inline std::string kernel(std::string_view params, std::string_view body,
                           std::string_view attrs = "", int threads = 64, int subgroup = 8) {
