@@ -246,7 +246,7 @@ void KernelBase::launch(const LaunchConfig& config, std::span<const KernelArg> a
   if (config.options.num_stages < 1)
     fail(ErrorKind::Argument, "kernel '", name_, "': num_stages must be at least 1, got ",
          config.options.num_stages);
-  CompiledKey key{device.get(), specs, config.options};
+  CompiledKey key{device.get(), std::move(specs), config.options};
   std::shared_ptr<const rt::CompiledKernel> compiled;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -254,7 +254,7 @@ void KernelBase::launch(const LaunchConfig& config, std::span<const KernelArg> a
     if (it != compiled_.end()) compiled = it->second;
   }
   if (!compiled) {
-    std::shared_ptr<const ir::Module> m = module_for(specs);
+    std::shared_ptr<const ir::Module> m = module_for(key.specs);
     compiled = device->compile(*m, config.options);
     std::lock_guard<std::mutex> lock(mutex_);
     compiled_.emplace(key, compiled);

@@ -71,13 +71,16 @@ class CudaKernel : public CompiledKernel {
   CUfunction function(const std::shared_ptr<Context>& ctx) const;
   uint32_t param_bytes() const { return param_end_; }
   const std::string& cubin() const { return cubin_; }
+  /// "kernel 'name'", for error messages (built once, not per launch).
+  const std::string& who() const { return who_; }
 
  private:
   void verify_params(CUfunction f) const;
 
   CudaDevice* device_;
   std::string cubin_;
-  bool has_fault_record_ = false;  ///< the module declares ptx::kFaultRecordSymbol
+  bool has_fault_record_ = false;
+  std::string who_;  ///< the module declares ptx::kFaultRecordSymbol
   uint32_t param_end_ = 0;  ///< end of the last parameter: what the driver reads of the block
   mutable std::mutex mutex_;
   mutable std::shared_ptr<Context> ctx_;

@@ -51,6 +51,7 @@ CudaKernel::CudaKernel(CudaDevice* device, const target::Artifact& artifact, std
       // the driver for a missing symbol is an API error that compute-sanitizer reports.
       has_fault_record_(artifact.ptx.find(ptx::kFaultRecordSymbol) != std::string::npos) {
   name = artifact.kernel;
+  who_ = "kernel '" + name + "'";
   params = artifact.params;
   threads_per_program = artifact.threads;
   shared_bytes = static_cast<uint32_t>(artifact.shared_bytes);

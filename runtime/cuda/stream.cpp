@@ -122,8 +122,7 @@ void CudaStream::launch(std::shared_ptr<const CompiledKernel> kernel, Grid grid,
          t.max_grid[2], ")");
   TESSERA_CHECK(params.size() >= k->param_bytes(), "kernel '", k->name, "': parameter block of ",
                 params.size(), " bytes, the kernel reads ", k->param_bytes());
-  std::string who = "kernel '" + k->name + "'";
-  for (const auto& a : keep_alive) validate(*a, who.c_str());
+  for (const auto& a : keep_alive) validate(*a, k->who().c_str());
   std::lock_guard lock(mutex_);
   std::shared_ptr<Context> ctx;
   CUstream h = ensure(&ctx);
@@ -135,10 +134,11 @@ void CudaStream::launch(std::shared_ptr<const CompiledKernel> kernel, Grid grid,
   ContextScope scope(d_, *ctx);
   CUresult r = d_.cuLaunchKernel(f, grid.x, grid.y, grid.z, k->threads_per_program, 1, 1,
                                  k->shared_bytes, h, nullptr, size ? extra : nullptr);
-  checked(ctx, r, "cuLaunchKernel", k->name,
-          "grid (" + std::to_string(grid.x) + ", " + std::to_string(grid.y) + ", " +
-              std::to_string(grid.z) + "), " + std::to_string(k->threads_per_program) +
-              " threads, " + std::to_string(k->shared_bytes) + " bytes of shared memory");
+  if (r != CUDA_SUCCESS)  // the detail is built only when needed: this is the launch's hot path
+    checked(ctx, r, "cuLaunchKernel", k->name,
+            "grid (" + std::to_string(grid.x) + ", " + std::to_string(grid.y) + ", " +
+                std::to_string(grid.z) + "), " + std::to_string(k->threads_per_program) +
+                " threads, " + std::to_string(k->shared_bytes) + " bytes of shared memory");
   if (kernels_.empty() || kernels_.back() != k->name) kernels_.push_back(k->name);
   pending_ = true;
 }
