@@ -1,9 +1,18 @@
-# \file Every sample is also a test: it must print PASS on the host interpreter.
+# \file Every sample is also a test: it must print PASS on the host interpreter, on the SIMT
+# interpreter at subgroup sizes 8, 32 and 64, and on vulkan:0 (lavapipe in CI) with the Khronos
+# validation layer on (a validation message fails the run).
 if(TESSERA_BUILD_SAMPLES)
   file(GLOB sample_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/samples/[0-9][0-9]_*.cpp)
   foreach(src ${sample_sources})
     get_filename_component(name ${src} NAME_WE)
-    add_test(NAME "sample: ${name} on host" COMMAND sample_${name} --device host)
-    set_tests_properties("sample: ${name} on host" PROPERTIES PASS_REGULAR_EXPRESSION "^PASS ")
+    foreach(device host simt:8 simt:32 simt:64 vulkan:0)
+      set(test "sample: ${name} on ${device}")
+      add_test(NAME "${test}" COMMAND sample_${name} --device ${device})
+      set_tests_properties("${test}" PROPERTIES PASS_REGULAR_EXPRESSION "^PASS ")
+      if(device STREQUAL "vulkan:0")
+        set_tests_properties("${test}" PROPERTIES ENVIRONMENT "TESSERA_VULKAN_VALIDATION=1"
+                             FAIL_REGULAR_EXPRESSION "tessera: Vulkan validation")
+      endif()
+    endforeach()
   endforeach()
 endif()

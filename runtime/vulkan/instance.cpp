@@ -2,6 +2,7 @@
 /// request (TESSERA_VULKAN_VALIDATION=1).
 #include "runtime/vulkan/instance.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -26,6 +27,9 @@ VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlagBitsEXT
       severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT ? "error" : "warning";
   if (data->pMessageIdName) text += std::string(" [") + data->pMessageIdName + "]";
   text += std::string(": ") + (data->pMessage ? data->pMessage : "");
+  // Also on stderr, so that a program run with validation on shows what the layer found (the
+  // samples' tests fail on this line).
+  std::fprintf(stderr, "tessera: Vulkan validation %s\n", text.c_str());
   static_cast<ValidationLog*>(user)->add(std::move(text));
   return VK_FALSE;
 }
