@@ -1,6 +1,7 @@
 # \file Conformance and differential fuzzing through the `tessera` tool: the catalogue of
 # tests/conformance/ on every device CI has (one line per device; QUICK caps sizes for slow
-# devices), and `fuzz: host`, a few hundred random programs optimized vs unoptimized.
+# devices), `fuzz: host`, a few hundred random programs optimized vs unoptimized, and `fuzz:
+# simt:32`, random programs through the SIMT lowering against the host interpreter.
 function(tessera_conformance device)
   cmake_parse_arguments(ARG "QUICK" "" "" ${ARGN})
   set(quick)
@@ -18,3 +19,5 @@ tessera_conformance(simt:64 QUICK)
 tessera_conformance(vulkan:0 QUICK)
 
 add_test(NAME "fuzz: host" COMMAND tessera_tool fuzz --device host --count 300 --seed 1)
+# The same generator against the SIMT lowering at subgroup 32 (device vs host interpreter).
+add_test(NAME "fuzz: simt:32" COMMAND tessera_tool fuzz --device simt:32 --count 200 --seed 2)
