@@ -17,6 +17,8 @@
 #include "core/passes/pipeline.h"
 #include "core/target/target.h"
 #include "runtime/tessera.h"
+#include "targets/compile.h"
+#include "targets/spirv/spirv.h"
 #include "tools/catalog.h"
 #include "tools/conformance.h"
 #include "tools/fuzz.h"
@@ -72,7 +74,8 @@ int cmd_dump(const std::vector<std::string>& args) {
     std::cout << tessera::ir::print(*tile);
     return 0;
   }
-  std::string target_name = option(args, "--target", "vulkan-nvidia");
+  std::string target_name =
+      option(args, "--target", stage == "ptx" ? "cuda-sm_90" : "vulkan-nvidia");
   std::string error;
   auto target = tessera::target::parse_target(target_name, &error);
   if (!target) {
@@ -87,7 +90,25 @@ int cmd_dump(const std::vector<std::string>& args) {
     std::cout << tessera::ir::print(*simt);
     return 0;
   }
-  std::fprintf(stderr, "tessera: unknown stage '%s' (stages: ir, simt)\n", stage.c_str());
+  if (stage == "spirv" || stage == "ptx") {
+    tessera::targets::CompileOptions copts;
+    copts.num_warps = options.num_warps;
+    copts.num_stages = std::stoi(option(args, "--num-stages", "3"));
+    tessera::target::Artifact a = tessera::targets::compile(*tile, *target, copts);
+    if (stage == "ptx" && a.isa != "ptx") {
+      std::fprintf(stderr, "tessera: target '%s' does not produce PTX (try --target cuda-sm_90)\n",
+                   target_name.c_str());
+      return 2;
+    }
+    if (stage == "spirv" && a.isa != "spirv") {
+      std::fprintf(stderr, "tessera: target '%s' does not produce SPIR-V (try --target vulkan-nvidia)\n",
+                   target_name.c_str());
+      return 2;
+    }
+    std::cout << (stage == "ptx" ? a.ptx : tessera::spirv::disassemble(a.spirv));
+    return 0;
+  }
+  std::fprintf(stderr, "tessera: unknown stage '%s' (stages: ir, simt, spirv, ptx)\n", stage.c_str());
   return 2;
 }
 
