@@ -47,6 +47,8 @@ Result run_case(const Case& c, const Device& dev, const DeviceFacts& facts, uint
     c.body(ctx);
     if (!ctx.is_device_spent()) dev.synchronize();
   } catch (const Error& e) {
+    // A fault may leave the device unusable in this process (CUDA keeps it): open it afresh.
+    if (e.kind() == ErrorKind::DeviceFault) ctx.device_spent();
     try {
       dev.synchronize();  // drop the stream's kept error, so the next case starts clean
     } catch (const Error&) {
@@ -60,13 +62,13 @@ Result run_case(const Case& c, const Device& dev, const DeviceFacts& facts, uint
   r.ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   r.max_err = ctx.max_error();
-  r.device_spent = ctx.is_device_spent();
   if (!error.empty())
     r = {Status::Fail, ctx.failed() ? error + "; and " + ctx.failure() : error, r.max_err, r.ms};
   else if (ctx.failed())
     r.status = Status::Fail, r.detail = ctx.failure();
   else if (ctx.checks() == 0)
     r.status = Status::Fail, r.detail = "the case checked nothing";
+  r.device_spent = ctx.is_device_spent();
   return r;
 }
 

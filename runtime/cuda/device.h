@@ -79,8 +79,8 @@ class CudaKernel : public CompiledKernel {
 
   CudaDevice* device_;
   std::string cubin_;
-  bool has_fault_record_ = false;
-  std::string who_;  ///< the module declares ptx::kFaultRecordSymbol
+  bool has_fault_record_ = false;  ///< the module declares ptx::kFaultRecordSymbol
+  std::string who_;
   uint32_t param_end_ = 0;  ///< end of the last parameter: what the driver reads of the block
   mutable std::mutex mutex_;
   mutable std::shared_ptr<Context> ctx_;

@@ -147,9 +147,9 @@ class Context {
   void check_ints(const std::string& what, const HostArray& got, const std::vector<int64_t>& ref);
   /// A condition that must hold (for facts that are not arrays).
   void expect(bool ok, const std::string& message);
-  /// The case faulted the device on purpose (device_assert): the runner touches it no more and
-  /// opens it afresh (a new process when isolated) for the next case, since a CUDA context keeps
-  /// its fault.
+  /// The device faulted (on purpose, as device_assert does, or not): the runner touches it no
+  /// more and opens it afresh (a new process when isolated) for the next case, since a CUDA
+  /// context keeps its fault.
   void device_spent() { device_spent_ = true; }
   bool is_device_spent() const { return device_spent_; }
   /// Elements [from, to) of `got` still hold poison (masked-off stores wrote nothing).
