@@ -176,9 +176,9 @@ Value rmw(Emitter& e, const ir::Op& op, AtomicOp kind, DType dtype, Value addres
   }
   if (dtype == DType::f32 && kind == AtomicOp::Add && e.target.has(target::Cap::FloatAtomicAdd))
     return native(spv::OpAtomicFAddEXT, type, val);
-  if (dtype == DType::f32 && (kind == AtomicOp::Max || kind == AtomicOp::Min) &&
-      e.target.has(target::Cap::FloatAtomicMinMax))
-    return native(kind == AtomicOp::Max ? spv::OpAtomicFMaxEXT : spv::OpAtomicFMinEXT, type, val);
+  // Float max/min always take the CAS loop, even where SPV_EXT_shader_atomic_float_min_max is
+  // present: the extension leaves the order of -0 and +0 to the driver (lavapipe's max of -0 and
+  // +0 kept -0), and the tile IR orders -0 < +0.
   uint32_t word = 0;
   Value shift;
   Value at = word_address(e, address, dtype, &word, &shift);

@@ -181,7 +181,7 @@ std::vector<Need> rmw_needs(AOp op, DType t) {
   std::vector<Need> n = needs_of({t});
   if (ir::dtype_bits(t) == 64) n.push_back(Need::Int64Atomics);
   if (ir::is_float(t) && op == AOp::Add) n.push_back(Need::FloatAtomicAdd);
-  if (ir::is_float(t) && (op == AOp::Max || op == AOp::Min)) n.push_back(Need::FloatAtomicMinMax);
+  // Float max/min need no float atomics: every target runs them as compare-and-swap loops.
   return n;
 }
 

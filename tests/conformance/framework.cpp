@@ -61,8 +61,6 @@ std::string_view need_name(Need n) {
       return "fp64";
     case Need::FloatAtomicAdd:
       return "float atomic add";
-    case Need::FloatAtomicMinMax:
-      return "float atomic min/max";
     case Need::Int64Atomics:
       return "int64 atomics";
     case Need::Print:
@@ -122,8 +120,6 @@ bool DeviceFacts::has(Need n) const {
       return target.supports_dtype(DType::f64);
     case Need::FloatAtomicAdd:
       return target.has(Cap::FloatAtomicAdd);
-    case Need::FloatAtomicMinMax:
-      return target.has(Cap::FloatAtomicMinMax);
     case Need::Int64Atomics:
       return target.has(Cap::Int64Atomics);
     case Need::Print:

@@ -33,7 +33,6 @@ enum class Need : uint8_t {
   Bf16,
   Fp64,
   FloatAtomicAdd,
-  FloatAtomicMinMax,
   Int64Atomics,
   Print,   ///< device_print (Vulkan has no printf)
   Assert,  ///< device_assert raising a device fault (Vulkan has no way to report one)
