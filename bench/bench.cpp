@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "bench/harness.h"
+#include "core/support/filter.h"
 
 namespace tessera::bench {
 namespace {
@@ -73,24 +74,10 @@ bool parse_options(const std::vector<std::string>& args, Options& o) {
   return true;
 }
 
-bool glob(const char* p, const char* s) {
-  for (; *p; ++p, ++s) {
-    if (*p == '*') {
-      for (const char* t = s;; ++t) {
-        if (glob(p + 1, t)) return true;
-        if (!*t) return false;
-      }
-    }
-    if (!*s || (*p != '?' && *p != *s)) return false;
-  }
-  return !*s;
-}
-
 bool selected(const std::string& name, const std::vector<std::string>& filters) {
   if (filters.empty()) return true;
   for (const std::string& f : filters) {
-    bool wild = f.find_first_of("*?") != std::string::npos;
-    if (wild ? glob(f.c_str(), name.c_str()) : name.find(f) != std::string::npos) return true;
+    if (matches_filter(name, f)) return true;
   }
   return false;
 }

@@ -9,6 +9,7 @@
 #include <random>
 #include <sstream>
 
+#include "core/support/filter.h"
 #include "tests/conformance/catalogue.h"
 #include "tools/conformance_exec.h"
 
@@ -71,19 +72,6 @@ bool parse_options(const std::vector<std::string>& args, Options& o) {
       return false;
   }
   return true;
-}
-
-bool glob(const char* p, const char* s) {
-  for (; *p; ++p, ++s) {
-    if (*p == '*') {
-      for (const char* t = s;; ++t) {
-        if (glob(p + 1, t)) return true;
-        if (!*t) return false;
-      }
-    }
-    if (!*s || (*p != '?' && *p != *s)) return false;
-  }
-  return !*s;
 }
 
 std::string cell(const Result& r) {
@@ -155,16 +143,6 @@ bool selected(const Case& c, const Options& o) {
 }
 
 }  // namespace
-
-bool matches_filter(const std::string& name, const std::string& pattern) {
-  std::vector<std::string> parts;
-  split_into(pattern, parts);
-  for (const std::string& p : parts) {
-    const bool wild = p.find_first_of("*?") != std::string::npos;
-    if (wild ? glob(p.c_str(), name.c_str()) : name.find(p) != std::string::npos) return true;
-  }
-  return false;
-}
 
 void print_row(const Row& row, const Options& o) {
   std::printf("%-52s", row.c->name.c_str());

@@ -20,8 +20,4 @@ namespace tessera::tools {
 /// failure, 1: a case failed, 2: bad usage).
 int conformance_main(const std::vector<std::string>& args);
 
-/// Does `name` match `pattern`? `*` matches any run of characters and `?` one character; a
-/// pattern without either matches as a substring. Several patterns may be comma-separated.
-bool matches_filter(const std::string& name, const std::string& pattern);
-
 }  // namespace tessera::tools
