@@ -194,6 +194,10 @@ Value Emitter::convert(Value v, DType from, DType to) {
     return bf16_round(widen_to_f32(v, from));  // f16 and f32 are exact in f32
   }
   if (from == DType::bf16 && to == DType::f32) return v;
+  // f64 -> f16 in one correct rounding: drivers may go through f32 and round twice (lavapipe
+  // turned -106.4375000001 into -106.5); rounding to odd in f32 first makes the second exact.
+  if (from == DType::f64 && to == DType::f16)
+    return b.convert(spv::OpFConvert, type, f64_to_f32_odd(b, v));
   if ((from == DType::f32 || from == DType::bf16) && to == DType::f64 &&
       !target.has(target::Cap::DenormPreserve32))
     return f32_to_f64_keeping_subnormals(b, v);
