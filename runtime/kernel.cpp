@@ -3,7 +3,6 @@
 #include "runtime/kernel.h"
 
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <limits>
@@ -11,6 +10,7 @@
 #include "core/ir/printer.h"
 #include "core/ir/verifier.h"
 #include "core/passes/pipeline.h"
+#include "core/support/dump.h"
 #include "core/support/error.h"
 
 namespace tessera {
@@ -31,19 +31,6 @@ bool fits(int64_t v, bool from_unsigned, ir::DType t) {
   }
   if (!from_unsigned && v < 0) return false;
   return bits == 64 || static_cast<uint64_t>(v) < (uint64_t{1} << bits);
-}
-
-bool dump_enabled(std::string_view stage) {
-  const char* env = std::getenv("TESSERA_DUMP");
-  if (!env) return false;
-  std::string_view s(env);
-  for (size_t pos = 0; pos <= s.size();) {
-    size_t end = s.find(',', pos);
-    if (end == std::string_view::npos) end = s.size();
-    if (s.substr(pos, end - pos) == stage) return true;
-    pos = end + 1;
-  }
-  return false;
 }
 
 template <class T>

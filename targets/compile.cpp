@@ -2,7 +2,6 @@
 /// verify, and emit for the target's instruction set.
 #include "targets/compile.h"
 
-#include <cstdlib>
 #include <iostream>
 #include <string_view>
 
@@ -10,27 +9,12 @@
 #include "core/ir/verifier.h"
 #include "core/lower/simt_lowering.h"
 #include "core/passes/pipeline.h"
+#include "core/support/dump.h"
 #include "core/support/error.h"
 #include "targets/ptx/ptx.h"
 #include "targets/spirv/spirv.h"
 
 namespace tessera::targets {
-namespace {
-
-bool dump_enabled(std::string_view stage) {
-  const char* env = std::getenv("TESSERA_DUMP");
-  if (!env) return false;
-  std::string_view s(env);
-  for (size_t pos = 0; pos <= s.size();) {
-    size_t end = s.find(',', pos);
-    if (end == std::string_view::npos) end = s.size();
-    if (s.substr(pos, end - pos) == stage) return true;
-    pos = end + 1;
-  }
-  return false;
-}
-
-}  // namespace
 
 std::unique_ptr<ir::Module> lower_to_simt(const ir::Module& tile_ir, const target::Target& target,
                                           const CompileOptions& options) {
