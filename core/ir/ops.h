@@ -23,7 +23,9 @@
 /// Elementwise (operands have identical types unless stated; scalars or tiles)
 ///   add sub mul            wrap for integers; IEEE for floats.
 ///   div rem                integers: C semantics (truncate toward zero; remainder has the sign
-///                          of the dividend); by zero undefined. Floats: IEEE division, fmod.
+///                          of the dividend); by zero undefined. Floats: division within 2.5 ulp
+///                          of IEEE's (SPIR-V's OpFDiv bound; CUDA's f32 div.full is within 2,
+///                          the interpreters and f64 round correctly), fmod exact.
 ///   min max {nan}          floats: NaN if either operand is NaN (nan = "propagate", the
 ///                          default) or the other operand (nan = "ignore"); -0 < +0.
 ///   and or xor not         bitwise (logical on i1).

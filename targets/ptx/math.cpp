@@ -55,6 +55,11 @@ struct IrMath {
   F fma(F x, F y, F z) { return wrap<0>(call(llvm::Intrinsic::fma, {x.v, y.v, z.v})); }
   F rint(F x) { return wrap<0>(call(llvm::Intrinsic::rint, {x.v})); }
   F abs(F x) { return wrap<0>(call(llvm::Intrinsic::fabs, {x.v})); }
+  /// ex2.approx.f32 (not .ftz: subnormal results are kept).
+  F ex2(F x) {
+    static_assert(Single, "ex2.approx is used at f32 only");
+    return wrap<0>(b.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_f, {}, {x.v}));
+  }
   F copysign(F x, F y) { return wrap<0>(call(llvm::Intrinsic::copysign, {x.v, y.v})); }
   B isnan(F x) { return wrap<3>(b.CreateFCmpUNO(x.v, x.v)); }
   template <int K>
@@ -247,11 +252,17 @@ void build_body(IrMath<Single>& m, ir::OpKind kind, llvm::Function* fn) {
   typename M::F x = m.template wrap<0>(fn->getArg(0));
   typename M::F y;
   switch (kind) {
-    case ir::OpKind::Exp:
-      y = a.exp(x);
+    case ir::OpKind::Exp:  // f32 (and f16/bf16 through f32): from the hardware's ex2
+      if constexpr (Single)
+        y = a.exp_hw(x);
+      else
+        y = a.exp(x);
       break;
     case ir::OpKind::Exp2:
-      y = a.exp2(x);
+      if constexpr (Single)
+        y = a.exp2_hw(x);
+      else
+        y = a.exp2(x);
       break;
     case ir::OpKind::Log:
       y = a.log(x);

@@ -62,6 +62,11 @@ struct CpuMath {
   I i_from_u(U a) const { return static_cast<I>(a); }
   F f_from_u(U a) const { return static_cast<F>(a); }
   U table(U i) const { return tessera::ptx::math::kTwoOverPiWords[i]; }
+  /// The hardware 2^x (PTX ex2.approx.f32: within 2 ulp of 2^x), emulated at its worst: the
+  /// correctly rounded value moved `ex2_skew` floats away (up if positive), and back toward 2^x
+  /// while that leaves the 2-ulp bound.
+  int ex2_skew = 0;
+  F ex2(F a) const;
   template <class A, class Bf>
   F if_else(B c, A a, Bf b) const {
     return c ? a() : b();
@@ -93,6 +98,20 @@ double ulp_error(T got, long double want) {
   if (e < emin) e = emin;
   long double ulp = std::ldexp(1.0L, e - std::numeric_limits<T>::digits);
   return static_cast<double>(std::fabs(static_cast<long double>(got) - want) / ulp);
+}
+
+template <class T>
+T CpuMath<T>::ex2(T a) const {
+  long double want = exp2l(static_cast<long double>(a));
+  T got = static_cast<T>(want);
+  if (std::isnan(a) || std::isinf(got) || ex2_skew == 0) return got;
+  const T toward = ex2_skew > 0 ? std::numeric_limits<T>::infinity() : T(0);
+  for (int i = 0; i < std::abs(ex2_skew); ++i) {
+    T next = std::nextafter(got, toward);
+    if (std::isinf(next) || ulp_error<T>(next, want) > 2.0) break;
+    got = next;
+  }
+  return got;
 }
 
 }  // namespace ptx_test
