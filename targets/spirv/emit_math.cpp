@@ -115,6 +115,27 @@ Value exp_f32(Emitter& e, Value x, bool base2) {
   return b.select(b.op(spv::OpIsNan, b.t_bool(), {x}), x, scaled);  // NaN's k converts to junk
 }
 
+/// exp and exp2 where GLSL Fma is fused (Cap::FusedFma: NVIDIA), from the driver's Exp2 (the
+/// hardware's 2^x, within 2 ulp there, where Exp and Ldexp cost several times as much): exp2 is
+/// Exp2 itself; exp is 2^hi (1 + lo ln 2) with hi = x log2(e) rounded and lo its rounding error,
+/// the correction applied by one fma (as the PTX target's exp: within 2.5 ulp when Exp2 is within
+/// 2). An infinite 2^hi makes the fma NaN (inf * -t + inf): a NaN from a non-NaN 2^hi takes 2^hi.
+Value exp_f32_fused(Emitter& e, Value x, bool base2) {
+  Builder& b = e.b;
+  uint32_t f = x.type;
+  if (base2) return b.ext(GLSLstd450Exp2, f, {x});
+  Value xc = b.select(b.compare(spv::OpFOrdGreaterThan, x, b.c_float(f, 89)), b.c_float(f, 89), x);
+  xc = b.select(b.compare(spv::OpFOrdLessThan, xc, b.c_float(f, -104)), b.c_float(f, -104), xc);
+  const float log2e_hi = 0x1.715476p+0f, log2e_lo = 0x1.4ae0cp-26f;
+  Value hi = e.fbinary(spv::OpFMul, xc, b.c_float(f, log2e_hi));
+  Value lo = b.ext(GLSLstd450Fma, f, {xc, b.c_float(f, log2e_hi), b.unary(spv::OpFNegate, hi)});
+  lo = e.fbinary(spv::OpFAdd, lo, e.fbinary(spv::OpFMul, xc, b.c_float(f, log2e_lo)));
+  Value p = b.ext(GLSLstd450Exp2, f, {hi});
+  Value t = e.fbinary(spv::OpFMul, lo, b.c_float(f, 0x1.62e43p-1f));  // ln 2
+  Value y = b.ext(GLSLstd450Fma, f, {p, t, p});
+  return b.select(b.op(spv::OpIsNan, b.t_bool(), {y}), p, y);
+}
+
 /// 2*pi in three parts: kTwoPi1 has 8 significant bits and kTwoPi2 12, so k * kTwoPi1 is exact
 /// for |k| < 2^16 and k * kTwoPi2 for |k| < 2^12, with or without a fused multiply-add.
 constexpr float kTwoPi1 = 0x1.92p+2f, kTwoPi2 = 0x1.fb6p-10f, kTwoPi3 = -0x1.777a5cp-23f;
@@ -203,7 +224,8 @@ void Emitter::emit_math(const ir::Op& op) {
   else if (op.kind == OpKind::Tanh)
     r = tanh_f32(*this, x32);
   else if (op.kind == OpKind::Exp || op.kind == OpKind::Exp2)
-    r = exp_f32(*this, x32, op.kind == OpKind::Exp2);
+    r = target.has(target::Cap::FusedFma) ? exp_f32_fused(*this, x32, op.kind == OpKind::Exp2)
+                                          : exp_f32(*this, x32, op.kind == OpKind::Exp2);
   else if (op.kind == OpKind::Sin || op.kind == OpKind::Cos)
     r = target.has(target::Cap::FusedFma) ? sin_cos_f32_fused(*this, row->instruction, x32)
                                           : sin_cos_f32(*this, row->instruction, x32);
