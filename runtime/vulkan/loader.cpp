@@ -68,6 +68,9 @@ DeviceFns Loader::load_device(const InstanceFns& ifns, VkDevice device, std::str
   if (!f.name) note_missing(missing, #name);
   TESSERA_VK_DEVICE_FNS(X)
 #undef X
+#define X(name) f.name = reinterpret_cast<PFN_##name>(ifns.vkGetDeviceProcAddr(device, #name));
+  TESSERA_VK_OPTIONAL_DEVICE_FNS(X)
+#undef X
   return f;
 }
 

@@ -86,6 +86,12 @@
   X(vkDestroyQueryPool)            \
   X(vkGetQueryPoolResults)
 
+/// Device-level entry points of optional extensions: null when the extension is not enabled.
+#define TESSERA_VK_OPTIONAL_DEVICE_FNS(X)  \
+  X(vkGetPipelineExecutablePropertiesKHR) \
+  X(vkGetPipelineExecutableStatisticsKHR) \
+  X(vkGetPipelineExecutableInternalRepresentationsKHR)
+
 namespace tessera::rt::vk {
 
 #define TESSERA_VK_MEMBER(name) PFN_##name name = nullptr;
@@ -98,6 +104,7 @@ struct InstanceFns {
 };
 struct DeviceFns {
   TESSERA_VK_DEVICE_FNS(TESSERA_VK_MEMBER)
+  TESSERA_VK_OPTIONAL_DEVICE_FNS(TESSERA_VK_MEMBER)
 };
 #undef TESSERA_VK_MEMBER
 

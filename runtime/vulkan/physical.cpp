@@ -133,6 +133,7 @@ VkPhysicalDeviceFeatures2* FeatureSet::chain() {
   link(with_atomic_float, atomic_float);
   link(with_atomic_float2, atomic_float2);
   link(with_coopmat, coopmat);
+  link(with_executables, executables);
   return &core;
 }
 
@@ -183,6 +184,7 @@ PhysicalFacts probe(const Instance& instance, VkPhysicalDevice device) {
   // 12 ships 1.3.239) enabling it is itself an error, so validated runs go without it.
   s.with_coopmat = facts.has_extension(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME) &&
                    instance.validation_knows(VK_MAKE_API_VERSION(0, 1, 3, 255));
+  s.with_executables = facts.has_extension(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
   f.vkGetPhysicalDeviceFeatures2(device, s.chain());
   f.vkGetPhysicalDeviceMemoryProperties(device, &facts.memory);
   if (s.with_coopmat && s.coopmat.cooperativeMatrix)
@@ -278,6 +280,8 @@ FeatureSet PhysicalFacts::enabled_features() const {
   enable_float_atomics(s, e);
   e.with_coopmat = s.with_coopmat && s.coopmat.cooperativeMatrix;
   e.coopmat.cooperativeMatrix = e.with_coopmat;
+  e.with_executables = s.with_executables && s.executables.pipelineExecutableInfo;
+  e.executables.pipelineExecutableInfo = e.with_executables;
   return e;
 }
 
@@ -287,6 +291,8 @@ std::vector<const char*> PhysicalFacts::enabled_extensions() const {
   if (supported.with_atomic_float2) out.push_back(VK_EXT_SHADER_ATOMIC_FLOAT_2_EXTENSION_NAME);
   if (supported.with_coopmat && supported.coopmat.cooperativeMatrix)
     out.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  if (supported.with_executables && supported.executables.pipelineExecutableInfo)
+    out.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
   return out;
 }
 

@@ -23,10 +23,13 @@ struct FeatureSet {
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_2_FEATURES_EXT};
   VkPhysicalDeviceCooperativeMatrixFeaturesKHR coopmat{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR executables{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
   // Which extension structs take part (their extension is present / enabled).
   bool with_atomic_float = false;
   bool with_atomic_float2 = false;
   bool with_coopmat = false;
+  bool with_executables = false;  ///< VK_KHR_pipeline_executable_properties (TESSERA_DUMP=vkstats)
 
   /// Links the structs present (core -> 1.1 -> 1.2 -> 1.3 -> extensions) and returns the head.
   /// Call again after copying a FeatureSet: the links point into this object.

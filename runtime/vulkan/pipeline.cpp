@@ -12,6 +12,8 @@
 #include <fstream>
 #include <vector>
 
+#include "core/support/dump.h"
+
 namespace tessera::rt::vk {
 namespace {
 
@@ -190,6 +192,74 @@ void check_artifact(const Context& ctx, const target::Artifact& a) {
          " (the compiler must pass the block by address)");
 }
 
+/// TESSERA_DUMP=vkstats prints the driver's statistics of each pipeline it compiles (registers,
+/// spills, instruction counts: whatever the driver reports through
+/// VK_KHR_pipeline_executable_properties); vkisa adds the driver's text representations (its
+/// intermediate or machine code). The pipeline must be created with the flags this returns.
+VkPipelineCreateFlags capture_flags(const Context& ctx) {
+  if (!ctx.fns().vkGetPipelineExecutablePropertiesKHR) return 0;
+  VkPipelineCreateFlags flags = 0;
+  if (dump_enabled("vkstats") || dump_enabled("vkisa"))
+    flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
+  if (dump_enabled("vkisa")) flags |= VK_PIPELINE_CREATE_CAPTURE_INTERNAL_REPRESENTATIONS_BIT_KHR;
+  return flags;
+}
+
+std::string statistic_value(const VkPipelineExecutableStatisticKHR& s) {
+  switch (s.format) {
+    case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR:
+      return s.value.b32 ? "true" : "false";
+    case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR:
+      return std::to_string(s.value.i64);
+    case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR:
+      return std::to_string(s.value.u64);
+    default:
+      return std::to_string(s.value.f64);
+  }
+}
+
+void report_executables(const Context& ctx, VkPipeline pipeline, const std::string& kernel,
+                        VkPipelineCreateFlags flags) {
+  const DeviceFns& f = ctx.fns();
+  VkPipelineInfoKHR info{VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR};
+  info.pipeline = pipeline;
+  uint32_t count = 0;
+  if (f.vkGetPipelineExecutablePropertiesKHR(ctx.device(), &info, &count, nullptr) != VK_SUCCESS)
+    return;
+  std::vector<VkPipelineExecutablePropertiesKHR> execs(
+      count, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR});
+  f.vkGetPipelineExecutablePropertiesKHR(ctx.device(), &info, &count, execs.data());
+  for (uint32_t i = 0; i < count; ++i) {
+    std::fprintf(stderr, "// vkstats %s on %s, executable %u (%s): subgroup %u\n", kernel.c_str(),
+                 ctx.name().c_str(), i, execs[i].name, execs[i].subgroupSize);
+    VkPipelineExecutableInfoKHR exec{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
+    exec.pipeline = pipeline;
+    exec.executableIndex = i;
+    uint32_t n = 0;
+    f.vkGetPipelineExecutableStatisticsKHR(ctx.device(), &exec, &n, nullptr);
+    std::vector<VkPipelineExecutableStatisticKHR> stats(
+        n, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
+    f.vkGetPipelineExecutableStatisticsKHR(ctx.device(), &exec, &n, stats.data());
+    for (const auto& s : stats)
+      std::fprintf(stderr, "//   %s = %s\n", s.name, statistic_value(s).c_str());
+    if (!(flags & VK_PIPELINE_CREATE_CAPTURE_INTERNAL_REPRESENTATIONS_BIT_KHR)) continue;
+    f.vkGetPipelineExecutableInternalRepresentationsKHR(ctx.device(), &exec, &n, nullptr);
+    std::vector<VkPipelineExecutableInternalRepresentationKHR> reps(
+        n, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INTERNAL_REPRESENTATION_KHR});
+    f.vkGetPipelineExecutableInternalRepresentationsKHR(ctx.device(), &exec, &n, reps.data());
+    std::vector<std::vector<char>> text(n);
+    for (uint32_t r = 0; r < n; ++r) {  // second call: the sizes are known, fill the text
+      if (!reps[r].isText) continue;
+      text[r].resize(reps[r].dataSize + 1);
+      reps[r].pData = text[r].data();
+    }
+    f.vkGetPipelineExecutableInternalRepresentationsKHR(ctx.device(), &exec, &n, reps.data());
+    for (uint32_t r = 0; r < n; ++r)
+      if (reps[r].isText && reps[r].pData)
+        std::fprintf(stderr, "// vkisa %s: %s\n%s\n", kernel.c_str(), reps[r].name, text[r].data());
+  }
+}
+
 }  // namespace
 
 VulkanKernel::VulkanKernel(std::shared_ptr<Context> ctx, VkPipelineCache cache,
@@ -237,10 +307,12 @@ VulkanKernel::VulkanKernel(std::shared_ptr<Context> ctx, VkPipelineCache cache,
     info.stage.flags = VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
   }
   info.layout = pl;
+  info.flags = capture_flags(*ctx_);
   VkPipeline pipeline = VK_NULL_HANDLE;
   ctx_->check(f.vkCreateComputePipelines(ctx_->device(), cache, 1, &info, nullptr, &pipeline),
               "vkCreateComputePipelines", a.kernel);
   pipeline_ = UniquePipeline(ctx_.get(), pipeline);
+  if (info.flags) report_executables(*ctx_, pipeline, a.kernel, info.flags);
 }
 
 }  // namespace tessera::rt::vk
