@@ -14,6 +14,7 @@
 
 #include "bench/harness.h"
 #include "bench/kernels.h"
+#include "bench/launch_floor.h"
 #include "core/target/target.h"
 #include "samples/kernels/gelu.h"
 #include "samples/kernels/softmax.h"
@@ -173,7 +174,8 @@ Row launch_row(const std::string& what, double value, const std::string& unit, d
 }
 
 /// 10,000 launches (small: 500) of a one-program kernel that adds 1 to 128 floats, three times;
-/// then 1,000 dependent launches between two events. The buffer must end at the launch count.
+/// 30 bursts of 64 launches, each burst after a synchronize; then 1,000 dependent launches
+/// between two events. The buffer must end at the launch count.
 void run_launch(Bench& b) {
   const Device& dev = b.device();
   const int block = 128, launches = b.small() ? 500 : 10000, dependent = b.small() ? 100 : 1000;
@@ -192,6 +194,17 @@ void run_launch(Bench& b) {
     dev.synchronize();
     with_sync.push_back(ms_since(t0) * 1e3 / launches);
   }
+  // Short bursts, each from an idle device: the driver's queue never fills, so the time is the
+  // host's alone (10,000 back-to-back launches also wait whenever the device falls behind).
+  const int burst = 64;
+  std::vector<double> bursts;
+  for (int rep = 0; rep < 30; ++rep) {
+    Clock::time_point t0 = Clock::now();
+    for (int i = 0; i < burst; ++i, ++total) launch();
+    bursts.push_back(ms_since(t0) * 1e3 / burst);
+    dev.synchronize();
+  }
+  std::sort(bursts.begin(), bursts.end());
   Stream s = dev.default_stream();
   Event start = dev.create_event(), stop = dev.create_event();
   start.record(s);
@@ -207,6 +220,21 @@ void run_launch(Bench& b) {
   b.add(launch_row("launch: tiny kernel, host enqueue", median3(enqueue), "us/launch", err, n));
   b.add(
       launch_row("launch: tiny kernel, host incl. sync", median3(with_sync), "us/launch", err, n));
+  std::snprintf(n, sizeof n, "%d launches from an idle device, median of 30", burst);
+  b.add(launch_row("launch: tiny kernel, host enqueue, short bursts", bursts[bursts.size() / 2],
+                   "us/launch", err, n));
+  if (dev.info().kind == "cuda") {  // the driver's own cost, for comparison
+    int ordinal = std::stoi(dev.info().name.substr(dev.info().name.find(':') + 1));
+    if (std::optional<LaunchFloor> f = cuda_launch_floor(ordinal, burst, 30)) {
+      std::snprintf(n, sizeof n, "empty kernel, %d launches from an idle device, median of 30", burst);
+      b.add(launch_row("launch floor: cuLaunchKernel, kernelParams", f->kernel_params_us,
+                       "us/launch", 0, n));
+      b.add(launch_row("launch floor: cuLaunchKernel, packed buffer", f->packed_us, "us/launch", 0,
+                       n));
+      b.add(launch_row("launch floor: cuLaunchKernel, packed, context push/pop",
+                       f->packed_push_pop_us, "us/launch", 0, n));
+    }
+  }
   std::snprintf(n, sizeof n, "%d dependent launches between two events", dependent);
   b.add(launch_row("dispatch: dependent tiny kernels, device time", device_us, "us/dispatch", err,
                    n));
