@@ -1,6 +1,7 @@
 # \file Every sample is also a test: it must print PASS on the host interpreter, on the SIMT
 # interpreter at subgroup sizes 8, 32 and 64, and on vulkan:0 (lavapipe in CI) with the Khronos
-# validation layer on (a validation message fails the run).
+# validation layer on (a validation message fails the run; without the layer installed, as on
+# the GPU machines, those five tests report as skipped, naming the missing layer).
 if(TESSERA_BUILD_SAMPLES)
   file(GLOB sample_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/samples/[0-9][0-9]_*.cpp)
   foreach(src ${sample_sources})
@@ -11,7 +12,8 @@ if(TESSERA_BUILD_SAMPLES)
       set_tests_properties("${test}" PROPERTIES PASS_REGULAR_EXPRESSION "^PASS ")
       if(device STREQUAL "vulkan:0")
         set_tests_properties("${test}" PROPERTIES ENVIRONMENT "TESSERA_VULKAN_VALIDATION=1"
-                             FAIL_REGULAR_EXPRESSION "tessera: Vulkan validation")
+                             FAIL_REGULAR_EXPRESSION "tessera: Vulkan validation"
+                             SKIP_REGULAR_EXPRESSION "VK_LAYER_KHRONOS_validation is not installed")
       endif()
     endforeach()
   endforeach()
