@@ -1,135 +1,94 @@
 /// \file The CUDA driver's own launch cost, the floor of Tessera's launch path: an empty kernel
-/// launched straight through cuLaunchKernel (libcuda.so.1 opened here, as the runtime does, so
-/// the figure holds no Tessera code), its parameters passed three ways: as kernelParams, as one
-/// packed buffer (CU_LAUNCH_PARAM_BUFFER_POINTER, as Tessera passes them), and packed with the
-/// context pushed and popped around the call (as Tessera's CudaStream::launch did).
+/// launched straight through cuLaunchKernel (the runtime's driver table, none of its launch
+/// code), its parameters passed three ways: as kernelParams, as one packed buffer
+/// (CU_LAUNCH_PARAM_BUFFER_POINTER, as Tessera passes them), and packed with the context pushed
+/// and popped around the call (as Tessera's CudaStream::launch does).
 #include "bench/launch_floor.h"
-
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <string>
+#include <vector>
+
+#include "runtime/cuda/driver.h"
 
 namespace tessera::bench {
 namespace {
-
-// The few driver types and entry points needed, declared by ABI (cuda.h is not on bench's path).
-using CUresult = int;
-using CUdevice = int;
-using CUcontext = void*;
-using CUmodule = void*;
-using CUfunction = void*;
-using CUstream = void*;
-
-struct Api {
-  CUresult (*cuInit)(unsigned);
-  CUresult (*cuDeviceGet)(CUdevice*, int);
-  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice);
-  CUresult (*cuDevicePrimaryCtxRelease)(CUdevice);
-  CUresult (*cuCtxPushCurrent)(CUcontext);
-  CUresult (*cuCtxPopCurrent)(CUcontext*);
-  CUresult (*cuModuleLoadData)(CUmodule*, const void*);
-  CUresult (*cuModuleUnload)(CUmodule);
-  CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
-  CUresult (*cuStreamCreate)(CUstream*, unsigned);
-  CUresult (*cuStreamDestroy)(CUstream);
-  CUresult (*cuStreamSynchronize)(CUstream);
-  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
-                             unsigned, unsigned, CUstream, void**, void**);
-};
-
-template <class F>
-bool bind(void* lib, F*& fn, const char* symbol) {
-  fn = reinterpret_cast<F*>(dlsym(lib, symbol));
-  return fn != nullptr;
-}
 
 const char* kPtx =
     ".version 7.0\n.target sm_50\n.address_size 64\n"
     ".visible .entry floor_kernel(.param .u64 p, .param .u32 n) { ret; }\n";
 
+/// Median host microseconds per call of `launch`, over `bursts` bursts from an idle stream.
+double median_per_launch(const rt::cuda::Driver& d, CUstream stream,
+                         const std::function<void()>& launch, int burst, int bursts) {
+  for (int i = 0; i < 4 * burst; ++i) launch();  // warm-up
+  d.cuStreamSynchronize(stream);
+  std::vector<double> per;
+  for (int rep = 0; rep < bursts; ++rep) {
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < burst; ++i) launch();
+    std::chrono::duration<double, std::micro> took = std::chrono::steady_clock::now() - t0;
+    per.push_back(took.count() / burst);
+    d.cuStreamSynchronize(stream);
+  }
+  std::sort(per.begin(), per.end());
+  return per[per.size() / 2];
+}
+
 }  // namespace
 
 std::optional<LaunchFloor> cuda_launch_floor(int ordinal, int burst, int bursts) {
-  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!lib) return std::nullopt;
-  Api a{};
-  bool ok = bind(lib, a.cuInit, "cuInit") && bind(lib, a.cuDeviceGet, "cuDeviceGet") &&
-            bind(lib, a.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain") &&
-            bind(lib, a.cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2") &&
-            bind(lib, a.cuCtxPushCurrent, "cuCtxPushCurrent_v2") &&
-            bind(lib, a.cuCtxPopCurrent, "cuCtxPopCurrent_v2") &&
-            bind(lib, a.cuModuleLoadData, "cuModuleLoadData") &&
-            bind(lib, a.cuModuleUnload, "cuModuleUnload") &&
-            bind(lib, a.cuModuleGetFunction, "cuModuleGetFunction") &&
-            bind(lib, a.cuStreamCreate, "cuStreamCreate") &&
-            bind(lib, a.cuStreamDestroy, "cuStreamDestroy_v2") &&
-            bind(lib, a.cuStreamSynchronize, "cuStreamSynchronize") &&
-            bind(lib, a.cuLaunchKernel, "cuLaunchKernel");
+  std::string why;
+  const rt::cuda::Driver* d = rt::cuda::driver(&why);
   CUdevice dev = 0;
   CUcontext ctx = nullptr;
-  if (!ok || a.cuInit(0) != 0 || a.cuDeviceGet(&dev, ordinal) != 0 ||
-      a.cuDevicePrimaryCtxRetain(&ctx, dev) != 0) {
-    dlclose(lib);
+  if (!d || d->cuDeviceGet(&dev, ordinal) != CUDA_SUCCESS ||
+      d->cuDevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS)
     return std::nullopt;
-  }
   std::optional<LaunchFloor> out;
   CUmodule module = nullptr;
   CUfunction fn = nullptr;
   CUstream stream = nullptr;
-  if (a.cuCtxPushCurrent(ctx) == 0) {
-    if (a.cuModuleLoadData(&module, kPtx) == 0 &&
-        a.cuModuleGetFunction(&fn, module, "floor_kernel") == 0 &&
-        a.cuStreamCreate(&stream, 1 /* CU_STREAM_NON_BLOCKING */) == 0) {
+  if (d->cuCtxPushCurrent(ctx) == CUDA_SUCCESS) {
+    if (d->cuModuleLoadData(&module, kPtx) == CUDA_SUCCESS &&
+        d->cuModuleGetFunction(&fn, module, "floor_kernel") == CUDA_SUCCESS &&
+        d->cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS) {
       struct {
         uint64_t p = 0;
-        uint32_t n = 0, pad = 0;
+        uint32_t n = 0;
       } packed;
       size_t size = 12;
       void* params[] = {&packed.p, &packed.n};
-      void* extra[] = {reinterpret_cast<void*>(1), &packed, reinterpret_cast<void*>(2), &size,
-                       nullptr};  // BUFFER_POINTER, BUFFER_SIZE, END
+      void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &packed, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+                       CU_LAUNCH_PARAM_END};
       bool failed = false;
       auto launch = [&](void** kp, void** ex) {
-        failed |= a.cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, stream, kp, ex) != 0;
+        failed |= d->cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, stream, kp, ex) != CUDA_SUCCESS;
       };
-      std::function<void()> ways[] = {
-          [&] { launch(params, nullptr); },
-          [&] { launch(nullptr, extra); },
+      LaunchFloor f;
+      f.kernel_params_us =
+          median_per_launch(*d, stream, [&] { launch(params, nullptr); }, burst, bursts);
+      f.packed_us = median_per_launch(*d, stream, [&] { launch(nullptr, extra); }, burst, bursts);
+      f.packed_push_pop_us = median_per_launch(
+          *d, stream,
           [&] {
             CUcontext popped = nullptr;
-            a.cuCtxPushCurrent(ctx);
+            d->cuCtxPushCurrent(ctx);
             launch(nullptr, extra);
-            a.cuCtxPopCurrent(&popped);
-          }};
-      double medians[3] = {};
-      for (int w = 0; w < 3; ++w) {
-        std::vector<double> per;
-        for (int i = 0; i < 4 * burst; ++i) ways[w]();  // warm-up
-        a.cuStreamSynchronize(stream);
-        for (int rep = 0; rep < bursts; ++rep) {
-          auto t0 = std::chrono::steady_clock::now();
-          for (int i = 0; i < burst; ++i) ways[w]();
-          per.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() -
-                                                                  t0)
-                            .count() /
-                        burst);
-          a.cuStreamSynchronize(stream);
-        }
-        std::sort(per.begin(), per.end());
-        medians[w] = per[per.size() / 2];
-      }
-      if (!failed) out = LaunchFloor{medians[0], medians[1], medians[2]};
+            d->cuCtxPopCurrent(&popped);
+          },
+          burst, bursts);
+      if (!failed) out = f;
     }
-    if (stream) a.cuStreamDestroy(stream);
-    if (module) a.cuModuleUnload(module);
+    if (stream) d->cuStreamDestroy(stream);
+    if (module) d->cuModuleUnload(module);
     CUcontext popped = nullptr;
-    a.cuCtxPopCurrent(&popped);
+    d->cuCtxPopCurrent(&popped);
   }
-  a.cuDevicePrimaryCtxRelease(dev);
-  dlclose(lib);
+  d->cuDevicePrimaryCtxRelease(dev);
   return out;
 }
 

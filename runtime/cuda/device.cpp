@@ -56,14 +56,10 @@ std::string describe_assert(const ptx::FaultRecord& rec) {
 }  // namespace
 
 ContextScope::ContextScope(const Driver& d, const Context& ctx) : d_(d) {
-  CUcontext current = nullptr;
-  if (d.cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == ctx.handle) return;
   check(d.cuCtxPushCurrent(ctx.handle), "cuCtxPushCurrent");
-  pushed_ = true;
 }
 
 ContextScope::~ContextScope() {
-  if (!pushed_) return;
   CUcontext popped = nullptr;
   d_.cuCtxPopCurrent(&popped);
 }

@@ -36,8 +36,7 @@ struct Context {
   CUdeviceptr fault_device = 0;
 };
 
-/// Makes `ctx` current on this thread for the scope (and restores the previous one); nothing to
-/// do when it is current already (a thread that keeps launching pays one cuCtxGetCurrent).
+/// Makes `ctx` current on this thread for the scope (and restores the previous one).
 class ContextScope {
  public:
   ContextScope(const Driver& d, const Context& ctx);
@@ -47,7 +46,6 @@ class ContextScope {
 
  private:
   const Driver& d_;
-  bool pushed_ = false;
 };
 
 /// Device memory from cuMemAlloc (through the device's cache).

@@ -24,7 +24,6 @@ namespace tessera::rt::cuda {
   X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain")      \
   X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2") \
   X(cuDevicePrimaryCtxReset, "cuDevicePrimaryCtxReset_v2")     \
-  X(cuCtxGetCurrent, "cuCtxGetCurrent")                        \
   X(cuCtxPushCurrent, "cuCtxPushCurrent_v2")                   \
   X(cuCtxPopCurrent, "cuCtxPopCurrent_v2")                     \
   X(cuCtxSynchronize, "cuCtxSynchronize")                      \
