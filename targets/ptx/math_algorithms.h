@@ -79,10 +79,8 @@ class Algorithms {
   explicit Algorithms(M& m) : m(m) {}
 
   F exp(F x) {
-    F xc = clamp(x, Fmt::kExpLo, Fmt::kExpHi);
-    F hi = xc * m.c(Fmt::log2e[0]);
-    F lo = m.fma(xc, m.c(Fmt::log2e[0]), -hi) + xc * m.c(Fmt::log2e[1]);
-    return exp2_parts(hi, lo);
+    Parts p = times_log2e(clamp(x, Fmt::kExpLo, Fmt::kExpHi));
+    return exp2_parts(p.hi, p.lo);
   }
 
   F exp2(F x) { return exp2_parts(clamp(x, Fmt::kExp2Lo, Fmt::kExp2Hi), m.c(0)); }
@@ -94,11 +92,9 @@ class Algorithms {
   /// tile IR allows 4). Where 2^hi is infinite the fma gives NaN (inf * -t + inf), so a NaN from
   /// a non-NaN 2^hi takes 2^hi. Six instructions and ex2 instead of exp's twenty-five.
   F exp_hw(F x) {
-    F xc = clamp(x, Fmt::kExpLo, Fmt::kExpHi);
-    F hi = xc * m.c(Fmt::log2e[0]);
-    F lo = m.fma(xc, m.c(Fmt::log2e[0]), -hi) + xc * m.c(Fmt::log2e[1]);
-    F e = m.ex2(hi);
-    F y = m.fma(e, lo * m.c(0.6931471805599453), e);
+    Parts p = times_log2e(clamp(x, Fmt::kExpLo, Fmt::kExpHi));
+    F e = m.ex2(p.hi);
+    F y = m.fma(e, p.lo * m.c(0.6931471805599453), e);
     return m.sel(m.isnan(y), e, y);
   }
 
@@ -193,6 +189,10 @@ class Algorithms {
   }
 
  private:
+  /// A value as hi + lo: hi rounded, lo (tiny) what the rounding lost.
+  struct Parts {
+    F hi, lo;
+  };
   struct Reduced {
     F f, s, hfsq, R;
     I e;
@@ -205,6 +205,12 @@ class Algorithms {
     F r = m.c(c[c.size() - 1]);
     for (size_t k = c.size() - 1; k-- > 0;) r = m.fma(r, x, m.c(c[k]));
     return r;
+  }
+
+  /// x log2(e) as hi + lo (hi the rounded product; the fma recovers its error exactly).
+  Parts times_log2e(F x) {
+    F hi = x * m.c(Fmt::log2e[0]);
+    return {hi, m.fma(x, m.c(Fmt::log2e[0]), -hi) + x * m.c(Fmt::log2e[1])};
   }
 
   /// x limited to [lo, hi]; NaN passes through.

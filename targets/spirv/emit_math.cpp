@@ -91,15 +91,20 @@ Value tanh_f32(Emitter& e, Value x) {
 /// ln 2 in two parts: kLn2Hi has 15 significant bits, so k * kLn2Hi is exact for |k| < 2^9.
 constexpr float kLn2Hi = 0x1.62e4p-1f, kLn2Lo = 0x1.7f7d1cp-20f, kLog2E = 0x1.715476p+0f;
 
+/// x limited to [lo, hi] (f32); NaN passes through.
+Value clamp(Builder& b, Value x, float lo, float hi) {
+  uint32_t f = x.type;
+  x = b.select(b.compare(spv::OpFOrdGreaterThan, x, b.c_float(f, hi)), b.c_float(f, hi), x);
+  return b.select(b.compare(spv::OpFOrdLessThan, x, b.c_float(f, lo)), b.c_float(f, lo), x);
+}
+
 /// exp and exp2: Vulkan bounds Exp's error by 3 + 2|x| ulp (lavapipe is 7 ulp off at x = 18), so
 /// the argument is reduced to |r| <= ln2/2 (exp2: |f| <= 1/2) and the power of two applied
 /// exactly with Ldexp. Arguments are clamped where the result is already 0 or inf.
 Value exp_f32(Emitter& e, Value x, bool base2) {
   Builder& b = e.b;
   uint32_t f = x.type;
-  double lo = base2 ? -151 : -104, hi = base2 ? 129 : 89;
-  Value xc = b.select(b.compare(spv::OpFOrdGreaterThan, x, b.c_float(f, hi)), b.c_float(f, hi), x);
-  xc = b.select(b.compare(spv::OpFOrdLessThan, xc, b.c_float(f, lo)), b.c_float(f, lo), xc);
+  Value xc = base2 ? clamp(b, x, -151, 129) : clamp(b, x, -104, 89);
   Value k, r;
   if (base2) {
     k = b.ext(GLSLstd450RoundEven, f, {xc});
@@ -124,8 +129,7 @@ Value exp_f32_fused(Emitter& e, Value x, bool base2) {
   Builder& b = e.b;
   uint32_t f = x.type;
   if (base2) return b.ext(GLSLstd450Exp2, f, {x});
-  Value xc = b.select(b.compare(spv::OpFOrdGreaterThan, x, b.c_float(f, 89)), b.c_float(f, 89), x);
-  xc = b.select(b.compare(spv::OpFOrdLessThan, xc, b.c_float(f, -104)), b.c_float(f, -104), xc);
+  Value xc = clamp(b, x, -104, 89);
   const float log2e_hi = 0x1.715476p+0f, log2e_lo = 0x1.4ae0cp-26f;
   Value hi = e.fbinary(spv::OpFMul, xc, b.c_float(f, log2e_hi));
   Value lo = b.ext(GLSLstd450Fma, f, {xc, b.c_float(f, log2e_hi), b.unary(spv::OpFNegate, hi)});
