@@ -71,7 +71,7 @@ Target make_vulkan_nvidia() {
   for (Cap c : {Cap::Int64, Cap::Int8, Cap::Int16, Cap::Fp16, Cap::Fp64, Cap::SubgroupArithmetic,
                 Cap::SubgroupShuffle, Cap::SubgroupClustered, Cap::FloatAtomicAdd,
                 Cap::Int64Atomics, Cap::BufferDeviceAddress, Cap::CooperativeMatrix,
-                Cap::FusedFma, Cap::InfNanPreserve})
+                Cap::FusedFma, Cap::InfNanPreserve, Cap::IeeeMinMax})
     t.set(c);
   using ir::DType;
   t.matrix_shapes = {{16, 16, 16, DType::f16, DType::f16, DType::f32},

@@ -248,6 +248,10 @@ target::Target PhysicalFacts::target(const std::string& name) const {
   // GLSL.std.450 Fma may round twice (the Vulkan spec allows it): NVIDIA's driver was measured to
   // fuse it, Mesa's lavapipe to round twice.
   t.set(Cap::FusedFma, props.vendorID == 0x10DE);
+  // GLSL.std.450 FMin/FMax leave NaN operands and the order of -0 and +0 undefined: NVIDIA's
+  // driver was measured (conformance on an H200) to return the other operand for a NaN and to
+  // order -0 below +0, so min/max need no compare-and-select sequence there.
+  t.set(Cap::IeeeMinMax, props.vendorID == 0x10DE);
   t.matrix_shapes = matrix_shapes;
   return t;
 }

@@ -125,6 +125,12 @@ Value Emitter::fdiv(Value a, Value c) {
 }
 
 Value Emitter::float_min_max(Value a, Value c, bool is_max, bool propagate) {
+  if (target.has(target::Cap::IeeeMinMax)) {  // the driver's FMin/FMax ignore NaNs, order zeros
+    Value r = b.ext(is_max ? GLSLstd450FMax : GLSLstd450FMin, a.type, {a, c});
+    if (!propagate) return r;
+    r = b.select(b.op(spv::OpIsNan, b.t_bool(), {c}), c, r);
+    return b.select(b.op(spv::OpIsNan, b.t_bool(), {a}), a, r);
+  }
   Value beats = b.compare(is_max ? spv::OpFOrdGreaterThan : spv::OpFOrdLessThan, a, c);
   // Equal operands differ at most in the zero's sign: max prefers +0, min prefers -0.
   Value a_negative = sign_bit(b, a);

@@ -113,6 +113,7 @@ TEST_CASE("vulkan: lavapipe reports subgroup 8, 32 KiB shared memory, 128-byte p
   CHECK(t.max_shared_bytes == 32768);
   CHECK(t.push_constant_bytes == 128);
   CHECK(!t.has(Cap::FusedFma));  // lavapipe rounds GLSL.std.450 Fma twice
+  CHECK(!t.has(Cap::IeeeMinMax));
   CHECK(t.max_threads == 256);  // 32 subgroups of 8 with a required subgroup size
   for (int i = 0; i < 3; ++i) CHECK(t.max_grid[i] == 65535);
   for (Cap c : {Cap::Int64, Cap::Int8, Cap::Int16, Cap::Fp16, Cap::Fp64, Cap::SubgroupArithmetic,
