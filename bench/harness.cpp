@@ -29,6 +29,9 @@ constexpr int kFlushBlock = 1024;
 constexpr size_t kGpuScratchBytes = size_t{256} << 20;  // as Triton's do_bench (H200 L2: 50 MB)
 constexpr size_t kCpuScratchBytes = size_t{64} << 10;   // CPU devices: exercise the path only
 constexpr int kMinRuns = 20;
+constexpr double kWarmWindowS = 0.1;  // GPU warm-up: windows this long, until two agree
+constexpr double kMinWarmS = 0.3;
+constexpr double kMaxWarmS = 3.0;
 constexpr int kMaxRuns = 100;
 
 double median_of(std::vector<double> v) {
@@ -128,20 +131,34 @@ void Bench::poison(const BufferBase& out) {
 }
 
 Timing Bench::time(const std::function<void()>& launch, const BufferBase& out) {
-  const double warm_s = is_gpu() ? 0.1 : 0.0;
   const double target_s = is_gpu() ? 1.0 : 0.25;
-  // Warm-up in doubling batches; the last batch's wall time per run estimates one run.
-  double per_run_s = 0;
-  Clock::time_point warm_start = Clock::now();
-  for (int batch = 1;; batch *= 2) {
+  auto run_batch = [&](int batch) {
     Clock::time_point t0 = Clock::now();
     for (int i = 0; i < batch; ++i) {
       poison(out);
       launch();
     }
     dev_.synchronize();
-    per_run_s = seconds_since(t0) / batch;
-    if (seconds_since(warm_start) >= warm_s || batch >= 4096) break;
+    return seconds_since(t0) / batch;
+  };
+  // Warm-up. A GPU lowers its clocks while the host computes a case's reference and takes about
+  // half a second to raise them again (H200 under NVIDIA's Vulkan driver: 600 -> 1980 MHz in
+  // steps of ~200 ms; a Vulkan gelu timed during the ramp read 1300, then 768, then 510 us). So
+  // on a GPU: windows of about 100 ms until one window's time per run is within 2 % of the
+  // previous one's, after at least kMinWarmS and at most kMaxWarmS. A CPU device: one run.
+  double per_run_s = run_batch(1);
+  if (is_gpu()) {
+    Clock::time_point warm_start = Clock::now();
+    double previous = 0;
+    while (true) {
+      int batch =
+          static_cast<int>(std::clamp(kWarmWindowS / std::max(per_run_s, 1e-9), 1.0, 65536.0));
+      per_run_s = run_batch(batch);
+      bool steady = previous > 0 && std::fabs(per_run_s - previous) <= 0.02 * previous;
+      double spent = seconds_since(warm_start);
+      if ((steady && spent >= kMinWarmS) || spent >= kMaxWarmS) break;
+      previous = per_run_s;
+    }
   }
   Timing t;
   int runs = static_cast<int>(
@@ -179,6 +196,7 @@ Row Bench::measure(Row row, const std::function<void()>& launch, const BufferBas
     row.runs = static_cast<int>(t.us.size());
     row.median_us = t.median_us;
     row.min_us = t.min_us;
+    row.run_us = t.us;
     row.value = t.median_us;
     row.unit = "us";
     if (!t.note.empty()) row.detail += (row.detail.empty() ? "" : "; ") + t.note;

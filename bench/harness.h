@@ -38,6 +38,7 @@ struct Row {
   double max_err = 0, tolerance = 0;
   int runs = 0;
   double median_us = NAN, min_us = NAN;
+  std::vector<double> run_us;  ///< every timed run, in order (the JSON keeps them: bimodal times)
   double bytes = 0, flops = 0;
   double floor_us = NAN;
   std::string floor_basis;  ///< "bytes / copy 4.07 TB/s", "flops / peak 989 TFLOP/s"
@@ -89,7 +90,8 @@ class Bench {
   /// A fresh seed for one case's inputs (from the run's seed and the case name).
   uint64_t seed_for(const std::string& name) const;
 
-  /// Times `launch` (which must write `out`): warm-up (at least 100 ms on a GPU), then at least
+  /// Times `launch` (which must write `out`): warm-up (on a GPU until the time per run is steady,
+  /// 0.3-3 s: clocks ramp up after the host's reference computation), then at least
   /// 20 runs (fewer only when one run exceeds the case's budget / 20, noted), each preceded by an
   /// L2 flush that poisons `out`, each bracketed by device events.
   Timing time(const std::function<void()>& launch, const BufferBase& out);

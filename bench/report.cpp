@@ -65,6 +65,9 @@ void write_row(std::ostream& os, const Row& r, const std::string& backend) {
      << "\", \"status\": \"" << r.status << "\", \"max_err\": " << number(r.max_err)
      << ", \"tolerance\": " << number(r.tolerance) << ", \"runs\": " << r.runs
      << ", \"median_us\": " << number(r.median_us) << ", \"min_us\": " << number(r.min_us)
+     << ", \"run_us\": [";
+  for (size_t i = 0; i < r.run_us.size(); ++i) os << (i ? ", " : "") << number(r.run_us[i]);
+  os << "]"
      << ", \"value\": " << number(r.value) << ", \"unit\": \"" << escape(r.unit)
      << "\", \"bytes\": " << number(r.bytes) << ", \"flops\": " << number(r.flops)
      << ", \"floor_us\": " << number(r.floor_us) << ", \"floor_basis\": \"" << escape(r.floor_basis)
