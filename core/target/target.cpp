@@ -31,7 +31,8 @@ Target make_cuda(int sm, bool arch_specific) {
   for (Cap c : {Cap::Int64, Cap::Int8, Cap::Int16, Cap::Fp16, Cap::Bf16, Cap::Fp64,
                 Cap::SubgroupArithmetic, Cap::SubgroupShuffle, Cap::SubgroupClustered,
                 Cap::FloatAtomicAdd, Cap::FloatAtomicMinMax, Cap::Int64Atomics,
-                Cap::BufferDeviceAddress, Cap::MmaSync, Cap::CpAsync, Cap::FusedFma})
+                Cap::BufferDeviceAddress, Cap::MmaSync, Cap::CpAsync, Cap::FusedFma,
+                Cap::NanMinMax})
     t.set(c);
   if (sm >= 90 && arch_specific) t.set(Cap::Wgmma);
   using ir::DType;

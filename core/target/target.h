@@ -40,7 +40,8 @@ namespace tessera::target {
   X(FusedFma, "fused_fma")                      \
   X(InfNanPreserve, "inf_nan_preserve")        \
   X(DenormPreserve32, "denorm_preserve32")     \
-  X(IeeeMinMax, "ieee_minmax")
+  X(IeeeMinMax, "ieee_minmax")                 \
+  X(NanMinMax, "nan_minmax")
 
 enum class Cap : uint8_t {
 #define X(name, text) name,

@@ -241,6 +241,9 @@ target::Target simt_target(int subgroup) {
   t.subgroup_size = subgroup;
   t.max_threads = 1024;
   t.max_shared_bytes = 49152;
+  // NaN-propagating min/max as one instruction: PTX has it (max.NaN), SPIR-V does not; simt:8
+  // and simt:64 lower reductions as a SPIR-V target would.
+  t.set(target::Cap::NanMinMax, subgroup == 32);
   if (subgroup == 32) {
     t.set(target::Cap::MmaSync);
     t.set(target::Cap::CpAsync);

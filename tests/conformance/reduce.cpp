@@ -263,6 +263,25 @@ void nan_and_signed_zero_case(Context& ctx) {
       ctx.check_exact(std::string(kind_name(k)) + " " + dname(t), ctx.download(o), want);
     }
   }
+  // 256 columns on two warps: each thread folds several registers of a row first (targets
+  // without one-instruction NaN-propagating min/max test each register for NaN there).
+  for (DType t : {DType::f32, DType::f16}) {
+    for (RK k : {RK::Max, RK::Min}) {
+      HostArray x = ctx.random(t, 4 * 256, -4, 4);
+      const double far = k == RK::Max ? -1.0 : 1.0;
+      for (int c = 0; c < 256; ++c) x.set_f(c, c == 77 ? 0.0 : c == 130 ? -0.0 : far);
+      x.set_f(256 + 200, NAN);  // row 1: a NaN among a thread's registers
+      x.set_f(512 + 0, NAN);    // row 2: first
+      x.set_f(768 + 255, NAN);  // row 3: last
+      HostArray want;
+      std::vector<double> fw, sc;
+      reference(k, x, {4, 256}, 1, t, want, fw, sc);
+      DevArray dx = ctx.upload(x), o = ctx.poisoned(t, 4);
+      kern[{Grid(1), {.num_warps = 2}}](dx.buf, o.buf, k, 1, false, t, 4, 256, 0);
+      ctx.check_exact(std::string(kind_name(k)) + " " + dname(t) + " 4x256 on two warps",
+                      ctx.download(o), want);
+    }
+  }
 }
 
 void masked_rows_case(Context& ctx) {
