@@ -1,6 +1,7 @@
 /// \file Elementwise cases: the copy that sets the bandwidth ceiling (several configs, the best
-/// taken), vector add and GeLU. Sizes: GPU runs move gigabytes (far past L2); small runs use
-/// sizes that are not multiples of the block, so masks are exercised.
+/// taken), a one-program copy (what timing itself costs), vector add and GeLU. Sizes: GPU runs
+/// move gigabytes (far past L2); small runs use sizes that are not multiples of the block, so
+/// masks are exercised.
 #include <cmath>
 
 #include "bench/harness.h"
@@ -119,11 +120,37 @@ void run_gelu(Bench& b, int64_t n) {
   }));
 }
 
+/// One program copying 1024 floats, timed as every kernel row is (flush before, device events
+/// around the launch): what a row's time holds besides its kernel's work (launch latency, the
+/// events, on Vulkan the barrier after the flush). Not a floor of bytes: no floor column.
+void run_timing_cost(Bench& b) {
+  const int64_t n = 1024;
+  Row row = base_row("copy", n);
+  row.workload += " (one program: the timing's own cost)";
+  row.config = "BLOCK=1024 num_warps=4";
+  b.add(guarded(row, [&] {
+    auto hx = random_values<float>(n, -1, 1, b.seed_for(row.workload));
+    auto x = b.device().upload(hx);
+    auto y = b.device().alloc<float>(n);
+    auto copy = TESSERA_KERNEL(copy_kernel, src_ptr, dst_ptr, n, BLOCK);
+    auto launch = [&] {
+      copy[{Grid(1), LaunchOptions{.num_warps = 4}}](x, y, static_cast<int32_t>(n), 1024);
+    };
+    b.poison(y);
+    launch();
+    auto out = y.download();
+    row.tolerance = 0;
+    row.max_err = parallel_max(n, [&](size_t i) { return rel_err(out[i], hx[i]); });
+    return b.measure(row, launch, y);
+  }));
+}
+
 }  // namespace
 
 void add_copy_cases(std::vector<Case>& cases, bool small) {
   const int64_t n = small ? 100003 : int64_t{1} << 28;
   cases.push_back({"copy fp32 " + std::to_string(n), [n](Bench& b) { run_copy(b, n); }});
+  cases.push_back({"copy fp32 1024 (one program)", run_timing_cost});
 }
 
 void add_elementwise_cases(std::vector<Case>& cases, bool small) {

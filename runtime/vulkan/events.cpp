@@ -4,7 +4,9 @@
 namespace tessera::rt::vk {
 
 QueryPools::QueryPools(std::shared_ptr<Context> ctx)
-    : ctx_(std::move(ctx)), valid_bits_(ctx_->facts().timestamp_valid_bits) {}
+    : ctx_(std::move(ctx)),
+      valid_bits_(ctx_->facts().timestamp_valid_bits),
+      host_reset_(ctx_->facts().supported.v12.hostQueryReset == VK_TRUE) {}
 
 QueryPools::Slot QueryPools::acquire() {
   std::lock_guard lock(mutex_);
@@ -16,6 +18,7 @@ QueryPools::Slot QueryPools::acquire() {
     ctx_->check(ctx_->fns().vkCreateQueryPool(ctx_->device(), &info, nullptr, &pool),
                 "vkCreateQueryPool");
     pools_.emplace_back(ctx_.get(), pool);
+    if (host_reset_) ctx_->fns().vkResetQueryPool(ctx_->device(), pool, 0, kPoolSize);
     for (uint32_t i = kPoolSize; i-- > 0;) free_.push_back({pool, i});
   }
   Slot s = free_.back();
@@ -24,6 +27,7 @@ QueryPools::Slot QueryPools::acquire() {
 }
 
 void QueryPools::release(Slot slot) {
+  if (host_reset_) ctx_->fns().vkResetQueryPool(ctx_->device(), slot.pool, slot.index, 1);
   std::lock_guard lock(mutex_);
   free_.push_back(slot);
 }

@@ -77,6 +77,7 @@
   X(vkCmdPipelineBarrier2)         \
   X(vkCmdCopyBuffer)               \
   X(vkCmdResetQueryPool)           \
+  X(vkResetQueryPool)              \
   X(vkCmdWriteTimestamp2)          \
   X(vkCreateSemaphore)             \
   X(vkDestroySemaphore)            \

@@ -266,6 +266,7 @@ FeatureSet PhysicalFacts::enabled_features() const {
   e.v11.storagePushConstant16 = s.v11.storagePushConstant16;  // 16-bit scalars in the param block
   e.v12.bufferDeviceAddress = VK_TRUE;
   e.v12.timelineSemaphore = VK_TRUE;
+  e.v12.hostQueryReset = s.v12.hostQueryReset;  // events reset their slots outside command buffers
   e.v12.vulkanMemoryModel = VK_TRUE;
   e.v12.vulkanMemoryModelDeviceScope = s.v12.vulkanMemoryModelDeviceScope;
   e.v12.shaderInt8 = s.v12.shaderInt8;

@@ -326,7 +326,7 @@ void VulkanStream::record(std::shared_ptr<EventImpl> event) {
   VkCommandBuffer cmd = begin_op({}, 0);
   if (shared_.queries->timestamps()) {
     const DeviceFns& f = shared_.ctx->fns();
-    f.vkCmdResetQueryPool(cmd, e->slot().pool, e->slot().index, 1);
+    if (!e->take_fresh()) f.vkCmdResetQueryPool(cmd, e->slot().pool, e->slot().index, 1);
     // ALL_COMMANDS: the stamp is taken once everything before it has finished.
     f.vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, e->slot().pool,
                            e->slot().index);
