@@ -3,6 +3,7 @@
 /// move gigabytes (far past L2); small runs use sizes that are not multiples of the block, so
 /// masks are exercised.
 #include <cmath>
+#include <span>
 
 #include "bench/harness.h"
 #include "bench/kernels.h"
@@ -36,16 +37,15 @@ Row base_row(const std::string& kernel, int64_t n) {
   return r;
 }
 
-void run_copy(Bench& b, int64_t n) {
+/// The copy of n random floats, checked (exact) and timed under each configuration.
+std::vector<Row> time_copy(Bench& b, const Row& base, int64_t n, std::span<const Config> configs) {
   const Device& dev = b.device();
-  Row base = base_row("copy", n);
-  base.bytes = 2.0 * n * sizeof(float);
   auto hx = random_values<float>(n, -1, 1, b.seed_for(base.workload));
   auto x = dev.upload(hx);
   auto y = dev.alloc<float>(n);
   auto copy = TESSERA_KERNEL(copy_kernel, src_ptr, dst_ptr, n, BLOCK);
   std::vector<Row> tried;
-  for (const Config& c : kCopyConfigs) {
+  for (const Config& c : configs) {
     Row row = base;
     row.config = config_label(c);
     tried.push_back(guarded(row, [&] {
@@ -61,7 +61,13 @@ void run_copy(Bench& b, int64_t n) {
       return b.measure(row, launch, y);
     }));
   }
-  Row best = best_of(tried);
+  return tried;
+}
+
+void run_copy(Bench& b, int64_t n) {
+  Row base = base_row("copy", n);
+  base.bytes = 2.0 * n * sizeof(float);
+  Row best = best_of(time_copy(b, base, n, kCopyConfigs));
   if (best.status == "pass") b.set_copy_bytes_per_s(best.bytes / (best.median_us * 1e-6));
   b.set_floor(best, "");
   b.add(best);
@@ -124,25 +130,11 @@ void run_gelu(Bench& b, int64_t n) {
 /// around the launch): what a row's time holds besides its kernel's work (launch latency, the
 /// events, on Vulkan the barrier after the flush). Not a floor of bytes: no floor column.
 void run_timing_cost(Bench& b) {
-  const int64_t n = 1024;
-  Row row = base_row("copy", n);
-  row.workload += " (one program: the timing's own cost)";
-  row.config = "BLOCK=1024 num_warps=4";
-  b.add(guarded(row, [&] {
-    auto hx = random_values<float>(n, -1, 1, b.seed_for(row.workload));
-    auto x = b.device().upload(hx);
-    auto y = b.device().alloc<float>(n);
-    auto copy = TESSERA_KERNEL(copy_kernel, src_ptr, dst_ptr, n, BLOCK);
-    auto launch = [&] {
-      copy[{Grid(1), LaunchOptions{.num_warps = 4}}](x, y, static_cast<int32_t>(n), 1024);
-    };
-    b.poison(y);
-    launch();
-    auto out = y.download();
-    row.tolerance = 0;
-    row.max_err = parallel_max(n, [&](size_t i) { return rel_err(out[i], hx[i]); });
-    return b.measure(row, launch, y);
-  }));
+  constexpr int64_t n = 1024;
+  constexpr Config one_program[] = {{1024, 4}};
+  Row base = base_row("copy", n);
+  base.workload += " (one program: the timing's own cost)";
+  b.add(best_of(time_copy(b, base, n, one_program)));
 }
 
 }  // namespace

@@ -2,9 +2,9 @@
 /// stream's submissions where the event completes (its timeline-semaphore value).
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
-#include <utility>
 #include <vector>
 
 #include "runtime/backend.h"
@@ -56,10 +56,7 @@ class VulkanEvent : public EventImpl {
   const QueryPools::Slot& slot() const { return slot_; }
   /// True the first time after the slot was reset from the host: the stamp about to be recorded
   /// needs no reset command. Later recordings reset the slot in the command buffer.
-  bool take_fresh() {
-    std::lock_guard lock(mutex_);
-    return std::exchange(fresh_, false);
-  }
+  bool take_fresh() { return fresh_.exchange(false); }
 
   /// Where the event completes: stream `stream`'s submission `value`.
   struct Mark {
@@ -79,7 +76,7 @@ class VulkanEvent : public EventImpl {
  private:
   std::shared_ptr<QueryPools> pools_;
   QueryPools::Slot slot_;
-  bool fresh_;
+  std::atomic<bool> fresh_;
   mutable std::mutex mutex_;
   Mark mark_;
 };
