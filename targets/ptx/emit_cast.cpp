@@ -81,6 +81,11 @@ void emit_cast(Emitter& e, const ir::Op& op) {
         llvm::Value* bits =
             from.is_ptr ? b.CreatePtrToInt(x, b.getInt64Ty()) : b.CreateBitCast(x, b.getInt64Ty());
         y = to.is_ptr ? b.CreateIntToPtr(bits, e.type(to)) : b.CreateBitCast(bits, e.type(to));
+      } else if (x->getType()->isFloatingPointTy() && e.type(to)->isFloatingPointTy()) {
+        // f16 <-> bf16: NVPTX cannot select a bitcast between two float types (LLVM aborted on a
+        // constant's), so it goes through the integer of their width.
+        llvm::Type* bits = b.getIntNTy(x->getType()->getPrimitiveSizeInBits());
+        y = b.CreateBitCast(b.CreateBitCast(x, bits), e.type(to));
       } else {
         y = b.CreateBitCast(x, e.type(to));
       }
