@@ -2,8 +2,13 @@
 /// caches of traced and compiled kernels, and the packed parameter block.
 #include "runtime/kernel.h"
 
+#include <cctype>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <limits>
 
@@ -188,18 +193,20 @@ std::shared_ptr<const ir::Module> KernelBase::module_for(const std::vector<tl::A
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = traced_.find(specs);
-    if (it != traced_.end()) return it->second;
+    if (it != traced_.end()) return it->second.module;
   }
   std::unique_ptr<ir::Module> m = trace(specs);
   ir::verify(*m);
+  std::string traced_text = std::getenv("TESSERA_CAPTURE") ? ir::print(*m) : std::string();
   if (dump_enabled("ir")) std::cerr << "// tile IR of '" << m->kernel().name << "' as traced\n" << ir::print(*m);
   passes::optimize(*m);
   ir::verify(*m);
   if (dump_enabled("ir")) std::cerr << "// tile IR of '" << m->kernel().name << "' optimized\n" << ir::print(*m);
   std::lock_guard<std::mutex> lock(mutex_);
   if (name_.empty()) name_ = m->kernel().name;
-  auto [it, inserted] = traced_.emplace(specs, std::shared_ptr<const ir::Module>(std::move(m)));
-  return it->second;
+  auto [it, inserted] =
+      traced_.emplace(specs, Traced{std::shared_ptr<const ir::Module>(std::move(m)), std::move(traced_text)});
+  return it->second.module;
 }
 
 std::shared_ptr<const ir::Module> KernelBase::ir_for(std::span<const KernelArg> args) const {
@@ -242,6 +249,7 @@ void KernelBase::launch(const LaunchConfig& config, std::span<const KernelArg> a
   }
   if (!compiled) {
     std::shared_ptr<const ir::Module> m = module_for(key.specs);
+    capture(key.specs, config.options);
     compiled = device->compile(*m, config.options);
     std::lock_guard<std::mutex> lock(mutex_);
     compiled_.emplace(key, compiled);
@@ -253,6 +261,39 @@ void KernelBase::launch(const LaunchConfig& config, std::span<const KernelArg> a
       config.stream ? config.stream->impl() : device->default_stream();
   if (config.grid.programs() == 0) return;  // an empty grid launches nothing
   stream->launch(compiled, config.grid, pack(*compiled, args), std::move(keep));
+}
+
+void KernelBase::capture(const std::vector<tl::ArgSpec>& specs, const LaunchOptions& options) const {
+  const char* dir = std::getenv("TESSERA_CAPTURE");
+  if (!dir || !*dir) return;
+  std::string text;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = traced_.find(specs);
+    if (it == traced_.end() || it->second.text.empty()) return;
+    text = "// options: num_warps=" + std::to_string(options.num_warps) +
+           " num_stages=" + std::to_string(options.num_stages) + "\n" + it->second.text;
+  }
+  uint64_t h = 1469598103934665603ull;
+  for (char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  std::string stem = name_.empty() ? std::string("kernel") : name_;
+  for (char& c : stem)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') c = '_';
+  const std::filesystem::path path = std::filesystem::path(dir) / (stem + "." + hex + ".tir");
+  if (std::filesystem::exists(path)) return;
+  // Written beside, then renamed: a reader never sees half a file, writers of one text agree.
+  const std::filesystem::path tmp = path.string() + ".tmp" + std::to_string(reinterpret_cast<uintptr_t>(this));
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  {
+    std::ofstream out(tmp);
+    out << text;
+    if (!out) fail(ErrorKind::Runtime, "TESSERA_CAPTURE: cannot write ", tmp.string());
+  }
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) fail(ErrorKind::Runtime, "TESSERA_CAPTURE: cannot rename ", tmp.string(), ": ", ec.message());
 }
 
 size_t KernelBase::traced_count() const {

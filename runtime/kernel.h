@@ -121,6 +121,8 @@ class KernelBase {
   std::shared_ptr<rt::DeviceImpl> launch_device(const LaunchConfig& config,
                                                 std::span<const KernelArg> args) const;
   std::shared_ptr<const ir::Module> module_for(const std::vector<tl::ArgSpec>& specs) const;
+  /// Under TESSERA_CAPTURE=DIR: writes the traced tile IR of `specs` with `options` to DIR.
+  void capture(const std::vector<tl::ArgSpec>& specs, const LaunchOptions& options) const;
   std::vector<std::byte> pack(const rt::CompiledKernel& compiled,
                               std::span<const KernelArg> args) const;
   std::string param_label(size_t i) const;
@@ -129,8 +131,11 @@ class KernelBase {
   std::vector<std::string> param_names_;
   std::vector<tl::ParamDesc> params_;
   mutable std::mutex mutex_;
-  mutable std::unordered_map<std::vector<tl::ArgSpec>, std::shared_ptr<const ir::Module>, SpecHash>
-      traced_;
+  struct Traced {
+    std::shared_ptr<const ir::Module> module;  ///< optimized
+    std::string text;  ///< the tile IR as traced, kept only under TESSERA_CAPTURE
+  };
+  mutable std::unordered_map<std::vector<tl::ArgSpec>, Traced, SpecHash> traced_;
   mutable std::unordered_map<CompiledKey, std::shared_ptr<const rt::CompiledKernel>, CompiledHash>
       compiled_;
 };
