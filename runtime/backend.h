@@ -15,6 +15,7 @@
 
 #include "core/ir/abi.h"
 #include "core/ir/ir.h"
+#include "core/target/options.h"
 
 namespace tessera {
 
@@ -39,12 +40,8 @@ struct Grid {
   void set(int64_t gx, int64_t gy, int64_t gz);
 };
 
-/// Options that ride with the grid: `kernel[{grid, {.num_warps = 8}}]`.
-struct LaunchOptions {
-  int num_warps = 4;   ///< 32 x num_warps threads per program on every target
-  int num_stages = 3;  ///< software-pipelining depth of loops with loads
-  bool operator==(const LaunchOptions&) const = default;
-};
+/// Options that ride with the grid: `kernel[{grid, {.num_warps = 8}}]` (core/target/options.h).
+using LaunchOptions = CompileOptions;
 
 /// What a device says about itself.
 struct DeviceInfo {
@@ -119,8 +116,10 @@ class DeviceImpl : public std::enable_shared_from_this<DeviceImpl> {
   virtual const DeviceInfo& info() const = 0;
   /// Allocates `bytes` (throws ErrorKind::OutOfMemory with the size and the device).
   virtual std::shared_ptr<Allocation> allocate(size_t bytes) = 0;
-  /// Compiles a verified, optimized tile-IR module (throws ErrorKind::User/Unsupported).
-  virtual std::shared_ptr<const CompiledKernel> compile(const ir::Module& module,
+  /// Compiles a tile-IR kernel as traced through the pipeline (core/passes/pipeline.h; the GPU
+  /// targets through targets/compile.h) for this device's target (throws ErrorKind::User or
+  /// Unsupported).
+  virtual std::shared_ptr<const CompiledKernel> compile(const ir::Module& traced,
                                                         const LaunchOptions& options) = 0;
   virtual std::shared_ptr<StreamImpl> default_stream() = 0;
   virtual std::shared_ptr<StreamImpl> create_stream() = 0;

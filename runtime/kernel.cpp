@@ -13,9 +13,8 @@
 #include <limits>
 
 #include "core/ir/printer.h"
-#include "core/ir/verifier.h"
 #include "core/passes/pipeline.h"
-#include "core/support/dump.h"
+#include "core/target/target.h"
 #include "core/support/error.h"
 
 namespace tessera {
@@ -193,24 +192,22 @@ std::shared_ptr<const ir::Module> KernelBase::module_for(const std::vector<tl::A
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = traced_.find(specs);
-    if (it != traced_.end()) return it->second.module;
+    if (it != traced_.end()) return it->second;
   }
-  std::unique_ptr<ir::Module> m = trace(specs);
-  ir::verify(*m);
-  std::string traced_text = std::getenv("TESSERA_CAPTURE") ? ir::print(*m) : std::string();
-  if (dump_enabled("ir")) std::cerr << "// tile IR of '" << m->kernel().name << "' as traced\n" << ir::print(*m);
-  passes::optimize(*m);
-  ir::verify(*m);
-  if (dump_enabled("ir")) std::cerr << "// tile IR of '" << m->kernel().name << "' optimized\n" << ir::print(*m);
+  std::shared_ptr<const ir::Module> m = trace(specs);
   std::lock_guard<std::mutex> lock(mutex_);
   if (name_.empty()) name_ = m->kernel().name;
-  auto [it, inserted] =
-      traced_.emplace(specs, Traced{std::shared_ptr<const ir::Module>(std::move(m)), std::move(traced_text)});
-  return it->second.module;
+  auto [it, inserted] = traced_.emplace(specs, std::move(m));
+  return it->second;
+}
+
+std::shared_ptr<const ir::Module> KernelBase::traced_for(std::span<const KernelArg> args) const {
+  return module_for(check_and_specialize(args));
 }
 
 std::shared_ptr<const ir::Module> KernelBase::ir_for(std::span<const KernelArg> args) const {
-  return module_for(check_and_specialize(args));
+  // The tile steps of the pipeline; the host target asks nothing of the lowering.
+  return passes::compile(*traced_for(args), *target::profile("host"), {}, passes::Stage::Tile).tile;
 }
 
 std::vector<std::byte> KernelBase::pack(const rt::CompiledKernel& compiled,
@@ -248,9 +245,9 @@ void KernelBase::launch(const LaunchConfig& config, std::span<const KernelArg> a
     if (it != compiled_.end()) compiled = it->second;
   }
   if (!compiled) {
-    std::shared_ptr<const ir::Module> m = module_for(key.specs);
-    capture(key.specs, config.options);
-    compiled = device->compile(*m, config.options);
+    std::shared_ptr<const ir::Module> traced = module_for(key.specs);
+    capture(*traced, config.options);
+    compiled = device->compile(*traced, config.options);
     std::lock_guard<std::mutex> lock(mutex_);
     compiled_.emplace(key, compiled);
   }
@@ -263,17 +260,12 @@ void KernelBase::launch(const LaunchConfig& config, std::span<const KernelArg> a
   stream->launch(compiled, config.grid, pack(*compiled, args), std::move(keep));
 }
 
-void KernelBase::capture(const std::vector<tl::ArgSpec>& specs, const LaunchOptions& options) const {
+void KernelBase::capture(const ir::Module& traced, const LaunchOptions& options) const {
   const char* dir = std::getenv("TESSERA_CAPTURE");
   if (!dir || !*dir) return;
-  std::string text;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = traced_.find(specs);
-    if (it == traced_.end() || it->second.text.empty()) return;
-    text = "// options: num_warps=" + std::to_string(options.num_warps) +
-           " num_stages=" + std::to_string(options.num_stages) + "\n" + it->second.text;
-  }
+  const std::string text = "// options: num_warps=" + std::to_string(options.num_warps) +
+                           " num_stages=" + std::to_string(options.num_stages) + "\n" +
+                           ir::print(traced);
   uint64_t h = 1469598103934665603ull;
   for (char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
   char hex[17];

@@ -96,6 +96,8 @@ class KernelBase {
   void launch(const LaunchConfig& config, std::span<const KernelArg> args) const;
   /// The optimized tile IR of the specialization `args` select (for tools and tests).
   std::shared_ptr<const ir::Module> ir_for(std::span<const KernelArg> args) const;
+  /// The tile IR as traced for `args` (what a launch compiles, and what TESSERA_CAPTURE writes).
+  std::shared_ptr<const ir::Module> traced_for(std::span<const KernelArg> args) const;
   /// Number of distinct specializations traced so far (tests check caching with it).
   size_t traced_count() const;
   size_t compiled_count() const;
@@ -120,9 +122,10 @@ class KernelBase {
   std::vector<tl::ArgSpec> check_and_specialize(std::span<const KernelArg> args) const;
   std::shared_ptr<rt::DeviceImpl> launch_device(const LaunchConfig& config,
                                                 std::span<const KernelArg> args) const;
+  /// The tile IR as traced for `specs` (traced once, then cached).
   std::shared_ptr<const ir::Module> module_for(const std::vector<tl::ArgSpec>& specs) const;
-  /// Under TESSERA_CAPTURE=DIR: writes the traced tile IR of `specs` with `options` to DIR.
-  void capture(const std::vector<tl::ArgSpec>& specs, const LaunchOptions& options) const;
+  /// Under TESSERA_CAPTURE=DIR: writes `traced` with `options` to DIR.
+  void capture(const ir::Module& traced, const LaunchOptions& options) const;
   std::vector<std::byte> pack(const rt::CompiledKernel& compiled,
                               std::span<const KernelArg> args) const;
   std::string param_label(size_t i) const;
@@ -131,11 +134,8 @@ class KernelBase {
   std::vector<std::string> param_names_;
   std::vector<tl::ParamDesc> params_;
   mutable std::mutex mutex_;
-  struct Traced {
-    std::shared_ptr<const ir::Module> module;  ///< optimized
-    std::string text;  ///< the tile IR as traced, kept only under TESSERA_CAPTURE
-  };
-  mutable std::unordered_map<std::vector<tl::ArgSpec>, Traced, SpecHash> traced_;
+  mutable std::unordered_map<std::vector<tl::ArgSpec>, std::shared_ptr<const ir::Module>, SpecHash>
+      traced_;
   mutable std::unordered_map<CompiledKey, std::shared_ptr<const rt::CompiledKernel>, CompiledHash>
       compiled_;
 };
@@ -176,6 +176,12 @@ class Kernel : public KernelBase {
   std::shared_ptr<const ir::Module> ir(const Args&... args) const {
     std::array<KernelArg, sizeof...(Args)> erased{KernelArg::from(args)...};
     return ir_for(std::span<const KernelArg>(erased.data(), erased.size()));
+  }
+  /// The tile IR as traced for these arguments (what a launch compiles).
+  template <class... Args>
+  std::shared_ptr<const ir::Module> traced(const Args&... args) const {
+    std::array<KernelArg, sizeof...(Args)> erased{KernelArg::from(args)...};
+    return traced_for(std::span<const KernelArg>(erased.data(), erased.size()));
   }
 
  protected:

@@ -15,9 +15,9 @@ namespace tessera::tools {
 struct CatalogEntry {
   std::string name;
   std::string summary;
-  /// Traces the kernel for its example arguments (buffers on `device`) and returns the
-  /// optimized tile IR.
-  std::function<std::shared_ptr<const ir::Module>(const Device& device)> tile_ir;
+  /// Traces the kernel for its example arguments (buffers on `device`) and returns the tile IR
+  /// as traced (what a launch with these arguments compiles).
+  std::function<std::shared_ptr<const ir::Module>(const Device& device)> traced;
 };
 
 const std::vector<CatalogEntry>& catalog();

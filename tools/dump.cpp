@@ -11,12 +11,10 @@
 
 #include "core/ir/parser.h"
 #include "core/ir/printer.h"
-#include "core/ir/verifier.h"
 #include "core/passes/pipeline.h"
 #include "core/target/target.h"
 #include "runtime/tessera.h"
 #include "targets/compile.h"
-#include "targets/spirv/spirv.h"
 #include "tools/catalog.h"
 
 namespace tessera::tools {
@@ -42,10 +40,10 @@ target::Target resolve_target(const std::string& name) {
   return *t;
 }
 
-/// A captured kernel (TESSERA_CAPTURE): its launch options and its traced tile IR, optimized.
+/// A captured kernel (TESSERA_CAPTURE): its launch options and its tile IR as traced.
 struct Captured {
-  targets::CompileOptions options;
-  std::unique_ptr<ir::Module> tile;
+  CompileOptions options;
+  std::shared_ptr<const ir::Module> traced;
 };
 
 Captured read_captured(const fs::path& path) {
@@ -55,19 +53,11 @@ Captured read_captured(const fs::path& path) {
   text << in.rdbuf();
   Captured c;
   const std::string s = text.str();
-  if (s.starts_with("// options:")) {
+  if (s.starts_with("// options:"))
     std::sscanf(s.c_str(), "// options: num_warps=%d num_stages=%d", &c.options.num_warps,
                 &c.options.num_stages);
-  }
-  c.tile = ir::parse(s, path.string());
-  ir::verify(*c.tile);
-  passes::optimize(*c.tile);
-  ir::verify(*c.tile);
+  c.traced = ir::parse(s, path.string());
   return c;
-}
-
-std::string disassembled(const target::Artifact& a) {
-  return a.isa == "spirv" ? spirv::disassemble(a.spirv) : a.ptx;
 }
 
 void write(const fs::path& path, const std::string& text) {
@@ -76,28 +66,34 @@ void write(const fs::path& path, const std::string& text) {
   if (!out) fail(ErrorKind::Runtime, "cannot write ", path.string());
 }
 
-/// Every stage of one captured kernel for every target, as files in `out`.
+std::string error_text(const Error& e) { return std::string(to_string(e.kind())) + ": " + e.what() + "\n"; }
+
+/// Every stage of one captured kernel for every target, as files in `out`: the optimized tile IR,
+/// and per target its SIMT IR and code (or the error that stopped it).
 void dump_one(const fs::path& file, const std::vector<std::string>& targets, const fs::path& out) {
   fs::create_directories(out);
+  const Dumps quiet;
   Captured c;
   try {
     c = read_captured(file);
+    write(out / "ir.tir", ir::print(*passes::compile(*c.traced, *target::profile("host"), c.options,
+                                                     passes::Stage::Tile, quiet).tile));
   } catch (const Error& e) {
-    write(out / "ir.error", e.what());
+    write(out / "ir.error", error_text(e));
     return;
   }
-  write(out / "ir.tir", ir::print(*c.tile));
   for (const std::string& name : targets) {
     std::string stem = name;
     std::replace(stem.begin(), stem.end(), ':', '-');
     const target::Target t = resolve_target(name);
     try {
-      write(out / (stem + ".simt"), ir::print(*targets::lower_to_simt(*c.tile, t, c.options)));
+      passes::Compiled simt = passes::compile(*c.traced, t, c.options, passes::Stage::Simt, quiet);
+      write(out / (stem + ".simt"), ir::print(*simt.simt));
       if (t.isa == "none") continue;
-      target::Artifact a = targets::compile(*c.tile, t, c.options);
-      write(out / (stem + (a.isa == "spirv" ? ".spvasm" : ".ptx")), disassembled(a));
+      target::Artifact a = targets::emit(simt.simt->kernel(), t, quiet);
+      write(out / (stem + (a.isa == "spirv" ? ".spvasm" : ".ptx")), targets::code_text(a));
     } catch (const Error& e) {
-      write(out / (stem + ".error"), std::string(to_string(e.kind())) + ": " + e.what() + "\n");
+      write(out / (stem + ".error"), error_text(e));
     }
   }
 }
@@ -126,45 +122,46 @@ int dump_batch(const std::vector<std::string>& args) {
 }
 
 int dump_single(const std::vector<std::string>& args) {
-  std::shared_ptr<const ir::Module> tile;
-  targets::CompileOptions options;
+  std::shared_ptr<const ir::Module> traced;
+  CompileOptions options;
   if (args[0].ends_with(".tir")) {
     Captured c = read_captured(args[0]);
     options = c.options;
-    tile = std::move(c.tile);
+    traced = std::move(c.traced);
   } else {
     const CatalogEntry* entry = find_kernel(args[0]);
     if (!entry) {
       std::fprintf(stderr, "tessera: unknown kernel '%s' (see `tessera dump --list`)\n", args[0].c_str());
       return 2;
     }
-    tile = entry->tile_ir(Device::open("host"));
+    traced = entry->traced(Device::open("host"));
   }
   const std::string stage = option(args, "--stage", "ir");
-  if (stage == "ir") {
-    std::cout << ir::print(*tile);
-    return 0;
-  }
-  if (stage != "simt" && stage != "spirv" && stage != "ptx") {
-    std::fprintf(stderr, "tessera: unknown stage '%s' (stages: ir, simt, spirv, ptx)\n", stage.c_str());
+  if (stage != "ir" && stage != "layouts" && stage != "simt" && stage != "spirv" && stage != "ptx") {
+    std::fprintf(stderr, "tessera: unknown stage '%s' (stages: ir, layouts, simt, spirv, ptx)\n",
+                 stage.c_str());
     return 2;
   }
   const std::string target_name = option(args, "--target", stage == "ptx" ? "cuda-sm_90" : "vulkan-nvidia");
   const target::Target target = resolve_target(target_name);
   options.num_warps = std::stoi(option(args, "--num-warps", std::to_string(options.num_warps)));
   options.num_stages = std::stoi(option(args, "--num-stages", std::to_string(options.num_stages)));
-  if (stage == "simt") {
-    std::cout << ir::print(*targets::lower_to_simt(*tile, target, options));
-    return 0;
-  }
-  const target::Artifact a = targets::compile(*tile, target, options);
+  const Dumps quiet;
+  // The stages come from the pipeline every launch runs (core/passes/pipeline.h).
+  const passes::Stage stop = stage == "ir" ? passes::Stage::Tile : passes::Stage::Simt;
+  passes::Compiled c = passes::compile(*traced, target, options, stop, quiet);
+  if (stage == "ir") std::cout << ir::print(*c.tile);
+  if (stage == "layouts") std::cout << c.plan->str();
+  if (stage == "simt") std::cout << ir::print(*c.simt);
+  if (stage != "ptx" && stage != "spirv") return 0;
+  const target::Artifact a = targets::emit(c.simt->kernel(), target, quiet);
   if ((stage == "ptx") != (a.isa == "ptx")) {
     std::fprintf(stderr, "tessera: target '%s' does not produce %s (try --target %s)\n",
                  target_name.c_str(), stage == "ptx" ? "PTX" : "SPIR-V",
                  stage == "ptx" ? "cuda-sm_90" : "vulkan-nvidia");
     return 2;
   }
-  std::cout << disassembled(a);
+  std::cout << targets::code_text(a);
   return 0;
 }
 

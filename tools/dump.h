@@ -2,7 +2,7 @@
 /// (a catalogue name or a captured .tir file) or for a whole folder of captured kernels.
 ///
 ///   tessera dump --list
-///   tessera dump <kernel|FILE.tir> [--stage ir|simt|spirv|ptx] [--target PROFILE]
+///   tessera dump <kernel|FILE.tir> [--stage ir|layouts|simt|spirv|ptx] [--target PROFILE]
 ///                [--num-warps N] [--num-stages S]
 ///   tessera dump --batch IN_DIR --out OUT_DIR [--targets P1,P2,...] [--shard I/N]
 #pragma once

@@ -109,11 +109,17 @@ void append_location(std::string& out, const Location& loc) {
 /// Prints one function (or one op) with a name for every value it can reach.
 class Printer {
  public:
-  explicit Printer(std::string& out) : out_(out) {}
+  explicit Printer(std::string& out, const PrintOptions& options = {}) : out_(out), options_(options) {}
 
-  void function(const Function& fn) {
+  /// Names every value of `fn` as function() prints it.
+  void name_function(const Function& fn) {
     name_params(fn);
     number_region(*fn.body, /*number_args=*/false);
+  }
+  std::unordered_map<const Value*, std::string> take_names() { return std::move(names_); }
+
+  void function(const Function& fn) {
+    name_function(fn);
     out_ += "func @";
     if (is_identifier(fn.name)) {
       out_ += fn.name;
@@ -133,8 +139,7 @@ class Printer {
       out_ += " attributes";
       append_attrs(out_, fn.attrs);
     }
-    out_ += ' ';
-    append_location(out_, fn.loc);
+    location(fn.loc);
     out_ += " {\n";
     for (const Op* op : fn.body->ops) this->op(*op, 1);
     out_ += "}\n";
@@ -191,6 +196,12 @@ class Printer {
     }
   }
 
+  void location(const Location& loc) {
+    if (!options_.locations) return;
+    out_ += ' ';
+    append_location(out_, loc);
+  }
+
   void indent(int level) { out_.append(static_cast<size_t>(2 * level), ' '); }
 
   void op(const Op& op, int level) {
@@ -220,8 +231,7 @@ class Printer {
         out_ += op.results[k]->type.str();
       }
     }
-    out_ += ' ';
-    append_location(out_, op.loc);
+    location(op.loc);
     out_ += '\n';
   }
 
@@ -242,25 +252,35 @@ class Printer {
   }
 
   std::string& out_;
+  PrintOptions options_;
   std::unordered_map<const Value*, std::string> names_;
   int next_ = 0;
 };
 
 }  // namespace
 
-std::string print(const Function& fn) {
+std::string print(const Function& fn, const PrintOptions& options) {
   std::string out;
-  Printer(out).function(fn);
+  Printer(out, options).function(fn);
   return out;
 }
 
-std::string print(const Module& module) {
+std::string print(const Module& module, const PrintOptions& options) {
   std::string out;
   for (size_t i = 0; i < module.functions.size(); ++i) {
     if (i) out += '\n';
-    Printer(out).function(*module.functions[i]);
+    Printer(out, options).function(*module.functions[i]);
   }
   return out;
+}
+
+std::unordered_map<const Value*, std::string> value_names(const Function& fn) {
+  std::string unused;
+  Printer p(unused);
+  p.name_function(fn);
+  std::unordered_map<const Value*, std::string> names = p.take_names();
+  for (auto& [v, n] : names) n = "%" + n;
+  return names;
 }
 
 void print(std::ostream& os, const Module& module) {

@@ -42,16 +42,27 @@
 
 #include <iosfwd>
 #include <string>
+#include <unordered_map>
 
 #include "core/ir/ir.h"
 
 namespace tessera::ir {
 
+/// How much to print. Without locations (dumps that are read or diffed by people: a changed
+/// line number in a kernel's source then changes nothing) the text still parses, every op's
+/// location unknown.
+struct PrintOptions {
+  bool locations = true;
+};
+
 /// The whole module: its functions separated by blank lines.
-std::string print(const Module& module);
+std::string print(const Module& module, const PrintOptions& options = {});
 void print(std::ostream& os, const Module& module);
 /// One function, ending in "}\n".
-std::string print(const Function& fn);
+std::string print(const Function& fn, const PrintOptions& options = {});
+/// The name print(fn) gives every value of `fn` ("%in0", "%12"), for texts that annotate the
+/// printed IR (the lowering's plans).
+std::unordered_map<const Value*, std::string> value_names(const Function& fn);
 /// One op with its regions, for diagnostics. Values are numbered as print(Function) numbers them
 /// (the outermost reachable region is walked); the arguments of that outermost region print as
 /// `%arg<index>` because parameter names are not reachable from an op.

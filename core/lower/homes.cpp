@@ -1,19 +1,18 @@
-/// \file Which tile values are free (recomputed in any layout on demand) and the home layouts of
-/// the others: loads and atomics coalesced through their pointers, dots in the dot layout,
-/// reductions in the slice of their input, loop-carried values at a fixed point. A dot that runs on
-/// tensor cores lives in their accumulator layout (mma_plan).
+/// \file Home layouts (homes.h): a walk over the kernel that gives each non-free tile value the
+/// layout its producer works in, loop-carried values after two passes over the body.
+#include "core/lower/homes.h"
+
 #include <algorithm>
 #include <bit>
 
 #include "core/ir/ops.h"
-#include "core/lower/lowerer.h"
+#include "core/support/error.h"
 
-namespace tessera::lower::detail {
-namespace {
+namespace tessera::lower {
 
 using ir::OpKind;
 
-bool free_kind(OpKind k) {
+bool is_free_kind(OpKind k) {
   switch (k) {
     case OpKind::Constant: case OpKind::Arange: case OpKind::Splat: case OpKind::Broadcast:
     case OpKind::ExpandDims: case OpKind::Reshape: case OpKind::Permute: case OpKind::MultipleOf:
@@ -23,6 +22,8 @@ bool free_kind(OpKind k) {
       return ir::has_trait(k, ir::kElementwise);
   }
 }
+
+namespace {
 
 /// A layout whose bits along `axis` run registers first, then lanes, then subgroups (what scans
 /// need), from the input's home when it already is one.
@@ -47,8 +48,8 @@ Layout scan_layout(const Layout& l, int axis, int64_t threads) {
 }  // namespace
 
 Homes::Homes(const ir::Function& fn, const AxisInfoMap& axis, int64_t threads,
-             const target::Target& target)
-    : axis_(axis), threads_(threads), target_(target) {
+             std::function<const Layout&(const ir::Op&)> dot_layout)
+    : axis_(axis), threads_(threads), dot_layout_(std::move(dot_layout)) {
   region(*fn.body);
 }
 
@@ -103,8 +104,7 @@ void Homes::region(const ir::Region& r) {
   for (const ir::Op* o : r.ops) op(*o);
 }
 
-void Homes::loop_args(const ir::Region& body, size_t first, std::span<ir::Value* const> inits,
-                      const ir::Op* /*owner*/) {
+void Homes::loop_args(const ir::Region& body, size_t first, std::span<ir::Value* const> inits) {
   // First pass: an argument takes its init's home, a pointer tile the coalesced layout; others
   // wait for what the body yields.
   for (size_t i = 0; i < inits.size(); ++i) {
@@ -130,7 +130,7 @@ void Homes::op(const ir::Op& o) {
   switch (o.kind) {
     case OpKind::For: {
       ir::ForOp f(const_cast<ir::Op*>(&o));
-      loop_args(*f.body(), 1, f.inits(), &o);
+      loop_args(*f.body(), 1, f.inits());
       for (size_t i = 0; i < o.results.size(); ++i) {
         free_[o.results[i]] = false;
         if (o.results[i]->type.is_tile()) homes_[o.results[i]] = homes_.at(f.body()->args[i + 1]);
@@ -185,7 +185,7 @@ void Homes::op(const ir::Op& o) {
   for (const ir::Region* r : o.regions) region(*r);
   if (o.results.empty()) return;
   const ir::Value* r = o.result();
-  bool all_free = free_kind(o.kind);
+  bool all_free = is_free_kind(o.kind);
   for (const ir::Value* v : o.operands) all_free = all_free && is_free(v);
   for (const ir::Value* res : o.results) free_[res] = all_free;
   if (all_free || !r->type.is_tile()) {
@@ -199,8 +199,7 @@ void Homes::op(const ir::Op& o) {
       homes_[r] = coalesced(o.operand(0));
       return;
     case OpKind::Dot:
-      if (std::optional<MmaPlan> plan = mma_plan(o, target_, threads_)) homes_[r] = plan->acc;
-      else homes_[r] = dot_layout(r->type.shape[0], r->type.shape[1], threads_);
+      homes_[r] = dot_layout_(o);
       return;
     case OpKind::Reduce:
     case OpKind::ReduceGeneric: {
@@ -244,4 +243,4 @@ void Homes::op(const ir::Op& o) {
   }
 }
 
-}  // namespace tessera::lower::detail
+}  // namespace tessera::lower

@@ -13,6 +13,13 @@ int log2_exact(int64_t v) {
   return std::countr_zero(static_cast<uint64_t>(v));
 }
 
+int fast_dim(const Layout& l) {
+  if (!l.regs.empty()) return l.regs[0].dim;
+  for (const DimBit& b : l.threads)
+    if (!b.none()) return b.dim;
+  return -1;
+}
+
 int64_t linear_index(const ir::Shape& shape, const std::vector<int64_t>& c) {
   int64_t idx = 0;
   for (size_t d = 0; d < shape.size(); ++d) idx = idx * shape[d] + c[d];

@@ -118,6 +118,10 @@ Layout mma_a_layout(int64_t m, int64_t k, int per, MmaWarps warps, int64_t threa
 /// B [k, n]: the warps along M hold copies.
 Layout mma_b_layout(int64_t k, int64_t n, int per, MmaWarps warps, int64_t threads);
 
+/// The dimension a layout holds contiguously: its first register bit's, else its first lane's
+/// (-1 when it has neither).
+int fast_dim(const Layout& l);
+
 /// Number of bits of a power-of-two dimension.
 int log2_exact(int64_t v);
 

@@ -39,8 +39,15 @@ static void bind_values(Lowerer& lw, const std::vector<ir::Value*>& args, size_t
 }
 
 void Lowerer::lower_for(const ir::Op& op) {
+  const LoopPlan& plan = plan_.loop(op);
+  switch (plan.kind) {
+    case LoopKind::Plain: return emit_for(op, nullptr);
+    case LoopKind::CpAsyncRing: return lower_ring_loop(op, plan);
+  }
+}
+
+void Lowerer::emit_for(const ir::Op& op, LoopExtension* ext) {
   ir::ForOp f(const_cast<ir::Op*>(&op));
-  std::shared_ptr<Pipeline> pipe = plan_pipeline(op);
   std::vector<ir::Value*> operands = {scalar(f.lower()), scalar(f.upper()), scalar(f.step())};
   std::vector<Type> types;
   for (size_t i = 0; i < f.inits().size(); ++i) {
@@ -48,10 +55,10 @@ void Lowerer::lower_for(const ir::Op& op) {
     for (ir::Value* v : flatten(*this, f.inits()[i], arg)) operands.push_back(v);
     for (const Type& t : flat_types(*this, arg)) types.push_back(t);
   }
-  // A pipelined loop carries its stage numbers after the tile-IR loop's values.
+  // The extension's values are carried after the tile-IR loop's.
   const size_t carried = types.size();
-  if (pipe) {
-    for (ir::Value* v : pipeline_prologue(*pipe, operands[0], operands[1], operands[2])) {
+  if (ext) {
+    for (ir::Value* v : ext->before(operands[0], operands[1], operands[2])) {
       operands.push_back(v);
       types.push_back(v->type);
     }
@@ -64,22 +71,22 @@ void Lowerer::lower_for(const ir::Op& op) {
   define_scalar(f.iv(), body->args[0]);
   size_t pos = 1;
   bind_values(*this, body->args, pos, f.iter_args());
-  if (pipe)
-    pipeline_enter(*pipe, body->args[0], std::vector<ir::Value*>(body->args.begin() + 1 + static_cast<long>(carried), body->args.end()));
+  if (ext)
+    ext->enter(body->args[0], std::vector<ir::Value*>(body->args.begin() + 1 + static_cast<long>(carried), body->args.end()));
   lower_region(*f.body(), body);
   const ir::Op* y = f.body()->terminator();
   b().set_loc(y->loc);
   std::vector<ir::Value*> yields;
   for (size_t i = 0; i < y->operands.size(); ++i)
     for (ir::Value* v : flatten(*this, y->operand(i), f.iter_args()[i])) yields.push_back(v);
-  if (pipe)
-    for (ir::Value* v : pipeline_next(*pipe)) yields.push_back(v);
+  if (ext)
+    for (ir::Value* v : ext->next()) yields.push_back(v);
   b().create(OpKind::Yield, yields, {});
   pop_scope();
   pos = 0;
   std::vector<ir::Value*> results(loop->results.begin(), loop->results.end());
   bind_values(*this, results, pos, op.results);
-  if (pipe) pipeline_exit(*pipe);
+  if (ext) ext->after();
 }
 
 void Lowerer::lower_if(const ir::Op& op) {

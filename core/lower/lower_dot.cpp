@@ -44,14 +44,21 @@ void stage(Lowerer& lw, const Regs& r, const Layout& l, int buf, int64_t base, i
 }  // namespace
 
 void Lowerer::lower_dot(const ir::Op& op) {
-  if (std::optional<MmaPlan> plan = mma_plan(op, target(), threads())) return lower_mma(op, *plan);
+  const DotPlan& plan = plan_.dot(op);
+  switch (plan.kind) {
+    case DotKind::Fma: return lower_fma_dot(op, plan);
+    case DotKind::MmaSync: return lower_mma(op, plan);
+  }
+}
+
+void Lowerer::lower_fma_dot(const ir::Op& op, const DotPlan& plan) {
   ir::DotOp dot(const_cast<ir::Op*>(&op));
   const ir::Value* a = dot.lhs();
   const ir::Value* bm = dot.rhs();
   const ir::Value* r = op.result();
   int64_t M = a->type.shape[0], K = a->type.shape[1], N = bm->type.shape[1];
   DType in_t = a->type.dtype, acc_t = r->type.dtype;
-  const Layout& lc = homes().home(r);
+  const Layout& lc = plan.acc;
   Regs acc = regs(dot.acc(), lc);
   Layout la = homes().layout_for(a), lb = homes().layout_for(bm);
   Regs ra = regs(a, la), rb = regs(bm, lb);

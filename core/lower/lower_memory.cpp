@@ -5,30 +5,34 @@
 #include "core/ir/ops.h"
 #include "core/lower/lowerer.h"
 
-namespace tessera::lower::detail {
+namespace tessera::lower {
 
-using ir::OpKind;
-using ir::Type;
-
-int64_t access_width(const Lowerer& lw, const Layout& l, const ir::Value* ptr,
+int64_t access_width(const AxisInfoMap& axis, const Layout& l, const ir::Value* ptr,
                      const ir::Value* mask, const ir::Value* other) {
   if (l.regs.empty()) return 1;
   int dim = l.regs[0].dim;
   int run = 0;
   while (run < static_cast<int>(l.regs.size()) && l.regs[static_cast<size_t>(run)] == DimBit{dim, run}) ++run;
   int64_t elem = ir::dtype_bytes(ptr->type.dtype);
-  const AxisInfo& p = lw.axis().get(ptr);
+  const AxisInfo& p = axis.get(ptr);
   size_t d = static_cast<size_t>(dim);
   int64_t w = int64_t{1} << run;
   w = std::min(w, p.contiguity[d]);
   w = std::min(w, std::max<int64_t>(1, p.divisibility[d] / elem));
   w = std::min(w, std::max<int64_t>(1, 16 / elem));
-  if (mask) w = std::min(w, lw.axis().get(mask).constancy[d]);
-  if (other) w = std::min(w, lw.axis().get(other).constancy[d]);
+  if (mask) w = std::min(w, axis.get(mask).constancy[d]);
+  if (other) w = std::min(w, axis.get(other).constancy[d]);
   int64_t p2 = 1;
   while (p2 * 2 <= w) p2 *= 2;
   return p2;
 }
+
+}  // namespace tessera::lower
+
+namespace tessera::lower::detail {
+
+using ir::OpKind;
+using ir::Type;
 
 void Lowerer::lower_load(const ir::Op& op) {
   ir::LoadOp ld(const_cast<ir::Op*>(&op));
@@ -46,7 +50,7 @@ void Lowerer::lower_load(const ir::Op& op) {
   Regs ptrs = regs(ld.ptr(), l);
   Regs masks = ld.mask() ? regs(ld.mask(), l) : Regs{};
   Regs others = ld.other() ? regs(ld.other(), l) : Regs{};
-  int64_t w = access_width(*this, l, ld.ptr(), ld.mask(), ld.other());
+  int64_t w = access_width(axis(), l, ld.ptr(), ld.mask(), ld.other());
   int64_t align = w * ir::dtype_bytes(elem.dtype);
   ir::Value* zero = ld.other() ? nullptr : b().constant(elem, 0);
   ir::Value* always = const_bool(true);
@@ -82,7 +86,7 @@ void Lowerer::lower_store(const ir::Op& op) {
   Regs masks = st.mask() ? regs(st.mask(), l) : Regs{};
   ir::Value* own = owner(l);
   bool guarded = !(own->def && own->def->kind == OpKind::Constant);
-  int64_t w = access_width(*this, l, ptr, st.mask(), nullptr);
+  int64_t w = access_width(axis(), l, ptr, st.mask(), nullptr);
   std::vector<ir::Attribute> attrs = {{"align", w * elem_bytes}, {"width", w}};
   for (int i = 0; i < l.num_regs(); i += static_cast<int>(w)) {
     ir::Value* pred = masks.empty() ? own : (guarded ? and_(masks[static_cast<size_t>(i)], own) : masks[static_cast<size_t>(i)]);

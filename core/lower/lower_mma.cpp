@@ -1,7 +1,7 @@
-/// \file dot on tensor cores: the accumulator lives in the mma layout (layout.h); A and B go from
-/// their home layouts into XOR-swizzled shared memory with vector stores (or arrive there by
-/// cp.async in a pipelined loop: lower_pipeline.cpp), come back as fragments (mma_operand.h), and
-/// each k step issues one `mma` per instruction tile of the warp, k increasing.
+/// \file dot on tensor cores with mma.sync (DotKind::MmaSync): the accumulator lives in the mma
+/// layout; A and B go from their home layouts into XOR-swizzled shared memory with vector stores
+/// (or arrive there by cp.async in a ring: lower_pipeline.cpp), come back as fragments
+/// (mma_operand.h), and each k step issues one `mma` per instruction tile of the warp, k increasing.
 #include <algorithm>
 
 #include "core/ir/ops.h"
@@ -13,33 +13,11 @@ using ir::DType;
 using ir::OpKind;
 using ir::Type;
 
-std::optional<MmaPlan> mma_plan(const ir::Op& op, const target::Target& target, int64_t threads) {
-  if (!target.has(target::Cap::MmaSync) || target.subgroup_size != 32) return std::nullopt;
-  ir::DotOp dot(const_cast<ir::Op*>(&op));
-  const DType in = dot.lhs()->type.dtype, acc = op.result()->type.dtype;
-  if (dot.rhs()->type.dtype != in) return std::nullopt;
-  if (in == DType::f32 && dot.precision() != ir::DotPrecision::Tf32) return std::nullopt;
-  const ir::MmaShape* s = ir::mma_shape_for(in);
-  if (!s || s->acc != acc) return std::nullopt;
-  const bool listed = std::any_of(target.matrix_shapes.begin(), target.matrix_shapes.end(),
-                                  [&](const target::MatrixShape& t) {
-                                    return t.m == 16 && t.n == 8 && t.k == s->k && t.a == in &&
-                                           t.b == in && t.c == acc;
-                                  });
-  const int64_t M = dot.lhs()->type.shape[0], K = dot.lhs()->type.shape[1];
-  const int64_t N = dot.rhs()->type.shape[1];
-  if (!listed || M % 16 || N % 8 || K % s->k) return std::nullopt;
-  const MmaWarps w = mma_warps(M, N, static_cast<int>(threads / 32));
-  if (w.m > M / 16 || w.n > N / 8) return std::nullopt;
-  return MmaPlan{s, w, mma_acc_layout(M, N, w, threads), mma_a_layout(M, K, s->per_reg(), w, threads),
-                 mma_b_layout(K, N, s->per_reg(), w, threads)};
-}
-
 namespace {
 
 /// One k step: an mma per pair of the warp's instruction tiles along M (fragments `fa`) and N
 /// (`fb`), each updating its 4 accumulator registers in `acc`.
-void mma_step(Lowerer& lw, const MmaPlan& plan, const std::vector<Regs>& fa,
+void mma_step(Lowerer& lw, const DotPlan& plan, const std::vector<Regs>& fa,
               const std::vector<Regs>& fb, Regs& acc) {
   const ir::MmaShape& s = *plan.shape;
   for (size_t i = 0; i < fa.size(); ++i) {
@@ -66,17 +44,16 @@ void mma_step(Lowerer& lw, const MmaPlan& plan, const std::vector<Regs>& fa,
 
 }  // namespace
 
-void Lowerer::lower_mma(const ir::Op& op, const MmaPlan& plan) {
+void Lowerer::lower_mma(const ir::Op& op, const DotPlan& plan) {
   ir::DotOp dot(const_cast<ir::Op*>(&op));
   const ir::Value* av = dot.lhs();
   const ir::Value* bv = dot.rhs();
   Regs acc = regs(dot.acc(), plan.acc);
   Operand oa, ob;
-  auto staged = staged_dots_.find(&op);
-  if (staged != staged_dots_.end()) {
-    // A pipelined loop has put this iteration's operands in its stage buffers already.
-    oa = staged->second->a;
-    ob = staged->second->b;
+  if (plan.ring) {
+    // The ring has put this iteration's operands in its stage buffers already.
+    oa = staged_operands(*plan.ring).a;
+    ob = staged_operands(*plan.ring).b;
   } else {
     Layout la = homes().layout_for(av), lb = homes().layout_for(bv);
     Regs ra = regs(av, la), rb = regs(bv, lb);
@@ -97,7 +74,7 @@ void Lowerer::lower_mma(const ir::Op& op, const MmaPlan& plan) {
     mma_step(*this, plan, fragments(*this, oa, plan, k0), fragments(*this, ob, plan, k0), acc);
   // The scratch tiles may be overwritten once every thread has read them; a pipelined loop's
   // next iteration waits at its own barrier instead.
-  if (staged == staged_dots_.end()) barrier();
+  if (!plan.ring) barrier();
   define_tile(op.result(), plan.acc, acc);
 }
 

@@ -26,21 +26,14 @@ void assign_depths(const ir::Region& r, int d, std::unordered_map<const ir::Valu
 
 }  // namespace
 
-Lowerer::Lowerer(const ir::Function& src, const target::Target& target, const SimtOptions& options)
-    : src_(src),
-      target_(target),
-      options_(options),
-      threads_(int64_t{32} * options.num_warps),
-      subgroup_(target.subgroup_size),
-      axis_(src),
+Lowerer::Lowerer(const LoweringPlan& plan)
+    : plan_(plan),
+      src_(plan.function()),
+      target_(plan.target()),
+      threads_(plan.threads()),
+      subgroup_(plan.target().subgroup_size),
       b_(*(out_ = std::make_unique<ir::Module>())) {
-  if (threads_ > target.max_threads)
-    fail(ErrorKind::Unsupported, "kernel '", src.name, "': num_warps = ", options.num_warps,
-         " needs ", threads_, " threads per workgroup, but the target allows ", target.max_threads);
-  if (subgroup_ <= 0 || threads_ % subgroup_ != 0)
-    fail(ErrorKind::Unsupported, "kernel '", src.name, "': ", threads_,
-         " threads are not a whole number of subgroups of ", subgroup_);
-  homes_ = std::make_unique<Homes>(src, axis_, threads_, target_);
+  const ir::Function& src = src_;
   for (const ir::Param& p : src.params) depth_[p.value] = 0;
   assign_depths(*src.body, 0, depth_);
   int id = 0;
@@ -82,7 +75,7 @@ void Lowerer::check_shared_limit() const {
   fail(ErrorKind::Unsupported, "kernel '", src_.name, "' needs ", bytes,
        " bytes of shared memory, but target '", target_.name, "' allows ", target_.max_shared_bytes,
        " per workgroup; use smaller blocks (BLOCK sizes of dots, reductions and layout changes) "
-       "or fewer warps (num_warps = ", options_.num_warps, ")");
+       "or fewer warps (num_warps = ", plan_.options().num_warps, ")");
 }
 
 // --- emission helpers ------------------------------------------------------------------------------
@@ -192,13 +185,13 @@ Regs Lowerer::regs(const ir::Value* v, const Layout& l) {
   if (const Regs* r = find(v, l)) return *r;
   int d = depth_of(v);
   Regs out;
-  if (homes_->is_free(v)) {
+  if (homes().is_free(v)) {
     out = at_depth(d, [&] {
       b_.set_loc(v->def->loc);
       return lower_free(*v->def, l);
     });
   } else {
-    const Layout& h = homes_->home(v);
+    const Layout& h = homes().home(v);
     const Regs* home = find(v, h);
     TESSERA_CHECK(home, "tile value used before it was lowered, in kernel '", src_.name, "'");
     Regs hr = *home;
@@ -294,7 +287,7 @@ void Lowerer::lower_region(const ir::Region& src, ir::Region* dst) {
 }
 
 void Lowerer::lower_op(const ir::Op& op) {
-  if (pipelined_ops_.count(&op)) return;  // a pipelined loop's load (lower_pipeline.cpp)
+  if (plan_.lowered_by_loop(op)) return;  // a ring's loads (lower_pipeline.cpp)
   switch (op.kind) {
     case OpKind::Load: return lower_load(op);
     case OpKind::Store: return lower_store(op);
@@ -327,7 +320,7 @@ void Lowerer::lower_op(const ir::Op& op) {
     define_scalar(r, emit(op.kind, operands, r->type, op.attrs));
     return;
   }
-  if (homes_->is_free(r)) return;  // materialized when a consumer asks
+  if (homes().is_free(r)) return;  // materialized when a consumer asks
   lower_elementwise(op);
 }
 
@@ -342,7 +335,7 @@ std::vector<int64_t> inverse(const std::vector<int64_t>& order) {
 
 }  // namespace
 
-Regs Lowerer::lower_free(const ir::Op& op, const Layout& l) {
+Regs Lowerer::lower_free(const ir::Op& op, const Layout& l, ValueSource& src) {
   const ir::Value* r = op.result();
   Type elem = r->type.element();
   switch (op.kind) {
@@ -361,11 +354,11 @@ Regs Lowerer::lower_free(const ir::Op& op, const Layout& l) {
       }
       return out;
     }
-    case OpKind::Splat: return Regs(static_cast<size_t>(l.num_regs()), scalar(op.operand(0)));
+    case OpKind::Splat: return Regs(static_cast<size_t>(l.num_regs()), src.scalar(op.operand(0)));
     case OpKind::Broadcast: {
       const ir::Value* x = op.operand(0);
       Layout lx = unbroadcast(l, x->type.shape);
-      Regs rx = regs(x, lx);
+      Regs rx = src.regs(x, lx);
       Regs out;
       for (int i = 0; i < l.num_regs(); ++i) {
         std::vector<int64_t> c = l.reg_coords(i);
@@ -377,16 +370,16 @@ Regs Lowerer::lower_free(const ir::Op& op, const Layout& l) {
       }
       return out;
     }
-    case OpKind::ExpandDims: return regs(op.operand(0), slice(l, static_cast<int>(op.int_attr("axis"))));
-    case OpKind::Reshape: return regs(op.operand(0), reshape(l, op.operand(0)->type.shape));
-    case OpKind::Permute: return regs(op.operand(0), permute(l, inverse(op.ints_attr("order"))));
+    case OpKind::ExpandDims: return src.regs(op.operand(0), slice(l, static_cast<int>(op.int_attr("axis"))));
+    case OpKind::Reshape: return src.regs(op.operand(0), reshape(l, op.operand(0)->type.shape));
+    case OpKind::Permute: return src.regs(op.operand(0), permute(l, inverse(op.ints_attr("order"))));
     case OpKind::MultipleOf:
-    case OpKind::MaxContiguous: return regs(op.operand(0), l);
+    case OpKind::MaxContiguous: return src.regs(op.operand(0), l);
     default: break;
   }
   TESSERA_CHECK(op.has(ir::kElementwise), "op '", op.name(), "' is not free");
   std::vector<Regs> operands;
-  for (const ir::Value* v : op.operands) operands.push_back(regs(v, l));
+  for (const ir::Value* v : op.operands) operands.push_back(src.regs(v, l));
   Regs out;
   for (int i = 0; i < l.num_regs(); ++i) {
     std::vector<ir::Value*> ops;
@@ -398,7 +391,7 @@ Regs Lowerer::lower_free(const ir::Op& op, const Layout& l) {
 
 void Lowerer::lower_elementwise(const ir::Op& op) {
   const ir::Value* r = op.result();
-  const Layout& l = homes_->home(r);
+  const Layout& l = homes().home(r);
   define_tile(r, l, lower_free(op, l));
 }
 

@@ -23,6 +23,7 @@
 #include "core/ir/simt.h"
 #include "core/lower/axis_info.h"
 #include "core/lower/layout.h"
+#include "core/lower/plan.h"
 #include "core/lower/simt_lowering.h"
 #include "core/target/target.h"
 
@@ -30,55 +31,36 @@ namespace tessera::lower::detail {
 
 using Regs = std::vector<ir::Value*>;
 
-/// How a dot runs on tensor cores (lower_mma.cpp): the instruction, the warps' tiling and the
-/// layouts of the accumulator and of the operand fragments.
-struct MmaPlan {
-  const ir::MmaShape* shape;
-  MmaWarps warps;
-  Layout acc, a, b;
-};
 struct StagedDot;  // mma_operand.h
-struct Pipeline;   // lower_pipeline.cpp
+struct Ring;       // lower_pipeline.cpp
 
-/// The plan for `dot` when the target has mma.sync (Cap::MmaSync, 32-lane subgroups, the shape
-/// in its matrix_shapes), the dtypes have an instruction (f16/bf16 into f32, f32 with TF32
-/// precision into f32, i8 into i32) and the tile is a whole number of instruction tiles for the
-/// warps; nullopt otherwise (the FMA form).
-std::optional<MmaPlan> mma_plan(const ir::Op& dot, const target::Target& target, int64_t threads);
-
-/// Home layouts of the non-free tile values, and which values are free (homes.cpp).
-class Homes {
+/// Where lower_free() finds the registers and scalars of an op's operands: the lowering itself,
+/// or a loop's body evaluated at another iteration (lower_pipeline.cpp).
+class ValueSource {
  public:
-  Homes(const ir::Function& fn, const AxisInfoMap& axis, int64_t threads,
-        const target::Target& target);
-  bool is_free(const ir::Value* v) const;
-  const Layout& home(const ir::Value* v) const;
-  /// The layout a load, store or atomic through `ptr` (a pointer tile) works in: coalesced
-  /// along its most contiguous dimension, vectorized where alignment allows.
-  Layout coalesced(const ir::Value* ptr) const;
-  /// The home of a non-free value, or the default layout of a free one.
-  Layout layout_for(const ir::Value* v) const;
-
- private:
-  void region(const ir::Region& r);
-  void op(const ir::Op& o);
-  void loop_args(const ir::Region& body, size_t first, std::span<ir::Value* const> inits,
-                 const ir::Op* terminator_owner);
-  Layout operand_home(const ir::Op& o) const;
-  /// The home of operand 0, or its default layout when it is free.
-  Layout operand_layout(const ir::Op& o) const;
-  bool known(const ir::Value* v) const { return homes_.count(v) != 0; }
-
-  const AxisInfoMap& axis_;
-  int64_t threads_;
-  const target::Target& target_;
-  std::unordered_map<const ir::Value*, bool> free_;
-  std::unordered_map<const ir::Value*, Layout> homes_;
+  virtual ~ValueSource() = default;
+  virtual Regs regs(const ir::Value* v, const Layout& l) = 0;
+  virtual ir::Value* scalar(const ir::Value* v) = 0;
 };
 
-class Lowerer {
+/// What a pipelined loop adds to a plain one (lower_control.cpp emits the loop): values carried
+/// after the tile-IR loop's own, code before the loop, at the top of each iteration and after.
+class LoopExtension {
  public:
-  Lowerer(const ir::Function& src, const target::Target& target, const SimtOptions& options);
+  virtual ~LoopExtension() = default;
+  /// Before the SIMT loop (lb, ub, step: its bounds); returns the extra values' initial values.
+  virtual std::vector<ir::Value*> before(ir::Value* lb, ir::Value* ub, ir::Value* step) = 0;
+  /// At the top of the body (iv; extra: the extra carried values).
+  virtual void enter(ir::Value* iv, const std::vector<ir::Value*>& extra) = 0;
+  /// The extra values' next values (at the body's end).
+  virtual std::vector<ir::Value*> next() = 0;
+  /// After the loop.
+  virtual void after() = 0;
+};
+
+class Lowerer : public ValueSource {
+ public:
+  explicit Lowerer(const LoweringPlan& plan);
   std::unique_ptr<ir::Module> run();
 
   // --- emission ------------------------------------------------------------------------------
@@ -132,14 +114,15 @@ class Lowerer {
   ir::Value* at_entry(const std::string& key, const std::function<ir::Value*()>& make);
 
   // --- values ----------------------------------------------------------------------------------
-  const AxisInfoMap& axis() const { return axis_; }
-  const Homes& homes() const { return *homes_; }
+  const LoweringPlan& plan() const { return plan_; }
+  const AxisInfoMap& axis() const { return plan_.axis(); }
+  const Homes& homes() const { return plan_.homes(); }
   const target::Target& target() const { return target_; }
   const ir::Function& source() const { return src_; }
   /// The SIMT value of a tile-IR scalar.
-  ir::Value* scalar(const ir::Value* v);
+  ir::Value* scalar(const ir::Value* v) override;
   /// The registers of tile value `v` in layout `l` (materialized or converted as needed).
-  Regs regs(const ir::Value* v, const Layout& l);
+  Regs regs(const ir::Value* v, const Layout& l) override;
   /// Records the SIMT value(s) of a tile-IR value defined by the op being lowered.
   void define_scalar(const ir::Value* v, ir::Value* s);
   void define_tile(const ir::Value* v, const Layout& l, Regs r);
@@ -172,7 +155,9 @@ class Lowerer {
 
   // --- op lowering (one file per family) ------------------------------------------------------------
   void lower_op(const ir::Op& op);
-  Regs lower_free(const ir::Op& op, const Layout& l);  ///< a free tile op in layout l
+  /// A free tile op in layout l, its operands from `src` (by default the lowering's values).
+  Regs lower_free(const ir::Op& op, const Layout& l, ValueSource& src);
+  Regs lower_free(const ir::Op& op, const Layout& l) { return lower_free(op, l, *this); }
   void lower_elementwise(const ir::Op& op);            ///< non-free elementwise (lowerer.cpp)
   void lower_load(const ir::Op& op);                    ///< lower_memory.cpp
   void lower_store(const ir::Op& op);
@@ -182,25 +167,17 @@ class Lowerer {
   void lower_reduce(const ir::Op& op);                  ///< lower_reduce.cpp
   void lower_reduce_generic(const ir::Op& op);
   void lower_scan(const ir::Op& op);
-  void lower_dot(const ir::Op& op);                     ///< lower_dot.cpp
-  void lower_mma(const ir::Op& op, const MmaPlan& plan);  ///< lower_mma.cpp
+  void lower_dot(const ir::Op& op);                     ///< by its plan's kind:
+  void lower_fma_dot(const ir::Op& op, const DotPlan& plan);  ///< lower_dot.cpp
+  void lower_mma(const ir::Op& op, const DotPlan& plan);      ///< lower_mma.cpp
   void lower_cat(const ir::Op& op);
-  void lower_for(const ir::Op& op);                     ///< lower_control.cpp
-  /// The software pipeline of a matmul loop (lower_pipeline.cpp): null unless `loop` is a `for`
-  /// whose body's one tensor-core dot reads two loads that cp.async can prefetch (num_stages > 1).
-  std::shared_ptr<Pipeline> plan_pipeline(const ir::Op& loop);
-  /// Before the SIMT loop (lb, ub, step: its bounds): prefetches stages 0 .. S-2; returns the
-  /// initial values of the extra loop-carried values (the stages read and written, the count of
-  /// iterations done).
-  std::vector<ir::Value*> pipeline_prologue(Pipeline& p, ir::Value* lb, ir::Value* ub,
-                                            ir::Value* step);
-  /// At the top of the body (iv; extra: the extra carried values): waits for this iteration's
-  /// stage and prefetches the one S-1 iterations ahead.
-  void pipeline_enter(Pipeline& p, ir::Value* iv, const std::vector<ir::Value*>& extra);
-  /// The extra carried values' next values (at the body's end).
-  std::vector<ir::Value*> pipeline_next(Pipeline& p);
-  /// After the loop: drains the copies still in flight.
-  void pipeline_exit(Pipeline& p);
+  void lower_for(const ir::Op& op);                     ///< by its plan's kind:
+  /// A loop, plain or with `ext`'s additions (lower_control.cpp).
+  void emit_for(const ir::Op& op, LoopExtension* ext);
+  /// A loop whose plan is a cp.async ring (lower_pipeline.cpp).
+  void lower_ring_loop(const ir::Op& op, const LoopPlan& plan);
+  /// The operands a ring has staged for the dot of its current iteration.
+  const StagedDot& staged_operands(const ir::Op& ring_loop) const;
   void lower_if(const ir::Op& op);
   void lower_while(const ir::Op& op);
 
@@ -224,13 +201,11 @@ class Lowerer {
   const Regs* find(const ir::Value* v, const Layout& l) const;
   void check_shared_limit() const;
 
+  const LoweringPlan& plan_;
   const ir::Function& src_;
   const target::Target& target_;
-  SimtOptions options_;
   int64_t threads_;
   int subgroup_;
-  AxisInfoMap axis_;
-  std::unique_ptr<Homes> homes_;
   std::unique_ptr<ir::Module> out_;
   ir::Function* fn_ = nullptr;
   ir::Builder b_;
@@ -248,16 +223,8 @@ class Lowerer {
   };
   std::vector<Buffer> buffers_;
   Location loc_;
-  /// Dots whose operands a pipelined loop stages (lower_mma reads them from there), and the tile
-  /// ops that loop lowers itself (its loads and their transposes).
-  std::unordered_map<const ir::Op*, std::shared_ptr<StagedDot>> staged_dots_;
-  std::unordered_set<const ir::Op*> pipelined_ops_;
+  /// The rings of the loops being emitted (lower_mma reads its staged operands from there).
+  std::unordered_map<const ir::Op*, const Ring*> rings_;
 };
-
-/// The widest vector (in elements) an access in layout `l` through `ptr` can use: registers 0..w-1
-/// consecutive along one dimension, and the pointers' contiguity and alignment, the mask's and
-/// `other`'s constancy covering w elements (lower_memory.cpp).
-int64_t access_width(const Lowerer& lw, const Layout& l, const ir::Value* ptr,
-                     const ir::Value* mask, const ir::Value* other);
 
 }  // namespace tessera::lower::detail

@@ -20,7 +20,7 @@ ir::Value* xor_(Lowerer& lw, ir::Value* a, int64_t c) {
 /// The thread bits of the ldmatrix addresses. Matrix q = lane / 8 of an A fragment is (rows + 8
 /// * (q & 1), k chunk q >> 1); of B, (k chunk q & 1, the warp's next N tile when q >> 1). Row r =
 /// lane % 8 of a matrix is an M or N row, or with .trans a k row.
-Layout address_layout(const Operand& o, const ir::Shape& shape, const MmaPlan& plan,
+Layout address_layout(const Operand& o, const ir::Shape& shape, const DotPlan& plan,
                       int64_t threads) {
   const bool trans = o.mode == ReadMode::LdmatrixTrans;
   const int lkc = log2_exact(o.tile.vec);  // the k bit of the second chunk
@@ -87,14 +87,7 @@ std::string SmemTile::key() const {
          std::to_string(cols) + "/" + std::to_string(vec) + "/" + std::to_string(stride);
 }
 
-int fast_dim(const Layout& l) {
-  if (!l.regs.empty()) return l.regs[0].dim;
-  for (const DimBit& b : l.threads)
-    if (!b.none()) return b.dim;
-  return -1;
-}
-
-Operand make_operand(bool is_a, DType dtype, const ir::Shape& shape, int fast, const MmaPlan& plan,
+Operand make_operand(bool is_a, DType dtype, const ir::Shape& shape, int fast, const DotPlan& plan,
                      int buffer, int64_t base, int64_t threads) {
   Operand o;
   o.is_a = is_a;
@@ -143,7 +136,7 @@ void prepare_reads(Lowerer& lw, Operand& o, ir::Value* stage_offset) {
   o.read_base = stage_offset ? lw.add(base, stage_offset) : base;
 }
 
-std::vector<Regs> fragments(Lowerer& lw, const Operand& o, const MmaPlan& plan, int64_t k0) {
+std::vector<Regs> fragments(Lowerer& lw, const Operand& o, const DotPlan& plan, int64_t k0) {
   TESSERA_CHECK(o.read_base, "fragments() before prepare_reads()");
   std::vector<Regs> out;
   if (o.mode == ReadMode::Scalar) {

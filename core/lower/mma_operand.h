@@ -53,7 +53,7 @@ struct Operand {
   ReadMode mode = ReadMode::Ldmatrix;
   int count = 4;    ///< matrices per ldmatrix
   SmemTile tile;
-  Layout frag;      ///< the fragment layout (MmaPlan::a or ::b)
+  Layout frag;      ///< the fragment layout (DotPlan::a or ::b)
   Layout addr;      ///< ldmatrix: thread bits naming the coordinates each lane addresses
   int64_t reps = 1, kinst = 16, values = 8;  ///< instruction tiles per warp, k per step, values
   ir::Value* read_base = nullptr;            ///< set by prepare_reads
@@ -69,10 +69,7 @@ struct StagedDot {
 /// stored contiguously along `fast_dim` (its source's contiguous dimension) in `buffer` from
 /// element `base`.
 Operand make_operand(bool is_a, ir::DType dtype, const ir::Shape& shape, int fast_dim,
-                     const MmaPlan& plan, int buffer, int64_t base, int64_t threads);
-/// The dimension a layout holds contiguously: its first register bit's, else its first lane's
-/// (-1 when it has neither).
-int fast_dim(const Layout& l);
+                     const DotPlan& plan, int buffer, int64_t base, int64_t threads);
 
 /// Each owner thread writes its registers of the operand (in layout `l`) into the tile, as vectors
 /// of the registers that run along the tile's rows (at most 16 bytes, 8 elements).
@@ -82,6 +79,6 @@ void store_operand(Lowerer& lw, const Operand& o, const Regs& r, const Layout& l
 void prepare_reads(Lowerer& lw, Operand& o, ir::Value* stage_offset);
 /// The fragments of the k step at `k0` for each of the warp's instruction tiles along M (A) or N
 /// (B): values in PTX's fragment order.
-std::vector<Regs> fragments(Lowerer& lw, const Operand& o, const MmaPlan& plan, int64_t k0);
+std::vector<Regs> fragments(Lowerer& lw, const Operand& o, const DotPlan& plan, int64_t k0);
 
 }  // namespace tessera::lower::detail

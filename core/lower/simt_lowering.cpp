@@ -5,9 +5,8 @@
 
 namespace tessera::lower {
 
-std::unique_ptr<ir::Module> to_simt(const ir::Module& tile, const target::Target& target,
-                                    const SimtOptions& options) {
-  return detail::Lowerer(tile.kernel(), target, options).run();
+std::unique_ptr<ir::Module> to_simt(const LoweringPlan& plan) {
+  return detail::Lowerer(plan).run();
 }
 
 }  // namespace tessera::lower

@@ -1,4 +1,5 @@
-/// \file The pass registry and the standard pipeline, logged step by step on request.
+/// \file The compile pipeline (pipeline.h): the list of steps, run in order, each dumped and timed
+/// on request; and the cleanup passes' registry and fixed-point loop.
 #include "core/passes/pipeline.h"
 
 #include <array>
@@ -7,6 +8,7 @@
 
 #include "core/ir/printer.h"
 #include "core/ir/verifier.h"
+#include "core/lower/simt_lowering.h"
 #include "core/passes/canonicalize.h"
 #include "core/passes/cse.h"
 #include "core/passes/dce.h"
@@ -15,6 +17,14 @@
 
 namespace tessera::passes {
 namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// --- the cleanup passes --------------------------------------------------------------------------
 
 constexpr std::array<PassInfo, 4> kPasses = {{
     {"fold", fold_constants, "evaluate pure ops whose operands are all constants"},
@@ -35,29 +45,101 @@ const PassInfo& pass(std::string_view name) {
 }
 
 /// Runs one pass; after a change, verifies and logs as `options` ask. Returns the pass's answer.
-bool step(ir::Module& m, const PassInfo& p, const PipelineOptions& options, int round) {
-  const auto start = std::chrono::steady_clock::now();
+bool run_pass(ir::Module& m, const PassInfo& p, const PipelineOptions& options, int round) {
+  const auto start = Clock::now();
   const bool changed = p.run(m);
-  const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
-  if (options.timings) {
-    std::ostream& os = options.dump ? *options.dump : std::cerr;
-    os << "// " << p.name << " (round " << round << "): " << took.count() << " ms"
-       << (changed ? "" : ", no change") << "\n";
-  }
+  if (options.timings)
+    *options.timings << "// " << p.name << " (round " << round << "): " << ms_since(start) << " ms"
+                     << (changed ? "" : ", no change") << "\n";
   if (!changed) return false;
   if (options.verify_each) ir::verify(m);
   if (options.dump) {
     *options.dump << "// -----// IR after " << p.name << " (round " << round << ") //----- //\n";
-    *options.dump << ir::print(m);
+    *options.dump << ir::print(m, {.locations = options.locations});
   }
   return true;
 }
 
+// --- the compile steps -----------------------------------------------------------------------------
+
+/// What the steps work on.
+struct State {
+  const target::Target& target;
+  const CompileOptions& options;
+  const Dumps& dumps;
+  Compiled& out;
+  /// The module the last step worked on (for dumps after it).
+  const ir::Module& current() const { return out.simt ? *out.simt : *out.tile; }
+};
+
+/// A step; returns true if it changed the IR.
+using StepFn = bool (*)(State&);
+
+PipelineOptions pass_options(const State& s) {
+  return {.verify_each = false,
+          .dump = s.dumps.has("passes") ? &s.dumps.out() : nullptr,
+          .timings = s.dumps.has("times") ? &s.dumps.out() : nullptr,
+          .locations = s.dumps.locations()};
+}
+
+bool verify(State& s) {
+  ir::verify(s.current());
+  return false;
+}
+
+bool optimize_tile(State& s) {
+  optimize(*s.out.tile, pass_options(s));
+  return false;  // its passes dump themselves
+}
+
+bool make_plan(State& s) {
+  s.out.plan = std::make_unique<lower::LoweringPlan>(s.out.tile->kernel(), s.target, s.options);
+  if (s.dumps.has("layouts")) s.dumps.out() << s.out.plan->str();
+  return false;
+}
+
+bool to_simt(State& s) {
+  s.out.simt = lower::to_simt(*s.out.plan);
+  return true;
+}
+
+bool optimize_simt(State& s) {
+  optimize(*s.out.simt, pass_options(s));
+  return false;
+}
+
+struct Step {
+  StepInfo info;
+  StepFn run;
+};
+
+constexpr std::array<Step, 7> kSteps = {{
+    {{"verify", Stage::Tile, "check the kernel as traced"}, verify},
+    {{"optimize", Stage::Tile, "the cleanup passes on the tile IR, to a fixed point"}, optimize_tile},
+    {{"verify", Stage::Tile, "check the optimized tile IR"}, verify},
+    {{"plan", Stage::Simt, "layouts, dot plans and loop plans"}, make_plan},
+    {{"to-simt", Stage::Simt, "per-thread code following the plans"}, to_simt},
+    {{"simt-optimize", Stage::Simt, "the cleanup passes on the SIMT IR, to a fixed point"},
+     optimize_simt},
+    {{"verify", Stage::Simt, "check the SIMT IR"}, verify},
+}};
+
+void run_steps(State& s, Stage from, Stage to) {
+  for (const Step& step : kSteps) {
+    if (step.info.stage < from || step.info.stage > to) continue;
+    const auto start = Clock::now();
+    const bool changed = step.run(s);
+    if (s.dumps.has("times"))
+      s.dumps.out() << "// step " << step.info.name << ": " << ms_since(start) << " ms\n";
+    if (changed && s.dumps.has("passes"))
+      s.dumps.out() << "// -----// IR after " << step.info.name << " //----- //\n"
+                    << ir::print(s.current(), {.locations = s.dumps.locations()});
+  }
+}
+
 }  // namespace
 
-std::span<const PassInfo> all_passes() {
-  return kPasses;
-}
+std::span<const PassInfo> all_passes() { return kPasses; }
 
 const PassInfo* find_pass(std::string_view name) {
   for (const PassInfo& p : kPasses)
@@ -68,12 +150,45 @@ const PassInfo* find_pass(std::string_view name) {
 void optimize(ir::Module& m, const PipelineOptions& options) {
   for (int round = 0; round < kMaxRounds; ++round) {
     bool changed = false;
-    changed |= step(m, pass("canonicalize"), options, round);  // constants and simple forms
-    changed |= step(m, pass("fold"), options, round);          // evaluate what is constant
-    changed |= step(m, pass("cse"), options, round);           // merge what is equal
-    changed |= step(m, pass("dce"), options, round);           // drop what nobody needs
+    changed |= run_pass(m, pass("canonicalize"), options, round);  // constants and simple forms
+    changed |= run_pass(m, pass("fold"), options, round);          // evaluate what is constant
+    changed |= run_pass(m, pass("cse"), options, round);           // merge what is equal
+    changed |= run_pass(m, pass("dce"), options, round);           // drop what nobody needs
     if (!changed) return;
   }
+}
+
+std::span<const StepInfo> all_steps() {
+  static const std::array<StepInfo, kSteps.size()> infos = [] {
+    std::array<StepInfo, kSteps.size()> out{};
+    for (size_t i = 0; i < kSteps.size(); ++i) out[i] = kSteps[i].info;
+    return out;
+  }();
+  return infos;
+}
+
+Compiled compile(const ir::Module& traced, const target::Target& target,
+                 const CompileOptions& options, Stage stop, const Dumps& dumps) {
+  Compiled out;
+  out.tile = traced.clone();
+  State s{target, options, dumps, out};
+  const ir::PrintOptions print{.locations = dumps.locations()};
+  const std::string& name = out.tile->kernel().name;
+  if (dumps.has("ir")) dumps.out() << "// tile IR of '" << name << "' as traced\n" << ir::print(*out.tile, print);
+  run_steps(s, Stage::Tile, Stage::Tile);
+  if (dumps.has("ir")) dumps.out() << "// tile IR of '" << name << "' optimized\n" << ir::print(*out.tile, print);
+  if (stop == Stage::Simt) lower(out, target, options, dumps);
+  return out;
+}
+
+void lower(Compiled& compiled, const target::Target& target, const CompileOptions& options,
+           const Dumps& dumps) {
+  TESSERA_CHECK(compiled.tile, "lower() without tile IR");
+  State s{target, options, dumps, compiled};
+  run_steps(s, Stage::Simt, Stage::Simt);
+  if (dumps.has("simt"))
+    dumps.out() << "// SIMT IR for " << target.name << "\n"
+                << ir::print(*compiled.simt, {.locations = dumps.locations()});
 }
 
 }  // namespace tessera::passes

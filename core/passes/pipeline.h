@@ -1,11 +1,34 @@
-/// \file The tile-IR pass registry and the standard optimization pipeline.
+/// \file The compiler's table of contents: every target-neutral step of a compile, in order, and
+/// the tile-IR pass registry. Every device, `tessera dump`, conformance, fuzz and bench compile
+/// through compile() (GPU targets through targets::compile, which continues from its result), so
+/// a dump shows exactly what a launch compiles.
+///
+///   tile IR as traced
+///     verify
+///     optimize        canonicalize, fold, cse, dce, to a fixed point
+///     verify                                      -> Stage::Tile: what the host interpreter runs
+///     plan            layouts, dot plans, loop plans (core/lower/plan.h)
+///     to-simt         per-thread code following the plans (core/lower/simt_lowering.h)
+///     simt-optimize   canonicalize, fold, cse, dce on the SIMT IR, to a fixed point
+///     verify                                      -> Stage::Simt: what the SIMT interpreter runs
+///                                                    and targets emit from
+///
+/// TESSERA_DUMP (core/support/dump.h) shows the steps: `ir` the tile IR before and after the tile
+/// steps, `passes` the IR after every step and pass that changed it, `times` their times,
+/// `layouts` the plans, `simt` the SIMT IR, `noloc` without locations.
 #pragma once
 
+#include <memory>
 #include <ostream>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "core/ir/ir.h"
+#include "core/lower/plan.h"
+#include "core/support/dump.h"
+#include "core/target/options.h"
+#include "core/target/target.h"
 
 namespace tessera::passes {
 
@@ -18,18 +41,51 @@ struct PassInfo {
   std::string_view summary;
 };
 
-/// Every tile-IR pass: "fold", "cse", "dce", "canonicalize".
+/// Every cleanup pass: "fold", "cse", "dce", "canonicalize" (they work on tile and SIMT IR alike).
 std::span<const PassInfo> all_passes();
 /// The pass called `name`, or null.
 const PassInfo* find_pass(std::string_view name);
 
 struct PipelineOptions {
-  bool verify_each = false;      ///< verify the module after each pass that changed it
-  std::ostream* dump = nullptr;  ///< print the IR after each pass that changed it
-  bool timings = false;          ///< with `dump`, print each pass's time
+  bool verify_each = false;          ///< verify the module after each pass that changed it
+  std::ostream* dump = nullptr;      ///< print the IR after each pass that changed it
+  std::ostream* timings = nullptr;   ///< print each pass's time
+  bool locations = true;             ///< print locations in the dumped IR
 };
 
-/// The standard tile-IR pipeline: a straight list of passes run until nothing changes.
+/// The cleanup passes run until nothing changes (the `optimize` and `simt-optimize` steps).
 void optimize(ir::Module& m, const PipelineOptions& options = {});
+
+/// Where a compile stops.
+enum class Stage {
+  Tile,  ///< the optimized tile IR
+  Simt,  ///< the SIMT IR
+};
+
+/// What a compile made, up to its stage.
+struct Compiled {
+  std::unique_ptr<ir::Module> tile;            ///< the optimized tile IR
+  std::unique_ptr<lower::LoweringPlan> plan;   ///< Stage::Simt: the plans (of `tile`)
+  std::unique_ptr<ir::Module> simt;            ///< Stage::Simt: the SIMT IR
+};
+
+/// Runs the steps above on a copy of `traced` (a tile-IR kernel as traced) up to `stop`. Throws
+/// tessera::Error: User for an invalid kernel, Unsupported for what the target cannot run (too
+/// many threads, too much shared memory, a dtype it lacks).
+Compiled compile(const ir::Module& traced, const target::Target& target,
+                 const CompileOptions& options, Stage stop, const Dumps& dumps = Dumps::from_env());
+
+/// The steps from `plan` on, for an optimized tile-IR kernel (golden tests lower hand-written
+/// tile IR with it). `compiled.tile` must hold the tile IR; plan and simt are filled.
+void lower(Compiled& compiled, const target::Target& target, const CompileOptions& options,
+           const Dumps& dumps = Dumps::from_env());
+
+/// One step of the list above, by name, for the golden runner's `// RUN:` lines and tests.
+struct StepInfo {
+  std::string_view name;
+  Stage stage;  ///< the part of the list it belongs to
+  std::string_view summary;
+};
+std::span<const StepInfo> all_steps();
 
 }  // namespace tessera::passes

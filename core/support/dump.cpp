@@ -1,20 +1,65 @@
+/// \file TESSERA_DUMP's words and their parsing.
 #include "core/support/dump.h"
 
+#include <algorithm>
+#include <array>
 #include <cstdlib>
+#include <iostream>
+
+#include "core/support/error.h"
 
 namespace tessera {
+namespace {
 
-bool dump_enabled(std::string_view stage) {
-  const char* env = std::getenv("TESSERA_DUMP");
-  if (!env) return false;
-  std::string_view s(env);
-  for (size_t pos = 0; pos <= s.size();) {
-    size_t end = s.find(',', pos);
-    if (end == std::string_view::npos) end = s.size();
-    if (s.substr(pos, end - pos) == stage) return true;
+constexpr std::array<DumpWord, 11> kWords = {{
+    {"ir", "each kernel's tile IR as traced and after the tile passes"},
+    {"passes", "the IR after every pipeline step that changed it"},
+    {"times", "the time of every pipeline step"},
+    {"layouts", "the lowering plans: each tile value's layout, each dot's and loop's plan"},
+    {"simt", "the SIMT IR a target emits from"},
+    {"llvm", "the PTX target's LLVM IR, optimized"},
+    {"ptx", "the PTX text"},
+    {"spirv", "the SPIR-V module, disassembled"},
+    {"vkstats", "the Vulkan driver's statistics of each pipeline (registers, shared memory)"},
+    {"vkisa", "the Vulkan driver's internal representations of each pipeline, where given"},
+    {"noloc", "leave locations out of the IR printed by the other words"},
+}};
+
+}  // namespace
+
+std::span<const DumpWord> dump_words() { return kWords; }
+
+Dumps Dumps::parse(std::string_view list, std::string_view source) {
+  Dumps d;
+  for (size_t pos = 0; pos <= list.size();) {
+    size_t end = list.find(',', pos);
+    if (end == std::string_view::npos) end = list.size();
+    std::string_view word = list.substr(pos, end - pos);
     pos = end + 1;
+    if (word.empty()) continue;
+    const bool known = std::any_of(kWords.begin(), kWords.end(),
+                                   [&](const DumpWord& w) { return w.name == word; });
+    if (!known) {
+      std::string valid;
+      for (const DumpWord& w : kWords) valid += (valid.empty() ? "" : ", ") + std::string(w.name);
+      fail(ErrorKind::Argument, source, ": unknown word '", word, "' (valid: ", valid, ")");
+    }
+    d.words_.emplace_back(word);
   }
-  return false;
+  return d;
 }
+
+Dumps Dumps::from_env() {
+  const char* env = std::getenv("TESSERA_DUMP");
+  return env ? parse(env, "TESSERA_DUMP") : Dumps();
+}
+
+bool Dumps::has(std::string_view word) const {
+  return std::find(words_.begin(), words_.end(), word) != words_.end();
+}
+
+std::ostream& Dumps::out() const { return out_ ? *out_ : std::cerr; }
+
+bool dump_enabled(std::string_view word) { return Dumps::from_env().has(word); }
 
 }  // namespace tessera

@@ -314,8 +314,7 @@ void CudaDevice::synchronize() {
 
 std::shared_ptr<const CompiledKernel> CudaDevice::compile(const ir::Module& module,
                                                           const LaunchOptions& options) {
-  return load(targets::compile(module, target_,
-                               targets::CompileOptions{options.num_warps, options.num_stages}));
+  return load(targets::compile(module, target_, options));
 }
 
 }  // namespace tessera::rt::cuda

@@ -17,8 +17,8 @@
 
 #include "core/interp/interpreter.h"
 #include "core/interp/simt.h"
+#include "core/passes/pipeline.h"
 #include "core/target/target.h"
-#include "targets/compile.h"
 #include "core/support/error.h"
 #include "runtime/backend.h"
 
@@ -286,8 +286,9 @@ class HostDevice : public DeviceImpl {
                                                 const LaunchOptions& options) override {
     auto k = std::make_shared<HostKernel>();
     k->simt = subgroup_ != 0;
-    k->module = k->simt ? targets::lower_to_simt(module, target_, {options.num_warps, options.num_stages})
-                        : module.clone();
+    passes::Compiled c =
+        passes::compile(module, target_, options, k->simt ? passes::Stage::Simt : passes::Stage::Tile);
+    k->module = k->simt ? std::move(c.simt) : std::move(c.tile);
     k->name = k->module->kernel().name;
     k->params = ir::param_layout(k->module->kernel());
     return k;

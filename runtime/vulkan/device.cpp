@@ -111,8 +111,7 @@ std::shared_ptr<Allocation> VulkanDevice::allocate(size_t bytes) {
 std::shared_ptr<const CompiledKernel> VulkanDevice::compile(const ir::Module& module,
                                                             const LaunchOptions& options) {
   open().ctx->check_alive();
-  return load(targets::compile(module, target_,
-                               targets::CompileOptions{options.num_warps, options.num_stages}));
+  return load(targets::compile(module, target_, options));
 }
 
 std::shared_ptr<const CompiledKernel> VulkanDevice::load(const target::Artifact& artifact) {

@@ -138,11 +138,15 @@ std::string emit_llvm_ir(const ir::Function& fn, const target::Target& target) {
   return text;
 }
 
-target::Artifact emit(const ir::Function& fn, const target::Target& target) {
+target::Artifact emit(const ir::Function& fn, const target::Target& target, std::string* llvm_ir) {
   check_supported(fn, target);
   llvm::LLVMContext ctx;
   std::unique_ptr<llvm::TargetMachine> tm = target_machine(target);
   std::unique_ptr<llvm::Module> module = build(ctx, *tm, fn, target);
+  if (llvm_ir) {
+    llvm::raw_string_ostream ir_os(*llvm_ir);
+    module->print(ir_os, nullptr);
+  }
 
   llvm::SmallString<0> ptx;
   llvm::raw_svector_ostream os(ptx);

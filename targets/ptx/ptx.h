@@ -57,7 +57,9 @@ inline constexpr const char* kFaultRecordSymbol = "__tessera_fault_record";
 
 /// SIMT function -> LLVM IR (NVVM intrinsics) -> LLVM optimization -> NVPTX -> PTX text.
 /// Throws Unsupported for what the target cannot run (a subgroup other than 32, an sm below 80).
-TESSERA_PTX_API target::Artifact emit(const ir::Function& fn, const target::Target& target);
+/// With `llvm_ir`, also gives the optimized LLVM IR it compiled (TESSERA_DUMP=llvm).
+TESSERA_PTX_API target::Artifact emit(const ir::Function& fn, const target::Target& target,
+                                      std::string* llvm_ir = nullptr);
 /// The LLVM IR (after optimization) that emit() compiles, for dumps (TESSERA_DUMP=llvm).
 TESSERA_PTX_API std::string emit_llvm_ir(const ir::Function& fn, const target::Target& target);
 

@@ -7,7 +7,6 @@
 #include "core/support/float16.h"
 #include "targets/spirv/emitter.h"
 #include "targets/spirv/spirv.h"
-#include "targets/spirv/tools.h"
 
 namespace tessera::spirv {
 namespace impl {
@@ -252,7 +251,7 @@ target::Artifact emit(const ir::Function& fn, const target::Target& target,
   };
   check("emitted");
   if (options.optimize) {
-    words = impl::optimize(words, fn.name);
+    words = optimize(words, fn.name);
     check("optimized");
   }
   target::Artifact a;

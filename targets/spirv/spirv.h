@@ -61,6 +61,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/ir/ir.h"
@@ -83,6 +84,9 @@ target::Artifact emit(const ir::Function& fn, const target::Target& target,
 /// "" if `words` is a valid SPIR-V module for Vulkan 1.3; else the validator's message followed by
 /// the offending instruction's disassembly.
 std::string validate(const std::vector<uint32_t>& words);
+/// spirv-opt's performance passes for Vulkan 1.3 (`kernel` names the module in errors); an
+/// optimizer failure is an internal error.
+std::vector<uint32_t> optimize(const std::vector<uint32_t>& words, std::string_view kernel);
 /// The module as text (SPIRV-Tools' disassembly, with friendly names).
 std::string disassemble(const std::vector<uint32_t>& words);
 

@@ -1,6 +1,6 @@
 /// \file Validation, disassembly and optimization with SPIRV-Tools (linked statically, vulkan1.3
 /// target environment).
-#include "targets/spirv/tools.h"
+#include "targets/spirv/spirv.h"
 
 #include <algorithm>
 
@@ -8,7 +8,6 @@
 #include <spirv-tools/optimizer.hpp>
 
 #include "core/support/error.h"
-#include "targets/spirv/spirv.h"
 
 namespace tessera::spirv {
 namespace {
@@ -76,8 +75,6 @@ std::string disassemble(const std::vector<uint32_t>& words) {
   return text;
 }
 
-namespace impl {
-
 std::vector<uint32_t> optimize(const std::vector<uint32_t>& words, std::string_view kernel) {
   spvtools::Optimizer optimizer(kEnv);
   Messages messages;
@@ -91,5 +88,4 @@ std::vector<uint32_t> optimize(const std::vector<uint32_t>& words, std::string_v
   return out;
 }
 
-}  // namespace impl
 }  // namespace tessera::spirv

@@ -11,7 +11,7 @@
 #include "core/target/target.h"
 #include "core/ir/ir.h"
 #include "runtime/tessera.h"
-#include "targets/compile.h"
+#include "core/passes/pipeline.h"
 #include "samples/kernels/matmul_relu.h"
 #include "tests/core/lower/matmul_kernel.h"
 
@@ -61,8 +61,8 @@ TEST_CASE("simt devices: the matmul sample on simt:32 matches the host interpret
       auto c = dev->alloc<float>(size_t(s.m) * s.n);
       c.fill(NAN);
       if (dev == &simt) {  // what simt:32 runs: tensor cores, and cp.async where the loads allow
-        auto tile = matmul.ir(a, b, c, s.m, s.n, s.k, s.k, 1, s.n, 1, s.n, 1, 32, 32, 32);
-        auto lowered = tessera::targets::lower_to_simt(*tile, target, {4, s.stages});
+        auto tile = matmul.traced(a, b, c, s.m, s.n, s.k, s.k, 1, s.n, 1, s.n, 1, 32, 32, 32);
+        auto lowered = tessera::passes::compile(*tile, target, {4, s.stages}, tessera::passes::Stage::Simt).simt;
         int mma = 0, copies = 0;
         tessera::ir::walk(lowered->kernel().body, [&](const tessera::ir::Op* op) {
           mma += op->kind == tessera::ir::OpKind::Mma;
@@ -112,8 +112,8 @@ TEST_CASE("simt devices: f16, bf16 and i8 matmuls on simt:32 (mma, cp.async) mat
       tessera::Grid grid(tessera::cdiv(M, 32), tessera::cdiv(N, 32));
       auto run = [&](const auto& a, const auto& b, auto c, DType acc) {
         if (dev == &simt) {  // tensor cores and the cp.async pipeline
-          auto tile = matmul.ir(a, b, c, M, N, K, K, N, N, 32, 32, 32, acc, false);
-          auto lowered = tessera::targets::lower_to_simt(*tile, target, {4, 3});
+          auto tile = matmul.traced(a, b, c, M, N, K, K, N, N, 32, 32, 32, acc, false);
+          auto lowered = tessera::passes::compile(*tile, target, {4, 3}, tessera::passes::Stage::Simt).simt;
           int mma = 0, copies = 0;
           tessera::ir::walk(lowered->kernel().body, [&](const tessera::ir::Op* op) {
             mma += op->kind == tessera::ir::OpKind::Mma;

@@ -115,11 +115,9 @@ inline tessera::target::Target simt32_target() {
 
 inline std::unique_ptr<ir::Module> lower(const ir::Module& tile, const tessera::target::Target& t,
                                          int warps, int stages) {
-  tessera::lower::SimtOptions o;
-  o.num_warps = warps;
-  o.num_stages = stages;
-  auto simt = tessera::lower::to_simt(tile, t, o);
-  tessera::passes::optimize(*simt);
+  auto simt = tessera::passes::compile(tile, t, {.num_warps = warps, .num_stages = stages},
+                                       tessera::passes::Stage::Simt)
+                  .simt;
   std::vector<std::string> errors = ir::verify_all(*simt);
   if (!errors.empty()) FAIL_CHECK("SIMT IR does not verify: " << errors[0]);
   return simt;

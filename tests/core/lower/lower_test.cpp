@@ -44,11 +44,9 @@ std::unique_ptr<ir::Module> traced(void (*fn)(P...), std::vector<tl::ArgSpec> sp
 }
 
 std::unique_ptr<ir::Module> lower(const ir::Module& m, const char* target, int warps = 4) {
-  tessera::lower::SimtOptions o;
-  o.num_warps = warps;
-  auto simt = tessera::lower::to_simt(m, *tessera::target::profile(target), o);
-  tessera::passes::optimize(*simt);
-  return simt;
+  return tessera::passes::compile(m, *tessera::target::profile(target), {.num_warps = warps},
+                                  tessera::passes::Stage::Simt)
+      .simt;
 }
 
 }  // namespace

@@ -77,7 +77,7 @@ TEST_CASE("pipeline: optimize reaches a fixed point that every pass leaves alone
 TEST_CASE("pipeline: the dump shows the IR after each pass that changed it, with timings") {
   auto m = ir::parse(kKernel, "k.tir");
   std::ostringstream os;
-  optimize(*m, {.verify_each = true, .dump = &os, .timings = true});
+  optimize(*m, {.verify_each = true, .dump = &os, .timings = &os});
   const std::string log = os.str();
   CHECK(log.find("// -----// IR after canonicalize (round 0) //----- //\nfunc @k") !=
         std::string::npos);

@@ -66,7 +66,7 @@ std::unique_ptr<ir::Module> sample() {
 /// PTX for `target` (assembled by ptxas when present).
 Emitted compile(const ir::Module& tile, const char* target, int stages = 3) {
   Target t = profile(target);
-  tessera::targets::CompileOptions o;
+  tessera::CompileOptions o;
   o.num_warps = 4;
   o.num_stages = stages;
   Emitted e;

@@ -1,0 +1,136 @@
+/// \file Loop plans (plan.h): whether a loop's dot operands can be prefetched into a ring of
+/// shared buffers by cp.async, which loads, in what layout, and how many stages fit.
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "core/ir/ops.h"
+#include "core/lower/plan.h"
+
+namespace tessera::lower {
+namespace {
+
+using ir::DType;
+using ir::OpKind;
+
+bool is_body_value(const ir::Region& body, const ir::Value* v) {
+  if (v->is_arg()) return v->owner == &body;
+  return v->def->parent == &body;
+}
+
+/// Does `v` change from one iteration of the loop to the next (a body argument, or computed from
+/// one)?
+bool varies(const ir::Region& body, const ir::Value* v) {
+  if (v->is_arg()) return v->owner == &body;
+  if (v->def->parent != &body) return false;
+  for (const ir::Value* x : v->def->operands)
+    if (varies(body, x)) return true;
+  return false;
+}
+
+/// Can `v` be evaluated at another iteration: from outside the loop, the induction variable, or
+/// freely recomputable ops of such values?
+bool shiftable(const ir::Region& body, const ir::Value* v) {
+  if (!is_body_value(body, v)) return true;
+  if (v->is_arg()) return v == body.args[0];
+  if (!is_free_kind(v->def->kind)) return false;
+  for (const ir::Value* x : v->def->operands)
+    if (!shiftable(body, x)) return false;
+  return true;
+}
+
+int uses(const ir::Region& body, const ir::Value* v) {
+  int n = 0;
+  ir::walk(const_cast<ir::Region*>(&body), [&](const ir::Op* op) {
+    for (const ir::Value* x : op->operands) n += x == v;
+  });
+  return n;
+}
+
+bool is_zero_constant(const ir::Value* v) {
+  if (!v->def || v->def->kind != OpKind::Constant) return false;
+  ir::ConstantOp c(v->def);
+  return c.is_float() ? c.float_value() == 0.0 && !std::signbit(c.float_value()) : c.int_value() == 0;
+}
+
+/// The load behind dot operand `v` (v itself or its transpose), if cp.async can prefetch it.
+std::optional<RingLoad> find_load(const LoweringPlan& plan, const ir::ForOp& f, const ir::Value* v) {
+  const ir::Region& body = *f.body();
+  RingLoad p;
+  if (v->def && v->def->kind == OpKind::Permute && v->def->parent == &body &&
+      v->def->ints_attr("order") == std::vector<int64_t>{1, 0} && uses(body, v) == 1) {
+    p.transposed = true;
+    v = v->def->operand(0);
+  }
+  if (!v->def || v->def->kind != OpKind::Load || v->def->parent != &body || uses(body, v) != 1)
+    return std::nullopt;
+  const ir::Op& load = *v->def;
+  ir::LoadOp ld(const_cast<ir::Op*>(&load));
+  if (load.int_attr_or("volatile", 0) != 0) return std::nullopt;
+  if (ld.other() && !is_zero_constant(ld.other())) return std::nullopt;
+  if (ld.mask() && !shiftable(body, ld.mask())) return std::nullopt;
+  const ir::Value* ptr = ld.ptr();
+  for (size_t i = 0; i < f.iter_args().size(); ++i) {
+    if (ptr != f.iter_args()[i]) continue;
+    // A carried pointer tile: its next value must be ptr_add(it, loop-invariant increment).
+    const ir::Value* next = body.terminator()->operand(i);
+    if (!next->def || next->def->kind != OpKind::PtrAdd || next->def->operand(0) != ptr) return std::nullopt;
+    p.inc = next->def->operand(1);
+    if (varies(body, p.inc) || !shiftable(body, p.inc)) return std::nullopt;
+    p.init = f.inits()[i];
+    if (!plan.homes().is_free(p.init)) return std::nullopt;
+    p.iter_arg = static_cast<int>(i);
+  }
+  if (p.iter_arg < 0 && !shiftable(body, ptr)) return std::nullopt;
+  p.load = &load;
+  // Copies go straight to shared memory and their pointers are recomputed, so they may use any
+  // layout: 16 bytes per thread along the home's contiguous dimension (threads past the tile hold
+  // copies and skip).
+  p.layout = plan.homes().home(v);
+  const int fast = fast_dim(p.layout);
+  if (fast >= 0)
+    p.layout = blocked(v->type.shape, {fast, 1 - fast}, static_cast<int>(16 / ir::dtype_bytes(v->type.dtype)),
+                       plan.threads());
+  p.width = access_width(plan.axis(), p.layout, ptr, ld.mask(), ld.other());
+  if (p.width * ir::dtype_bytes(v->type.dtype) != 16) return std::nullopt;
+  return p;
+}
+
+}  // namespace
+
+Layout RingLoad::operand_layout() const {
+  return transposed ? permute(layout, {1, 0}) : layout;
+}
+
+LoopPlan plan_loop(const ir::Op& loop, const LoweringPlan& plan) {
+  LoopPlan plain;
+  if (plan.options().num_stages < 2 || !plan.target().has(target::Cap::CpAsync)) return plain;
+  ir::ForOp f(const_cast<ir::Op*>(&loop));
+  const ir::Region& body = *f.body();
+  const ir::Op* dot = nullptr;
+  for (const ir::Op* op : body.ops) {
+    if (op->kind != OpKind::Dot) continue;
+    if (dot) return plain;  // one dot per pipelined loop
+    dot = op;
+  }
+  if (!dot || plan.dot(*dot).kind != DotKind::MmaSync) return plain;
+  ir::DotOp d(const_cast<ir::Op*>(dot));
+  std::optional<RingLoad> a = find_load(plan, f, d.lhs()), b = find_load(plan, f, d.rhs());
+  if (!a || !b) return plain;
+  // num_stages buffers of both operands, and room for one f32 accumulator conversion after.
+  const int64_t elem = ir::dtype_bytes(d.lhs()->type.dtype);
+  const int64_t per_stage = (d.lhs()->type.numel() + d.rhs()->type.numel()) * elem;
+  int stages = plan.options().num_stages;
+  while (stages >= 2 && stages * per_stage + dot->result()->type.numel() * 4 > plan.target().max_shared_bytes)
+    --stages;
+  if (stages < 2) return plain;
+  LoopPlan p;
+  p.kind = LoopKind::CpAsyncRing;
+  p.dot = dot;
+  p.stages = stages;
+  p.a = *a;
+  p.b = *b;
+  return p;
+}
+
+}  // namespace tessera::lower

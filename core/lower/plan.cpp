@@ -1,0 +1,140 @@
+/// \file The lowering plan (plan.h): made in order (axis info, dot plans, homes, loop plans) and
+/// printed for TESSERA_DUMP=layouts and the golden tests' `plans` step.
+#include "core/lower/plan.h"
+
+#include <sstream>
+
+#include "core/ir/ops.h"
+#include "core/ir/printer.h"
+#include "core/support/error.h"
+
+namespace tessera::lower {
+namespace {
+
+std::string name_of(const std::unordered_map<const ir::Value*, std::string>& names,
+                    const ir::Value* v) {
+  auto it = names.find(v);
+  return it == names.end() ? std::string("%?") : it->second;
+}
+
+}  // namespace
+
+std::string_view dot_kind_name(DotKind kind) {
+  switch (kind) {
+    case DotKind::Fma: return "fma";
+    case DotKind::MmaSync: return "mma_sync";
+  }
+  return "?";
+}
+
+std::string_view loop_kind_name(LoopKind kind) {
+  switch (kind) {
+    case LoopKind::Plain: return "plain";
+    case LoopKind::CpAsyncRing: return "cp_async_ring";
+  }
+  return "?";
+}
+
+std::string DotPlan::str() const {
+  std::ostringstream os;
+  os << dot_kind_name(kind);
+  if (kind != DotKind::Fma)
+    os << " " << shape->shape << "." << shape->a << ", warps " << warps.m << "x" << warps.n;
+  if (ring) os << ", operands from a ring";
+  os << "\n    acc " << acc.str();
+  if (kind != DotKind::Fma) os << "\n    a   " << a.str() << "\n    b   " << b.str();
+  return os.str();
+}
+
+std::string LoopPlan::str(const std::unordered_map<const ir::Value*, std::string>& names) const {
+  std::ostringstream os;
+  os << loop_kind_name(kind);
+  if (kind == LoopKind::Plain) return os.str();
+  os << ", " << stages << " stages, feeding " << name_of(names, dot->result());
+  for (const RingLoad* l : {&a, &b}) {
+    os << "\n    " << (l == &a ? "a" : "b") << " " << name_of(names, l->load->result())
+       << (l->transposed ? " (transposed)" : "") << ": " << l->width << " per copy, "
+       << l->layout.str();
+    if (l->iter_arg >= 0)
+      os << ", pointer from " << name_of(names, l->init) << " + iteration x "
+         << name_of(names, l->inc);
+  }
+  return os.str();
+}
+
+LoweringPlan::LoweringPlan(const ir::Function& fn, const target::Target& target,
+                           const CompileOptions& options)
+    : fn_(fn),
+      target_(target),
+      options_(options),
+      threads_(int64_t{32} * options.num_warps),
+      axis_(fn) {
+  if (threads_ > target.max_threads)
+    fail(ErrorKind::Unsupported, "kernel '", fn.name, "': num_warps = ", options.num_warps,
+         " needs ", threads_, " threads per workgroup, but the target allows ", target.max_threads);
+  if (target.subgroup_size <= 0 || threads_ % target.subgroup_size != 0)
+    fail(ErrorKind::Unsupported, "kernel '", fn.name, "': ", threads_,
+         " threads are not a whole number of subgroups of ", target.subgroup_size);
+  ir::walk(fn.body, [&](const ir::Op* op) {
+    if (op->kind == ir::OpKind::Dot) dots_.emplace(op, plan_dot(*op, target, threads_));
+  });
+  homes_ = std::make_unique<Homes>(fn, axis_, threads_,
+                                   [this](const ir::Op& dot) -> const Layout& { return dots_.at(&dot).acc; });
+  plan_loops(*fn.body);
+}
+
+void LoweringPlan::plan_loops(const ir::Region& r) {
+  for (const ir::Op* op : r.ops) {
+    for (const ir::Region* sub : op->regions) plan_loops(*sub);
+    if (op->kind != ir::OpKind::For) continue;
+    LoopPlan p = plan_loop(*op, *this);
+    if (p.kind == LoopKind::Plain) continue;
+    dots_.at(p.dot).ring = op;
+    for (const RingLoad* l : {&p.a, &p.b}) {
+      ring_ops_[l->load] = op;
+      if (l->transposed) {
+        // The dot reads the transpose: that permute is the ring's too.
+        const ir::DotOp d(const_cast<ir::Op*>(p.dot));
+        const ir::Value* operand = l == &p.a ? d.lhs() : d.rhs();
+        ring_ops_[operand->def] = op;
+      }
+    }
+    loops_.emplace(op, std::move(p));
+  }
+}
+
+const DotPlan& LoweringPlan::dot(const ir::Op& dot) const {
+  auto it = dots_.find(&dot);
+  TESSERA_CHECK(it != dots_.end(), "no plan for a dot");
+  return it->second;
+}
+
+const LoopPlan& LoweringPlan::loop(const ir::Op& loop) const {
+  auto it = loops_.find(&loop);
+  return it == loops_.end() ? plain_ : it->second;
+}
+
+std::string LoweringPlan::str() const {
+  const auto names = ir::value_names(fn_);
+  std::ostringstream os;
+  os << "// plans of '" << fn_.name << "' for " << target_.name << ", num_warps = "
+     << options_.num_warps << ", num_stages = " << options_.num_stages << "\n";
+  auto value = [&](const ir::Value* v, std::string_view what) {
+    if (!v->type.is_tile()) return;
+    os << name_of(names, v) << " = " << what << " : " << v->type.str() << "  "
+       << (homes_->is_free(v) ? std::string("free") : homes_->home(v).str()) << "\n";
+  };
+  ir::walk(fn_.body, [&](const ir::Op* op) {
+    for (const ir::Value* r : op->results) value(r, op->name());
+    for (const ir::Region* region : op->regions)
+      for (const ir::Value* a : region->args) value(a, std::string(op->name()) + " argument");
+    if (op->kind == ir::OpKind::Dot)
+      os << "  dot " << name_of(names, op->result()) << ": " << dot(*op).str() << "\n";
+    if (op->kind == ir::OpKind::For && loop(*op).kind != LoopKind::Plain)
+      os << "  loop over " << name_of(names, op->regions[0]->args[0]) << ": " << loop(*op).str(names)
+         << "\n";
+  });
+  return os.str();
+}
+
+}  // namespace tessera::lower

@@ -1,0 +1,140 @@
+/// \file The lowering's decisions, made before any SIMT IR is emitted and kept as data that can be
+/// printed (TESSERA_DUMP=layouts) and tested: the layout every tile value lives in (its home),
+/// how each `dot` runs, and how each loop is pipelined.
+///
+/// A new hardware feature is a new plan kind (a DotKind or a LoopKind) with its own emission, never
+/// a hook in the shared walk: the walk asks the plan what to do.
+///
+///   LoweringPlan plan(kernel, target, options);   // axis info, dot plans, homes, loop plans
+///   std::cout << plan.str();                      // one line per tile value, dot and loop
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/ir/ir.h"
+#include "core/ir/simt.h"
+#include "core/lower/axis_info.h"
+#include "core/lower/homes.h"
+#include "core/lower/layout.h"
+#include "core/target/options.h"
+#include "core/target/target.h"
+
+namespace tessera::lower {
+
+/// How a dot's multiply-adds are issued.
+enum class DotKind {
+  Fma,      ///< operands staged in shared memory, one fma per product (every target, every dtype)
+  MmaSync,  ///< warp-level tensor-core instructions (PTX mma.sync) on fragments from shared memory
+};
+std::string_view dot_kind_name(DotKind kind);
+
+/// The plan of one `dot`.
+struct DotPlan {
+  DotKind kind = DotKind::Fma;
+  Layout acc;  ///< the accumulator's and the result's layout
+  // Tensor-core plans:
+  const ir::MmaShape* shape = nullptr;  ///< the instruction
+  MmaWarps warps;                       ///< how the warps tile the accumulator
+  Layout a, b;                          ///< the operand fragments' layouts
+  /// The loop whose plan stages this dot's operands in shared memory (null: the dot stages
+  /// them itself from registers).
+  const ir::Op* ring = nullptr;
+
+  std::string str() const;
+};
+
+/// How a loop runs.
+enum class LoopKind {
+  Plain,        ///< one iteration after another
+  CpAsyncRing,  ///< the loads feeding its one tensor-core dot prefetched num_stages - 1
+                ///< iterations ahead into a ring of shared buffers, by cp.async
+};
+std::string_view loop_kind_name(LoopKind kind);
+
+/// One dot operand's load that a ring prefetches.
+struct RingLoad {
+  const ir::Op* load = nullptr;
+  bool transposed = false;          ///< the dot reads permute(load, [1, 0])
+  Layout layout;                    ///< the copies' layout, in the load's coordinates
+  int64_t width = 1;                ///< elements per 16-byte copy
+  int iter_arg = -1;                ///< the pointer is this loop-carried value (index), or -1
+  const ir::Value* init = nullptr;  ///< ... starting at this free value
+  const ir::Value* inc = nullptr;   ///< ... advanced by this loop-invariant offset
+  /// The layout of the copies in the dot operand's coordinates.
+  Layout operand_layout() const;
+};
+
+/// The plan of one `for`.
+struct LoopPlan {
+  LoopKind kind = LoopKind::Plain;
+  const ir::Op* dot = nullptr;  ///< the dot the ring feeds
+  int stages = 0;               ///< shared buffers per operand
+  RingLoad a, b;
+
+  std::string str(const std::unordered_map<const ir::Value*, std::string>& names) const;
+};
+
+/// Every decision of one kernel's lowering.
+class LoweringPlan {
+ public:
+  /// Plans `fn` (a verified tile-IR kernel) for `target` and `options`: axis info, then each
+  /// dot's plan, then the homes (a dot's result lives in its plan's accumulator layout), then each
+  /// loop's plan.
+  LoweringPlan(const ir::Function& fn, const target::Target& target, const CompileOptions& options);
+
+  const ir::Function& function() const { return fn_; }
+  const target::Target& target() const { return target_; }
+  const CompileOptions& options() const { return options_; }
+  int64_t threads() const { return threads_; }
+  const AxisInfoMap& axis() const { return axis_; }
+  const Homes& homes() const { return *homes_; }
+  const DotPlan& dot(const ir::Op& dot) const;
+  /// The loop's plan (LoopKind::Plain for every loop without another).
+  const LoopPlan& loop(const ir::Op& loop) const;
+  /// Is `op` lowered by the plan of an enclosing loop (a ring's loads and their transposes)?
+  bool lowered_by_loop(const ir::Op& op) const { return ring_ops_.count(&op) != 0; }
+
+  /// The plans as text: the kernel's tile values, one per line with the op that defines it and
+  /// its home ("free" for values recomputed in whatever layout a consumer asks), each dot's plan
+  /// and each pipelined loop's.
+  std::string str() const;
+
+ private:
+  void plan_loops(const ir::Region& r);
+
+  const ir::Function& fn_;
+  target::Target target_;
+  CompileOptions options_;
+  int64_t threads_;
+  AxisInfoMap axis_;
+  std::unordered_map<const ir::Op*, DotPlan> dots_;
+  std::unique_ptr<Homes> homes_;
+  std::unordered_map<const ir::Op*, LoopPlan> loops_;
+  std::unordered_map<const ir::Op*, const ir::Op*> ring_ops_;  // op -> the loop that lowers it
+  LoopPlan plain_;
+};
+
+/// The plan of one dot (dot_plan.cpp): mma.sync where the target has it (Cap::MmaSync, 32-lane
+/// subgroups), the dtypes have an instruction (f16/bf16 into f32, f32 with TF32 precision into
+/// f32, i8 into i32) listed in the target's matrix shapes, and the tile is a whole number of
+/// instruction tiles for the warps; else the FMA form.
+DotPlan plan_dot(const ir::Op& dot, const target::Target& target, int64_t threads);
+
+/// The plan of one loop (loop_plan.cpp): a cp.async ring when the target has cp.async,
+/// num_stages > 1, and the loop body's one tensor-core dot reads two loads (directly or
+/// transposed) whose pointers and masks can be evaluated at later iterations, with 16-byte
+/// copies, and num_stages buffers of both operands (at least two) fit in shared memory beside
+/// one f32 accumulator conversion; else Plain.
+LoopPlan plan_loop(const ir::Op& loop, const LoweringPlan& plan);
+
+/// The widest vector (in elements) an access in layout `l` through `ptr` can use: registers 0..w-1
+/// consecutive along one dimension, and the pointers' contiguity and alignment, the mask's and
+/// `other`'s constancy covering w elements (lower_memory.cpp).
+int64_t access_width(const AxisInfoMap& axis, const Layout& l, const ir::Value* ptr,
+                     const ir::Value* mask, const ir::Value* other);
+
+}  // namespace tessera::lower

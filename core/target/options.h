@@ -1,0 +1,13 @@
+/// \file The options of one compile, which ride with a launch's grid (`kernel[{grid, {.num_warps =
+/// 8}}]`): declared once, read by the lowering, the targets and the runtime's caches.
+#pragma once
+
+namespace tessera {
+
+struct CompileOptions {
+  int num_warps = 4;   ///< 32 x num_warps threads per program (workgroup) on every target
+  int num_stages = 3;  ///< software-pipelining depth of loops that load the operands of a dot
+  bool operator==(const CompileOptions&) const = default;
+};
+
+}  // namespace tessera
