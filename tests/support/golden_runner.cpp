@@ -5,7 +5,12 @@
 // A file starts with `// RUN: <pipeline>`, a comma-separated list of steps:
 //   verify      runs the verifier (every diagnostic is collected, see below);
 //   roundtrip   print, parse, print: both prints must be identical;
-//   <pass>      a pass from core/passes/pipeline.h, followed by the verifier.
+//   <pass>      a pass from core/passes/pipeline.h, followed by the verifier;
+//   lower <target> [num_warps=N] [num_stages=S]
+//               the pipeline's steps from `plan` on (plans, SIMT IR, its cleanup, the
+//               verifier) for a target profile: the output is the SIMT IR;
+//   plans <target> [num_warps=N] [num_stages=S]
+//               the lowering plans as TESSERA_DUMP=layouts prints them (the last step).
 // Cases are separated by `// -----` lines; each is parsed on its own (line numbers stay those
 // of the file) and run through the pipeline, then its printed result is matched against its
 //   // CHECK: text        text occurs after the previous match
@@ -32,10 +37,8 @@
 #include "core/ir/verifier.h"
 #include "core/support/error.h"
 
-#if __has_include("core/passes/pipeline.h")
 #include "core/passes/pipeline.h"
-#define TESSERA_GOLDEN_HAS_PASSES 1
-#endif
+#include "core/target/target.h"
 
 namespace {
 
@@ -149,10 +152,46 @@ Outcome fail_with(std::vector<std::string> messages) {
   return out;
 }
 
-/// Runs one pipeline step on `m`; returns the diagnostics it produced.
+/// `lower` and `plans`: the target and options of `words` ("lower cuda-sm_90a num_warps=8").
+struct LowerArgs {
+  tessera::target::Target target;
+  tessera::CompileOptions options;
+};
+
+LowerArgs lower_args(const std::vector<std::string>& words) {
+  if (words.size() < 2) throw std::runtime_error(words[0] + " needs a target profile");
+  std::string error;
+  auto target = tessera::target::parse_target(words[1], &error);
+  if (!target) throw std::runtime_error(words[0] + ": " + error);
+  LowerArgs a{*target, {}};
+  for (size_t i = 2; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    if (w.starts_with("num_warps=")) a.options.num_warps = std::stoi(w.substr(10));
+    else if (w.starts_with("num_stages=")) a.options.num_stages = std::stoi(w.substr(11));
+    else throw std::runtime_error(words[0] + ": unknown option '" + w + "'");
+  }
+  return a;
+}
+
+/// Runs one pipeline step on `m`; returns the diagnostics it produced. A step whose output is
+/// not IR (`plans`) sets `text`.
 std::vector<std::string> run_step(const std::string& step, std::unique_ptr<tessera::ir::Module>& m,
-                                  const std::string& source) {
+                                  const std::string& source, std::optional<std::string>& text) {
   namespace ir = tessera::ir;
+  namespace passes = tessera::passes;
+  if (text) throw std::runtime_error("a step after 'plans' (whose output is not IR)");
+  std::vector<std::string> words;
+  for (const std::string& w : split(step, ' '))
+    if (!w.empty()) words.push_back(w);
+  if (words[0] == "lower" || words[0] == "plans") {
+    const LowerArgs a = lower_args(words);
+    passes::Compiled c;
+    c.tile = std::move(m);
+    passes::lower(c, a.target, a.options, tessera::Dumps());
+    if (words[0] == "plans") text = c.plan->str();
+    m = words[0] == "plans" ? std::move(c.tile) : std::move(c.simt);
+    return {};
+  }
   if (step == "verify") return ir::verify_all(*m);
   if (step == "roundtrip") {
     std::string first = ir::print(*m);
@@ -171,12 +210,10 @@ std::vector<std::string> run_step(const std::string& step, std::unique_ptr<tesse
     m = std::move(again);
     return {};
   }
-#ifdef TESSERA_GOLDEN_HAS_PASSES
-  if (const tessera::passes::PassInfo* pass = tessera::passes::find_pass(step)) {
+  if (const passes::PassInfo* pass = passes::find_pass(step)) {
     pass->run(*m);
     return ir::verify_all(*m);
   }
-#endif
   throw Error(ErrorKind::Internal, "unknown pipeline step '" + step + "'");
 }
 
@@ -184,11 +221,12 @@ Outcome run_pipeline(const std::vector<std::string>& steps, const Case& c,
                      const std::string& source) {
   try {
     auto m = tessera::ir::parse(c.text, source);
+    std::optional<std::string> text;
     for (const std::string& step : steps) {
-      std::vector<std::string> diags = run_step(step, m, source);
+      std::vector<std::string> diags = run_step(step, m, source, text);
       if (!diags.empty()) return fail_with(std::move(diags));
     }
-    return Outcome{{}, tessera::ir::print(*m)};
+    return Outcome{{}, text ? *text : tessera::ir::print(*m)};
   } catch (const Error& e) {
     return Outcome{{{e.what(), e.kind() == ErrorKind::User}}, ""};
   } catch (const std::exception& e) {

@@ -8,8 +8,11 @@
 
 #include "core/ir/parser.h"
 #include "core/ir/printer.h"
+#include "core/ir/simt.h"
 #include "core/ir/verifier.h"
+#include "core/support/dump.h"
 #include "core/support/error.h"
+#include "core/target/target.h"
 
 namespace tessera::test {
 namespace {
@@ -131,6 +134,64 @@ func @mm(%a: ptr<f16>, %c: ptr<f32>, %n: i32) {
   const std::string text = ir::print(*m);
   CHECK(text.find("dot %8, %8, %7 : tile<16x16xf32>") != std::string::npos);
   CHECK(text.find(" add ") == std::string::npos);
+}
+
+TEST_CASE("pipeline: the compile steps run in the documented order") {
+  std::string names;
+  for (const passes::StepInfo& s : passes::all_steps()) names += std::string(s.name) + " ";
+  CHECK(names == "verify optimize verify plan to-simt simt-optimize verify ");
+}
+
+TEST_CASE("pipeline: compile stops at the tile stage or runs on to SIMT IR") {
+  auto m = ir::parse(kKernel, "k.tir");
+  const target::Target t = *target::profile("vulkan-nvidia");
+  passes::Compiled tile = passes::compile(*m, t, {}, passes::Stage::Tile, Dumps());
+  REQUIRE(tile.tile);
+  CHECK(!tile.simt);
+  CHECK(ir::print(*tile.tile).find("exp") == std::string::npos);  // optimized
+  passes::Compiled simt = passes::compile(*m, t, {.num_warps = 2}, passes::Stage::Simt, Dumps());
+  REQUIRE(simt.simt);
+  CHECK(ir::is_simt(simt.simt->kernel()));
+  CHECK(ir::simt_threads(simt.simt->kernel()) == 64);
+  REQUIRE(simt.plan);
+  CHECK(simt.plan->str().find("%10 = load : tile<64xf32>  [64] ") != std::string::npos);
+}
+
+TEST_CASE("pipeline: TESSERA_DUMP words print steps, passes, times, layouts and SIMT IR") {
+  auto m = ir::parse(kKernel, "k.tir");
+  const target::Target t = *target::profile("cuda-sm_80");
+  std::ostringstream os;
+  Dumps d = Dumps::parse("ir,passes,times,layouts,simt,noloc", "test");
+  d.redirect(os);
+  passes::compile(*m, t, {}, passes::Stage::Simt, d);
+  const std::string log = os.str();
+  CHECK(log.find("// tile IR of 'k' as traced\nfunc @k") != std::string::npos);
+  CHECK(log.find("// tile IR of 'k' optimized") != std::string::npos);
+  CHECK(log.find("// -----// IR after canonicalize (round 0) //----- //") != std::string::npos);
+  CHECK(log.find("// -----// IR after to-simt //----- //") != std::string::npos);
+  CHECK(log.find("// step plan: ") != std::string::npos);
+  CHECK(log.find("// dce (round 0): ") != std::string::npos);
+  CHECK(log.find("// plans of 'k' for cuda-sm_80, num_warps = 4, num_stages = 3") != std::string::npos);
+  CHECK(log.find("// SIMT IR for cuda-sm_80\nfunc @k") != std::string::npos);
+  CHECK(log.find("loc(") == std::string::npos);  // noloc
+  std::ostringstream quiet;
+  Dumps none;
+  none.redirect(quiet);
+  passes::compile(*m, t, {}, passes::Stage::Simt, none);
+  CHECK(quiet.str().empty());
+}
+
+TEST_CASE("pipeline: an unknown TESSERA_DUMP word is an error that lists the valid ones") {
+  try {
+    Dumps::parse("ir,layout", "TESSERA_DUMP");
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::Argument);
+    CHECK(std::string(e.what()).find("TESSERA_DUMP: unknown word 'layout' (valid: ir, passes, times, layouts") !=
+          std::string::npos);
+  }
+  CHECK(Dumps::parse("ir,,ptx", "x").has("ptx"));
+  CHECK_FALSE(Dumps::parse("ir", "x").has("ptx"));
 }
 
 }  // namespace
