@@ -28,11 +28,9 @@ Target make_cuda(int sm, bool arch_specific) {
   t.max_grid[0] = 2147483647;
   t.max_grid[1] = 65535;
   t.max_grid[2] = 65535;
-  for (Cap c : {Cap::Int64, Cap::Int8, Cap::Int16, Cap::Fp16, Cap::Bf16, Cap::Fp64,
-                Cap::SubgroupArithmetic, Cap::SubgroupShuffle, Cap::SubgroupClustered,
-                Cap::FloatAtomicAdd, Cap::FloatAtomicMinMax, Cap::Int64Atomics,
-                Cap::BufferDeviceAddress, Cap::MmaSync, Cap::CpAsync, Cap::FusedFma,
-                Cap::NanMinMax})
+  for (Cap c : {Cap::Int64, Cap::Int8, Cap::Int16, Cap::Fp16, Cap::Fp64, Cap::SubgroupShuffle,
+                Cap::FloatAtomicAdd, Cap::Int64Atomics, Cap::BufferDeviceAddress, Cap::MmaSync,
+                Cap::CpAsync, Cap::FusedFma, Cap::NanMinMax})
     t.set(c);
   if (sm >= 90 && arch_specific) t.set(Cap::Wgmma);
   using ir::DType;
@@ -52,9 +50,9 @@ Target make_lavapipe() {
   t.max_shared_bytes = 32768;
   t.push_constant_bytes = 128;
   t.max_grid[0] = t.max_grid[1] = t.max_grid[2] = 65535;
-  for (Cap c : {Cap::Int64, Cap::Int8, Cap::Int16, Cap::Fp16, Cap::Fp64, Cap::SubgroupArithmetic,
-                Cap::SubgroupShuffle, Cap::FloatAtomicAdd, Cap::FloatAtomicMinMax,
-                Cap::Int64Atomics, Cap::BufferDeviceAddress, Cap::InfNanPreserve})
+  for (Cap c : {Cap::Int64, Cap::Int8, Cap::Int16, Cap::Fp16, Cap::Fp64, Cap::SubgroupShuffle,
+                Cap::FloatAtomicAdd, Cap::Int64Atomics, Cap::BufferDeviceAddress,
+                Cap::InfNanPreserve})
     t.set(c);
   return t;
 }
@@ -69,10 +67,9 @@ Target make_vulkan_nvidia() {
   t.push_constant_bytes = 256;
   t.max_grid[0] = 2147483647;
   t.max_grid[1] = t.max_grid[2] = 65535;
-  for (Cap c : {Cap::Int64, Cap::Int8, Cap::Int16, Cap::Fp16, Cap::Fp64, Cap::SubgroupArithmetic,
-                Cap::SubgroupShuffle, Cap::SubgroupClustered, Cap::FloatAtomicAdd,
-                Cap::Int64Atomics, Cap::BufferDeviceAddress, Cap::CooperativeMatrix,
-                Cap::FusedFma, Cap::InfNanPreserve, Cap::IeeeMinMax})
+  for (Cap c : {Cap::Int64, Cap::Int8, Cap::Int16, Cap::Fp16, Cap::Fp64, Cap::SubgroupShuffle,
+                Cap::FloatAtomicAdd, Cap::Int64Atomics, Cap::BufferDeviceAddress,
+                Cap::CooperativeMatrix, Cap::FusedFma, Cap::InfNanPreserve, Cap::IeeeMinMax})
     t.set(c);
   using ir::DType;
   t.matrix_shapes = {{16, 16, 16, DType::f16, DType::f16, DType::f32},

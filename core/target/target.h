@@ -3,9 +3,10 @@
 /// "vulkan-nvidia", "cuda-sm_80", "cuda-sm_90"). Passes ask it questions (subgroup size, shared
 /// memory, capabilities); nothing in core/ asks which backend runs.
 ///
-/// Text form (one line):
-///   vulkan-lavapipe{isa=spirv1.6, subgroup=8, threads=1024, shared=32768, push=128,
-///                   grid=65535x65535x65535, caps=int64+fp16+..., coopmat=}
+/// Text form (one line, wrapped here):
+///   vulkan-lavapipe{isa=spirv1.6, subgroup=8, threads=256, shared=32768, push=128,
+///                   grid=65535x65535x65535, caps=int64+int8+int16+fp16+fp64+subgroup_shuffle+
+///                   float_atomic_add+int64_atomics+bda+inf_nan_preserve, matrix=}
 #pragma once
 
 #include <cstdint>
@@ -18,19 +19,16 @@
 
 namespace tessera::target {
 
-/// Capability bits, one row each: enum name and text.
+/// Capability bits, one row each: enum name and text. Each is read by a pass or an emitter (a
+/// capability nothing reads is noise in every target's text: remove it).
 #define TESSERA_CAPS(X)                         \
   X(Int64, "int64")                             \
   X(Int8, "int8")                               \
   X(Int16, "int16")                             \
   X(Fp16, "fp16")                               \
-  X(Bf16, "bf16")                               \
   X(Fp64, "fp64")                               \
-  X(SubgroupArithmetic, "subgroup_arith")       \
   X(SubgroupShuffle, "subgroup_shuffle")        \
-  X(SubgroupClustered, "subgroup_clustered")    \
   X(FloatAtomicAdd, "float_atomic_add")         \
-  X(FloatAtomicMinMax, "float_atomic_minmax")   \
   X(Int64Atomics, "int64_atomics")              \
   X(BufferDeviceAddress, "bda")                 \
   X(MmaSync, "mma_sync")                        \
@@ -62,7 +60,7 @@ struct MatrixShape {
 
 struct Target {
   std::string name = "generic";  ///< profile or device name
-  std::string isa = "none";      ///< "ptx8.0", "spirv1.6", "none" (the host): for emitters only
+  std::string isa = "none";      ///< "ptx", "spirv1.6", "none" (interpreters): for emitters only
   int sm = 0;                    ///< CUDA compute capability x 10 (90 for sm_90), else 0
   bool sm_arch_specific = false; ///< sm_90a
   int subgroup_size = 32;
@@ -75,7 +73,8 @@ struct Target {
 
   bool has(Cap c) const { return (caps >> static_cast<int>(c)) & 1; }
   void set(Cap c, bool on = true);
-  /// Is arithmetic in this dtype available natively (fp16, fp64, int64 ...)?
+  /// Can kernels use this dtype (fp16, fp64, int64 ... by their capabilities)? bf16 always:
+  /// stored as 16 bits and computed in f32 where the device has no bf16 arithmetic.
   bool supports_dtype(ir::DType t) const;
 
   std::string str() const;

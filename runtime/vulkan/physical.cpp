@@ -229,13 +229,9 @@ target::Target PhysicalFacts::target(const std::string& name) const {
   t.set(Cap::Fp64, s.core.features.shaderFloat64);
   bool compute_ops = (p11.subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0;
   VkSubgroupFeatureFlags ops = compute_ops ? p11.subgroupSupportedOperations : 0;
-  t.set(Cap::SubgroupArithmetic, ops & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
   t.set(Cap::SubgroupShuffle, (ops & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) &&
                                   (ops & VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT));
-  t.set(Cap::SubgroupClustered, ops & VK_SUBGROUP_FEATURE_CLUSTERED_BIT);
   t.set(Cap::FloatAtomicAdd, s.with_atomic_float && s.atomic_float.shaderBufferFloat32AtomicAdd);
-  t.set(Cap::FloatAtomicMinMax,
-        s.with_atomic_float2 && s.atomic_float2.shaderBufferFloat32AtomicMinMax);
   t.set(Cap::Int64Atomics, s.v12.shaderBufferInt64Atomics);
   t.set(Cap::BufferDeviceAddress, s.v12.bufferDeviceAddress);
   t.set(Cap::CooperativeMatrix, !matrix_shapes.empty());

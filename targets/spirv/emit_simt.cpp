@@ -36,6 +36,7 @@ spv::Op shuffle_opcode(ir::ShuffleMode mode) {
 /// Shuffles move 32-bit words, booleans and f32/f64 natively; 8- and 16-bit values travel
 /// zero-extended and 64-bit integers as two words, so no shaderSubgroupExtendedTypes is needed.
 void Emitter::emit_shuffle(const ir::Op& op) {
+  require_cap(target::Cap::SubgroupShuffle, &op, "a subgroup shuffle");
   ir::ShuffleOp s(const_cast<ir::Op*>(&op));
   Value v = get(s.value());
   uint32_t u32 = b.t_uint(32);

@@ -44,17 +44,18 @@
 ///    interpreter's value of their attribute; shuffle "up"/"down" past the subgroup give the
 ///    caller's own value (a negative distance reads the other way).
 ///
-/// Atomics use the native instruction where there is one (32/64-bit integers; f32 add and
-/// min/max when the target has float_atomic_add / float_atomic_minmax, whose NaN and signed-zero
-/// handling is the device's); every other case (f64, f16, bf16, 8/16-bit integers, float atomics
-/// the target lacks) is a compare-and-swap loop on the bits, on the aligned 32-bit word around
-/// 8/16-bit elements. Its atomics are relaxed and fences before and after the loop give the
+/// Atomics use the native instruction where there is one (32/64-bit integers; f32 add when the
+/// target has float_atomic_add); every other case (float min/max, whose NaN and signed-zero
+/// rules SPV_EXT_shader_atomic_float_min_max leaves to the driver; f64, f16, bf16, 8/16-bit
+/// integers, f32 add without the capability) is a compare-and-swap loop on the bits, on the
+/// aligned 32-bit word around 8/16-bit elements. Its atomics are relaxed and fences before and after the loop give the
 /// order: lavapipe (Mesa 22.3) loses updates when an atomic or fence with ordering semantics runs
 /// in a loop whose trip count differs between invocations, so user-written spin loops with
 /// ordered atomics misbehave there (relaxed ones work). Cache hints on loads are ignored.
 ///
 /// Refused (tessera::Error, ErrorKind::Unsupported, naming the kernel): dtypes the target lacks
-/// (Target::supports_dtype), 64-bit atomics without int64 atomics, `print` and `assert` (Vulkan has
+/// (Target::supports_dtype), 64-bit atomics without int64 atomics, shuffles without
+/// subgroup_shuffle, `print` and `assert` (Vulkan has
 /// no device printf or fault channel here), more threads or shared memory than the target allows,
 /// a subgroup size other than the target's, and targets without buffer device address.
 #pragma once

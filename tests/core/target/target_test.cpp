@@ -148,7 +148,7 @@ TEST_CASE("target: parse_target refuses malformed text with a message naming the
 
 TEST_CASE("target: cap_name and parse_cap round-trip every capability") {
   const std::vector<Cap> caps = all_caps();
-  CHECK(caps.size() == 22);
+  CHECK(caps.size() == 18);
   std::set<std::string> names;
   for (Cap c : caps) {
     const std::string name(target::cap_name(c));
@@ -165,7 +165,7 @@ TEST_CASE("target: cap_name and parse_cap round-trip every capability") {
     CHECK(t.caps == 0);
   }
   CHECK(target::cap_name(Cap::BufferDeviceAddress) == "bda");
-  CHECK(target::cap_name(Cap::SubgroupArithmetic) == "subgroup_arith");
+  CHECK(target::cap_name(Cap::SubgroupShuffle) == "subgroup_shuffle");
   CHECK(target::cap_name(Cap::CooperativeMatrix) == "coopmat");
   CHECK_FALSE(target::parse_cap(""));
   CHECK_FALSE(target::parse_cap("Int64"));
@@ -201,7 +201,6 @@ TEST_CASE("target: supports_dtype follows the capabilities, and bf16 is always s
     }
   }
   const Target lavapipe = *target::profile("vulkan-lavapipe");
-  CHECK_FALSE(lavapipe.has(Cap::Bf16));
   CHECK(lavapipe.supports_dtype(DType::bf16));
   CHECK(lavapipe.has(Cap::Fp64));
   CHECK(lavapipe.supports_dtype(DType::f64));
@@ -261,7 +260,6 @@ TEST_CASE("target: MatrixShape prints MxNxK:a*b+c and parses back in a descripti
 TEST_CASE("target: vulkan-lavapipe's text form, field by field") {
   CHECK(target::profile("vulkan-lavapipe")->str() ==
         "vulkan-lavapipe{isa=spirv1.6, subgroup=8, threads=256, shared=32768, push=128, "
-        "grid=65535x65535x65535, caps=int64+int8+int16+fp16+fp64+subgroup_arith+"
-        "subgroup_shuffle+float_atomic_add+float_atomic_minmax+int64_atomics+bda+"
-        "inf_nan_preserve, matrix=}");
+        "grid=65535x65535x65535, caps=int64+int8+int16+fp16+fp64+subgroup_shuffle+"
+        "float_atomic_add+int64_atomics+bda+inf_nan_preserve, matrix=}");
 }

@@ -37,6 +37,15 @@ TEST_CASE("spirv: narrow and wide integers need their capabilities") {
                  "i1 in memory"));
 }
 
+TEST_CASE("spirv: a shuffle needs the subgroup_shuffle capability") {
+  std::string text = value_kernel(
+      {DType::i32}, "  %one = constant {value = 1} : i32\n  %r = shuffle %a0, %one {mode = \"xor\"} : i32",
+      DType::i32);
+  CHECK(mentions(emit_error(text, without(Cap::SubgroupShuffle), ErrorKind::Unsupported),
+                 "a subgroup shuffle needs the 'subgroup_shuffle' capability"));
+  emit(text, profile("vulkan-lavapipe"));
+}
+
 TEST_CASE("spirv: print and assert are Unsupported on Vulkan") {
   std::string print = kernel("%n: i32", "  print %n {prefix = \"n = \"}");
   std::string m = emit_error(print, profile(), ErrorKind::Unsupported);
