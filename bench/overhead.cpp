@@ -14,8 +14,8 @@
 
 #include "bench/harness.h"
 #include "bench/kernels.h"
-#include "bench/launch_floor.h"
 #include "core/target/target.h"
+#include "runtime/launch_floor.h"
 #include "samples/kernels/gelu.h"
 #include "samples/kernels/softmax.h"
 #include "targets/compile.h"
@@ -226,7 +226,7 @@ void run_launch(Bench& b) {
                    "us/launch", err, n));
   if (dev.info().kind == "cuda") {  // the driver's own cost, for comparison
     int ordinal = std::stoi(dev.info().name.substr(dev.info().name.find(':') + 1));
-    if (std::optional<LaunchFloor> f = cuda_launch_floor(ordinal, burst, 30)) {
+    if (std::optional<rt::LaunchFloor> f = rt::cuda_launch_floor(ordinal, burst, 30)) {
       std::snprintf(n, sizeof n, "empty kernel, %d launches from an idle device, median of 30", burst);
       b.add(launch_row("launch floor: cuLaunchKernel, kernelParams", f->kernel_params_us,
                        "us/launch", 0, n));

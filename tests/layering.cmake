@@ -1,8 +1,25 @@
-# \file Checks the one-way arrows of ARCHITECTURE.md section 1: core/ includes nothing from
-# targets/ or runtime/, and targets/ nothing from runtime/.
-add_test(NAME "layering: core includes no targets/ or runtime/ header"
-         COMMAND sh -c "! grep -rnE '#include \"(targets|runtime)/' core"
-         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
-add_test(NAME "layering: targets include no runtime/ header"
-         COMMAND sh -c "! grep -rnE '#include \"runtime/' targets"
-         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+# \file Keeps the arrows between folders pointing one way (core/ includes nothing from targets/ or
+# runtime/, a target no other target, a backend no other backend, bench/ and samples/ no backend,
+# ...): scripts/check-layering holds the rules as one table and checks every `#include "..."`.
+set(layering_check python3 ${PROJECT_SOURCE_DIR}/scripts/check-layering)
+add_test(NAME "layering: every folder includes only what the table allows"
+         COMMAND ${layering_check} ${PROJECT_SOURCE_DIR})
+
+# The check's own test, so it cannot pass by seeing nothing: a tiny tree with one forbidden
+# include, one folder the table lacks, and a build tree (skipped) must give exactly those two.
+set(layering_tree ${CMAKE_CURRENT_BINARY_DIR}/layering-fixture)
+file(REMOVE_RECURSE ${layering_tree})
+file(WRITE ${layering_tree}/core/support/error.h "#pragma once\n")
+file(WRITE ${layering_tree}/core/ir/ir.h "#include \"core/support/error.h\"\n")
+file(WRITE ${layering_tree}/core/ir/bad.cpp "#include \"core/ir/ir.h\"\n#include \"runtime/device.h\"\n")
+file(WRITE ${layering_tree}/core/extra/x.h "#pragma once\n")
+file(WRITE ${layering_tree}/runtime/device.h "#include \"core/ir/ir.h\"\n")
+file(WRITE ${layering_tree}/out/CMakeCache.txt "")
+file(WRITE ${layering_tree}/out/core/ir/skipped.cpp "#include \"runtime/device.h\"\n")
+set(layering_self "layering: the check reports a forbidden include and a folder the table lacks")
+add_test(NAME ${layering_self} COMMAND ${layering_check} ${layering_tree})
+string(CONCAT layering_expected
+       "^core/extra/x.h:1: folder core/extra is not in the layering table[^\n]*\n"
+       "core/ir/bad.cpp:2: core/ir may not include runtime/device.h\n"
+       "2 layering violation")
+set_tests_properties(${layering_self} PROPERTIES PASS_REGULAR_EXPRESSION "${layering_expected}")

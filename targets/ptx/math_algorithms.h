@@ -24,9 +24,11 @@
 #include <cstdint>
 #include <span>
 
-#include "targets/ptx/math_coefficients.h"
+#include "core/support/math_coefficients.h"
 
 namespace tessera::ptx::math {
+
+using namespace tessera::math;  // the coefficients (core/support/math_coefficients.h)
 
 /// Format facts and coefficient tables, by precision.
 template <bool Single>

@@ -2,7 +2,7 @@
 /// fma with one rounding for every float dtype.
 #include <iterator>
 
-#include "targets/ptx/math_coefficients.h"
+#include "core/support/math_coefficients.h"
 #include "targets/spirv/emitter.h"
 
 namespace tessera::spirv::impl {
@@ -160,12 +160,12 @@ Value sin_cos_f32(Emitter& e, GLSLstd450 instruction, Value x) {
 
 /// sin/cos where GLSL Fma is fused (Cap::FusedFma): the argument is reduced to [-pi/4, pi/4]
 /// with three fma steps of pi/2, and the quadrant's polynomial is evaluated here, with the PTX
-/// target's coefficients (targets/ptx/math_coefficients.h), so the result does not depend on the
+/// target's coefficients (core/support/math_coefficients.h), so the result does not depend on the
 /// driver's Sin and Cos (NVIDIA's differ from the correctly rounded value by up to ~2e-7
 /// absolute, which Vulkan allows). Beyond |x| = 105615 (where PTX switches to Payne-Hanek) this
 /// falls back to sin_cos_f32.
 Value sin_cos_f32_fused(Emitter& e, GLSLstd450 instruction, Value x) {
-  namespace pm = tessera::ptx::math;
+  namespace pm = tessera::math;
   Builder& b = e.b;
   const uint32_t f = x.type;
   const bool cosine = instruction == GLSLstd450Cos;

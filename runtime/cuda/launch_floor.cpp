@@ -2,8 +2,9 @@
 /// launched straight through cuLaunchKernel (the runtime's driver table, none of its launch
 /// code), its parameters passed three ways: as kernelParams, as one packed buffer
 /// (CU_LAUNCH_PARAM_BUFFER_POINTER, as Tessera passes them), and packed with the context pushed
-/// and popped around the call (as Tessera's CudaStream::launch does).
-#include "bench/launch_floor.h"
+/// and popped around the call (as Tessera's CudaStream::launch does). It lives in the backend,
+/// the one folder that may see the driver table; `tessera bench` reports it (bench/overhead.cpp).
+#include "runtime/launch_floor.h"
 
 #include <algorithm>
 #include <chrono>
@@ -14,7 +15,7 @@
 
 #include "runtime/cuda/driver.h"
 
-namespace tessera::bench {
+namespace tessera::rt {
 namespace {
 
 const char* kPtx =
@@ -22,7 +23,7 @@ const char* kPtx =
     ".visible .entry floor_kernel(.param .u64 p, .param .u32 n) { ret; }\n";
 
 /// Median host microseconds per call of `launch`, over `bursts` bursts from an idle stream.
-double median_per_launch(const rt::cuda::Driver& d, CUstream stream,
+double median_per_launch(const cuda::Driver& d, CUstream stream,
                          const std::function<void()>& launch, int burst, int bursts) {
   for (int i = 0; i < 4 * burst; ++i) launch();  // warm-up
   d.cuStreamSynchronize(stream);
@@ -42,7 +43,7 @@ double median_per_launch(const rt::cuda::Driver& d, CUstream stream,
 
 std::optional<LaunchFloor> cuda_launch_floor(int ordinal, int burst, int bursts) {
   std::string why;
-  const rt::cuda::Driver* d = rt::cuda::driver(&why);
+  const cuda::Driver* d = cuda::driver(&why);
   CUdevice dev = 0;
   CUcontext ctx = nullptr;
   if (!d || d->cuDeviceGet(&dev, ordinal) != CUDA_SUCCESS ||
@@ -92,4 +93,4 @@ std::optional<LaunchFloor> cuda_launch_floor(int ordinal, int burst, int bursts)
   return out;
 }
 
-}  // namespace tessera::bench
+}  // namespace tessera::rt
