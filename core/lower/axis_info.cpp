@@ -20,6 +20,15 @@ int64_t extent(const ir::Value* v, size_t d) {
   return v->type.is_tile() ? v->type.shape[d] : 1;
 }
 
+/// What divides x's elements at the starts of runs of `c` elements along d (c a power of two):
+/// x's own divisibility where its runs are no longer than c (each such start is a start of one of
+/// x's runs), else its run's first element plus a multiple of c (`unit` bytes per element for
+/// pointers, 1 for integers).
+int64_t at_run_starts(const AxisInfo& x, size_t d, int64_t c, int64_t unit = 1) {
+  if (x.contiguity[d] <= c) return x.divisibility[d];
+  return std::min(x.divisibility[d], c * unit);
+}
+
 class Analyzer {
  public:
   explicit Analyzer(std::unordered_map<const ir::Value*, AxisInfo>& info) : info_(info) {}
@@ -99,7 +108,11 @@ class Analyzer {
       case OpKind::ExpandDims: {
         AxisInfo s = operand(0);
         int axis = static_cast<int>(op.int_attr("axis"));
-        int64_t div = *std::max_element(s.divisibility.begin(), s.divisibility.end());
+        // Along the new dimension every element starts a run: a divisor of all of them. Where
+        // no dimension holds runs of consecutive values, each element starts a run in every
+        // dimension, so any dimension's divisor divides it; else consecutive values share only 1.
+        const bool runs = std::any_of(s.contiguity.begin(), s.contiguity.end(), [](int64_t c) { return c > 1; });
+        int64_t div = runs ? 1 : *std::max_element(s.divisibility.begin(), s.divisibility.end());
         out = s;
         out.contiguity.insert(out.contiguity.begin() + axis, 1);
         out.divisibility.insert(out.divisibility.begin() + axis, div);
@@ -163,11 +176,15 @@ class Analyzer {
     AxisInfo a = get(op.operand(0)), b = get(op.operand(1));
     const ir::Value* r = op.result();
     int64_t scale = op.kind == OpKind::PtrAdd ? ir::dtype_bytes(r->type.dtype) : 1;
+    const int64_t a_unit = op.kind == OpKind::PtrAdd ? scale : 1;
     for (size_t d = 0; d < out.contiguity.size(); ++d) {
       int64_t contig = gcd(a.contiguity[d], b.constancy[d]);
       if (op.kind != OpKind::Sub) contig = std::max(contig, gcd(a.constancy[d], b.contiguity[d]));
       out.contiguity[d] = contig;
-      out.divisibility[d] = std::min(kMaxDivisor, gcd(a.divisibility[d], b.divisibility[d] * scale));
+      // The result's runs start where a's and b's values are their run starts' plus multiples
+      // of contig (at_run_starts).
+      out.divisibility[d] = std::min(kMaxDivisor, gcd(at_run_starts(a, d, contig, a_unit),
+                                                      at_run_starts(b, d, contig) * scale));
       out.constancy[d] = gcd(a.constancy[d], b.constancy[d]);
     }
     return out;
@@ -176,11 +193,13 @@ class Analyzer {
   AxisInfo mul(const ir::Op& op, AxisInfo out) const {
     AxisInfo a = get(op.operand(0)), b = get(op.operand(1));
     for (size_t d = 0; d < out.contiguity.size(); ++d) {
-      out.divisibility[d] = std::min(kMaxDivisor, a.divisibility[d] * b.divisibility[d]);
       out.constancy[d] = gcd(a.constancy[d], b.constancy[d]);
-      // x * 1 keeps x's runs.
+      // x * 1 keeps x's runs; any other product has runs of one element.
       if (is_one(op.operand(1))) out.contiguity[d] = a.contiguity[d];
       if (is_one(op.operand(0))) out.contiguity[d] = b.contiguity[d];
+      const int64_t c = out.contiguity[d];
+      out.divisibility[d] =
+          std::min(kMaxDivisor, at_run_starts(a, d, c) * at_run_starts(b, d, c));
     }
     return out;
   }
@@ -207,11 +226,13 @@ class Analyzer {
     return out;
   }
 
+  /// What holds of both x and y (a value that is one or the other).
   static AxisInfo join(const AxisInfo& x, const AxisInfo& y) {
     AxisInfo out = x;
     for (size_t d = 0; d < out.contiguity.size(); ++d) {
-      out.contiguity[d] = gcd(x.contiguity[d], y.contiguity[d]);
-      out.divisibility[d] = gcd(x.divisibility[d], y.divisibility[d]);
+      const int64_t c = gcd(x.contiguity[d], y.contiguity[d]);
+      out.contiguity[d] = c;
+      out.divisibility[d] = gcd(at_run_starts(x, d, c), at_run_starts(y, d, c));
       out.constancy[d] = gcd(x.constancy[d], y.constancy[d]);
     }
     return out;
@@ -239,18 +260,25 @@ class Analyzer {
   void loop_fixpoint(const ir::Op& op, const ir::Region* body, std::span<ir::Value* const> inits,
                      std::span<ir::Value* const> args) {
     for (size_t i = 0; i < args.size(); ++i) info_[args[i]] = get(inits[i]);
-    for (int iter = 0; iter < 8; ++iter) {
+    // Joins only shrink the facts (powers of two), so this settles; should it not within the
+    // bound, every argument is made unknown (what holds of any value) and the body analyzed once
+    // more.
+    constexpr int kMaxIterations = 64;
+    bool settled = false;
+    for (int iter = 0; iter < kMaxIterations && !settled; ++iter) {
       region(*body);
       const ir::Op* y = body->terminator();
-      bool changed = false;
+      settled = true;
       for (size_t i = 0; i < args.size(); ++i) {
         AxisInfo joined = join(get(args[i]), get(y->operand(i)));
-        if (!(joined == get(args[i]))) {
-          info_[args[i]] = joined;
-          changed = true;
-        }
+        if (joined == get(args[i])) continue;
+        info_[args[i]] = joined;
+        settled = false;
       }
-      if (!changed) break;
+    }
+    if (!settled) {
+      for (const ir::Value* a : args) info_[a] = AxisInfo::unknown(a->type.rank());
+      region(*body);
     }
     for (size_t i = 0; i < op.results.size(); ++i) info_[op.results[i]] = get(args[i]);
   }

@@ -114,7 +114,9 @@ TEST_CASE("axis info: mul multiplies divisibility, and only a multiply by 1 keep
   CHECK(a["%nm"] == info({1}, {16}, {1}));
   CHECK(a["%r4"].contiguity == Ints{1});
   CHECK(a["%r4"].constancy == Ints{1});
-  // 4 * arange's divisibility is not asserted (reported: every element starts a run).
+  // Every element of 4 * arange starts a run: 4 divides them all, nothing more.
+  CHECK(a["%r4"].divisibility == Ints{4});
+  CHECK(claims(a["%r4"], {64}, tile({64}, [](int64_t i, int64_t) { return 4 * i; })) == "");
   for (int64_t n : {0, 16, 48}) {
     CHECK(claims(a["%n4"], {64}, Ints(64, 4 * n)) == "");
   }
@@ -147,8 +149,13 @@ TEST_CASE("axis info: expand_dims and broadcast make the new dims constant") {
   CHECK(a["%pt"].contiguity == Ints{1, 64});
   CHECK(a["%pt"].constancy == Ints{32, 1});
   CHECK(a["%pt"].divisibility[1] == big);
-  // The divisibility along a new dim of a non-constant value is not asserted (reported: every
-  // element there starts a run, so arange's elements are only divisible by 1).
+  // Along a new dim every element starts a run: arange's elements share only 1; a constant's
+  // divisor divides them all.
+  CHECK(a["%col"].divisibility[1] == 1);
+  CHECK(a["%row"].divisibility[0] == 1);
+  CHECK(a["%cb"].divisibility[1] == 1);
+  CHECK(claims(a["%cb"], {64, 32}, tile({64, 32}, [](int64_t i, int64_t) { return i; })) == "");
+  CHECK(claims(a["%rb"], {16, 64}, tile({16, 64}, [](int64_t, int64_t j) { return j; })) == "");
   CHECK(a["%se"] == info({1, 1}, {16, 16}, {1, 64}));
   CHECK(a["%sb"] == info({1, 1}, {16, 16}, {8, 64}));
   for (int64_t n : {0, 32, -16}) CHECK(claims(a["%sb"], {8, 64}, Ints(8 * 64, n)) == "");
@@ -225,8 +232,14 @@ TEST_CASE("axis info: a matmul's 2-D offsets keep the row runs and their alignme
   CHECK(a["%p16"].divisibility[1] == 16);
   CHECK(a["%p"].contiguity == Ints{1, 32});
   CHECK(a["%p"].constancy == Ints{1, 1});
-  // With an unknown stride row i starts at x + 4 * i * s, only 4-byte aligned; %p's divisibility
-  // is not asserted (reported: it comes out as 16).
+  // With an unknown stride row i starts at x + 4 * i * s: only 4-byte aligned, so no 128-bit
+  // access (it came out as 16 before, and a stride of 1001 would have faulted).
+  CHECK(a["%p"].divisibility[1] == 4);
+  for (int64_t s : {1001, 1002, 1024}) {
+    CAPTURE(s);
+    auto addr = [&](int64_t i, int64_t j) { return 4096 + 4 * (i * s + j); };
+    CHECK(claims(a["%p"], {64, 32}, tile({64, 32}, addr), 4) == "");
+  }
 }
 
 TEST_CASE("axis info: multiple_of and max_contiguous raise what is known, never lower it") {
@@ -393,7 +406,12 @@ TEST_CASE("axis info: a value carried through a chain of loop arguments reaches 
     Analysis a(shift_chain(depth));
     for (int i = 0; i < depth; ++i) CHECK(a["%out" + std::to_string(i)] == AxisInfo::unknown(1));
   }
-  // Chains deeper than 8 are not asserted (reported: the iteration cap stops short).
+  // Deeper chains too: the analysis settles, or gives up to unknown, never stops half-way.
+  for (int depth : {9, 16, 70}) {
+    CAPTURE(depth);
+    Analysis a(shift_chain(depth));
+    for (int i = 0; i < depth; ++i) CHECK(a["%out" + std::to_string(i)] == AxisInfo::unknown(1));
+  }
 }
 
 TEST_CASE("axis info: an if joins its branches") {
@@ -419,5 +437,7 @@ TEST_CASE("axis info: an if joins its branches") {
   }
   CHECK(a["%mixed"].contiguity == Ints{1});
   CHECK(a["%mixed"].constancy == Ints{1});
-  // %mixed's divisibility is not asserted (reported: 16, though arange's elements start runs).
+  // Every element starts a run and arange's elements are consecutive: only 1 divides them all.
+  CHECK(a["%mixed"].divisibility == Ints{1});
+  CHECK(claims(a["%mixed"], {64}, tile({64}, [](int64_t i, int64_t) { return i; })) == "");
 }
