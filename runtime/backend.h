@@ -9,6 +9,7 @@
 #include <concepts>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -73,10 +74,21 @@ class Allocation {
   size_t bytes_;
 };
 
+/// What a GPU driver says a compiled kernel uses of the machine (CUDA: cuFuncGetAttribute).
+struct KernelStats {
+  int registers = 0;              ///< per thread
+  int local_bytes = 0;            ///< per thread: register spills and stack frame
+  int static_shared_bytes = 0;    ///< declared in the code; launches add shared_bytes
+  int max_threads_per_block = 0;  ///< the most threads a block of this kernel can have
+};
+
 /// A kernel compiled for one device, specialization and set of options.
 class CompiledKernel {
  public:
   virtual ~CompiledKernel() = default;
+  /// The driver's statistics; nullopt where the backend has none or the driver could not say
+  /// (TESSERA_DUMP=ptxstats prints why).
+  virtual std::optional<KernelStats> stats() const { return std::nullopt; }
   std::string name;
   ir::ParamLayout params;
   uint32_t threads_per_program = 0;  ///< 0 on the host

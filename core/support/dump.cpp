@@ -11,7 +11,7 @@
 namespace tessera {
 namespace {
 
-constexpr std::array<DumpWord, 11> kWords = {{
+constexpr std::array<DumpWord, 12> kWords = {{
     {"ir", "each kernel's tile IR as traced and after the tile passes"},
     {"passes", "the IR after every pipeline step that changed it"},
     {"times", "the time of every pipeline step"},
@@ -19,6 +19,8 @@ constexpr std::array<DumpWord, 11> kWords = {{
     {"simt", "the SIMT IR a target emits from"},
     {"llvm", "the PTX target's LLVM IR, optimized"},
     {"ptx", "the PTX text"},
+    {"ptxstats",
+     "each CUDA kernel's registers, spills (local memory) and shared memory, from the driver"},
     {"spirv", "the SPIR-V module, disassembled"},
     {"vkstats", "the Vulkan driver's statistics of each pipeline (registers, shared memory)"},
     {"vkisa", "the Vulkan driver's internal representations of each pipeline, where given"},

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,9 +74,15 @@ class CudaKernel : public CompiledKernel {
   const std::string& cubin() const { return cubin_; }
   /// "kernel 'name'", for error messages (built once, not per launch).
   const std::string& who() const { return who_; }
+  /// The driver's attributes of the function (registers, local memory, static shared memory,
+  /// the block size limit), read whenever its module is loaded; never throws.
+  std::optional<KernelStats> stats() const override;
+  /// Why stats() is nullopt: "cuFuncGetAttribute(NUM_REGS) failed: CUDA_ERROR_... (n)".
+  std::string stats_error() const;
 
  private:
   void verify_params(CUfunction f) const;
+  void query_stats(CUfunction f) const;  // with mutex_ held
 
   CudaDevice* device_;
   std::string cubin_;
@@ -86,6 +93,8 @@ class CudaKernel : public CompiledKernel {
   mutable std::shared_ptr<Context> ctx_;
   mutable CUmodule module_ = nullptr;
   mutable CUfunction function_ = nullptr;
+  mutable std::optional<KernelStats> stats_;  ///< registers, local_bytes, ...
+  mutable std::string stats_error_;
 };
 
 class CudaStream;
@@ -160,5 +169,9 @@ class CudaDevice : public DeviceImpl {
   std::shared_ptr<CudaStream> default_stream_;
   std::vector<std::weak_ptr<CudaStream>> streams_;
 };
+
+/// TESSERA_DUMP=ptxstats: one line on the dump stream with `kernel`'s stats() on `device` (or why
+/// the driver could not give them).
+void dump_stats(const CudaKernel& kernel, const CudaDevice& device);
 
 }  // namespace tessera::rt::cuda

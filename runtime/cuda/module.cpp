@@ -1,6 +1,7 @@
 /// \file PTX artifacts into kernels: the driver's JIT (cuLink) makes a cubin, cached on disk, which
 /// is loaded per context; the launch facts (dynamic shared memory opt-in, the fault record, the
-/// parameter layout the driver sees) are settled when the module is loaded.
+/// parameter layout the driver sees, the register budget in kernel_stats.cpp) are settled when
+/// the module is loaded.
 #include <cstring>
 
 #include "core/support/error.h"
@@ -110,6 +111,7 @@ CUfunction CudaKernel::function(const std::shared_ptr<Context>& ctx) const {
                         "cuMemcpyHtoD(fault record)", name);
   }
   verify_params(f);
+  query_stats(f);
   ctx_ = ctx;
   module_ = module;
   function_ = f;
@@ -133,19 +135,23 @@ std::shared_ptr<const CompiledKernel> CudaDevice::load(const target::Artifact& a
   std::shared_ptr<Context> ctx = context();
   ContextScope scope(d_, *ctx);
   std::string key = cubin_key(artifact.ptx, info_.description, d_.version);
+  std::shared_ptr<CudaKernel> kernel;
   if (std::optional<std::string> cached = cubin_read(key)) {
-    auto kernel = std::make_shared<CudaKernel>(this, artifact, std::move(*cached));
+    kernel = std::make_shared<CudaKernel>(this, artifact, std::move(*cached));
     try {
       kernel->function(ctx);
-      return kernel;
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::DeviceFault) throw;
       cubin_remove(key);  // a stale or damaged entry: compile again
+      kernel.reset();
     }
   }
-  auto kernel = std::make_shared<CudaKernel>(this, artifact, jit(*this, ctx, artifact));
-  kernel->function(ctx);
-  cubin_write(key, kernel->cubin());
+  if (!kernel) {
+    kernel = std::make_shared<CudaKernel>(this, artifact, jit(*this, ctx, artifact));
+    kernel->function(ctx);
+    cubin_write(key, kernel->cubin());
+  }
+  dump_stats(*kernel, *this);
   return kernel;
 }
 
