@@ -21,11 +21,11 @@ namespace {
 int usage() {
   std::fprintf(stderr,
                "usage: tessera bench [--device NAME] [--filter PATTERN] [--json FILE] [--quick]\n"
-               "                     [--full] [--list] [--seed S] [--peak tf32=T,fp16=T,bf16=T]\n"
-               "                     [--seconds-per-case S]\n"
+               "                     [--full] [--list] [--seed S] [--seconds-per-case S]\n"
+               "                     [--peak tf32=T,fp16=T,bf16=T,int8=T]\n"
                "  --quick   small sizes (the default on CPU devices; --full overrides)\n"
                "  --filter  case names: '*' and '?' wildcards, else a substring; comma-separated\n"
-               "  --peak    TFLOP/s per matmul input type, for the compute floor\n");
+               "  --peak    TFLOP/s (int8: TOP/s) per matmul input type, for the compute floor\n");
   return 2;
 }
 
@@ -114,6 +114,7 @@ std::vector<Case> all_cases(bool small) {
   add_elementwise_cases(cases, small);
   add_row_cases(cases, small);
   add_matmul_cases(cases, small);
+  add_matmul_int8_cases(cases, small);
   add_launch_cases(cases, small);
   return cases;
 }

@@ -218,19 +218,26 @@ Row guarded(const Row& base, const std::function<Row()>& fn) {
 
 Row best_of(const std::vector<Row>& tried) {
   TESSERA_CHECK(!tried.empty(), "best_of: no rows");
+  // A pass without a median was checked, not timed: it ranks below any timed pass. A skip shows
+  // its reason up to the first ';' or line end (the device's limit, not the hint after it).
+  auto timed = [](const Row* r) { return r->status == "pass" && !std::isnan(r->median_us); };
   const Row* best = nullptr;
   std::string list;
   for (const Row& r : tried) {
-    char line[160];
-    if (r.status == "pass")
-      std::snprintf(line, sizeof line, "%s: %.1f us", r.config.c_str(), r.median_us);
-    else
-      std::snprintf(line, sizeof line, "%s: %s", r.config.c_str(), r.status.c_str());
-    list += (list.empty() ? "" : "; ") + std::string(line);
+    char median[32];
+    std::snprintf(median, sizeof median, "%.1f us", r.median_us);
+    std::string line =
+        r.config + ": " +
+        (timed(&r)            ? median
+         : r.status == "pass" ? "pass, not timed"
+         : r.status == "skip" ? "skip (" + r.detail.substr(0, r.detail.find_first_of(";\n")) + ")"
+                              : r.status);
+    list += (list.empty() ? "" : "; ") + line;
     bool bad = r.status == "fail" || r.status == "error";
     if (bad && (!best || best->status == "pass" || best->status == "skip")) best = &r;
-    if (r.status == "pass" && (!best || best->status == "skip" ||
-                               (best->status == "pass" && r.median_us < best->median_us)))
+    if (r.status == "pass" &&
+        (!best || best->status == "skip" || (!timed(best) && best->status == "pass" && timed(&r)) ||
+         (timed(best) && timed(&r) && r.median_us < best->median_us)))
       best = &r;
     if (!best) best = &r;
   }

@@ -24,7 +24,7 @@ struct Options {
   bool list = false;                 ///< print the case names and stop
   uint64_t seed = 0;
   bool seed_given = false;
-  std::map<std::string, double> peak_tflops;  ///< "tf32" / "fp16" / "bf16" -> TFLOP/s
+  std::map<std::string, double> peak_tflops;  ///< "tf32" / "fp16" / "bf16" / "int8" -> T(FL)OP/s
   double seconds_per_case = 10;  ///< timing budget of one case (at least 20 runs anyway)
 };
 
@@ -98,7 +98,7 @@ class Bench {
   /// Launches the flush alone (poisons `out` before a checked run).
   void poison(const BufferBase& out);
   /// Finishes a checked row (max_err and tolerance set): its status, then, if it passed, its
-  /// timing and floor (`peak_key` names the peak for flops: "tf32", "fp16", "bf16").
+  /// timing and floor (`peak_key` names the peak for flops: "tf32", "fp16", "bf16", "int8").
   Row measure(Row row, const std::function<void()>& launch, const BufferBase& out,
               const std::string& peak_key = "");
 
@@ -140,6 +140,7 @@ void add_copy_cases(std::vector<Case>& cases, bool small);
 void add_elementwise_cases(std::vector<Case>& cases, bool small);
 void add_row_cases(std::vector<Case>& cases, bool small);
 void add_matmul_cases(std::vector<Case>& cases, bool small);
+void add_matmul_int8_cases(std::vector<Case>& cases, bool small);
 void add_compile_cases(std::vector<Case>& cases, bool small);
 void add_launch_cases(std::vector<Case>& cases, bool small);
 

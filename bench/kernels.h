@@ -1,7 +1,8 @@
 /// \file The kernels only `tessera bench` uses: the copy that measures the bandwidth ceiling, the
 /// L2 flush that runs before every timed launch, a tiny kernel for launch overhead, layer norm,
-/// and the samples' matmul+ReLU generalized to any input dtype. The samples' gelu, softmax and
-/// row sum kernels are used as they are (samples/kernels/*.h).
+/// the samples' matmul+ReLU generalized to any input dtype, its grouped-order variant, and an
+/// int8 x int8 -> int32 matmul. The samples' gelu, softmax and row sum kernels are used as they
+/// are (samples/kernels/*.h).
 #pragma once
 
 #include <cmath>
@@ -101,6 +102,69 @@ inline void matmul_relu_kernel(tl::pointer a_ptr, tl::pointer b_ptr, tl::pointer
     b_ptrs += BLOCK_K * stride_bk;
   }
   acc = tl::maximum(acc, 0.0f);
+  auto c_ptrs = c_ptr + indices_m[{_, None}] * stride_cm + indices_n[{None, _}] * stride_cn;
+  tl::store(c_ptrs, acc, (indices_m[{_, None}] < M) & (indices_n[{None, _}] < N));
+}
+
+/// matmul_relu_kernel in grouped program order (Triton's tutorial matmul, GROUP_M): a 1-D grid
+/// of cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N) programs; GROUP_M consecutive programs walk down a
+/// column of C tiles before moving right, so programs running together share B column panels
+/// and, across the group's width, A row panels in L2. The tile walk and epilogue are the plain
+/// kernel's.
+inline void matmul_relu_grouped_kernel(tl::pointer a_ptr, tl::pointer b_ptr, tl::pointer c_ptr,
+                                       tl::i32 M, tl::i32 N, tl::i32 K, tl::i32 stride_am,
+                                       tl::i32 stride_ak, tl::i32 stride_bk, tl::i32 stride_bn,
+                                       tl::i32 stride_cm, tl::i32 stride_cn, int BLOCK_M,
+                                       int BLOCK_N, int BLOCK_K, int GROUP_M) {
+  auto pid = tl::program_id(0);
+  auto num_pid_m = tl::cdiv(M, BLOCK_M);
+  auto num_pid_n = tl::cdiv(N, BLOCK_N);
+  auto num_pid_in_group = GROUP_M * num_pid_n;
+  auto first_pid_m = (pid / num_pid_in_group) * GROUP_M;
+  auto group_size_m = tl::minimum(num_pid_m - first_pid_m, GROUP_M);  // the last group may be short
+  auto pid_in_group = pid % num_pid_in_group;
+  auto pid_m = first_pid_m + pid_in_group % group_size_m;
+  auto pid_n = pid_in_group / group_size_m;
+  auto indices_m = pid_m * BLOCK_M + tl::arange(0, BLOCK_M);
+  auto indices_n = pid_n * BLOCK_N + tl::arange(0, BLOCK_N);
+  auto indices_k = tl::arange(0, BLOCK_K);
+  auto a_ptrs = a_ptr + indices_m[{_, None}] * stride_am + indices_k[{None, _}] * stride_ak;
+  auto b_ptrs = b_ptr + indices_k[{_, None}] * stride_bk + indices_n[{None, _}] * stride_bn;
+  auto acc = tl::zeros<float>({BLOCK_M, BLOCK_N});
+  for (auto k : tl::range(0, K, BLOCK_K)) {
+    auto a = tl::load(a_ptrs, (indices_m[{_, None}] < M) & (indices_k[{None, _}] + k < K), 0.0f);
+    auto b = tl::load(b_ptrs, (indices_k[{_, None}] + k < K) & (indices_n[{None, _}] < N), 0.0f);
+    acc += tl::dot(a, b);
+    a_ptrs += BLOCK_K * stride_ak;
+    b_ptrs += BLOCK_K * stride_bk;
+  }
+  acc = tl::maximum(acc, 0.0f);
+  auto c_ptrs = c_ptr + indices_m[{_, None}] * stride_cm + indices_n[{None, _}] * stride_cn;
+  tl::store(c_ptrs, acc, (indices_m[{_, None}] < M) & (indices_n[{None, _}] < N));
+}
+
+/// C = A @ B for int8 A and B, accumulated and stored in i32 (exact), no epilogue: the plain
+/// matmul's tile walk (2-D grid) with i8 tiles, whose tl::dot yields i32.
+inline void matmul_int8_kernel(tl::ptr<int8_t> a_ptr, tl::ptr<int8_t> b_ptr, tl::ptr<int32_t> c_ptr,
+                               tl::i32 M, tl::i32 N, tl::i32 K, tl::i32 stride_am,
+                               tl::i32 stride_ak, tl::i32 stride_bk, tl::i32 stride_bn,
+                               tl::i32 stride_cm, tl::i32 stride_cn, int BLOCK_M, int BLOCK_N,
+                               int BLOCK_K) {
+  auto pid_m = tl::program_id(0);
+  auto pid_n = tl::program_id(1);
+  auto indices_m = pid_m * BLOCK_M + tl::arange(0, BLOCK_M);
+  auto indices_n = pid_n * BLOCK_N + tl::arange(0, BLOCK_N);
+  auto indices_k = tl::arange(0, BLOCK_K);
+  auto a_ptrs = a_ptr + indices_m[{_, None}] * stride_am + indices_k[{None, _}] * stride_ak;
+  auto b_ptrs = b_ptr + indices_k[{_, None}] * stride_bk + indices_n[{None, _}] * stride_bn;
+  auto acc = tl::zeros<int32_t>({BLOCK_M, BLOCK_N});
+  for (auto k : tl::range(0, K, BLOCK_K)) {
+    auto a = tl::load(a_ptrs, (indices_m[{_, None}] < M) & (indices_k[{None, _}] + k < K), 0);
+    auto b = tl::load(b_ptrs, (indices_k[{_, None}] + k < K) & (indices_n[{None, _}] < N), 0);
+    acc += tl::dot(a, b);
+    a_ptrs += BLOCK_K * stride_ak;
+    b_ptrs += BLOCK_K * stride_bk;
+  }
   auto c_ptrs = c_ptr + indices_m[{_, None}] * stride_cm + indices_n[{None, _}] * stride_cn;
   tl::store(c_ptrs, acc, (indices_m[{_, None}] < M) & (indices_n[{None, _}] < N));
 }

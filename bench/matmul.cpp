@@ -1,36 +1,83 @@
 /// \file Matmul+ReLU cases: the samples' kernel generalized to a dtype (bench/kernels.h), f32
-/// accumulation, output in the input dtype. Every tile configuration of the dtype's row in
-/// kMatmulConfigs is checked and timed and the best is reported; a configuration the device
-/// cannot hold (shared memory, threads) is skipped with the reason. Tune by editing the table.
+/// accumulation, output in the input dtype, in the plain 2-D program order and in Triton's grouped
+/// order (GROUP_M = 8, a 1-D grid). Every tile configuration of the dtype's row in the table is
+/// checked and (see config_timed) timed and the best is reported; a configuration the device
+/// cannot hold (shared memory, threads) is skipped with the reason. The int8 rows are in
+/// bench/matmul_int8.cpp.
 #include <algorithm>
 #include <cmath>
 #include <map>
 
 #include "bench/harness.h"
 #include "bench/kernels.h"
+#include "bench/matmul.h"
 
 namespace tessera::bench {
+
 namespace {
 
-struct MatmulConfig {
-  int block_m, block_n, block_k, num_warps, num_stages;
-};
+/// Configurations timed in a small run (the first that pass; the others are checked only).
+constexpr size_t kTimedSmall = 2;
+/// Programs of the grouped kernel that walk down one column of C tiles together.
+constexpr int kGroupM = 8;
 
-/// The tile configurations tried per input dtype ("tf32" is f32 inputs on the TF32 path).
-const std::map<std::string, std::vector<MatmulConfig>>& matmul_configs() {
+}  // namespace
+
+const std::vector<MatmulConfig>& matmul_configs(const std::string& dtype) {
+  // BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages. fp16/bf16: tiles for Hopper's tensor cores
+  // (BLOCK_K 64, 3-4 stages), then the earlier table (128x128x32 / 8 / 3, 64x64x32 / 4 / 3);
+  // tf32 and int8: the large tiles with BLOCK_K scaled to the same 128 bytes per row (32 f32,
+  // 128 i8 elements), and a small tile that any device holds.
+  static const std::vector<MatmulConfig> half_table = {
+      {128, 128, 64, 8, 3}, {128, 128, 64, 4, 4}, {128, 256, 64, 8, 3}, {128, 256, 64, 8, 4},
+      {64, 128, 64, 4, 4},  {128, 128, 32, 8, 3}, {64, 64, 32, 4, 3}};
   static const std::map<std::string, std::vector<MatmulConfig>> table = {
-      {"tf32", {{128, 128, 32, 8, 3}, {64, 64, 32, 4, 3}}},
-      {"fp16", {{128, 128, 32, 8, 3}, {64, 64, 32, 4, 3}}},
-      {"bf16", {{128, 128, 32, 8, 3}, {64, 64, 32, 4, 3}}},
+      {"tf32",
+       {{128, 128, 32, 8, 3}, {128, 128, 32, 4, 4}, {128, 256, 32, 8, 3}, {64, 64, 32, 4, 3}}},
+      {"fp16", half_table},
+      {"bf16", half_table},
+      {"int8",
+       {{128, 128, 128, 8, 3}, {128, 256, 128, 8, 3}, {128, 128, 128, 4, 4}, {64, 64, 64, 4, 3}}},
   };
-  return table;
+  return table.at(dtype);
 }
 
-std::string config_label(const MatmulConfig& c) {
+std::string config_label(const MatmulConfig& c, int group_m) {
   return std::to_string(c.block_m) + "x" + std::to_string(c.block_n) + "x" +
-         std::to_string(c.block_k) + " num_warps=" + std::to_string(c.num_warps) +
+         std::to_string(c.block_k) + (group_m ? " group=" + std::to_string(group_m) : "") +
+         " num_warps=" + std::to_string(c.num_warps) +
          " num_stages=" + std::to_string(c.num_stages);
 }
+
+bool config_timed(const Bench& b, const std::vector<Row>& tried) {
+  auto timed = [](const Row& r) { return r.status == "pass" && !std::isnan(r.median_us); };
+  return !b.small() || size_t(std::count_if(tried.begin(), tried.end(), timed)) < kTimedSmall;
+}
+
+MatmulShape matmul_mid(bool small) {
+  return small ? MatmulShape{72, 80, 96} : MatmulShape{4096, 4096, 4096};
+}
+MatmulShape matmul_big(bool small) {
+  return small ? MatmulShape{136, 120, 104} : MatmulShape{8192, 8192, 8192};
+}
+
+std::vector<int64_t> sampled_rows(int64_t m, bool small) {
+  std::vector<int64_t> rows;
+  const int64_t step = small ? 1 : std::max<int64_t>(1, m / 64);
+  for (int64_t i = 0; i < m; i += step) rows.push_back(i);
+  if (rows.back() != m - 1) rows.push_back(m - 1);
+  return rows;
+}
+
+Row finish_config(Bench& b, Row row, const std::function<void()>& launch, const BufferBase& out,
+                  bool timed) {
+  if (timed) return b.measure(row, launch, out, row.dtype);
+  row.status = row.max_err <= row.tolerance ? "pass" : "fail";
+  row.detail += (row.detail.empty() ? "" : "; ") + std::string("checked, not timed");
+  return row;
+}
+
+namespace {
 
 /// Host values as the device multiplies them: fp16/bf16 exactly, f32 rounded to TF32.
 template <class T>
@@ -45,8 +92,7 @@ std::vector<float> as_multiplied(const std::vector<T>& v, bool tf32) {
   return out;
 }
 
-/// The fp64 reference of the rows the check samples (all rows of small problems, 64 spread
-/// rows and the last of large ones): ref[s * n + j] for the s-th sampled row.
+/// The fp64 reference of the sampled rows: ref[s * n + j] for the s-th sampled row.
 std::vector<double> reference_rows(const std::vector<float>& a, const std::vector<float>& b,
                                    const std::vector<int64_t>& rows, int64_t n, int64_t k) {
   std::vector<double> ref(rows.size() * n, 0.0);
@@ -77,33 +123,23 @@ struct Problem {
 };
 
 template <class T>
-Problem<T> make_problem(Bench& b, const Row& base, bool tf32, int64_t m, int64_t n, int64_t k) {
-  Problem<T> p{m, n, k, {}, {}, {}, {}, {}};
+Problem<T> make_problem(Bench& b, const Row& base, bool tf32, MatmulShape s) {
+  Problem<T> p{s.m, s.n, s.k, {}, {}, {}, {}, {}};
   uint64_t seed = b.seed_for(base.workload);
-  auto ha = random_values<T>(m * k, -1, 1, seed);
-  auto hb = random_values<T>(k * n, -1, 1, seed + 1);
+  auto ha = random_values<T>(s.m * s.k, -1, 1, seed);
+  auto hb = random_values<T>(s.k * s.n, -1, 1, seed + 1);
   p.a = b.device().upload(ha);
   p.b = b.device().upload(hb);
-  p.c = b.device().template alloc<T>(m * n);
-  const int64_t step = b.small() ? 1 : std::max<int64_t>(1, m / 64);
-  for (int64_t i = 0; i < m; i += step) p.rows.push_back(i);
-  if (p.rows.back() != m - 1) p.rows.push_back(m - 1);
-  p.ref = reference_rows(as_multiplied(ha, tf32), as_multiplied(hb, tf32), p.rows, n, k);
+  p.c = b.device().template alloc<T>(s.m * s.n);
+  p.rows = sampled_rows(s.m, b.small());
+  p.ref = reference_rows(as_multiplied(ha, tf32), as_multiplied(hb, tf32), p.rows, s.n, s.k);
   return p;
 }
 
-/// Checks and times one tile configuration.
-template <class T, class Matmul>
-Row run_config(Bench& b, Row row, const MatmulConfig& cfg, const Problem<T>& p,
-               const Matmul& matmul) {
-  const auto M = static_cast<int32_t>(p.m), N = static_cast<int32_t>(p.n),
-             K = static_cast<int32_t>(p.k);
-  Grid grid(cdiv(p.m, cfg.block_m), cdiv(p.n, cfg.block_n));
-  LaunchOptions options{.num_warps = cfg.num_warps, .num_stages = cfg.num_stages};
-  auto launch = [&] {
-    matmul[{grid, options}](p.a, p.b, p.c, M, N, K, K, 1, N, 1, N, 1, cfg.block_m, cfg.block_n,
-                            cfg.block_k);
-  };
+/// Checks one configuration (`launch` writes p.c) and, when `timed`, times it.
+template <class T>
+Row run_config(Bench& b, Row row, const Problem<T>& p, const std::function<void()>& launch,
+               bool timed) {
   b.poison(p.c);
   launch();
   auto hc = p.c.download();
@@ -114,32 +150,52 @@ Row run_config(Bench& b, Row row, const MatmulConfig& cfg, const Problem<T>& p,
     return rel_err(static_cast<double>(hc[p.rows[i / p.n] * p.n + i % p.n]), p.ref[i]);
   });
   row.max_err = std::max(unwritten, err);
-  if (unwritten > 0) row.detail = "unwritten (NaN) output elements";
-  return b.measure(row, launch, p.c, row.dtype);
+  if (unwritten > 0) row.detail += "; unwritten (NaN) output elements";
+  return finish_config(b, row, launch, p.c, timed);
 }
 
 template <class T>
-void run_matmul(Bench& b, const std::string& dtype, int64_t m, int64_t n, int64_t k) {
+void run_matmul(Bench& b, const std::string& dtype, bool grouped, MatmulShape s) {
   const bool tf32 = dtype == "tf32";
   Row base;
-  base.kernel = "matmul_relu";
+  base.kernel = grouped ? "matmul_relu_grouped" : "matmul_relu";
   base.dtype = dtype;
-  base.shape = {m, n, k};
-  base.workload = "matmul_relu " + dtype + " " + shape_label(base.shape);
-  base.flops = 2.0 * m * n * k;
-  base.bytes = double(m * k + k * n + m * n) * sizeof(T);
+  base.shape = {s.m, s.n, s.k};
+  base.workload = base.kernel + " " + dtype + " " + shape_label(base.shape);
+  base.flops = 2.0 * s.m * s.n * s.k;
+  base.bytes = double(s.m * s.k + s.k * s.n + s.m * s.n) * sizeof(T);
+  base.detail = "inputs uniform in [-1, 1]";
   // fp16 and bf16 outputs round once: half an ulp is 2^-11 and 2^-8 relative.
   base.tolerance = tf32 ? 1e-3 : dtype == "fp16" ? 2e-3 : 1e-2;
   std::vector<Row> tried;
   Row setup = guarded(base, [&] {
-    Problem<T> p = make_problem<T>(b, base, tf32, m, n, k);
-    auto matmul =
+    Problem<T> p = make_problem<T>(b, base, tf32, s);
+    auto plain =
         TESSERA_KERNEL(matmul_relu_kernel, a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak,
                        stride_bk, stride_bn, stride_cm, stride_cn, BLOCK_M, BLOCK_N, BLOCK_K);
-    for (const MatmulConfig& cfg : matmul_configs().at(dtype)) {
+    auto in_groups = TESSERA_KERNEL(matmul_relu_grouped_kernel, a_ptr, b_ptr, c_ptr, M, N, K,
+                                    stride_am, stride_ak, stride_bk, stride_bn, stride_cm,
+                                    stride_cn, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M);
+    const auto M = static_cast<int32_t>(s.m), N = static_cast<int32_t>(s.n),
+               K = static_cast<int32_t>(s.k);
+    const std::vector<MatmulConfig>& configs = matmul_configs(dtype);
+    for (size_t i = 0; i < configs.size(); ++i) {
+      const MatmulConfig& cfg = configs[i];
+      const uint64_t grid_m = cdiv(s.m, cfg.block_m), grid_n = cdiv(s.n, cfg.block_n);
+      const LaunchOptions options{.num_warps = cfg.num_warps, .num_stages = cfg.num_stages};
+      std::function<void()> launch = [&, grid_m, grid_n, options] {
+        if (grouped)
+          in_groups[{Grid(grid_m * grid_n), options}](p.a, p.b, p.c, M, N, K, K, 1, N, 1, N, 1,
+                                                      cfg.block_m, cfg.block_n, cfg.block_k,
+                                                      kGroupM);
+        else
+          plain[{Grid(grid_m, grid_n), options}](p.a, p.b, p.c, M, N, K, K, 1, N, 1, N, 1,
+                                                 cfg.block_m, cfg.block_n, cfg.block_k);
+      };
       Row row = base;
-      row.config = config_label(cfg);
-      tried.push_back(guarded(row, [&] { return run_config(b, row, cfg, p, matmul); }));
+      row.config = config_label(cfg, grouped ? kGroupM : 0);
+      tried.push_back(
+          guarded(row, [&] { return run_config(b, row, p, launch, config_timed(b, tried)); }));
     }
     return base;
   });
@@ -149,21 +205,18 @@ void run_matmul(Bench& b, const std::string& dtype, int64_t m, int64_t n, int64_
 }  // namespace
 
 void add_matmul_cases(std::vector<Case>& cases, bool small) {
-  struct Shape {
-    int64_t m, n, k;
+  auto add = [&](const std::string& dtype, MatmulShape s, bool grouped,
+                 void (*run)(Bench&, const std::string&, bool, MatmulShape)) {
+    const std::string kernel = grouped ? "matmul_relu_grouped " : "matmul_relu ";
+    cases.push_back({kernel + dtype + " " + shape_label({s.m, s.n, s.k}),
+                     [=](Bench& b) { run(b, dtype, grouped, s); }});
   };
-  const Shape mid = small ? Shape{72, 80, 96} : Shape{4096, 4096, 4096};
-  const Shape big = small ? Shape{136, 120, 104} : Shape{8192, 8192, 8192};
-  auto add = [&](const std::string& dtype, Shape s,
-                 void (*run)(Bench&, const std::string&, int64_t, int64_t, int64_t)) {
-    cases.push_back({"matmul_relu " + dtype + " " + shape_label({s.m, s.n, s.k}),
-                     [=](Bench& b) { run(b, dtype, s.m, s.n, s.k); }});
-  };
-  add("tf32", mid, run_matmul<float>);
-  add("fp16", mid, run_matmul<half>);
-  add("bf16", mid, run_matmul<bfloat16>);
-  add("fp16", big, run_matmul<half>);
-  add("bf16", big, run_matmul<bfloat16>);
+  const MatmulShape mid = matmul_mid(small), big = matmul_big(small);
+  add("tf32", mid, false, run_matmul<float>);
+  for (bool grouped : {false, true}) add("fp16", mid, grouped, run_matmul<half>);
+  for (bool grouped : {false, true}) add("bf16", mid, grouped, run_matmul<bfloat16>);
+  for (bool grouped : {false, true}) add("fp16", big, grouped, run_matmul<half>);
+  for (bool grouped : {false, true}) add("bf16", big, grouped, run_matmul<bfloat16>);
 }
 
 }  // namespace tessera::bench

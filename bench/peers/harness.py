@@ -24,15 +24,24 @@ SMALL = {
 }
 COPY_CONFIGS = [(1024, 4), (4096, 8)]              # as tessera bench's kCopyConfigs
 ELEMENTWISE = (1024, 4)                             # BLOCK, num_warps
-# BM, BN, BK, warps, stages: tessera bench's table (bench/matmul.cpp).
-SEED_MATMUL = [(128, 128, 32, 8, 3), (64, 64, 32, 4, 3)]
+# BM, BN, BK, warps, stages per input dtype: tessera bench's table (bench/matmul.cpp).
+_HALF_MATMUL = [(128, 128, 64, 8, 3), (128, 128, 64, 4, 4), (128, 256, 64, 8, 3),
+                (128, 256, 64, 8, 4), (64, 128, 64, 4, 4), (128, 128, 32, 8, 3), (64, 64, 32, 4, 3)]
+SEED_MATMUL = {
+    "tf32": [(128, 128, 32, 8, 3), (128, 128, 32, 4, 4), (128, 256, 32, 8, 3), (64, 64, 32, 4, 3)],
+    "fp16": _HALF_MATMUL, "bf16": _HALF_MATMUL,
+    "int8": [(128, 128, 128, 8, 3), (128, 256, 128, 8, 3), (128, 128, 128, 4, 4),
+             (64, 64, 64, 4, 3)],
+}
+GROUP_M = 8                                         # tessera bench's grouped matmul rows
 # BM, BN, BK, GROUP_M, warps, stages: Triton tutorial configurations.
 TUNED_MATMUL = [(128, 256, 64, 8, 8, 3), (128, 128, 64, 8, 4, 4), (128, 128, 32, 8, 4, 4),
                 (64, 256, 32, 8, 4, 4)]
-# matmul: fp16/bf16 as tessera bench; tf32 is checked norm-wise (near 3e-4 expected).
-TOLERANCE = {"tf32": 2e-3, "fp16": 2e-3, "bf16": 1e-2}
+# matmul: fp16/bf16 as tessera bench; tf32 is checked norm-wise (near 3e-4 expected); int8 is
+# exact.
+TOLERANCE = {"tf32": 2e-3, "fp16": 2e-3, "bf16": 1e-2, "int8": 0.0}
 TORCH_DTYPE = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16,
-               "bf16": torch.bfloat16}
+               "bf16": torch.bfloat16, "int8": torch.int8}
 
 
 class Peers:
@@ -58,9 +67,14 @@ class Peers:
         return False
 
     def inputs(self, name, shape, lo, hi, dtype):
+        """Uniform in [lo, hi) on the GPU, as tessera bench draws them (harness.cpp's
+        random_values); integer dtypes take the floor: the integers lo .. hi - 1, each equally
+        likely (int8 in [-128, 127] from lo=-128, hi=128, as bench/matmul_int8.cpp)."""
         g = torch.Generator(device="cuda")
         g.manual_seed((self.seed * 1000003 + sum(map(ord, name))) & 0x7FFFFFFFFFFFFFFF)
         x = torch.rand(shape, generator=g, device="cuda", dtype=torch.float32) * (hi - lo) + lo
+        if not dtype.is_floating_point:
+            x = x.floor_()
         return x.to(dtype)
 
     def median_us(self, fn):

@@ -1,6 +1,6 @@
 # \file Triton ports of Tessera's benchmark kernels (samples/kernels/*.h and bench/kernels.h),
 # line for line, plus the tuned variant of matmul (Triton's tutorial kernel with grouped program
-# order). peers.py runs them; nothing here times or checks.
+# order, matmul_relu_tutorial_kernel). peers.py runs them; nothing here times or checks.
 
 import triton
 import triton.language as tl
@@ -121,6 +121,64 @@ def matmul_relu_grouped_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_a
                                stride_bn, stride_cm, stride_cn, BLOCK_M: tl.constexpr,
                                BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                                GROUP_M: tl.constexpr):
+    """The seed's kernel in grouped program order (bench/kernels.h): a 1-D grid, the program id
+    remapped as in Triton's tutorial; the tile walk and epilogue are the seed's."""
+    pid = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = (pid // num_pid_in_group) * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_in_group = pid % num_pid_in_group
+    pid_m = first_pid_m + pid_in_group % group_size_m
+    pid_n = pid_in_group // group_size_m
+    indices_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    indices_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    indices_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + indices_m[:, None] * stride_am + indices_k[None, :] * stride_ak
+    b_ptrs = b_ptr + indices_k[:, None] * stride_bk + indices_n[None, :] * stride_bn
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        a = tl.load(a_ptrs, mask=(indices_m[:, None] < M) & (indices_k[None, :] + k < K), other=0.0)
+        b = tl.load(b_ptrs, mask=(indices_k[:, None] + k < K) & (indices_n[None, :] < N), other=0.0)
+        acc += tl.dot(a, b)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    acc = tl.maximum(acc, 0.0)
+    c_ptrs = c_ptr + indices_m[:, None] * stride_cm + indices_n[None, :] * stride_cn
+    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty),
+             mask=(indices_m[:, None] < M) & (indices_n[None, :] < N))
+
+
+@triton.jit
+def matmul_int8_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+                       stride_cm, stride_cn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                       BLOCK_K: tl.constexpr):
+    """int8 x int8 -> int32 (bench/kernels.h): the seed's tile walk, i32 accumulation (tl.dot of
+    int8 tiles yields int32), no epilogue."""
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    indices_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    indices_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    indices_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + indices_m[:, None] * stride_am + indices_k[None, :] * stride_ak
+    b_ptrs = b_ptr + indices_k[:, None] * stride_bk + indices_n[None, :] * stride_bn
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.int32)
+    for k in range(0, K, BLOCK_K):
+        a = tl.load(a_ptrs, mask=(indices_m[:, None] < M) & (indices_k[None, :] + k < K), other=0)
+        b = tl.load(b_ptrs, mask=(indices_k[:, None] + k < K) & (indices_n[None, :] < N), other=0)
+        acc += tl.dot(a, b)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    c_ptrs = c_ptr + indices_m[:, None] * stride_cm + indices_n[None, :] * stride_cn
+    tl.store(c_ptrs, acc, mask=(indices_m[:, None] < M) & (indices_n[None, :] < N))
+
+
+@triton.jit
+def matmul_relu_tutorial_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
+                                stride_bn, stride_cm, stride_cn, BLOCK_M: tl.constexpr,
+                                BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                                GROUP_M: tl.constexpr):
     """Triton's tutorial matmul (grouped program order for L2 reuse) with the ReLU epilogue."""
     pid = tl.program_id(0)
     num_pid_m = tl.cdiv(M, BLOCK_M)

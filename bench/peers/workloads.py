@@ -1,6 +1,8 @@
 # \file The peers' workloads, named and sized as tessera bench's: each runs the Triton port of the
 # seed kernel ("triton-seed", tessera bench's configurations), a tuned Triton variant where one
-# exists ("triton-tuned") and PyTorch ("torch"), checks each against fp64 and times it.
+# exists ("triton-tuned") and PyTorch ("torch") where it has the operation (not for the grouped
+# matmul rows: cuBLAS is in the plain rows; torch._int_mm for int8), checks each against fp64
+# (int8: exactly) and times it.
 
 import math
 import time
@@ -10,8 +12,8 @@ import torch.nn.functional as F
 import triton
 
 import kernels as K
-from harness import (COPY_CONFIGS, ELEMENTWISE, SEED_MATMUL, TOLERANCE, TORCH_DTYPE, TUNED_MATMUL,
-                     base_row, best, max_rel_err, measure, norm_rel_err)
+from harness import (COPY_CONFIGS, ELEMENTWISE, GROUP_M, SEED_MATMUL, TOLERANCE, TORCH_DTYPE,
+                     TUNED_MATMUL, base_row, best, max_rel_err, measure, norm_rel_err)
 
 
 def shape_label(shape):
@@ -175,53 +177,113 @@ def run_layer_norm(p, name, dtype):
                   tol))
 
 
-def run_matmul(p, name, dtype, m, n, k):
+def config_label(bm, bn, bk, warps, stages, group=0):
+    """As tessera bench's (bench/matmul.cpp): "128x128x64 group=8 num_warps=8 num_stages=3"."""
+    return "%dx%dx%d%s num_warps=%d num_stages=%d" % (
+        bm, bn, bk, " group=%d" % group if group else "", warps, stages)
+
+
+def seed_matmul_rows(p, name, kernel, dtype, shape, extra, out, launch, check, group=0):
+    """The Triton port of a Tessera matmul kernel under each of tessera bench's configurations
+    for the dtype (SEED_MATMUL), the best kept; `launch(bm, bn, bk, warps, stages)` writes out."""
+    tried = []
+    for bm, bn, bk, warps, stages in SEED_MATMUL[dtype]:
+        def run(bm=bm, bn=bn, bk=bk, warps=warps, stages=stages):
+            launch(bm, bn, bk, warps, stages)
+            return out
+        row = base_row(name, kernel, dtype, shape, "triton-seed")
+        row.update(config=config_label(bm, bn, bk, warps, stages, group), **extra)
+        out.fill_(math.nan if out.dtype.is_floating_point else torch.iinfo(out.dtype).min)
+        tried.append(measure(p, row, run, check, TOLERANCE[dtype]))
+    return best(tried)
+
+
+def float_matmul_problem(p, name, dtype, m, n, k):
+    """A, B uniform in [-1, 1] (as tessera bench), C, the fp64 reference of relu(A @ B)."""
     t = TORCH_DTYPE[dtype]
     a = p.inputs(name, (m, k), -1, 1, t)
     b = p.inputs(name + "b", (k, n), -1, 1, t)
     c = torch.empty((m, n), device="cuda", dtype=t)
     ref = torch.relu(a.double() @ b.double())
-    tol = TOLERANCE[dtype]
-    shape = (m, n, k)
-    extra = dict(flops=2.0 * m * n * k, bytes=float(m * k + k * n + m * n) * a.element_size())
-    strides = (a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1))
+    extra = dict(flops=2.0 * m * n * k, bytes=float(m * k + k * n + m * n) * a.element_size(),
+                 detail="inputs uniform in [-1, 1]")
 
     def check(out):  # TF32 rounds inputs as each library chooses: a norm-wise error
         return norm_rel_err(out, ref) if dtype == "tf32" else max_rel_err(out, ref)
-    tried = []
-    for bm, bn, bk, warps, stages in SEED_MATMUL:
-        def run(bm=bm, bn=bn, bk=bk, warps=warps, stages=stages):
-            K.matmul_relu_kernel[(triton.cdiv(m, bm), triton.cdiv(n, bn))](
-                a, b, c, m, n, k, *strides, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=warps,
-                num_stages=stages)
-            return c
-        row = base_row(name, "matmul_relu", dtype, shape, "triton-seed")
-        row.update(config="%dx%dx%d num_warps=%d num_stages=%d" % (bm, bn, bk, warps, stages),
-                   **extra)
-        c.fill_(math.nan)
-        tried.append(measure(p, row, run, check, tol))
-    p.add(best(tried))
+    return a, b, c, check, extra
+
+
+def run_matmul(p, name, dtype, m, n, k):
+    a, b, c, check, extra = float_matmul_problem(p, name, dtype, m, n, k)
+    shape = (m, n, k)
+    strides = (a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1))
+
+    def seed(bm, bn, bk, warps, stages):
+        K.matmul_relu_kernel[(triton.cdiv(m, bm), triton.cdiv(n, bn))](
+            a, b, c, m, n, k, *strides, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=warps,
+            num_stages=stages)
+    p.add(seed_matmul_rows(p, name, "matmul_relu", dtype, shape, extra, c, seed, check))
     tried = []
     for bm, bn, bk, group, warps, stages in TUNED_MATMUL:
         def run(bm=bm, bn=bn, bk=bk, group=group, warps=warps, stages=stages):
-            K.matmul_relu_grouped_kernel[(triton.cdiv(m, bm) * triton.cdiv(n, bn),)](
+            K.matmul_relu_tutorial_kernel[(triton.cdiv(m, bm) * triton.cdiv(n, bn),)](
                 a, b, c, m, n, k, *strides, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=group,
                 num_warps=warps, num_stages=stages)
             return c
         row = base_row(name, "matmul_relu", dtype, shape, "triton-tuned")
-        row.update(config="%dx%dx%d group=%d num_warps=%d num_stages=%d" % (
-            bm, bn, bk, group, warps, stages), **extra)
+        row.update(config=config_label(bm, bn, bk, warps, stages, group), **extra)
         c.fill_(math.nan)
-        tried.append(measure(p, row, run, check, tol))
+        tried.append(measure(p, row, run, check, TOLERANCE[dtype]))
     p.add(best(tried))
     row = base_row(name, "matmul_relu", dtype, shape, "torch")
     row.update(config="torch.relu(a @ b)" + (" (allow_tf32)" if dtype == "tf32" else ""), **extra)
     previous = torch.backends.cuda.matmul.allow_tf32
     torch.backends.cuda.matmul.allow_tf32 = dtype == "tf32"
     try:
-        p.add(measure(p, row, lambda: torch.relu(a @ b), check, tol))
+        p.add(measure(p, row, lambda: torch.relu(a @ b), check, TOLERANCE[dtype]))
     finally:
         torch.backends.cuda.matmul.allow_tf32 = previous
+
+
+def run_matmul_grouped(p, name, dtype, m, n, k):
+    """tessera bench's grouped-order rows: the port of its grouped kernel under its table (the
+    tutorial kernel and cuBLAS are in the matmul_relu rows of the same size)."""
+    a, b, c, check, extra = float_matmul_problem(p, name, dtype, m, n, k)
+    strides = (a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1))
+
+    def seed(bm, bn, bk, warps, stages):
+        K.matmul_relu_grouped_kernel[(triton.cdiv(m, bm) * triton.cdiv(n, bn),)](
+            a, b, c, m, n, k, *strides, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=GROUP_M,
+            num_warps=warps, num_stages=stages)
+    p.add(seed_matmul_rows(p, name, "matmul_relu_grouped", dtype, (m, n, k), extra, c, seed,
+                           check, group=GROUP_M))
+
+
+def run_matmul_int8(p, name, m, n, k):
+    """int8 x int8 -> int32, exact: the port of tessera bench's int8 kernel under its table, and
+    torch._int_mm (cuBLASLt; it needs M > 16 and K, N multiples of 8, which every size meets)."""
+    a = p.inputs(name, (m, k), -128, 128, torch.int8)
+    b = p.inputs(name + "b", (k, n), -128, 128, torch.int8)
+    c = torch.empty((m, n), device="cuda", dtype=torch.int32)
+    # The int64 reference, computed in fp64 on the GPU (CUDA has no integer matmul): exact, as
+    # every product and partial sum is an integer below 2^53 (|C| <= K * 2^14).
+    ref = (a.double() @ b.double()).long()
+    shape = (m, n, k)
+    extra = dict(flops=2.0 * m * n * k, bytes=float(m * k + k * n) + 4.0 * m * n,
+                 detail="int8 uniform in [-128, 127]")
+    strides = (a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1))
+
+    def check(out):  # max |out - ref|: 0 when exact
+        return float((out.long() - ref).abs().max().item()) if out.numel() else 0.0
+
+    def seed(bm, bn, bk, warps, stages):
+        K.matmul_int8_kernel[(triton.cdiv(m, bm), triton.cdiv(n, bn))](
+            a, b, c, m, n, k, *strides, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=warps,
+            num_stages=stages)
+    p.add(seed_matmul_rows(p, name, "matmul", "int8", shape, extra, c, seed, check))
+    row = base_row(name, "matmul", "int8", shape, "torch")
+    row.update(config="torch._int_mm(a, b)", **extra)
+    p.add(measure(p, row, lambda: torch._int_mm(a, b), check, TOLERANCE["int8"]))
 
 
 def compile_rows(p, probe, launch):
@@ -334,6 +396,14 @@ def workloads(p):
         out.append(("matmul_relu %s %s" % (dtype, shape_label((m, n, k))),
                     lambda p, name, dtype=dtype, m=m, n=n, k=k:
                     run_matmul(p, name, dtype, m, n, k)))
+        if dtype != "tf32":  # the grouped order beside the plain one, as tessera bench
+            out.append(("matmul_relu_grouped %s %s" % (dtype, shape_label((m, n, k))),
+                        lambda p, name, dtype=dtype, m=m, n=n, k=k:
+                        run_matmul_grouped(p, name, dtype, m, n, k)))
+    for size in ("matmul_mid", "matmul_big"):
+        m, n, k = s[size]
+        out.append(("matmul int8 %s" % shape_label((m, n, k)),
+                    lambda p, name, m=m, n=n, k=k: run_matmul_int8(p, name, m, n, k)))
     out.append(("launch overhead", run_launch))
     return out
 
