@@ -16,6 +16,8 @@ tessera_conformance(host)
 tessera_conformance(simt:8 QUICK)
 tessera_conformance(simt:32 QUICK)
 tessera_conformance(simt:64 QUICK)
+# The lowering Hopper gets (wgmma, its rings), in the SIMT interpreter.
+tessera_conformance(simt:cuda-sm_90a QUICK)
 tessera_conformance(vulkan:0 QUICK)
 
 add_test(NAME "fuzz: host" COMMAND tessera_tool fuzz --device host --count 300 --seed 1)

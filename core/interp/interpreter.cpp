@@ -65,7 +65,8 @@ Handler handler_for(ir::OpKind kind) {
       return exec_terminator;
     case K::LaneId: case K::SubgroupId: case K::Barrier: case K::Shuffle: case K::SharedLoad:
     case K::SharedStore: case K::GlobalLoad: case K::GlobalStore: case K::Mma: case K::LdMatrix:
-    case K::CpAsync: case K::CpAsyncCommit: case K::CpAsyncWait:
+    case K::CpAsync: case K::CpAsyncCommit: case K::CpAsyncWait: case K::Wgmma:
+    case K::WgmmaFence: case K::WgmmaCommit: case K::WgmmaWait: case K::FenceAsyncShared:
       return exec_simt_only;
   }
   // clang-format on

@@ -100,6 +100,7 @@ void run_simt(const ir::Function& fn, std::span<const std::byte> params, Grid gr
              static_cast<uint32_t>(linear / grid.x / grid.y)};
     m.shared.begin_workgroup();
     m.async.begin_workgroup(m.threads);
+    m.wgmma.begin_workgroup(m.threads, m.shared);
     m.run_block(0, m.all());
   }
 }

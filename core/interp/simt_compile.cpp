@@ -138,6 +138,9 @@ class Compiler {
         return select_debug(instr);
       case K::Mma: case K::LdMatrix: case K::CpAsync: case K::CpAsyncCommit: case K::CpAsyncWait:
         return select_matrix(instr, m_.shared);
+      case K::Wgmma: case K::WgmmaFence: case K::WgmmaCommit: case K::WgmmaWait:
+      case K::FenceAsyncShared:
+        return select_wgmma(instr, m_);
       case K::Arange: case K::Splat: case K::Broadcast: case K::ExpandDims: case K::Reshape:
       case K::Permute: case K::Cat: case K::Load: case K::Store: case K::Reduce:
       case K::ReduceGeneric: case K::Scan: case K::ScanGeneric: case K::Dot:

@@ -79,6 +79,9 @@ struct Block {
 
 /// Per-element access history for the race detector, in barrier intervals ("epochs").
 struct SharedAccess {
+  int32_t unfenced = -1;  ///< the thread whose write no fence_async_shared followed yet, or -1
+  uint32_t wgmma_readers = 0;        ///< wgmma ops in flight that read the element
+  const ir::Op* wgmma_op = nullptr;  ///< one of them
   uint32_t write_epoch = 0;
   uint32_t read_epoch = 0;
   int32_t writer = -1;
@@ -143,6 +146,27 @@ struct AsyncCopies {
   }
 };
 
+/// One wgmma in flight: its warpgroup's group number and the shared elements it reads, which
+/// nothing may write before a wgmma_wait retires the group (simt_wgmma.cpp; the race detector
+/// checks every write against them).
+struct PendingWgmma {
+  uint64_t group = 0;
+  const ir::Op* op = nullptr;
+  std::vector<std::pair<int64_t, int64_t>> reads;  ///< (buffer, element)
+};
+
+/// The wgmma state of each warpgroup, and each thread's shared writes not yet fenced for them.
+struct WgmmaState {
+  std::vector<uint64_t> committed;                ///< per warpgroup: groups committed so far
+  std::vector<std::vector<PendingWgmma>> pending;  ///< per warpgroup, in issue order
+  /// Per thread, (buffer, element) written since its last fence_async_shared (race checks on).
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> unfenced;
+  bool used = false;  ///< the function has wgmma ops
+
+  /// Forgets the last workgroup's groups and unfenced writes (clearing their marks in `shared`).
+  void begin_workgroup(uint32_t threads, SharedMemory& shared);
+};
+
 class Machine {
  public:
   Machine(const ir::Function& fn, const MemoryMap& memory, const SimtOptions& options, Grid grid);
@@ -160,6 +184,7 @@ class Machine {
   std::vector<uint64_t> arena;  ///< every slot's storage (8-byte aligned)
   SharedMemory shared;
   AsyncCopies async;
+  WgmmaState wgmma;
 
   Mask all() const { return {all_on_.data(), threads}; }
   void run_block(uint32_t block, const Mask& mask) {
@@ -197,5 +222,7 @@ Handler select_control(Instr& instr, uint32_t threads);           ///< simt_cont
 Handler select_debug(Instr& instr);  ///< simt_debug.cpp: print, assert, assume
 /// simt_matrix.cpp: mma, ldmatrix, cp_async, cp_async_commit, cp_async_wait
 Handler select_matrix(Instr& instr, const SharedMemory& shared);
+/// simt_wgmma.cpp: wgmma, wgmma_fence, wgmma_commit, wgmma_wait, fence_async_shared
+Handler select_wgmma(Instr& instr, Machine& m);
 
 }  // namespace tessera::interp::simt

@@ -83,9 +83,11 @@
 ///   dot %a, %b, %acc {precision}
 ///       a:[M,K], b:[K,N], acc:[M,N] -> [M,N] of acc's dtype: acc + a x b, accumulated in
 ///       acc's dtype (the interpreter adds one exact product at a time, k increasing, rounding
-///       once per step, as tensor cores and FMA units do). precision "tf32" (the default for f32 inputs) rounds f32 inputs to
-///       TF32 first (nearest, ties away); "ieee" uses them as they are. f16/bf16 inputs give
-///       exact products; i8 inputs accumulate in i32. Summation order is unspecified.
+///       once per step, as tensor cores and FMA units do). precision "tf32" (the default for f32
+///       inputs) keeps 10 mantissa bits of each f32 input: the interpreters and mma.sync round to
+///       nearest (ties away), Hopper's wgmma drops the low 13 bits; "ieee" uses the inputs as they
+///       are. f16/bf16 inputs give exact products; i8 inputs accumulate in i32. Summation order is
+///       unspecified.
 ///
 /// Debugging and hints
 ///   print %v... {prefix, hex}   prints the program id, the prefix and each value.

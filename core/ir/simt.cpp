@@ -79,10 +79,27 @@ std::vector<SharedBuffer> shared_buffers(const Function& fn) {
   return out;
 }
 
+namespace {
+
+int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+
+}  // namespace
+
+std::vector<int64_t> shared_offsets(const Function& fn) {
+  std::vector<int64_t> out;
+  int64_t end = 0;
+  for (const SharedBuffer& b : shared_buffers(fn)) {
+    const int64_t start = round_up(end, b.bytes() % 1024 == 0 ? 1024 : 16);
+    out.push_back(start);
+    end = start + b.bytes();
+  }
+  return out;
+}
+
 int64_t shared_memory_bytes(const Function& fn) {
-  int64_t total = 0;
-  for (const SharedBuffer& b : shared_buffers(fn)) total += (b.bytes() + 15) / 16 * 16;
-  return total;
+  const std::vector<SharedBuffer> buffers = shared_buffers(fn);
+  if (buffers.empty()) return 0;
+  return round_up(shared_offsets(fn).back() + buffers.back().bytes(), 16);
 }
 
 void set_simt_attrs(Function& fn, int threads, int subgroup, std::string_view target) {

@@ -153,8 +153,12 @@ struct SharedBuffer {
 /// The shared buffers of `fn`, indexed by buffer number (shared_0 first); empty for a function
 /// without any.
 std::vector<SharedBuffer> shared_buffers(const Function& fn);
-/// Bytes of shared memory `fn` needs when each buffer starts 16-byte aligned: the sum of the
-/// buffers' sizes, each rounded up to a multiple of 16.
+/// Where each buffer starts in one arena of shared memory (targets that lay buffers out in one
+/// arena, as PTX does): in order, each at a multiple of 16 bytes, and of 1024 when its size is a
+/// multiple of 1024 (so wgmma's swizzled operands start on their 1024-byte pattern).
+std::vector<int64_t> shared_offsets(const Function& fn);
+/// Bytes of shared memory `fn` needs: the arena's end (shared_offsets plus the last buffer's
+/// size, rounded up to 16).
 int64_t shared_memory_bytes(const Function& fn);
 
 /// "shared_<index>", the attribute that declares buffer `index`.

@@ -163,6 +163,9 @@ void check_semantics(OpChecker& c) {
     case OpKind::GlobalStore: case OpKind::Mma: case OpKind::LdMatrix: case OpKind::CpAsync:
     case OpKind::CpAsyncCommit: case OpKind::CpAsyncWait:
       return check_simt(c);
+    case OpKind::Wgmma: case OpKind::WgmmaFence: case OpKind::WgmmaCommit: case OpKind::WgmmaWait:
+    case OpKind::FenceAsyncShared:
+      return check_wgmma_family(c);
   }
   // clang-format on
 }
@@ -234,6 +237,7 @@ class FunctionVerifier {
     if (counts_ok && types_ok) {
       check_semantics(c);
       check_attrs_sorted(c);
+      if (simt_) verifier_detail::check_async_operands(c);
     }
     for (const Region* r : op.regions) check_region(*r);
   }

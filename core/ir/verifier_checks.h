@@ -28,6 +28,8 @@ struct SimtContext {
   std::map<int64_t, std::optional<SharedBuffer>> buffers;
   /// The function's subgroup size; nullopt when the attribute is missing or malformed.
   std::optional<int64_t> subgroup;
+  /// The function's thread count; nullopt when the attribute is missing or malformed.
+  std::optional<int64_t> threads;
 };
 
 /// The checks of one op: typed access to its operands and attributes, and one way to report.
@@ -104,6 +106,13 @@ void check_reduction(OpChecker& c);                 // verifier_reduce.cpp
 void check_control(OpChecker& c);                   // verifier_control.cpp
 void check_simt(OpChecker& c);                      // verifier_simt.cpp: the kSimt kinds
 void check_simt_debug(OpChecker& c);                // verifier_simt.cpp: SIMT print, assert
+void check_wgmma_family(OpChecker& c);              // verifier_wgmma.cpp
+/// In a SIMT function: an operand that a wgmma defines is read only by a wgmma (as C), a
+/// wgmma_wait or a yield (verifier_wgmma.cpp).
+void check_async_operands(OpChecker& c);
+/// The shared buffer named by the integer attribute `name` (verifier_simt.cpp); null (reported)
+/// when it names none.
+const SharedBuffer* buffer_attr(OpChecker& c, std::string_view name = "buffer");
 
 /// The function attributes: sorted; `stage` absent or "simt"; a SIMT function's threads,
 /// subgroup, target and shared buffers (verifier_simt.cpp). Returns the context of a SIMT

@@ -46,7 +46,7 @@ class FunctionAttrChecker {
     const AttrValue* target = find_attr(fn_.attrs, "target");
     if (target && !std::holds_alternative<std::string>(*target))
       fail("(SIMT) expects attribute 'target' to be a string, got ", print_attr_value(*target));
-    return SimtContext{buffers(), subgroup_ok ? subgroup : std::nullopt};
+    return SimtContext{buffers(), subgroup_ok ? subgroup : std::nullopt, threads};
   }
 
  private:
@@ -124,17 +124,6 @@ std::optional<int> width_attr(OpChecker& c, std::initializer_list<int> allowed,
 
 /// The buffer named by attribute `buffer`; null if missing, unknown (both reported) or
 /// malformed (reported with the function).
-const SharedBuffer* buffer_attr(OpChecker& c) {
-  std::optional<int64_t> b = c.int_attr("buffer");
-  if (!b) return nullptr;
-  auto it = c.simt->buffers.find(*b);
-  if (it == c.simt->buffers.end()) {
-    c.fail("expects attribute 'buffer' to name a shared buffer of the function, got ", *b,
-           " (no attribute '", shared_buffer_attr(*b), "')");
-    return nullptr;
-  }
-  return it->second ? &*it->second : nullptr;
-}
 
 /// `width` copies of `t`.
 std::vector<Type> repeated(const Type& t, int width) {
@@ -313,6 +302,18 @@ std::optional<int64_t> rank_attr(OpChecker& c) {
 }
 
 }  // namespace
+
+const SharedBuffer* buffer_attr(OpChecker& c, std::string_view name) {
+  std::optional<int64_t> b = c.int_attr(name);
+  if (!b) return nullptr;
+  auto it = c.simt->buffers.find(*b);
+  if (it == c.simt->buffers.end()) {
+    c.fail("expects attribute '", name, "' to name a shared buffer of the function, got ", *b,
+           " (no attribute '", shared_buffer_attr(*b), "')");
+    return nullptr;
+  }
+  return it->second ? &*it->second : nullptr;
+}
 
 std::optional<SimtContext> check_function_attrs(const Function& fn,
                                                 std::vector<std::string>& diags) {

@@ -36,10 +36,63 @@ const ir::MmaShape* mma_sync_shape(const ir::DotOp& dot, const target::Target& t
   return listed ? s : nullptr;
 }
 
+/// The wgmma plan, if the target, dtypes and tile allow one.
+std::optional<DotPlan> wgmma_plan(const ir::DotOp& dot, const target::Target& target,
+                                  int64_t threads) {
+  if (!target.has(target::Cap::Wgmma) || target.subgroup_size != 32 || threads % 128) return std::nullopt;
+  const DType in = dot.lhs()->type.dtype, acc = dot.op->result()->type.dtype;
+  if (dot.rhs()->type.dtype != in) return std::nullopt;
+  if (in == DType::f32 && dot.precision() != ir::DotPrecision::Tf32) return std::nullopt;
+  const int64_t M = dot.lhs()->type.shape[0], K = dot.lhs()->type.shape[1];
+  const int64_t N = dot.rhs()->type.shape[1];
+  const int groups = static_cast<int>(threads / 128);
+  WgmmaTiling t;
+  t.wg_m = 1;
+  while (t.wg_m * 2 <= groups && M % (64 * t.wg_m * 2) == 0) t.wg_m *= 2;
+  t.wg_n = groups / t.wg_m;
+  if (M % (64 * t.wg_m) || N % (8 * t.wg_n)) return std::nullopt;
+  const int64_t cols = N / t.wg_n;
+  t.instr_n = static_cast<int>(std::min<int64_t>(256, cols));
+  std::optional<ir::WgmmaShape> s = ir::wgmma_shape_for(in, t.instr_n);
+  if (!s || s->acc != acc || K % s->k) return std::nullopt;
+  t.reps_n = static_cast<int>(cols / t.instr_n);
+  t.reps_m = static_cast<int>(M / (64 * t.wg_m));
+  if (int64_t{t.reps_m} * t.reps_n * t.instr_n / 2 > 128) return std::nullopt;  // registers
+  DotPlan p;
+  p.kind = DotKind::Wgmma;
+  p.wgmma = s;
+  p.tiling = t;
+  p.acc = wgmma_acc_layout(M, N, t, threads);
+  return p;
+}
+
+/// The operand's layout: contiguous along `fast` (its source's), K-major where MN-major is not
+/// allowed; the widest swizzle its contiguous extent fills.
+WgmmaOperand wgmma_operand(bool is_a, int fast, const ir::Shape& shape, const ir::WgmmaShape& s) {
+  const int k_dim = is_a ? 1 : 0;
+  WgmmaOperand o;
+  o.mn_major = fast >= 0 && fast != k_dim && s.allows_trans();
+  const int64_t extent = shape[static_cast<size_t>(o.mn_major ? 1 - k_dim : k_dim)] * ir::dtype_bytes(s.in);
+  o.swizzle = extent >= 128 ? 128 : extent >= 64 ? 64 : 32;
+  return o;
+}
+
 }  // namespace
+
+std::string WgmmaOperand::str() const {
+  return std::string(mn_major ? "mn-major" : "k-major") + " swizzle " + std::to_string(swizzle);
+}
+
+void plan_wgmma_operands(DotPlan& plan, const ir::Op& op, const Homes& homes) {
+  if (plan.kind != DotKind::Wgmma) return;
+  ir::DotOp dot(const_cast<ir::Op*>(&op));
+  plan.wa = wgmma_operand(true, fast_dim(homes.layout_for(dot.lhs())), dot.lhs()->type.shape, *plan.wgmma);
+  plan.wb = wgmma_operand(false, fast_dim(homes.layout_for(dot.rhs())), dot.rhs()->type.shape, *plan.wgmma);
+}
 
 DotPlan plan_dot(const ir::Op& op, const target::Target& target, int64_t threads) {
   ir::DotOp dot(const_cast<ir::Op*>(&op));
+  if (std::optional<DotPlan> w = wgmma_plan(dot, target, threads)) return *w;
   const ir::MmaShape* s = mma_sync_shape(dot, target);
   const int64_t M = dot.lhs()->type.shape[0], K = dot.lhs()->type.shape[1];
   const int64_t N = dot.rhs()->type.shape[1];

@@ -290,6 +290,26 @@ Layout mma_acc_layout(int64_t m, int64_t n, MmaWarps w, int64_t threads) {
   return l;
 }
 
+Layout wgmma_acc_layout(int64_t m, int64_t n, const WgmmaTiling& t, int64_t threads) {
+  Layout l;
+  l.shape = {m, n};
+  // Lanes: two column bits, three row bits; warps of the warpgroup: row bits 4, 5.
+  l.threads = {{1, 1}, {1, 2}, {0, 0}, {0, 1}, {0, 2}, {0, 4}, {0, 5}};
+  const int row_slab = 6 + log2_exact(t.wg_m);
+  const int col_slab = log2_exact(t.instr_n) + log2_exact(t.reps_n);
+  for (int b = 0; b < log2_exact(t.wg_m); ++b) l.threads.push_back({0, 6 + b});
+  for (int b = 0; b < log2_exact(t.wg_n); ++b) l.threads.push_back({1, col_slab + b});
+  while (static_cast<int64_t>(l.threads.size()) < log2_exact(threads)) l.threads.push_back({});
+  l.regs = {{1, 0}, {0, 3}};
+  for (int b = 3; b < log2_exact(t.instr_n); ++b) l.regs.push_back({1, b});
+  for (int b = 0; b < log2_exact(t.reps_n); ++b) l.regs.push_back({1, log2_exact(t.instr_n) + b});
+  for (int b = 0; b < log2_exact(t.reps_m); ++b) l.regs.push_back({0, row_slab + b});
+  TESSERA_CHECK(int64_t{64} * t.wg_m * t.reps_m == m && int64_t{t.instr_n} * t.reps_n * t.wg_n == n,
+                "wgmma tiling does not cover [", m, "x", n, "]");
+  l.check();
+  return l;
+}
+
 Layout mma_a_layout(int64_t m, int64_t k, int per, MmaWarps w, int64_t threads) {
   const int pb = log2_exact(per);
   Layout l;

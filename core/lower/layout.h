@@ -118,6 +118,21 @@ Layout mma_a_layout(int64_t m, int64_t k, int per, MmaWarps warps, int64_t threa
 /// B [k, n]: the warps along M hold copies.
 Layout mma_b_layout(int64_t k, int64_t n, int per, MmaWarps warps, int64_t threads);
 
+/// How the warpgroups of a workgroup tile a wgmma accumulator [m, n] (m = 64 * wg_m * reps_m,
+/// n = instr_n * reps_n * wg_n): wg_m x wg_n warpgroups, each issuing reps_m x reps_n
+/// instructions of 64 x instr_n.
+struct WgmmaTiling {
+  int wg_m = 1, wg_n = 1;
+  int instr_n = 8;
+  int reps_m = 1, reps_n = 1;
+  bool operator==(const WgmmaTiling&) const = default;
+};
+/// The wgmma accumulator (core/ir/wgmma.h's fragment): value i of thread t of a warpgroup at
+/// row 16 (t / 32 % 4) + t % 32 / 4 + 8 (i / 2 % 2), column 8 (i / 4) + 2 (t % 4) + i % 2 of its
+/// instruction tile; warpgroup g takes row slab g % wg_m and column slab g / wg_m; the
+/// registers run: the instruction's values, then its repetitions along N, then along M.
+Layout wgmma_acc_layout(int64_t m, int64_t n, const WgmmaTiling& t, int64_t threads);
+
 /// The dimension a layout holds contiguously: its first register bit's, else its first lane's
 /// (-1 when it has neither).
 int fast_dim(const Layout& l);

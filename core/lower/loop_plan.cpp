@@ -113,21 +113,42 @@ LoopPlan plan_loop(const ir::Op& loop, const LoweringPlan& plan) {
     if (dot) return plain;  // one dot per pipelined loop
     dot = op;
   }
-  if (!dot || plan.dot(*dot).kind != DotKind::MmaSync) return plain;
+  if (!dot) return plain;
+  const DotPlan& dp = plan.dot(*dot);
+  if (dp.kind != DotKind::MmaSync && dp.kind != DotKind::Wgmma) return plain;
   ir::DotOp d(const_cast<ir::Op*>(dot));
   std::optional<RingLoad> a = find_load(plan, f, d.lhs()), b = find_load(plan, f, d.rhs());
   if (!a || !b) return plain;
-  // num_stages buffers of both operands, and room for one f32 accumulator conversion after.
+  const bool wgmma = dp.kind == DotKind::Wgmma;
+  // wgmma reads the tiles as the copies write them: contiguous where the copies run.
+  if (wgmma && (dp.wa.mn_major != (fast_dim(a->operand_layout()) == 0) ||
+                dp.wb.mn_major != (fast_dim(b->operand_layout()) == 1)))
+    return plain;
   const int64_t elem = ir::dtype_bytes(d.lhs()->type.dtype);
-  const int64_t per_stage = (d.lhs()->type.numel() + d.rhs()->type.numel()) * elem;
+  auto tile_bytes = [&](const ir::Value* v) {
+    const int64_t bytes = v->type.numel() * elem;
+    return wgmma ? (bytes + 1023) / 1024 * 1024 : bytes;  // wgmma tiles start 1024-aligned
+  };
+  const int64_t per_stage = tile_bytes(d.lhs()) + tile_bytes(d.rhs());
+  // num_stages buffers of both operands; room for one f32 accumulator conversion beside them,
+  // unless a lean wgmma ring counts on its buffers being reused after the loop.
+  const int64_t reserve = wgmma && plan.lean_rings() ? 0 : dot->result()->type.numel() * 4;
   int stages = plan.options().num_stages;
-  while (stages >= 2 && stages * per_stage + dot->result()->type.numel() * 4 > plan.target().max_shared_bytes)
-    --stages;
+  while (stages >= 2 && stages * per_stage + reserve > plan.target().max_shared_bytes) --stages;
   if (stages < 2) return plain;
   LoopPlan p;
   p.kind = LoopKind::CpAsyncRing;
   p.dot = dot;
   p.stages = stages;
+  p.prefetch = stages - 1;
+  // An async wgmma keeps one group in flight: its stage is not free until the next iteration,
+  // so the ring prefetches one iteration less. Its result must go nowhere but the next one.
+  const ir::Value* result = dot->result();
+  if (wgmma && stages >= 3 && uses(body, result) == 1 && body.terminator() &&
+      std::count(body.terminator()->operands.begin(), body.terminator()->operands.end(), result) == 1) {
+    p.async_dot = true;
+    p.prefetch = stages - 2;
+  }
   p.a = *a;
   p.b = *b;
   return p;

@@ -48,6 +48,7 @@ void Lowerer::lower_dot(const ir::Op& op) {
   switch (plan.kind) {
     case DotKind::Fma: return lower_fma_dot(op, plan);
     case DotKind::MmaSync: return lower_mma(op, plan);
+    case DotKind::Wgmma: return lower_wgmma(op, plan);
   }
 }
 

@@ -117,57 +117,69 @@ void issue(Lowerer& lw, const RingLoad& p, const Operand& o, Shifted& at, ir::Va
 /// A ring's state while its loop is emitted: the stage buffers of both operands, and the loop's
 /// bounds and extra carried values (the stages read and written, the iterations done).
 struct Ring : LoopExtension {
-  Ring(Lowerer& lw, const ir::Op& loop, const LoopPlan& plan) : lw(lw), loop(loop), plan(plan) {
-    const DotPlan& dot = lw.plan().dot(*plan.dot);
+  Ring(Lowerer& lw, const ir::Op& loop, const LoopPlan& plan)
+      : lw(lw), loop(loop), plan(plan), dot(lw.plan().dot(*plan.dot)) {
     ir::DotOp d(const_cast<ir::Op*>(plan.dot));
     const ir::Value* operands[2] = {d.lhs(), d.rhs()};
     for (int i = 0; i < 2; ++i) {
       const ir::Value* v = operands[i];
       const RingLoad& l = i == 0 ? plan.a : plan.b;
+      Operand& o = i == 0 ? a : b;
+      if (dot.kind == DotKind::Wgmma) {
+        // wgmma's tiles, each stage a whole number of KiB from a 1024-byte-aligned buffer.
+        SmemTile probe = wgmma_tile(dot, i == 0, v->type.shape, 0, 0, &o.row_dim);
+        stage_size[i] = wgmma_stage_elements(probe, ir::dtype_bytes(v->type.dtype));
+        const int buf = lw.new_buffer(v->type.dtype, plan.stages * stage_size[i]);
+        o.tile = wgmma_tile(dot, i == 0, v->type.shape, buf, 0, &o.row_dim);
+        continue;
+      }
       const int buf = lw.new_buffer(v->type.dtype, plan.stages * v->type.numel());
-      (i == 0 ? a : b) = make_operand(i == 0, v->type.dtype, v->type.shape, fast_dim(l.operand_layout()),
-                                      dot, buf, 0, lw.threads());
+      o = make_operand(i == 0, v->type.dtype, v->type.shape, fast_dim(l.operand_layout()), dot, buf,
+                       0, lw.threads());
+      stage_size[i] = o.tile.size();
     }
   }
 
-  /// Prefetches stages 0 .. S-2.
+  /// Prefetches stages 0 .. prefetch-1.
   std::vector<ir::Value*> before(ir::Value* lb_, ir::Value* ub_, ir::Value* step_) override {
     ir::ForOp f(const_cast<ir::Op*>(&loop));
     lb = lb_, ub = ub_, step = step_;
-    for (int s = 0; s + 1 < plan.stages; ++s) {
+    for (int s = 0; s < plan.prefetch; ++s) {
       ir::Value* it = s ? lw.add(lb, lw.mul(step, lw.const_int(step->type.dtype, s))) : lb;
       ir::Value* valid = in_range(lw, it, ub, step);
       Shifted at(lw, *f.body(), it);
-      for (int i = 0; i < 2; ++i) {
-        const Operand& o = i == 0 ? a : b;
-        issue(lw, i == 0 ? plan.a : plan.b, o, at, lw.const_int(DType::i32, s),
-              lw.const_int(DType::i32, s * o.tile.size()), valid);
-      }
+      for (int i = 0; i < 2; ++i)
+        issue(lw, i == 0 ? plan.a : plan.b, i == 0 ? a : b, at, lw.const_int(DType::i32, s),
+              lw.const_int(DType::i32, s * stage_size[i]), valid);
       lw.b().create(OpKind::CpAsyncCommit, {}, {});
     }
-    return {lw.const_int(DType::i32, 0), lw.const_int(DType::i32, plan.stages - 1), lw.const_int(DType::i32, 0)};
+    return {lw.const_int(DType::i32, 0), lw.const_int(DType::i32, plan.prefetch), lw.const_int(DType::i32, 0)};
   }
 
-  /// Waits for this iteration's stage and prefetches the one S-1 iterations ahead.
+  /// Waits for this iteration's stage and prefetches the one `prefetch` iterations ahead.
   void enter(ir::Value* iv, const std::vector<ir::Value*>& extra) override {
     ir::ForOp f(const_cast<ir::Op*>(&loop));
     read = extra.at(0);
     write = extra.at(1);
     count = extra.at(2);
-    lw.b().create(OpKind::CpAsyncWait, {}, {}, {{"pending", int64_t{plan.stages - 2}}});
+    lw.b().create(OpKind::CpAsyncWait, {}, {}, {{"pending", int64_t{plan.prefetch - 1}}});
+    // wgmma reads the copies through the async proxy.
+    if (dot.kind == DotKind::Wgmma) lw.b().create(OpKind::FenceAsyncShared, {}, {});
     lw.barrier();
-    // Prefetch iteration i + S - 1 into the stage iteration i - 1 read (every thread is past it).
-    const int64_t ahead = plan.stages - 1;
+    // Prefetch iteration i + prefetch into the stage iteration i + prefetch - stages read: every
+    // thread is past it (and, for an async dot, past the wait that retired its wgmma).
+    const int64_t ahead = plan.prefetch;
     ir::Value* it = lw.add(iv, lw.mul(step, lw.const_int(step->type.dtype, ahead)));
     ir::Value* valid = in_range(lw, it, ub, step);
     ir::Value* j = lw.add(count, lw.const_int(DType::i32, ahead));
     Shifted at(lw, *f.body(), it);
     for (int i = 0; i < 2; ++i) {
       const Operand& o = i == 0 ? a : b;
-      ir::Value* size = lw.const_int(DType::i32, o.tile.size());
+      ir::Value* size = lw.const_int(DType::i32, stage_size[i]);
       issue(lw, i == 0 ? plan.a : plan.b, o, at, j, lw.mul(write, size), valid);
       Operand r = o;
-      prepare_reads(lw, r, lw.mul(read, size));
+      if (dot.kind == DotKind::Wgmma) r.read_base = lw.mul(read, size);
+      else prepare_reads(lw, r, lw.mul(read, size));
       (i == 0 ? staged.a : staged.b) = r;
     }
     lw.b().create(OpKind::CpAsyncCommit, {}, {});
@@ -182,17 +194,47 @@ struct Ring : LoopExtension {
     return {advance(read), advance(write), lw.add(count, lw.const_int(DType::i32, 1))};
   }
 
-  /// The copies of iterations past the end are still in flight: land them before the buffers are
-  /// used again (an enclosing loop's next prologue), after every thread's last read.
+  /// An async dot's last group is still in flight: wait for it and read the accumulators from
+  /// the wait. The copies of iterations past the end are in flight too: land them before the
+  /// buffers are used again (an enclosing loop's next prologue, or as scratch: they are released),
+  /// after every thread's last read.
   void after() override {
+    if (plan.async_dot) {
+      const ir::Op* y = ir::ForOp(const_cast<ir::Op*>(&loop)).body()->terminator();
+      for (size_t i = 0; i < y->operands.size(); ++i)
+        if (y->operand(i) == plan.dot->result()) wait_for(loop.results[i]);
+    }
     lw.b().create(OpKind::CpAsyncWait, {}, {}, {{"pending", int64_t{0}}});
     lw.barrier();
+    lw.release_buffer(a.tile.buffer);
+    lw.release_buffer(b.tile.buffer);
+  }
+
+  /// Rebinds the loop result `r` (the async dot's accumulator) to its values after a
+  /// wgmma_wait 0, inside `if` the loop ran: on the path where it did not, the accumulator's
+  /// initial values are set by ordinary moves, which must not meet the wait (ptxas serializes
+  /// every wgmma of a kernel where non-wgmma instructions define accumulators in flight).
+  void wait_for(const ir::Value* r) {
+    Regs acc = lw.regs(r, dot.acc);
+    std::vector<Type> types;
+    for (ir::Value* v : acc) types.push_back(v->type);
+    ir::Op* branch = lw.b().create(OpKind::If, {in_range(lw, lb, ub, step)}, types);
+    Lowerer::InsertPointGuard guard(lw);
+    lw.b().set_insertion_end(lw.b().add_region(branch));
+    ir::Op* w = lw.b().create(OpKind::WgmmaWait, acc, types, {{"pending", int64_t{0}}});
+    lw.b().create(OpKind::Yield, std::vector<ir::Value*>(w->results.begin(), w->results.end()), {});
+    lw.b().set_insertion_end(lw.b().add_region(branch));
+    lw.b().create(OpKind::Yield, acc, {});
+    guard.restore();
+    lw.define_tile(r, dot.acc, Regs(branch->results.begin(), branch->results.end()));
   }
 
   Lowerer& lw;
   const ir::Op& loop;
   const LoopPlan& plan;
+  const DotPlan& dot;
   Operand a, b;              ///< the stage tiles (stage 0 at element 0 of their buffers)
+  int64_t stage_size[2] = {};  ///< elements per stage of each
   StagedDot staged;          ///< the operands as this iteration's dot reads them
   ir::Value *lb = nullptr, *ub = nullptr, *step = nullptr;
   ir::Value *read = nullptr, *write = nullptr, *count = nullptr;

@@ -260,14 +260,28 @@ ir::Value* Lowerer::at_entry(const std::string& key, const std::function<ir::Val
 // --- shared memory ---------------------------------------------------------------------------------
 
 int Lowerer::scratch(ir::DType dtype, int64_t count) {
+  // The first scratch buffer of the dtype that holds `count`; else the largest, grown.
+  int pick = -1;
   for (size_t i = 0; i < buffers_.size(); ++i) {
-    if (buffers_[i].scratch && buffers_[i].dtype == dtype) {
-      buffers_[i].count = std::max(buffers_[i].count, count);
-      return static_cast<int>(i);
-    }
+    const Buffer& b = buffers_[i];
+    if (!b.scratch || b.dtype != dtype) continue;
+    if (b.count >= count) return static_cast<int>(i);
+    if (pick < 0 || b.count > buffers_[static_cast<size_t>(pick)].count) pick = static_cast<int>(i);
   }
-  buffers_.push_back({dtype, count, true});
-  return static_cast<int>(buffers_.size()) - 1;
+  if (pick < 0) {
+    buffers_.push_back({dtype, count, true});
+    return static_cast<int>(buffers_.size()) - 1;
+  }
+  Buffer& b = buffers_[static_cast<size_t>(pick)];
+  const int64_t per_kib = 1024 / ir::dtype_bytes(dtype);
+  b.count = b.whole_kib ? (count + per_kib - 1) / per_kib * per_kib : count;
+  return pick;
+}
+
+void Lowerer::release_buffer(int buffer) {
+  Buffer& b = buffers_.at(static_cast<size_t>(buffer));
+  b.whole_kib = b.count * ir::dtype_bytes(b.dtype) % 1024 == 0;
+  b.scratch = true;
 }
 
 int Lowerer::new_buffer(ir::DType dtype, int64_t count) {

@@ -142,6 +142,9 @@ class Lowerer : public ValueSource {
   int scratch(ir::DType dtype, int64_t count);
   /// A dedicated buffer (for dot operands, which live across a loop).
   int new_buffer(ir::DType dtype, int64_t count);
+  /// Ends a dedicated buffer's use (after its loop): later scratch() calls of its dtype may reuse
+  /// it. A buffer of a multiple of 1024 bytes keeps that when it grows (wgmma's alignment).
+  void release_buffer(int buffer);
   void barrier();
 
   // --- structure ---------------------------------------------------------------------------------
@@ -170,6 +173,7 @@ class Lowerer : public ValueSource {
   void lower_dot(const ir::Op& op);                     ///< by its plan's kind:
   void lower_fma_dot(const ir::Op& op, const DotPlan& plan);  ///< lower_dot.cpp
   void lower_mma(const ir::Op& op, const DotPlan& plan);      ///< lower_mma.cpp
+  void lower_wgmma(const ir::Op& op, const DotPlan& plan);    ///< lower_wgmma.cpp
   void lower_cat(const ir::Op& op);
   void lower_for(const ir::Op& op);                     ///< by its plan's kind:
   /// A loop, plain or with `ext`'s additions (lower_control.cpp).
@@ -220,6 +224,7 @@ class Lowerer : public ValueSource {
     ir::DType dtype;
     int64_t count;
     bool scratch;
+    bool whole_kib = false;  ///< a released buffer that wgmma read: its size stays whole KiB
   };
   std::vector<Buffer> buffers_;
   Location loc_;

@@ -61,20 +61,41 @@ Regs ldmatrix(Lowerer& lw, const Operand& o, const std::vector<int64_t>& c) {
 }  // namespace
 
 SmemTile::SmemTile(int buf, int64_t b, int64_t r, int64_t c, int elem_bytes, int64_t xor_stride)
-    : buffer(buf), base(b), rows(r), cols(c), vec(16 / elem_bytes), stride(xor_stride) {
+    : buffer(buf), base(b), rows(r), cols(c), vec(16 / elem_bytes), stride(xor_stride), block(c) {
   const int64_t chunks = std::max<int64_t>(1, cols / vec);
   per_phase = std::max<int64_t>(1, 128 / (cols * elem_bytes));
   max_phase = std::max<int64_t>(1, std::min<int64_t>(8, chunks) / stride);
 }
 
+SmemTile SmemTile::wgmma(int buf, int64_t b, int64_t r, int64_t c, int elem_bytes, int64_t swizzle) {
+  SmemTile t;
+  t.buffer = buf;
+  t.base = b;
+  t.rows = r;
+  t.cols = c;
+  t.vec = 16 / elem_bytes;
+  t.block = std::min<int64_t>(c, swizzle / elem_bytes);
+  t.per_phase = 128 / swizzle;
+  t.max_phase = swizzle / 16;
+  return t;
+}
+
 int64_t SmemTile::offset(int64_t row, int64_t col) const {
-  return row * cols + (col ^ ((row / per_phase) % max_phase * stride * vec));
+  const int64_t swizzled = (col % block) ^ ((row / per_phase) % max_phase * stride * vec);
+  return (col / block) * rows * block + row * block + swizzled;
 }
 
 ir::Value* SmemTile::index(Lowerer& lw, ir::Value* row, ir::Value* col) const {
   auto c = [&](int64_t v) { return lw.const_int(DType::i32, v); };
   const Type t = row->type;
-  ir::Value* off = lw.emit(OpKind::Xor, {lw.emit(OpKind::Shl, {row, c(log2_exact(cols))}, t), col}, t);
+  // row * block + the column within its block (and the block's place when there are several:
+  // the parts occupy disjoint bits, so they combine by XOR).
+  ir::Value* within = block == cols ? col : lw.and_(col, c(block - 1));
+  ir::Value* off = lw.emit(OpKind::Xor, {lw.emit(OpKind::Shl, {row, c(log2_exact(block))}, t), within}, t);
+  if (block != cols) {
+    ir::Value* blk = lw.emit(OpKind::Shr, {col, c(log2_exact(block))}, t);
+    off = lw.emit(OpKind::Xor, {off, lw.emit(OpKind::Shl, {blk, c(log2_exact(rows * block))}, t)}, t);
+  }
   if (max_phase > 1) {
     ir::Value* phase = lw.and_(lw.emit(OpKind::Shr, {row, c(log2_exact(per_phase))}, t), c(max_phase - 1));
     off = lw.emit(OpKind::Xor, {off, lw.emit(OpKind::Shl, {phase, c(log2_exact(stride * vec))}, t)}, t);
@@ -84,7 +105,8 @@ ir::Value* SmemTile::index(Lowerer& lw, ir::Value* row, ir::Value* col) const {
 
 std::string SmemTile::key() const {
   return std::to_string(buffer) + ":" + std::to_string(base) + ":" + std::to_string(rows) + "x" +
-         std::to_string(cols) + "/" + std::to_string(vec) + "/" + std::to_string(stride);
+         std::to_string(cols) + "/" + std::to_string(vec) + "/" + std::to_string(stride) +
+         (block != cols ? "/b" + std::to_string(block) + "p" + std::to_string(per_phase) : "");
 }
 
 Operand make_operand(bool is_a, DType dtype, const ir::Shape& shape, int fast, const DotPlan& plan,
@@ -110,19 +132,26 @@ Operand make_operand(bool is_a, DType dtype, const ir::Shape& shape, int fast, c
 }
 
 void store_operand(Lowerer& lw, const Operand& o, const Regs& r, const Layout& l) {
-  const int col_dim = 1 - o.row_dim;
+  store_tile(lw, o.tile, o.row_dim, r, l);
+}
+
+void store_tile(Lowerer& lw, const SmemTile& tile, int row_dim, const Regs& r, const Layout& l) {
+  const int col_dim = 1 - row_dim;
   int run = 0;
   while (run < static_cast<int>(l.regs.size()) && l.regs[static_cast<size_t>(run)] == DimBit{col_dim, run}) ++run;
-  const int64_t width = std::min<int64_t>({int64_t{1} << run, o.tile.vec, 8});
-  ir::Value* base = lw.at_entry("smem:" + o.tile.key() + "|" + std::to_string(o.row_dim) + "|" + l.str(), [&] {
-    return o.tile.index(lw, lw.thread_coord(l, o.row_dim), lw.thread_coord(l, col_dim));
+  // Vectors stay within a 16-byte chunk (and so within a block).
+  const int64_t width = std::min<int64_t>({int64_t{1} << run, tile.vec, 8});
+  ir::Value* base = lw.at_entry("smem:" + tile.key() + "|" + std::to_string(row_dim) + "|" + l.str(), [&] {
+    return tile.index(lw, lw.thread_coord(l, row_dim), lw.thread_coord(l, col_dim));
   });
   lw.guarded(lw.owner(l), [&] {
     for (int i = 0; i < l.num_regs(); i += static_cast<int>(width)) {
-      std::vector<ir::Value*> operands = {xor_(lw, base, tile_offset(o, l.reg_coords(i)))};
+      const std::vector<int64_t> c = l.reg_coords(i);
+      const int64_t off = tile.offset(c[static_cast<size_t>(row_dim)], c[static_cast<size_t>(col_dim)]);
+      std::vector<ir::Value*> operands = {xor_(lw, base, off)};
       for (int j = 0; j < width; ++j) operands.push_back(r[static_cast<size_t>(i + j)]);
       lw.b().create(OpKind::SharedStore, operands, {},
-                    {{"buffer", int64_t{o.tile.buffer}}, {"width", width}});
+                    {{"buffer", int64_t{tile.buffer}}, {"width", width}});
     }
   });
 }

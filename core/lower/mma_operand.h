@@ -25,9 +25,16 @@ struct SmemTile {
   int64_t per_phase = 1;  ///< consecutive rows sharing one phase
   int64_t max_phase = 1;  ///< phases
   int64_t stride = 1;     ///< chunks the xor moves per phase step (1 or 2)
+  /// Columns per block: a tile wider than that is stored as blocks of `rows` x `block` side by
+  /// side (wgmma's layout: rows of at most 128 bytes); cols for one block.
+  int64_t block = 0;
 
   SmemTile() = default;
   SmemTile(int buffer, int64_t base, int64_t rows, int64_t cols, int elem_bytes, int64_t stride);
+  /// wgmma's layout (core/ir/wgmma.h): blocks of `swizzle` bytes per row, 16-byte chunks XOR-ed
+  /// by row (128 / swizzle rows per phase, swizzle / 16 phases).
+  static SmemTile wgmma(int buffer, int64_t base, int64_t rows, int64_t cols, int elem_bytes,
+                        int64_t swizzle);
   int64_t size() const { return rows * cols; }
   /// offset(row, col) relative to base.
   int64_t offset(int64_t row, int64_t col) const;
@@ -59,6 +66,13 @@ struct Operand {
   ir::Value* read_base = nullptr;            ///< set by prepare_reads
 };
 
+/// The tile of a wgmma dot's operand (`is_a`: A, else B; `shape` the operand's) in `buffer` from
+/// element `base`, in the layout the plan chose; *row_dim is the coordinate its rows run along.
+SmemTile wgmma_tile(const DotPlan& plan, bool is_a, const ir::Shape& shape, int buffer,
+                    int64_t base, int* row_dim);
+/// The elements one stage of tile `t` occupies: a multiple of 1024 bytes (stages start aligned).
+int64_t wgmma_stage_elements(const SmemTile& t, int elem_bytes);
+
 /// The operands of a dot that a pipelined loop has staged (read_base prepared for the stage
 /// the current iteration reads).
 struct StagedDot {
@@ -74,6 +88,8 @@ Operand make_operand(bool is_a, ir::DType dtype, const ir::Shape& shape, int fas
 /// Each owner thread writes its registers of the operand (in layout `l`) into the tile, as vectors
 /// of the registers that run along the tile's rows (at most 16 bytes, 8 elements).
 void store_operand(Lowerer& lw, const Operand& o, const Regs& r, const Layout& l);
+/// The same for any tile whose rows run along coordinate `row_dim` of the value.
+void store_tile(Lowerer& lw, const SmemTile& tile, int row_dim, const Regs& r, const Layout& l);
 /// Emits the thread part of the fragment reads' indices, plus `stage_offset` (an i32 element
 /// offset, or null), into o.read_base. Call before fragments().
 void prepare_reads(Lowerer& lw, Operand& o, ir::Value* stage_offset);

@@ -23,6 +23,7 @@ std::string_view dot_kind_name(DotKind kind) {
   switch (kind) {
     case DotKind::Fma: return "fma";
     case DotKind::MmaSync: return "mma_sync";
+    case DotKind::Wgmma: return "wgmma";
   }
   return "?";
 }
@@ -38,11 +39,15 @@ std::string_view loop_kind_name(LoopKind kind) {
 std::string DotPlan::str() const {
   std::ostringstream os;
   os << dot_kind_name(kind);
-  if (kind != DotKind::Fma)
+  if (kind == DotKind::MmaSync)
     os << " " << shape->shape << "." << shape->a << ", warps " << warps.m << "x" << warps.n;
+  if (kind == DotKind::Wgmma)
+    os << " " << wgmma->shape() << "." << wgmma->a << ", warpgroups " << tiling.wg_m << "x"
+       << tiling.wg_n << ", " << tiling.reps_m << "x" << tiling.reps_n << " instructions each";
   if (ring) os << ", operands from a ring";
   os << "\n    acc " << acc.str();
-  if (kind != DotKind::Fma) os << "\n    a   " << a.str() << "\n    b   " << b.str();
+  if (kind == DotKind::MmaSync) os << "\n    a   " << a.str() << "\n    b   " << b.str();
+  if (kind == DotKind::Wgmma) os << "\n    a   " << wa.str() << "\n    b   " << wb.str();
   return os.str();
 }
 
@@ -50,7 +55,8 @@ std::string LoopPlan::str(const std::unordered_map<const ir::Value*, std::string
   std::ostringstream os;
   os << loop_kind_name(kind);
   if (kind == LoopKind::Plain) return os.str();
-  os << ", " << stages << " stages, feeding " << name_of(names, dot->result());
+  os << ", " << stages << " stages, " << prefetch << " ahead" << (async_dot ? ", async dot" : "")
+     << ", feeding " << name_of(names, dot->result());
   for (const RingLoad* l : {&a, &b}) {
     os << "\n    " << (l == &a ? "a" : "b") << " " << name_of(names, l->load->result())
        << (l->transposed ? " (transposed)" : "") << ": " << l->width << " per copy, "
@@ -63,10 +69,11 @@ std::string LoopPlan::str(const std::unordered_map<const ir::Value*, std::string
 }
 
 LoweringPlan::LoweringPlan(const ir::Function& fn, const target::Target& target,
-                           const CompileOptions& options)
+                           const CompileOptions& options, bool lean_rings)
     : fn_(fn),
       target_(target),
       options_(options),
+      lean_rings_(lean_rings),
       threads_(int64_t{32} * options.num_warps),
       axis_(fn) {
   if (threads_ > target.max_threads)
@@ -80,6 +87,7 @@ LoweringPlan::LoweringPlan(const ir::Function& fn, const target::Target& target,
   });
   homes_ = std::make_unique<Homes>(fn, axis_, threads_,
                                    [this](const ir::Op& dot) -> const Layout& { return dots_.at(&dot).acc; });
+  for (auto& [op, plan] : dots_) plan_wgmma_operands(plan, *op, *homes_);
   plan_loops(*fn.body);
 }
 
@@ -107,6 +115,12 @@ const DotPlan& LoweringPlan::dot(const ir::Op& dot) const {
   auto it = dots_.find(&dot);
   TESSERA_CHECK(it != dots_.end(), "no plan for a dot");
   return it->second;
+}
+
+bool LoweringPlan::has_wgmma_ring() const {
+  for (const auto& [op, loop] : loops_)
+    if (loop.kind == LoopKind::CpAsyncRing && dot(*loop.dot).kind == DotKind::Wgmma) return true;
+  return false;
 }
 
 const LoopPlan& LoweringPlan::loop(const ir::Op& loop) const {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -17,6 +18,7 @@
 
 #include "core/ir/ir.h"
 #include "core/ir/simt.h"
+#include "core/ir/wgmma.h"
 #include "core/lower/axis_info.h"
 #include "core/lower/homes.h"
 #include "core/lower/layout.h"
@@ -29,6 +31,17 @@ namespace tessera::lower {
 enum class DotKind {
   Fma,      ///< operands staged in shared memory, one fma per product (every target, every dtype)
   MmaSync,  ///< warp-level tensor-core instructions (PTX mma.sync) on fragments from shared memory
+  Wgmma,    ///< warpgroup-level asynchronous tensor-core instructions (Hopper's wgmma) reading
+            ///< both operands from swizzled shared memory
+};
+
+/// How one wgmma operand lies in shared memory: a tile of `rows` x `cols` elements (cols the
+/// contiguous dimension) stored as column blocks of `block` = swizzle / element bytes columns,
+/// each block `rows` rows of `swizzle` bytes whose 16-byte chunks are XOR-swizzled by row.
+struct WgmmaOperand {
+  bool mn_major = false;  ///< the contiguous dimension is M (A) or N (B), not K
+  int64_t swizzle = 128;  ///< bytes: 32, 64 or 128
+  std::string str() const;
 };
 std::string_view dot_kind_name(DotKind kind);
 
@@ -36,10 +49,14 @@ std::string_view dot_kind_name(DotKind kind);
 struct DotPlan {
   DotKind kind = DotKind::Fma;
   Layout acc;  ///< the accumulator's and the result's layout
-  // Tensor-core plans:
+  // mma.sync:
   const ir::MmaShape* shape = nullptr;  ///< the instruction
   MmaWarps warps;                       ///< how the warps tile the accumulator
   Layout a, b;                          ///< the operand fragments' layouts
+  // wgmma:
+  std::optional<ir::WgmmaShape> wgmma;  ///< the instruction (its N is tiling.instr_n)
+  WgmmaTiling tiling;                   ///< how the warpgroups tile the accumulator
+  WgmmaOperand wa, wb;                  ///< the operands' shared-memory layouts
   /// The loop whose plan stages this dot's operands in shared memory (null: the dot stages
   /// them itself from registers).
   const ir::Op* ring = nullptr;
@@ -73,6 +90,10 @@ struct LoopPlan {
   LoopKind kind = LoopKind::Plain;
   const ir::Op* dot = nullptr;  ///< the dot the ring feeds
   int stages = 0;               ///< shared buffers per operand
+  /// Iterations prefetched ahead: stages - 1, or stages - 2 when the dot runs asynchronously
+  /// (its wgmma of iteration i - 1 may still read its stage while iteration i prefetches).
+  int prefetch = 0;
+  bool async_dot = false;       ///< the dot's last group stays in flight into the next iteration
   RingLoad a, b;
 
   std::string str(const std::unordered_map<const ir::Value*, std::string>& names) const;
@@ -84,7 +105,14 @@ class LoweringPlan {
   /// Plans `fn` (a verified tile-IR kernel) for `target` and `options`: axis info, then each
   /// dot's plan, then the homes (a dot's result lives in its plan's accumulator layout), then each
   /// loop's plan.
-  LoweringPlan(const ir::Function& fn, const target::Target& target, const CompileOptions& options);
+  /// `lean_rings`: a wgmma ring may fill shared memory, its buffers reused after the loop by
+  /// conversions of the same dtype; else it leaves room for an f32 conversion of its dot's result
+  /// beside it, as an mma.sync ring does (the pipeline re-plans so when the lean plan overflows).
+  LoweringPlan(const ir::Function& fn, const target::Target& target, const CompileOptions& options,
+               bool lean_rings = true);
+  bool lean_rings() const { return lean_rings_; }
+  /// Does a ring's stage count depend on lean_rings (so that re-planning can change anything)?
+  bool has_wgmma_ring() const;
 
   const ir::Function& function() const { return fn_; }
   const target::Target& target() const { return target_; }
@@ -109,6 +137,7 @@ class LoweringPlan {
   const ir::Function& fn_;
   target::Target target_;
   CompileOptions options_;
+  bool lean_rings_ = true;
   int64_t threads_;
   AxisInfoMap axis_;
   std::unordered_map<const ir::Op*, DotPlan> dots_;
@@ -118,11 +147,18 @@ class LoweringPlan {
   LoopPlan plain_;
 };
 
-/// The plan of one dot (dot_plan.cpp): mma.sync where the target has it (Cap::MmaSync, 32-lane
-/// subgroups), the dtypes have an instruction (f16/bf16 into f32, f32 with TF32 precision into
-/// f32, i8 into i32) listed in the target's matrix shapes, and the tile is a whole number of
-/// instruction tiles for the warps; else the FMA form.
+/// The plan of one dot (dot_plan.cpp): wgmma where the target has it (Cap::Wgmma), the dtypes
+/// have an instruction (f16/bf16 into f32, f32 with TF32 precision into f32, i8 into i32) and the
+/// tile is a whole number of 64-row instruction tiles for the warpgroups (num_warps a multiple of
+/// 4) with at most 128 accumulators per thread; else mma.sync where the target has it
+/// (Cap::MmaSync, 32-lane subgroups), the instruction is listed in the target's matrix shapes and
+/// the tile is a whole number of instruction tiles for the warps; else the FMA form.
 DotPlan plan_dot(const ir::Op& dot, const target::Target& target, int64_t threads);
+/// A wgmma dot's operand layouts in shared memory, once the homes are known (dot_plan.cpp): each
+/// operand contiguous where its source is (so copies and stores run along rows), unless MN-major
+/// is not allowed (tf32, i8: then K-major); swizzle the widest of 128, 64, 32 bytes that the
+/// contiguous extent fills.
+void plan_wgmma_operands(DotPlan& plan, const ir::Op& dot, const Homes& homes);
 
 /// The plan of one loop (loop_plan.cpp): a cp.async ring when the target has cp.async,
 /// num_stages > 1, and the loop body's one tensor-core dot reads two loads (directly or

@@ -252,8 +252,32 @@ target::Target simt_target(int subgroup) {
   return t;
 }
 
+/// A SIMT-interpreter device for a GPU profile: the profile's target, run by the interpreter
+/// (named "simt-<profile>"), so that CI runs the lowering a GPU gets without the GPU.
+target::Target simt_profile_target(std::string_view profile) {
+  target::Target t = *target::profile(profile);
+  t.name = "simt-" + std::string(profile);
+  t.isa = "none";
+  return t;
+}
+
+/// The GPU profiles that have a SIMT device "simt:<profile>".
+constexpr std::string_view kSimtProfiles[] = {"cuda-sm_90a"};
+
 class HostDevice : public DeviceImpl {
  public:
+  /// The SIMT interpreter running `profile`'s lowering (device "simt:<profile>").
+  explicit HostDevice(std::string_view profile) : subgroup_(32) {
+    target_ = simt_profile_target(profile);
+    subgroup_ = target_.subgroup_size;
+    info_.name = "simt:" + std::string(profile);
+    info_.kind = "simt";
+    info_.description = "SIMT interpreter with " + std::string(profile) + "'s lowering";
+    info_.rank = -1;
+    info_.target = target_.str();
+    info_.is_cpu = true;
+  }
+
   /// subgroup == 0: the tile interpreter; otherwise the SIMT interpreter at that subgroup size.
   explicit HostDevice(int subgroup = 0) : subgroup_(subgroup) {
     if (subgroup == 0) {
@@ -346,6 +370,7 @@ DriverReport enumerate_host() {
   r.kind = "host";
   r.devices.push_back(std::make_shared<HostDevice>());
   for (int subgroup : {8, 32, 64}) r.devices.push_back(std::make_shared<HostDevice>(subgroup));
+  for (std::string_view p : kSimtProfiles) r.devices.push_back(std::make_shared<HostDevice>(p));
   return r;
 }
 

@@ -2,11 +2,15 @@
 /// packed into the b32 registers PTX's fragments name, f32 inputs converted with
 /// cvt.rna.tf32.f32 first), `ldmatrix` -> ldmatrix.sync.aligned.m8n8.x<count>[.trans].shared.b16,
 /// and cp_async -> cp.async.cg.shared.global with a zero-filling source size, commit_group and
-/// wait_group. mma is marked as touching no memory (so LLVM may CSE or schedule it), ldmatrix and
-/// the cp.async family as side effects on memory; the warp-collective ones are convergent.
+/// wait_group; `wgmma` -> wgmma.mma_async with 64-bit shared-memory matrix descriptors built from
+/// the operand layouts, its fence, commit_group and wait_group (the accumulators tied through
+/// the wait so that their readers follow it), and fence.proxy.async.shared::cta. mma is marked as
+/// touching no memory (so LLVM may CSE or schedule it), the others as side effects on memory;
+/// the warp- and warpgroup-collective ones are convergent.
 #include <string>
 
 #include "core/ir/simt.h"
+#include "core/ir/wgmma.h"
 #include "core/support/error.h"
 #include "targets/ptx/emitter.h"
 
@@ -154,9 +158,90 @@ void cp_async(Emitter& e, const ir::Op& op) {
   call_asm(e, e.b.getVoidTy(), a, {dst, src, size});
 }
 
+// --- wgmma -------------------------------------------------------------------------------------
+
+/// The matrix descriptor of an operand starting at element `index` of its buffer: the start
+/// address (shared window, 16-byte units), the leading and stride byte offsets, the swizzle mode.
+llvm::Value* descriptor(Emitter& e, const ir::WgmmaSmem& s, llvm::Value* index) {
+  llvm::Value* addr = shared_address(e, s.buffer, index);
+  const uint64_t mode = s.swizzle == 128 ? 1 : s.swizzle == 64 ? 2 : 3;
+  const uint64_t fixed = (uint64_t(s.lbo >> 4) << 16) | (uint64_t(s.sbo >> 4) << 32) | (mode << 62);
+  llvm::Value* start = e.b.CreateLShr(e.b.CreateAnd(addr, e.b.getInt64(0x3FFFF)), e.b.getInt64(4));
+  return e.b.CreateOr(start, e.b.getInt64(fixed));
+}
+
+void wgmma(Emitter& e, const ir::Op& op) {
+  ir::WgmmaOp w(const_cast<ir::Op*>(&op));
+  const ir::WgmmaShape s = w.shape();
+  const ir::WgmmaSmem sa = w.a_smem(), sb = w.b_smem();
+  const int n = s.acc_count();
+  const bool is_int = s.acc == ir::DType::i32;
+  // Operands: the n accumulators (tied in and out), the two descriptors, scale-d (1: D += A x B).
+  std::string types, tail;
+  if (is_int) {
+    types = ".s32.s8.s8";
+  } else {
+    const std::string a(s.a);
+    types = ".f32." + a + "." + a;
+    tail = ", 1, 1";  // imm-scale-a, imm-scale-b
+    if (s.allows_trans()) tail += ", " + std::to_string(sa.trans) + ", " + std::to_string(sb.trans);
+  }
+  Asm x;
+  x.text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(n + 2) + ", 0;\n" +
+           "wgmma.mma_async.sync.aligned." + s.shape() + types + " " + reg_list(0, n) + ", $" +
+           std::to_string(n) + ", $" + std::to_string(n + 1) + ", p" + tail + ";\n}";
+  std::string tied;
+  for (int i = 0; i < n; ++i) tied += "," + std::to_string(i);
+  x.constraints = repeat(is_int ? "=r" : "=f", n) + ",l,l,r" + tied + ",~{memory}";
+  x.side_effects = true;
+  x.convergent = true;
+  std::vector<llvm::Value*> args = {descriptor(e, sa, e.get(w.a_index())),
+                                    descriptor(e, sb, e.get(w.b_index())), e.b.getInt32(1)};
+  for (const ir::Value* c : w.c()) args.push_back(e.get(c));
+  llvm::Type* elem = is_int ? e.b.getInt32Ty() : e.b.getFloatTy();
+  llvm::Type* ret = llvm::StructType::get(e.ctx, std::vector<llvm::Type*>(static_cast<size_t>(n), elem));
+  llvm::Value* d = call_asm(e, ret, x, args);
+  std::vector<llvm::Value*> out;
+  for (unsigned i = 0; i < static_cast<unsigned>(n); ++i) out.push_back(e.b.CreateExtractValue(d, i));
+  e.set_results(op, out);
+}
+
+/// wgmma.wait_group with the accumulators passed through (tied), so that LLVM keeps their
+/// readers after it.
+void wgmma_wait(Emitter& e, const ir::Op& op) {
+  const int n = static_cast<int>(op.operands.size());
+  std::vector<llvm::Type*> types;
+  std::vector<llvm::Value*> args;
+  std::string constraints, tied;
+  for (int i = 0; i < n; ++i) {
+    llvm::Value* v = e.get(op.operand(static_cast<size_t>(i)));
+    args.push_back(v);
+    types.push_back(v->getType());
+    constraints += std::string(i ? "," : "") + (v->getType()->isFloatTy() ? "=f" : "=r");
+    tied += "," + std::to_string(i);
+  }
+  Asm x{"wgmma.wait_group.sync.aligned " + std::to_string(op.int_attr("pending")) + ";",
+        constraints + tied + ",~{memory}", true, true};
+  llvm::Type* ret = n == 1 ? types[0] : llvm::StructType::get(e.ctx, types);
+  llvm::Value* r = call_asm(e, ret, x, args);
+  std::vector<llvm::Value*> out;
+  for (int i = 0; i < n; ++i) out.push_back(n == 1 ? r : e.b.CreateExtractValue(r, static_cast<unsigned>(i)));
+  e.set_results(op, out);
+}
+
+void collective(Emitter& e, const std::string& text) {
+  Asm x{text, "~{memory}", true, true};
+  call_asm(e, e.b.getVoidTy(), x, {});
+}
+
 }  // namespace
 
 void emit_matrix(Emitter& e, const ir::Op& op) {
+  const bool warpgroup = op.kind == ir::OpKind::Wgmma || op.kind == ir::OpKind::WgmmaFence ||
+                         op.kind == ir::OpKind::WgmmaCommit || op.kind == ir::OpKind::WgmmaWait;
+  if (warpgroup && !e.target.has(target::Cap::Wgmma))
+    fail(ErrorKind::Unsupported, "kernel '", e.fn.name, "': '", op.name(), "' at ", op.loc.str(),
+         " needs the 'wgmma' capability (sm_90a), which target '", e.target.name, "' lacks");
   switch (op.kind) {
     case ir::OpKind::Mma:
       return mma(e, op);
@@ -172,6 +257,17 @@ void emit_matrix(Emitter& e, const ir::Op& op) {
                {"cp.async.wait_group " + std::to_string(op.int_attr("pending")) + ";",
                 "~{memory}", true},
                {});
+      return;
+    case ir::OpKind::Wgmma:
+      return wgmma(e, op);
+    case ir::OpKind::WgmmaWait:
+      return wgmma_wait(e, op);
+    case ir::OpKind::WgmmaFence:
+      return collective(e, "wgmma.fence.sync.aligned;");
+    case ir::OpKind::WgmmaCommit:
+      return collective(e, "wgmma.commit_group.sync.aligned;");
+    case ir::OpKind::FenceAsyncShared:
+      call_asm(e, e.b.getVoidTy(), {"fence.proxy.async.shared::cta;", "~{memory}", true}, {});
       return;
     default:
       TESSERA_CHECK(false, "not a matrix op: ", op.name());

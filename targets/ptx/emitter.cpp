@@ -2,6 +2,8 @@
 /// region walking, and the table that routes each op kind to its family.
 #include "targets/ptx/emitter.h"
 
+#include <algorithm>
+
 #include "core/ir/abi.h"
 #include "core/support/error.h"
 
@@ -41,7 +43,8 @@ Handler handler(OpKind kind) {
     case OpKind::For: case OpKind::If: case OpKind::While:
       return emit_control;
     case OpKind::Mma: case OpKind::LdMatrix: case OpKind::CpAsync: case OpKind::CpAsyncCommit:
-    case OpKind::CpAsyncWait:
+    case OpKind::CpAsyncWait: case OpKind::Wgmma: case OpKind::WgmmaFence: case OpKind::WgmmaCommit:
+    case OpKind::WgmmaWait: case OpKind::FenceAsyncShared:
       return emit_matrix;
     case OpKind::Print: case OpKind::Assert: case OpKind::Assume: case OpKind::MultipleOf:
     case OpKind::MaxContiguous:
@@ -180,18 +183,16 @@ void Emitter::emit_signature() {
 
 void Emitter::emit_kernel() {
   emit_signature();
-  // One dynamic shared arena; buffer i starts at the sum of the earlier ones, 16-byte aligned.
+  // One dynamic shared arena, laid out as ir::shared_offsets says.
   shared_ = ir::shared_buffers(fn);
-  int64_t offset = 0;
-  for (const ir::SharedBuffer& s : shared_) {
-    shared_offsets_.push_back(offset);
-    offset += (s.bytes() + 15) / 16 * 16;
-  }
+  shared_offsets_ = ir::shared_offsets(fn);
   if (!shared_.empty()) {
     shared_arena_ = new llvm::GlobalVariable(
         module, llvm::ArrayType::get(b.getInt8Ty(), 0), false, llvm::GlobalValue::ExternalLinkage,
         nullptr, "tessera_shared", nullptr, llvm::GlobalValue::NotThreadLocal, kShared);
-    shared_arena_->setAlignment(llvm::Align(16));
+    const bool wide = std::any_of(shared_.begin(), shared_.end(),
+                                  [](const ir::SharedBuffer& s) { return s.bytes() % 1024 == 0; });
+    shared_arena_->setAlignment(llvm::Align(wide ? 1024 : 16));
   }
 
   b.SetInsertPoint(block("entry"));

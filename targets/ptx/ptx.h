@@ -6,8 +6,8 @@
 /// parameter to its size, exactly as ir::param_layout does, so the runtime passes the block as
 /// it is (CU_LAUNCH_PARAM_BUFFER_POINTER).
 ///
-/// Shared buffers (`shared_<i>` attributes) live in one dynamic shared-memory arena, each buffer
-/// 16-byte aligned in order (ir::shared_memory_bytes); Artifact::shared_bytes is the arena's size,
+/// Shared buffers (`shared_<i>` attributes) live in one dynamic shared-memory arena laid out as
+/// ir::shared_offsets says (16- or 1024-byte aligned); Artifact::shared_bytes is the arena's size,
 /// which the launch passes as dynamic shared memory (opting in above 48 KiB).
 ///
 /// Accuracy of the math functions against the exact value (math_algorithms.h; f64 uses the same

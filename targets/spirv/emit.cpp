@@ -149,6 +149,11 @@ void Emitter::emit_op(const ir::Op& op) {
       unsupported(&op, concat("'", op.name(), "' (mma.sync fragments) needs the 'mma_sync' ",
                               "capability; Vulkan reaches tensor cores through cooperative ",
                               "matrices"));
+    case OpKind::Wgmma: case OpKind::WgmmaFence: case OpKind::WgmmaCommit: case OpKind::WgmmaWait:
+    case OpKind::FenceAsyncShared:
+      unsupported(&op, concat("'", op.name(), "' (Hopper's warpgroup matrix ops) needs the 'wgmma' ",
+                              "capability; Vulkan reaches tensor cores through cooperative ",
+                              "matrices"));
     case OpKind::AtomicRmw:   return emit_atomic_rmw(op);
     case OpKind::AtomicCas:   return emit_atomic_cas(op);
     case OpKind::Shuffle:     return emit_shuffle(op);

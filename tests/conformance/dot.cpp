@@ -166,7 +166,7 @@ void run_dot(Context& ctx, DotCase c) {
   std::vector<double> want(size_t(c.M) * c.N), scale(want.size());
   reference(c, a, b, bias, w, want, scale);
   const int64_t k_terms = c.epi == Epi::ChainDot ? c.K + c.N : c.K;
-  Tol t = tol::dot(c.acc, k_terms);
+  Tol t = c.in == DType::f32 && !c.ieee ? tol::dot_tf32(k_terms) : tol::dot(c.acc, k_terms);
   if (c.epi == Epi::Softmax) t = tol::dot(DType::f32, k_terms + 16);
   for (int warps : c.warps) {
     for (int stages : c.stages) {
@@ -240,6 +240,21 @@ void register_dot(std::vector<Case>& out) {
       {"epilogue_softmax", f16, f32, false, 64, 50, 64, 32, 64, 32, false, false, Epi::Softmax},
       {"chain_dot", f32, f32, true, 64, 32, 64, 32, 32, 32, false, false, Epi::ChainDot},
       {"trans_output", f16, f32, false, 48, 64, 32, 32, 32, 32, false, false, Epi::TransOut},
+      // Tiles of 64 rows per warpgroup: Hopper's wgmma where the target has it (simt:cuda-sm_90a
+      // runs them in CI), with rings of 2 to 4 stages, two warpgroups, two instructions along M,
+      // MN-major operands, and the register-staged form for tf32 and i8 with N-major B.
+      {"wg_f16_200x136x200_8warps", f16, f32, false, 200, 136, 200, 128, 128, 64, false, false,
+       Epi::None, {8}, {2, 3, 4}},
+      {"wg_f16_256x256x192_8warps", f16, f32, false, 256, 256, 192, 128, 128, 64, false, false,
+       Epi::None, {8}, {2, 3, 4}},
+      {"wg_f16_128x128x128_4warps", f16, f32, false, 128, 128, 128, 128, 128, 64, false, false,
+       Epi::Relu, {4}, {3}},
+      {"wg_bf16_64x256x96", DType::bf16, f32, false, 64, 256, 96, 64, 256, 32},
+      {"wg_tf32_96x80x96", f32, f32, false, 96, 80, 96, 64, 64, 32},
+      {"wg_tf32_trans_b", f32, f32, false, 64, 64, 96, 64, 64, 32, false, true},
+      {"wg_int8_64x64x256", DType::i8, DType::i32, false, 64, 64, 256, 64, 64, 128},
+      {"wg_trans_a", f16, f32, false, 64, 64, 64, 64, 64, 32, true, false},
+      {"wg_trans_ab", DType::bf16, f32, false, 70, 64, 80, 64, 64, 16, true, true},
   };
   for (const DotCase& c : cases) {
     std::vector<Need> needs = needs_of({c.in, c.acc});

@@ -156,7 +156,7 @@ void matmul_relu_2d_grid_case(Context& ctx) {
         want.push_back(std::max(acc, 0.0)), scale.push_back(mag);
       }
     ctx.check_close(std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K),
-                    ctx.download(o), want, tol::dot(DType::f32, K), &scale);
+                    ctx.download(o), want, tol::dot_tf32(K), &scale);
   }
 }
 

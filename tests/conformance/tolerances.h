@@ -132,6 +132,15 @@ inline Tol dot(DType acc, int64_t k) {
   return Tol{1, (static_cast<double>(k) + 2) * eps(acc), min_normal(acc)};
 }
 
+/// dot of f32 inputs at TF32 precision: the reference rounds each input to nearest; Hopper's
+/// wgmma reads f32 from shared memory and drops the low 13 bits (ops.h), which moves each input
+/// by up to one TF32 unit (2^-10 relative), each product by up to 2^-9.
+inline Tol dot_tf32(int64_t k) {
+  Tol t = dot(DType::f32, k);
+  t.rel += 0x1p-9;
+  return t;
+}
+
 /// Float atomic add of n contributions in arbitrary order: relative to sum |x_i|.
 inline Tol atomic_add(DType t, int64_t n) {
   return Tol{1, (static_cast<double>(n) + 1) * eps(t), min_normal(t)};

@@ -213,6 +213,28 @@ void add_simt_function(Module& m) {
            {{"a", std::string("tf32")}, {"shape", std::string("m16n8k8")}});
 }
 
+/// A SIMT function with the warpgroup matrix family (Hopper's wgmma: core/ir/wgmma.h).
+void add_wgmma_function(Module& m) {
+  Function* fn = m.add_function("every_wgmma_op", Location::make("/src/every_op.cpp", 80, 6));
+  set_simt_attrs(*fn, 128, 32, "cuda-sm_90a");
+  add_shared_buffer(*fn, DType::f16, 4096);
+  Value* start = m.add_arg(fn->body, i32());
+  fn->params.push_back(Param{"start", start, {}});
+  Builder b(m, fn->body);
+  b.set_loc(Location::make("/src/every_op.cpp", 81, 3));
+  Value* zero = b.constant_float(f32(), 0.0);
+  b.create(OpKind::FenceAsyncShared, {}, {});
+  b.create(OpKind::WgmmaFence, {}, {});
+  const std::vector<int64_t> layout = {0, 128, 0, 1024, 0};
+  Op* w = b.create(OpKind::Wgmma, {start, start, zero, zero, zero, zero},
+                   {f32(), f32(), f32(), f32()},
+                   {{"a", std::string("f16")}, {"a_smem", layout}, {"b_smem", layout},
+                    {"shape", std::string("m64n8k16")}});
+  b.create(OpKind::WgmmaCommit, {}, {});
+  b.create(OpKind::WgmmaWait, std::vector<Value*>(w->results.begin(), w->results.end()),
+           {f32(), f32(), f32(), f32()}, {{"pending", int64_t{0}}});
+}
+
 }  // namespace
 
 FunctionBuilder::FunctionBuilder(const std::vector<Type>& param_types, Location loc)
@@ -235,6 +257,7 @@ std::unique_ptr<Module> every_op_kind() {
   fb.fn->params[2].attrs = {{"divisibility", int64_t{16}}, {"equal_to", int64_t{1}}};
   KernelBuilder(fb).build();
   add_simt_function(*fb.module);
+  add_wgmma_function(*fb.module);
   return std::move(fb.module);
 }
 

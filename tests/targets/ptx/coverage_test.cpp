@@ -116,6 +116,10 @@ TEST_CASE("ptx: one kernel holds every SIMT op kind and assembles") {
   for (int k = 0; k < tessera::ir::num_op_kinds(); ++k) {
     auto kind = static_cast<OpKind>(k);
     if (tessera::ir::has_trait(kind, tessera::ir::kTileOnly)) continue;
+    // The warpgroup family needs sm_90a: wgmma_test.cpp assembles it there.
+    if (kind == OpKind::Wgmma || kind == OpKind::WgmmaFence || kind == OpKind::WgmmaCommit ||
+        kind == OpKind::WgmmaWait || kind == OpKind::FenceAsyncShared)
+      continue;
     CAPTURE(tessera::ir::op_name(kind));
     CHECK(seen.count(kind) == 1);
   }

@@ -66,8 +66,8 @@ struct Assembled {
   std::string log;
 };
 
-/// Runs `ptxas -arch=<arch>` on `ptx` (the PTX's own .target must not exceed arch).
-inline Assembled assemble(const std::string& ptx, std::string_view arch) {
+/// Runs `ptxas -arch=<arch> <flags>` on `ptx` (the PTX's own .target must not exceed arch).
+inline Assembled assemble(const std::string& ptx, std::string_view arch, std::string_view flags = "") {
   Assembled a;
   std::string ptxas = ptxas_path();
   if (ptxas.empty()) return a;
@@ -77,7 +77,8 @@ inline Assembled assemble(const std::string& ptx, std::string_view arch) {
   REQUIRE(fd >= 0);
   close(fd);
   std::ofstream(name) << ptx;
-  std::string cmd = ptxas + " -arch=" + std::string(arch) + " " + name + " -o /dev/null 2>&1";
+  std::string cmd = ptxas + " -arch=" + std::string(arch) + " " + std::string(flags) + " " + name +
+                    " -o /dev/null 2>&1";
   FILE* pipe = popen(cmd.c_str(), "r");
   REQUIRE(pipe);
   char buf[512];

@@ -112,6 +112,20 @@ std::string refused_kernel(OpKind kind) {
     case OpKind::LdMatrix:
       return kernel("%i: i32", "  %x0, %x1 = ldmatrix %i {buffer = 0, count = 1} : f16, f16", attrs,
                     32, 32);
+    case OpKind::Wgmma:
+      return kernel("%i: i32, %f: f32",
+                    R"(  %d0, %d1, %d2, %d3 = wgmma %i, %i, %f, %f, %f, %f {a = "f16",
+                           a_smem = [0, 128, 0, 1024, 0], b_smem = [0, 128, 0, 1024, 0],
+                           shape = "m64n8k16"} : f32, f32, f32, f32)",
+                    attrs, 128, 32);
+    case OpKind::WgmmaFence:
+      return kernel("", "  wgmma_fence", "", 128, 32);
+    case OpKind::WgmmaCommit:
+      return kernel("", "  wgmma_commit", "", 128, 32);
+    case OpKind::WgmmaWait:
+      return kernel("", "  wgmma_wait {pending = 0}", "", 128, 32);
+    case OpKind::FenceAsyncShared:
+      return kernel("", "  fence_async_shared", "", 128, 32);
     default:
       return kernel("%h: f16, %f: f32",
                     R"(  %d0, %d1, %d2, %d3 = mma %h, %h, %h, %h, %h, %h, %h, %h, %h, %h, %h, %h,
@@ -133,10 +147,13 @@ TEST_CASE("spirv: every op kind of a SIMT function validates or is refused") {
   }
   // print and assert have no Vulkan lowering, mma and ldmatrix no SPIR-V form: they are refused
   // (errors_test.cpp checks the messages).
-  std::set<OpKind> refused = {OpKind::Print, OpKind::Assert, OpKind::Mma, OpKind::LdMatrix};
+  // wgmma and its fences: Hopper's PTX only.
+  std::set<OpKind> refused = {OpKind::Print,       OpKind::Assert,      OpKind::Mma,
+                              OpKind::LdMatrix,    OpKind::Wgmma,       OpKind::WgmmaFence,
+                              OpKind::WgmmaCommit, OpKind::WgmmaWait,   OpKind::FenceAsyncShared};
   for (OpKind kind : refused) {
     CAPTURE(tessera::ir::op_name(kind));
-    bool wide = kind == OpKind::Mma || kind == OpKind::LdMatrix;  // subgroup 32
+    bool wide = kind != OpKind::Print && kind != OpKind::Assert;  // subgroup 32
     emit_error(refused_kernel(kind), profile(wide ? "vulkan-nvidia" : "vulkan-lavapipe"),
                ErrorKind::Unsupported);
   }

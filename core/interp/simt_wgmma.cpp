@@ -1,0 +1,223 @@
+/// \file The wgmma family in the SIMT interpreter (core/ir/wgmma.h). A wgmma computes its
+/// warpgroup's D at issue from shared memory read through the operand layouts (each element's
+/// byte from WgmmaSmem::byte_of). With race checks on, the elements it reads count it as a reader
+/// until a wgmma_wait retires its group: a write to one of them before that (a store, or a
+/// cp_async whose copy may land at once) is a race, as is a wgmma reading an element whose writer
+/// has not executed fence_async_shared since.
+#include <cmath>
+#include <cstring>
+
+#include "core/interp/numeric.h"
+#include "core/interp/simt_exec.h"
+#include "core/ir/wgmma.h"
+#include "core/support/float16.h"
+
+namespace tessera::interp::simt {
+namespace {
+
+constexpr uint32_t kGroup = 128;
+
+/// Every warpgroup with an active thread is entirely active; returns whether warpgroup g runs.
+bool whole_warpgroup(const Machine& m, const Instr& in, const Mask& mask, uint32_t g) {
+  uint32_t active = 0;
+  for (uint32_t t = 0; t < kGroup; ++t) active += mask.on[g * kGroup + t];
+  if (active == 0) return false;
+  if (active == kGroup) return true;
+  m.fault(*in.op, -1, std::string(in.op->name()) + " in divergent control flow",
+          ": " + std::to_string(active) + " of the 128 threads of warpgroup " + std::to_string(g) +
+              " execute it");
+}
+
+/// An operand element as a double: f16/bf16 exactly, tf32 with its low 13 mantissa bits
+/// dropped (NaN kept), i8 as an integer.
+double element(ir::DType in, bool tf32, const std::byte* p) {
+  switch (in) {
+    case ir::DType::f16: {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      return f16_to_double(h);
+    }
+    case ir::DType::bf16: {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      return bf16_to_double(h);
+    }
+    case ir::DType::f32: {
+      uint32_t u;
+      std::memcpy(&u, p, 4);
+      float f;
+      if (tf32 && (u & 0x7F800000u) != 0x7F800000u) u &= 0xFFFFE000u;
+      std::memcpy(&f, &u, 4);
+      return f;
+    }
+    default:
+      return static_cast<double>(static_cast<int8_t>(*p));
+  }
+}
+
+/// Reads one operand (rows x K) for warpgroup g into `out` (row-major), recording every byte.
+void read_operand(Machine& m, const Instr& in, uint32_t g, const ir::WgmmaSmem& s, int32_t index,
+                  int rows, const ir::WgmmaShape& shape, std::vector<double>& out,
+                  PendingWgmma& record) {
+  SharedArray& buf = m.shared.buffers[static_cast<size_t>(s.buffer)];
+  const int e = buf.elem_bytes;
+  const uint32_t t0 = g * kGroup;
+  if (index < 0 || index >= buf.count)
+    m.fault(*in.op, static_cast<int>(t0), "out-of-bounds wgmma operand",
+            ": start " + std::to_string(index) + " of " + ir::shared_buffer_attr(s.buffer) +
+                " is outside its " + std::to_string(buf.count) + " elements");
+  out.assign(static_cast<size_t>(rows) * shape.k, 0.0);
+  for (int r = 0; r < rows; ++r)
+    for (int k = 0; k < shape.k; ++k) {
+      const int64_t byte = s.byte_of(int64_t{index} * e, r, k, e);
+      if (byte < 0 || byte + e > buf.count * e)
+        m.fault(*in.op, static_cast<int>(t0), "out-of-bounds wgmma operand",
+                ": element (" + std::to_string(r) + ", " + std::to_string(k) + ") at byte " +
+                    std::to_string(byte) + " leaves " + ir::shared_buffer_attr(s.buffer));
+      const int64_t elem = byte / e;
+      if (!buf.access.empty()) {
+        const SharedAccess& a = buf.access[static_cast<size_t>(elem)];
+        if (a.unfenced >= 0)
+          m.fault(*in.op, static_cast<int>(t0), "wgmma reads shared memory not fenced for it",
+                  ": " + ir::shared_buffer_attr(s.buffer) + "[" + std::to_string(elem) +
+                      "] was written by thread " + std::to_string(a.unfenced) + " at " +
+                      a.write_op->loc.str() + " with no fence_async_shared after the write");
+        on_shared_read(m, *in.op, s.buffer, t0, buf, elem);
+        SharedAccess& held = buf.access[static_cast<size_t>(elem)];
+        ++held.wgmma_readers;
+        held.wgmma_op = in.op;
+        record.reads.push_back({s.buffer, elem});
+      }
+      const std::byte* p = buf.data.data() + byte;
+      out[static_cast<size_t>(r) * shape.k + k] = element(shape.in, shape.a == "tf32", p);
+    }
+}
+
+/// wgmma: per warpgroup, D = A x B + C from shared memory (imm unused).
+void wgmma(Machine& m, const Instr& in, const Mask& mask) {
+  ir::WgmmaOp w(const_cast<ir::Op*>(in.op));
+  const ir::WgmmaShape shape = w.shape();
+  const ir::WgmmaSmem sa = w.a_smem(), sb = w.b_smem();
+  const int32_t* a_index = in.in[0].as<int32_t>();
+  const int32_t* b_index = in.in[1].as<int32_t>();
+  std::vector<double> a, b;
+  for (uint32_t g = 0; g * kGroup < m.threads; ++g) {
+    if (!whole_warpgroup(m, in, mask, g)) continue;
+    const uint32_t t0 = g * kGroup;
+    for (uint32_t t = t0; t < t0 + kGroup; ++t)
+      if (a_index[t] != a_index[t0] || b_index[t] != b_index[t0])
+        m.fault(*in.op, static_cast<int>(t), "wgmma with operands that differ across its warpgroup",
+                ": thread " + std::to_string(t) + " starts A at " + std::to_string(a_index[t]) +
+                    " and B at " + std::to_string(b_index[t]) + ", thread " +
+                    std::to_string(t0) + " at " + std::to_string(a_index[t0]) + " and " +
+                    std::to_string(b_index[t0]));
+    PendingWgmma record{m.wgmma.committed[g], in.op, {}};
+    read_operand(m, in, g, sa, a_index[t0], 64, shape, a, record);
+    read_operand(m, in, g, sb, b_index[t0], shape.n, shape, b, record);
+    for (uint32_t t = t0; t < t0 + kGroup; ++t)
+      for (int i = 0; i < shape.acc_count(); ++i) {
+        const ir::WgmmaCoord c = ir::wgmma_acc_coord(static_cast<int>(t - t0), i);
+        const double* ar = &a[static_cast<size_t>(c.row) * shape.k];
+        const double* bc = &b[static_cast<size_t>(c.col) * shape.k];
+        const size_t slot = static_cast<size_t>(2 + i);
+        if (shape.acc == ir::DType::f32) {
+          double acc = in.in[slot].as<float>()[t];
+          for (int k = 0; k < shape.k; ++k) acc = static_cast<float>(num::odd_sum(acc, ar[k] * bc[k]));
+          in.out[static_cast<size_t>(i)].as<float>()[t] = static_cast<float>(acc);
+        } else {
+          uint32_t acc = static_cast<uint32_t>(in.in[slot].as<int32_t>()[t]);
+          for (int k = 0; k < shape.k; ++k)
+            acc += static_cast<uint32_t>(static_cast<int32_t>(ar[k]) * static_cast<int32_t>(bc[k]));
+          in.out[static_cast<size_t>(i)].as<int32_t>()[t] = static_cast<int32_t>(acc);
+        }
+      }
+    m.wgmma.pending[g].push_back(std::move(record));
+  }
+}
+
+void wgmma_fence(Machine& m, const Instr& in, const Mask& mask) {
+  for (uint32_t g = 0; g * kGroup < m.threads; ++g) whole_warpgroup(m, in, mask, g);
+}
+
+void wgmma_commit(Machine& m, const Instr& in, const Mask& mask) {
+  for (uint32_t g = 0; g * kGroup < m.threads; ++g)
+    if (whole_warpgroup(m, in, mask, g)) ++m.wgmma.committed[g];
+}
+
+/// wgmma_wait {pending = imm[0]}: retires the warpgroup's groups but the newest `pending` (their
+/// elements are free to be written again); passes the accumulators through.
+void wgmma_wait(Machine& m, const Instr& in, const Mask& mask) {
+  const uint64_t keep = static_cast<uint64_t>(in.imm[0]);
+  for (uint32_t g = 0; g * kGroup < m.threads; ++g) {
+    if (!whole_warpgroup(m, in, mask, g)) continue;
+    const uint64_t committed = m.wgmma.committed[g];
+    const uint64_t done = committed > keep ? committed - keep : 0;
+    std::vector<PendingWgmma>& queue = m.wgmma.pending[g];
+    size_t kept = 0;
+    for (size_t i = 0; i < queue.size(); ++i) {
+      PendingWgmma& p = queue[i];
+      if (p.group >= done) {
+        if (kept != i) queue[kept] = std::move(p);  // (never a self-move: it would empty p)
+        ++kept;
+        continue;
+      }
+      for (const auto& [buffer, elem] : p.reads)
+        --m.shared.buffers[static_cast<size_t>(buffer)].access[static_cast<size_t>(elem)].wgmma_readers;
+    }
+    queue.resize(kept);
+  }
+  for (size_t i = 0; i < in.out.size(); ++i) copy_slot_masked(in.out[i], in.in[i], mask.on, m.threads);
+}
+
+/// fence_async_shared: the thread's earlier shared writes become visible to wgmma.
+void fence_async_shared(Machine& m, const Instr&, const Mask& mask) {
+  if (m.wgmma.unfenced.empty()) return;
+  for (uint32_t t = 0; t < m.threads; ++t) {
+    if (!mask.on[t]) continue;
+    for (const auto& [buffer, elem] : m.wgmma.unfenced[t]) {
+      SharedAccess& a = m.shared.buffers[static_cast<size_t>(buffer)].access[static_cast<size_t>(elem)];
+      if (a.unfenced == static_cast<int32_t>(t)) a.unfenced = -1;
+    }
+    m.wgmma.unfenced[t].clear();
+  }
+}
+
+}  // namespace
+
+void WgmmaState::begin_workgroup(uint32_t threads, SharedMemory& shared) {
+  // A workgroup that ended with wgmma in flight leaves no readers behind.
+  for (const auto& queue : pending)
+    for (const PendingWgmma& p : queue)
+      for (const auto& [buffer, elem] : p.reads)
+        --shared.buffers[static_cast<size_t>(buffer)].access[static_cast<size_t>(elem)].wgmma_readers;
+  for (const auto& list : unfenced)
+    for (const auto& [buffer, elem] : list)
+      shared.buffers[static_cast<size_t>(buffer)].access[static_cast<size_t>(elem)].unfenced = -1;
+  committed.assign(threads / kGroup + 1, 0);
+  pending.assign(threads / kGroup + 1, {});
+  const bool track = used && !shared.buffers.empty() && !shared.buffers[0].access.empty();
+  unfenced.assign(track ? threads : 0, {});
+}
+
+Handler select_wgmma(Instr& in, Machine& m) {
+  TESSERA_CHECK(m.threads % kGroup == 0, "'", in.op->name(), "' in a workgroup of ", m.threads,
+                " threads");
+  switch (in.op->kind) {
+    case ir::OpKind::Wgmma:
+      m.wgmma.used = true;
+      return &wgmma;
+    case ir::OpKind::WgmmaFence:
+      return &wgmma_fence;
+    case ir::OpKind::WgmmaCommit:
+      return &wgmma_commit;
+    case ir::OpKind::WgmmaWait:
+      in.imm[0] = in.op->int_attr("pending");
+      return &wgmma_wait;
+    case ir::OpKind::FenceAsyncShared:
+      return &fence_async_shared;
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace tessera::interp::simt

@@ -1,0 +1,145 @@
+/// \file dot on Hopper's warpgroup tensor cores (DotKind::Wgmma): A and B lie in swizzled shared
+/// memory in wgmma's layout (stored there from registers here, or copied there by a ring:
+/// lower_pipeline.cpp); each k step issues one wgmma per instruction tile of each warpgroup,
+/// reading the operands through their layouts; the accumulator stays in registers in the wgmma
+/// layout. Outside a ring the dot waits for its wgmma before returning; in an async ring the
+/// last group stays in flight into the next iteration.
+#include "core/ir/ops.h"
+#include "core/lower/mma_operand.h"
+
+namespace tessera::lower::detail {
+
+using ir::DType;
+using ir::OpKind;
+using ir::Type;
+
+SmemTile wgmma_tile(const DotPlan& plan, bool is_a, const ir::Shape& shape, int buffer, int64_t base,
+                    int* row_dim) {
+  const WgmmaOperand& o = is_a ? plan.wa : plan.wb;
+  const int k_dim = is_a ? 1 : 0;
+  // The tile's rows run along K when the operand is MN-major, else along M (A) or N (B).
+  *row_dim = o.mn_major ? k_dim : 1 - k_dim;
+  const int64_t rows = shape[static_cast<size_t>(*row_dim)];
+  const int64_t cols = shape[static_cast<size_t>(1 - *row_dim)];
+  return SmemTile::wgmma(buffer, base, rows, cols, ir::dtype_bytes(plan.wgmma->in), o.swizzle);
+}
+
+int64_t wgmma_stage_elements(const SmemTile& t, int elem_bytes) {
+  const int64_t per_kib = 1024 / elem_bytes;
+  return (t.size() + per_kib - 1) / per_kib * per_kib;
+}
+
+namespace {
+
+/// One operand as the wgmma ops read it: its tile, where its rows run, and the i32 element
+/// offset of the stage it is in (null: 0).
+struct WgmmaSource {
+  SmemTile tile;
+  int row_dim = 0;
+  ir::Value* stage = nullptr;
+};
+
+/// The operand's layout attribute: [buffer, swizzle, lbo, sbo, trans].
+std::vector<int64_t> smem_attr(const WgmmaSource& s, const WgmmaOperand& o, int elem_bytes) {
+  const int64_t row_bytes = s.tile.block * elem_bytes;
+  return {s.tile.buffer, o.swizzle, s.tile.rows * row_bytes, 8 * row_bytes, o.mn_major ? 1 : 0};
+}
+
+/// The element index where an instruction's operand starts: row r0 (along M or N, a thread part
+/// `r_thread` plus a constant) and k0, in the tile's coordinates; the descriptor's start is the
+/// unswizzled address, which offset() gives for rows at a multiple of 8.
+ir::Value* start(Lowerer& lw, const WgmmaSource& s, bool is_a, ir::Value* r_thread, int64_t r0,
+                 int64_t k0) {
+  const int k_dim = is_a ? 1 : 0;
+  const bool rows_are_k = s.row_dim == k_dim;
+  ir::Value* c = lw.const_int(DType::i32, 0);
+  // The thread part only moves the M/N coordinate by multiples of 64: whole rows (K-major) or
+  // whole blocks of columns and within-block columns (MN-major) in disjoint bits.
+  ir::Value* thread_part = rows_are_k ? s.tile.index(lw, c, r_thread) : s.tile.index(lw, r_thread, c);
+  const int64_t off = rows_are_k ? s.tile.offset(k0, r0) : s.tile.offset(r0, k0);
+  ir::Value* idx = off ? lw.emit(OpKind::Xor, {thread_part, lw.const_int(DType::i32, off)}, thread_part->type)
+                       : thread_part;
+  return s.stage ? lw.add(idx, s.stage) : idx;
+}
+
+/// Stages `v` (in layout l) into a fresh swizzled tile, for a dot outside a ring.
+WgmmaSource stage_from_registers(Lowerer& lw, const DotPlan& plan, bool is_a, const ir::Value* v) {
+  WgmmaSource s;
+  const int elem = ir::dtype_bytes(plan.wgmma->in);
+  SmemTile probe = wgmma_tile(plan, is_a, v->type.shape, 0, 0, &s.row_dim);
+  const int buffer = lw.new_buffer(plan.wgmma->in, wgmma_stage_elements(probe, elem));
+  s.tile = wgmma_tile(plan, is_a, v->type.shape, buffer, 0, &s.row_dim);
+  const Layout l = lw.homes().layout_for(v);
+  store_tile(lw, s.tile, s.row_dim, lw.regs(v, l), l);
+  return s;
+}
+
+}  // namespace
+
+void Lowerer::lower_wgmma(const ir::Op& op, const DotPlan& plan) {
+  ir::DotOp dot(const_cast<ir::Op*>(&op));
+  const ir::WgmmaShape& shape = *plan.wgmma;
+  const WgmmaTiling& t = plan.tiling;
+  Regs acc = regs(dot.acc(), plan.acc);
+  WgmmaSource a, b;
+  if (plan.ring) {
+    const StagedDot& staged = staged_operands(*plan.ring);
+    a = {staged.a.tile, staged.a.row_dim, staged.a.read_base};
+    b = {staged.b.tile, staged.b.row_dim, staged.b.read_base};
+  } else {
+    a = stage_from_registers(*this, plan, true, dot.lhs());
+    b = stage_from_registers(*this, plan, false, dot.rhs());
+    // The stores are the generic proxy's; wgmma reads through the async proxy.
+    b_.create(OpKind::FenceAsyncShared, {}, {});
+    barrier();
+  }
+  // This warpgroup's row slab of A and column slab of B.
+  ir::Value* m_thread = at_entry("wgmma:m:" + std::to_string(t.wg_m), [&] {
+    ir::Value* g = emit(OpKind::Shr, {tid(), const_int(DType::i32, 7)}, tid()->type);
+    return mul(and_(g, const_int(DType::i32, t.wg_m - 1)), const_int(DType::i32, 64));
+  });
+  const int64_t cols = int64_t{t.instr_n} * t.reps_n;
+  ir::Value* n_thread = at_entry("wgmma:n:" + std::to_string(t.wg_m) + ":" + std::to_string(cols), [&] {
+    ir::Value* g = emit(OpKind::Shr, {tid(), const_int(DType::i32, 7 + log2_exact(t.wg_m))}, tid()->type);
+    return mul(g, const_int(DType::i32, cols));
+  });
+  const int elem = ir::dtype_bytes(shape.in);
+  std::vector<ir::Attribute> attrs = {{"a", std::string(shape.a)},
+                                      {"a_smem", smem_attr(a, plan.wa, elem)},
+                                      {"b_smem", smem_attr(b, plan.wb, elem)},
+                                      {"shape", shape.shape()}};
+  const int n = shape.acc_count();
+  b_.create(OpKind::WgmmaFence, {}, {});
+  for (int64_t k0 = 0; k0 < dot.lhs()->type.shape[1]; k0 += shape.k) {
+    for (int rm = 0; rm < t.reps_m; ++rm) {
+      ir::Value* a_start = start(*this, a, true, m_thread, int64_t{64} * t.wg_m * rm, k0);
+      for (int rn = 0; rn < t.reps_n; ++rn) {
+        ir::Value* b_start = start(*this, b, false, n_thread, int64_t{t.instr_n} * rn, k0);
+        // The instruction's accumulators: registers (rm * reps_n + rn) * n ...
+        const size_t first = static_cast<size_t>((rm * t.reps_n + rn) * n);
+        std::vector<ir::Value*> operands = {a_start, b_start};
+        operands.insert(operands.end(), acc.begin() + static_cast<long>(first),
+                        acc.begin() + static_cast<long>(first) + n);
+        ir::Op* w = b_.create(OpKind::Wgmma, operands,
+                              std::vector<Type>(static_cast<size_t>(n), Type::scalar(shape.acc)), attrs);
+        for (int i = 0; i < n; ++i) acc[first + static_cast<size_t>(i)] = w->result(static_cast<size_t>(i));
+      }
+    }
+  }
+  b_.create(OpKind::WgmmaCommit, {}, {});
+  const bool async = plan.ring && plan_.loop(*plan.ring).async_dot;
+  if (async) {
+    // Iteration i - 1's group is done (its stage may be refilled); this one stays in flight.
+    b_.create(OpKind::WgmmaWait, {}, {}, {{"pending", int64_t{1}}});
+  } else {
+    std::vector<Type> types;
+    for (ir::Value* v : acc) types.push_back(v->type);
+    ir::Op* w = b_.create(OpKind::WgmmaWait, acc, types, {{"pending", int64_t{0}}});
+    acc.assign(w->results.begin(), w->results.end());
+    // The tiles may be overwritten once every warpgroup is past its wait.
+    if (!plan.ring) barrier();
+  }
+  define_tile(op.result(), plan.acc, acc);
+}
+
+}  // namespace tessera::lower::detail

@@ -1,0 +1,159 @@
+/// \file Hopper's warpgroup tensor cores on the PTX target: the wgmma family's PTX (descriptors,
+/// fences, groups) assembles for sm_90a and is refused elsewhere; matmuls of every wgmma dtype
+/// compile through the pipeline to wgmma on sm_90a (mma.sync on sm_80) with no spills and no
+/// serialized wgmma (ptxas -v).
+#include "core/lang/tl.h"
+#include "core/lang/trace.h"
+#include "helpers.h"
+#include "targets/compile.h"
+#include "tests/core/lower/matmul_kernel.h"
+
+namespace ptx_test {
+namespace {
+
+namespace tl = tessera::tl;
+namespace ir = tessera::ir;
+using ir::DType;
+
+/// A warpgroup kernel: one wgmma of (a, shape) on a 1024-byte-aligned buffer of `in` elements,
+/// the fences, a commit and a wait passing the accumulators through, then a store of them.
+std::string wgmma_kernel(const char* a, const char* shape, DType in, DType acc, int n, int trans) {
+  const std::string t(ir::dtype_name(in)), c(ir::dtype_name(acc));
+  std::string accs, types, zeros;
+  for (int i = 0; i < n / 2; ++i) {
+    accs += std::string(i ? ", " : "") + "%z";
+    types += std::string(i ? ", " : "") + c;
+  }
+  std::string results, waited;
+  for (int i = 0; i < n / 2; ++i) {
+    results += std::string(i ? ", " : "") + "%d" + std::to_string(i);
+    waited += std::string(i ? ", " : "") + "%w" + std::to_string(i);
+  }
+  const std::string layout = "[0, 128, 16384, 1024, " + std::to_string(trans) + "]";
+  std::string body = std::string("  %z = constant {value = 0} : ") + c + "\n" +
+                     "  %s = constant {value = 64} : i32\n"
+                     "  fence_async_shared\n  barrier\n  wgmma_fence\n  " + results +
+                     " = wgmma %s, %s, " + accs + " {a = \"" + a + "\", a_smem = " + layout +
+                     ", b_smem = " + layout + ", shape = \"" + shape + "\"} : " + types +
+                     "\n  wgmma_commit\n  " + waited + " = wgmma_wait " + results +
+                     " {pending = 0} : " + types + "\n"
+                     "  %tr = constant {value = 1} : i1\n"
+                     "  global_store %out, %tr, %w0 {align = 4, width = 1}";
+  return "func @k(%out: ptr<" + c + ">) attributes {shared_0 = tile<8192x" + t +
+         ">, stage = \"simt\", subgroup = 32, threads = 128} {\n" + body + "\n}\n";
+}
+
+TEST_CASE("ptx wgmma: each operand type's wgmma, fences and groups assemble for sm_90a") {
+  struct Case {
+    const char* a;
+    const char* shape;
+    DType in, acc;
+    int n, trans;
+    const char* text;
+  };
+  const Case cases[] = {
+      {"f16", "m64n64k16", DType::f16, DType::f32, 64, 1,
+       "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16"},
+      {"bf16", "m64n128k16", DType::bf16, DType::f32, 128, 0,
+       "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"},
+      {"tf32", "m64n32k8", DType::f32, DType::f32, 32, 0,
+       "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32"},
+      {"i8", "m64n64k32", DType::i8, DType::i32, 64, 0,
+       "wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.a);
+    Emitted e = emit(wgmma_kernel(c.a, c.shape, c.in, c.acc, c.n, c.trans), profile("cuda-sm_90a"));
+    CHECK(e.has(c.text));
+    CHECK(e.has("wgmma.fence.sync.aligned;"));
+    CHECK(e.has("wgmma.commit_group.sync.aligned;"));
+    CHECK(e.has("wgmma.wait_group.sync.aligned 0;"));
+    CHECK(e.has("fence.proxy.async.shared::cta;"));
+    // The shared arena starts on wgmma's 1024-byte swizzle pattern.
+    CHECK(e.has(".align 1024"));
+  }
+  // f16 with both operands MN-major: the transpose immediates are the last two.
+  Emitted t = emit(wgmma_kernel("f16", "m64n8k16", DType::f16, DType::f32, 8, 1), profile("cuda-sm_90a"));
+  CHECK(t.has(", p, 1, 1, 1, 1;"));
+}
+
+TEST_CASE("ptx wgmma: a target without the wgmma capability refuses it, naming the op") {
+  auto [kind, message] = error_of([] {
+    emit(wgmma_kernel("f16", "m64n8k16", DType::f16, DType::f32, 8, 0), profile("cuda-sm_90"));
+  });
+  CHECK(kind == ErrorKind::Unsupported);
+  CHECK(message.find("'wgmma_fence'") != std::string::npos);
+  CHECK(message.find("needs the 'wgmma' capability (sm_90a), which target 'cuda-sm_90' lacks") !=
+        std::string::npos);
+}
+
+tl::ArgSpec ptr(DType t) {
+  tl::ArgSpec s;
+  s.dtype = t;
+  s.divisible_by_16 = true;
+  return s;
+}
+tl::ArgSpec i32() {
+  tl::ArgSpec s;
+  s.divisible_by_16 = true;
+  return s;
+}
+tl::ArgSpec cst(int64_t v, tl::ConstValue::Kind kind = tl::ConstValue::Kind::Int) {
+  tl::ArgSpec s;
+  s.value.kind = kind;
+  s.value.i = v;
+  return s;
+}
+
+/// The matmul of tests/core/lower/matmul_kernel.h for `in`, BM x BN x BK tiles.
+std::unique_ptr<ir::Module> matmul(DType in, int bm, int bn, int bk) {
+  const DType acc = in == DType::i8 ? DType::i32 : DType::f32;
+  std::vector<tl::ArgSpec> specs = {ptr(in), ptr(in), ptr(acc), i32(), i32(), i32(), i32(), i32(),
+                                    i32(), cst(bm), cst(bn), cst(bk),
+                                    cst(static_cast<int64_t>(acc), tl::ConstValue::Kind::DType),
+                                    cst(false, tl::ConstValue::Kind::Bool)};
+  std::vector<std::string> names = {"a", "b", "c", "M", "N", "K", "sam", "sbk", "scm",
+                                    "BM", "BN", "BK", "ACC", "IEEE"};
+  return tl::trace(matmul_test::matmul_kernel, "matmul", names, specs);
+}
+
+TEST_CASE("ptx wgmma: matmuls lower to wgmma on sm_90a with no spills or serialization") {
+  struct Case {
+    DType in;
+    int bm, bn, bk, warps, stages;
+    const char* text;
+  };
+  const Case cases[] = {
+      {DType::f16, 128, 128, 64, 8, 3, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"},
+      {DType::f16, 128, 256, 64, 8, 4, "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16"},
+      {DType::bf16, 128, 128, 64, 4, 4, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"},
+      {DType::f32, 128, 128, 32, 8, 3, "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32"},
+      {DType::i8, 128, 128, 128, 8, 3, "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(ir::dtype_name(c.in));
+    CAPTURE(c.bn);
+    auto tile = matmul(c.in, c.bm, c.bn, c.bk);
+    const tessera::target::Artifact a = tessera::targets::compile(
+        *tile, profile("cuda-sm_90a"), {.num_warps = c.warps, .num_stages = c.stages});
+    CHECK(a.ptx.find(c.text) != std::string::npos);
+    CHECK(a.ptx.find("mma.sync") == std::string::npos);
+    Assembled as = assemble(a.ptx, "sm_90a", "-v");
+    if (!as.ran) {
+      MESSAGE("SKIP: ptxas not found: PTX not assembled");
+      continue;
+    }
+    INFO("ptxas -v says:\n", as.log);
+    CHECK(as.ok);
+    CHECK(as.log.find("0 bytes spill stores, 0 bytes spill loads") != std::string::npos);
+    CHECK(as.log.find("C7515") == std::string::npos);  // wgmma serialized
+    // sm_80 keeps mma.sync for the same kernel (where its tiles fit sm_80's shared memory).
+    if (c.bn > 128) continue;
+    const tessera::target::Artifact old = tessera::targets::compile(
+        *tile, profile("cuda-sm_80"), {.num_warps = c.warps, .num_stages = c.stages});
+    CHECK(old.ptx.find("wgmma") == std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace ptx_test
