@@ -5,6 +5,7 @@
 /// cannot hold (shared memory, threads) is skipped with the reason. The int8 rows are in
 /// bench/matmul_int8.cpp.
 #include <algorithm>
+#include <cstdlib>
 #include <cmath>
 #include <map>
 
@@ -23,7 +24,7 @@ constexpr int kGroupM = 8;
 
 }  // namespace
 
-const std::vector<MatmulConfig>& matmul_configs(const std::string& dtype) {
+std::vector<MatmulConfig> matmul_configs(const std::string& dtype) {
   // BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages. fp16/bf16: tiles for Hopper's tensor cores
   // (BLOCK_K 64, 3-4 stages), then the earlier table (128x128x32 / 8 / 3, 64x64x32 / 4 / 3);
   // tf32 and int8: the large tiles with BLOCK_K scaled to the same 128 bytes per row (32 f32,
@@ -39,7 +40,12 @@ const std::vector<MatmulConfig>& matmul_configs(const std::string& dtype) {
       {"int8",
        {{128, 128, 128, 8, 3}, {128, 256, 128, 8, 3}, {128, 128, 128, 4, 4}, {64, 64, 64, 4, 3}}},
   };
-  return table.at(dtype);
+  const char* only = std::getenv("TESSERA_BENCH_CONFIG");
+  if (!only || !*only) return table.at(dtype);
+  std::vector<MatmulConfig> kept;
+  for (const MatmulConfig& c : table.at(dtype))
+    if (config_label(c).find(only) != std::string::npos) kept.push_back(c);
+  return kept;
 }
 
 std::string config_label(const MatmulConfig& c, int group_m) {
@@ -178,7 +184,7 @@ void run_matmul(Bench& b, const std::string& dtype, bool grouped, MatmulShape s)
                                     stride_cn, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M);
     const auto M = static_cast<int32_t>(s.m), N = static_cast<int32_t>(s.n),
                K = static_cast<int32_t>(s.k);
-    const std::vector<MatmulConfig>& configs = matmul_configs(dtype);
+    const std::vector<MatmulConfig> configs = matmul_configs(dtype);
     for (size_t i = 0; i < configs.size(); ++i) {
       const MatmulConfig& cfg = configs[i];
       const uint64_t grid_m = cdiv(s.m, cfg.block_m), grid_n = cdiv(s.n, cfg.block_n);

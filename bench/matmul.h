@@ -14,8 +14,10 @@ struct MatmulConfig {
 
 /// The tile configurations tried per input dtype ("tf32": f32 inputs on the TF32 path, "fp16",
 /// "bf16", "int8"), in order; every one is checked, the fastest that passes is reported. Tune by
-/// editing the table in bench/matmul.cpp (peers.py's SEED_MATMUL mirrors it).
-const std::vector<MatmulConfig>& matmul_configs(const std::string& dtype);
+/// editing the table in bench/matmul.cpp (peers.py's SEED_MATMUL mirrors it). The environment
+/// variable TESSERA_BENCH_CONFIG keeps only the configurations whose label (config_label's
+/// "BMxBNxBK num_warps=W num_stages=S") contains its text, for profiling one of them.
+std::vector<MatmulConfig> matmul_configs(const std::string& dtype);
 
 /// "128x128x64 num_warps=8 num_stages=3" ("128x128x64 group=8 ..." with a GROUP_M).
 std::string config_label(const MatmulConfig& c, int group_m = 0);

@@ -71,7 +71,7 @@ void run_matmul_int8(Bench& b, MatmulShape s) {
                        stride_bk, stride_bn, stride_cm, stride_cn, BLOCK_M, BLOCK_N, BLOCK_K);
     const auto M = static_cast<int32_t>(s.m), N = static_cast<int32_t>(s.n),
                K = static_cast<int32_t>(s.k);
-    const std::vector<MatmulConfig>& configs = matmul_configs("int8");
+    const std::vector<MatmulConfig> configs = matmul_configs("int8");
     for (size_t i = 0; i < configs.size(); ++i) {
       const MatmulConfig& cfg = configs[i];
       Row row = base;

@@ -27,10 +27,12 @@ int attribute(const Driver& d, CUdevice dev, CUdevice_attribute a) {
   return v;
 }
 
-/// The newest known profile this device runs (PTX for an older sm runs on newer parts).
+/// The newest known profile this device runs (PTX for an older sm runs on newer parts); sm_90a
+/// (wgmma) on compute capability 9.0 exactly, the only parts its arch-specific code runs on.
 target::Target target_for(int sm) {
   int chosen = sm >= 90 ? 90 : sm >= 89 ? 89 : sm >= 86 ? 86 : 80;
-  std::optional<target::Target> t = target::profile("cuda-sm_" + std::to_string(chosen));
+  const std::string suffix = sm == 90 ? "a" : "";
+  std::optional<target::Target> t = target::profile("cuda-sm_" + std::to_string(chosen) + suffix);
   TESSERA_CHECK(t, "no profile cuda-sm_", chosen);
   if (sm < 80) t->sm = sm;  // listed, but the PTX target refuses it (it needs sm_80)
   return *t;
