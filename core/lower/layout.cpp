@@ -26,6 +26,20 @@ int64_t linear_index(const ir::Shape& shape, const std::vector<int64_t>& c) {
   return idx;
 }
 
+std::vector<int64_t> staging_strides(const ir::Shape& shape, int elem_bytes) {
+  const size_t rank = shape.size();
+  std::vector<int64_t> strides(rank, 1);
+  if (rank == 0) return strides;
+  const bool pad = rank >= 2 && shape[rank - 1] * elem_bytes % 128 == 0;
+  for (size_t d = rank - 1; d-- > 0;)
+    strides[d] = strides[d + 1] * shape[d + 1] + (pad && d == rank - 2 ? 16 / elem_bytes : 0);
+  return strides;
+}
+
+int64_t staging_elements(const ir::Shape& shape, int elem_bytes) {
+  return shape.empty() ? 1 : staging_strides(shape, elem_bytes)[0] * shape[0];
+}
+
 namespace {
 
 void add_bit(std::vector<int64_t>& c, const DimBit& b) {

@@ -61,6 +61,13 @@ class Layout {
 /// Row-major element index of coordinates `c` in `shape`.
 int64_t linear_index(const ir::Shape& shape, const std::vector<int64_t>& c);
 
+/// The element strides of a tile of `shape` staged row-major in shared memory (a layout
+/// conversion): rows of a whole number of 128-byte bank periods are padded by 16 bytes, so that
+/// the rows one warp writes at one column (an MMA accumulator's) start in different banks and
+/// 16-byte accesses along a row stay aligned. The tile takes strides[0] * shape[0] elements.
+std::vector<int64_t> staging_strides(const ir::Shape& shape, int elem_bytes);
+int64_t staging_elements(const ir::Shape& shape, int elem_bytes);
+
 /// Triton's blocked layout: `vec` consecutive elements of dimension order[0] per thread, then
 /// consecutive threads along order[0], order[1], ..., then the remaining bits in registers.
 /// `order` lists dimensions fastest first; thread bits beyond the tile are broadcast.

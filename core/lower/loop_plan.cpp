@@ -132,7 +132,7 @@ LoopPlan plan_loop(const ir::Op& loop, const LoweringPlan& plan) {
   const int64_t per_stage = tile_bytes(d.lhs()) + tile_bytes(d.rhs());
   // num_stages buffers of both operands; room for one f32 accumulator conversion beside them,
   // unless a lean wgmma ring counts on its buffers being reused after the loop.
-  const int64_t reserve = wgmma && plan.lean_rings() ? 0 : dot->result()->type.numel() * 4;
+  const int64_t reserve = wgmma && plan.lean_rings() ? 0 : staging_elements(dot->result()->type.shape, 4) * 4;
   int stages = plan.options().num_stages;
   while (stages >= 2 && stages * per_stage + reserve > plan.target().max_shared_bytes) --stages;
   if (stages < 2) return plain;
@@ -141,14 +141,13 @@ LoopPlan plan_loop(const ir::Op& loop, const LoweringPlan& plan) {
   p.dot = dot;
   p.stages = stages;
   p.prefetch = stages - 1;
-  // An async wgmma keeps one group in flight: its stage is not free until the next iteration,
-  // so the ring prefetches one iteration less. Its result must go nowhere but the next one.
+  // An async wgmma keeps one group in flight into the next iteration: the ring refills the stage
+  // of iteration i - 1 only after the dot of iteration i, whose wait retired it. Its result must
+  // go nowhere but the next iteration.
   const ir::Value* result = dot->result();
-  if (wgmma && stages >= 3 && uses(body, result) == 1 && body.terminator() &&
-      std::count(body.terminator()->operands.begin(), body.terminator()->operands.end(), result) == 1) {
+  if (wgmma && uses(body, result) == 1 && body.terminator() &&
+      std::count(body.terminator()->operands.begin(), body.terminator()->operands.end(), result) == 1)
     p.async_dot = true;
-    p.prefetch = stages - 2;
-  }
   p.a = *a;
   p.b = *b;
   return p;

@@ -2,8 +2,10 @@
 /// loop keeps num_stages shared buffers per dot operand: before it, stages 0 .. S-2 are
 /// prefetched (one cp.async group each); each iteration waits for its own stage (cp_async_wait
 /// S-2, barrier), prefetches iteration i + S - 1 into the stage iteration i - 1 read, and the dot
-/// reads its fragments straight from stage i % S. Iterations past the end copy nothing (zero
-/// fill). The loads' pointers and masks are recomputed for iteration j by substituting
+/// reads its fragments straight from stage i % S. An async wgmma dot (one group left in flight)
+/// still reads stage i - 1 as iteration i begins: there the prefetch follows the dot, its wait
+/// and a second barrier (the order Triton's pipeliner gives Hopper). Iterations past the end copy
+/// nothing (zero fill). The loads' pointers and masks are recomputed for iteration j by substituting
 /// lb + j * step for the induction variable, and init + j * inc for a loop-carried pointer tile
 /// that starts at a free init and advances by a loop-invariant inc.
 #include <algorithm>
@@ -89,9 +91,10 @@ Regs pointers(Lowerer& lw, const RingLoad& p, Shifted& at, ir::Value* j) {
 }
 
 /// cp_async of one operand's tile (`o` in shared memory) of iteration `j` (evaluated by `at`)
-/// into the stage at element offset `stage`; `valid`: the iteration exists.
+/// into the stage at element offset `stage` (a multiple of the power of two `stage_align`);
+/// `valid`: the iteration exists.
 void issue(Lowerer& lw, const RingLoad& p, const Operand& o, Shifted& at, ir::Value* j,
-           ir::Value* stage, ir::Value* valid) {
+           ir::Value* stage, int64_t stage_align, ir::Value* valid) {
   ir::LoadOp ld(const_cast<ir::Op*>(p.load));
   Regs ptrs = pointers(lw, p, at, j);
   Regs masks = ld.mask() ? at.regs(ld.mask(), p.layout) : Regs{};
@@ -104,7 +107,12 @@ void issue(Lowerer& lw, const RingLoad& p, const Operand& o, Shifted& at, ir::Va
     for (int i = 0; i < lo.num_regs(); i += static_cast<int>(p.width)) {
       std::vector<int64_t> c = lo.reg_coords(i);
       const int64_t off = o.tile.offset(c[static_cast<size_t>(o.row_dim)], c[static_cast<size_t>(1 - o.row_dim)]);
-      ir::Value* idx = off ? lw.emit(OpKind::Xor, {dst, lw.const_int(DType::i32, off)}, dst->type) : dst;
+      // (base + stage) ^ off = (base ^ off) + stage when the stage offset (a multiple of
+      // stage_align) leaves the bits off flips alone: the xor is then loop-invariant.
+      ir::Value* idx = !off ? dst
+                       : off < stage_align
+                           ? lw.add(lw.emit(OpKind::Xor, {base, lw.const_int(DType::i32, off)}, base->type), stage)
+                           : lw.emit(OpKind::Xor, {dst, lw.const_int(DType::i32, off)}, dst->type);
       ir::Value* pred = masks.empty() ? valid : lw.and_(masks[static_cast<size_t>(i)], valid);
       lw.b().create(OpKind::CpAsync, {idx, ptrs[static_cast<size_t>(i)], pred}, {},
                     {{"buffer", int64_t{o.tile.buffer}}});
@@ -150,15 +158,16 @@ struct Ring : LoopExtension {
       Shifted at(lw, *f.body(), it);
       for (int i = 0; i < 2; ++i)
         issue(lw, i == 0 ? plan.a : plan.b, i == 0 ? a : b, at, lw.const_int(DType::i32, s),
-              lw.const_int(DType::i32, s * stage_size[i]), valid);
+              lw.const_int(DType::i32, s * stage_size[i]), stage_size[i] & -stage_size[i], valid);
       lw.b().create(OpKind::CpAsyncCommit, {}, {});
     }
     return {lw.const_int(DType::i32, 0), lw.const_int(DType::i32, plan.prefetch), lw.const_int(DType::i32, 0)};
   }
 
-  /// Waits for this iteration's stage and prefetches the one `prefetch` iterations ahead.
+  /// Waits for this iteration's stage; prefetches the iteration S - 1 ahead here, or (async dot)
+  /// after the dot, in next().
   void enter(ir::Value* iv, const std::vector<ir::Value*>& extra) override {
-    ir::ForOp f(const_cast<ir::Op*>(&loop));
+    this->iv = iv;
     read = extra.at(0);
     write = extra.at(1);
     count = extra.at(2);
@@ -166,26 +175,44 @@ struct Ring : LoopExtension {
     // wgmma reads the copies through the async proxy.
     if (dot.kind == DotKind::Wgmma) lw.b().create(OpKind::FenceAsyncShared, {}, {});
     lw.barrier();
-    // Prefetch iteration i + prefetch into the stage iteration i + prefetch - stages read: every
-    // thread is past it (and, for an async dot, past the wait that retired its wgmma).
+    if (!plan.async_dot) return prefetch(true);
+    for (int i = 0; i < 2; ++i) stage_reads(i);
+  }
+
+  /// The operand the dot reads this iteration: stage `read` of operand i's ring.
+  void stage_reads(int i) {
+    Operand r = i == 0 ? a : b;
+    ir::Value* stage = lw.mul(read, lw.const_int(DType::i32, stage_size[i]));
+    if (dot.kind == DotKind::Wgmma) r.read_base = stage;
+    else prepare_reads(lw, r, stage);
+    (i == 0 ? staged.a : staged.b) = r;
+  }
+
+  /// Copies iteration i + prefetch into stage `write`, which iteration i + prefetch - stages
+  /// read: every thread is past that read (a barrier since). With `reads`, also stages this
+  /// iteration's reads, operand by operand.
+  void prefetch(bool reads) {
+    ir::ForOp f(const_cast<ir::Op*>(&loop));
     const int64_t ahead = plan.prefetch;
     ir::Value* it = lw.add(iv, lw.mul(step, lw.const_int(step->type.dtype, ahead)));
     ir::Value* valid = in_range(lw, it, ub, step);
     ir::Value* j = lw.add(count, lw.const_int(DType::i32, ahead));
     Shifted at(lw, *f.body(), it);
     for (int i = 0; i < 2; ++i) {
-      const Operand& o = i == 0 ? a : b;
-      ir::Value* size = lw.const_int(DType::i32, stage_size[i]);
-      issue(lw, i == 0 ? plan.a : plan.b, o, at, j, lw.mul(write, size), valid);
-      Operand r = o;
-      if (dot.kind == DotKind::Wgmma) r.read_base = lw.mul(read, size);
-      else prepare_reads(lw, r, lw.mul(read, size));
-      (i == 0 ? staged.a : staged.b) = r;
+      ir::Value* stage = lw.mul(write, lw.const_int(DType::i32, stage_size[i]));
+      issue(lw, i == 0 ? plan.a : plan.b, i == 0 ? a : b, at, j, stage, stage_size[i] & -stage_size[i], valid);
+      if (reads) stage_reads(i);
     }
     lw.b().create(OpKind::CpAsyncCommit, {}, {});
   }
 
+  /// An async dot's wait retired this warpgroup's wgmma of the previous iteration; after a
+  /// barrier every warpgroup's has retired, and its stage is refilled.
   std::vector<ir::Value*> next() override {
+    if (plan.async_dot) {
+      lw.barrier();
+      prefetch(false);
+    }
     auto advance = [&](ir::Value* s) {
       ir::Value* n = lw.add(s, lw.const_int(DType::i32, 1));
       ir::Value* wrap = lw.emit(OpKind::CmpEq, {n, lw.const_int(DType::i32, plan.stages)}, Type::scalar(DType::i1));
@@ -237,7 +264,7 @@ struct Ring : LoopExtension {
   int64_t stage_size[2] = {};  ///< elements per stage of each
   StagedDot staged;          ///< the operands as this iteration's dot reads them
   ir::Value *lb = nullptr, *ub = nullptr, *step = nullptr;
-  ir::Value *read = nullptr, *write = nullptr, *count = nullptr;
+  ir::Value *iv = nullptr, *read = nullptr, *write = nullptr, *count = nullptr;
 };
 
 void Lowerer::lower_ring_loop(const ir::Op& op, const LoopPlan& plan) {

@@ -55,11 +55,12 @@ ir::Value* start(Lowerer& lw, const WgmmaSource& s, bool is_a, ir::Value* r_thre
   ir::Value* c = lw.const_int(DType::i32, 0);
   // The thread part only moves the M/N coordinate by multiples of 64: whole rows (K-major) or
   // whole blocks of columns and within-block columns (MN-major) in disjoint bits.
+  // Being disjoint, thread part ^ offset = thread part + offset: the index is a per-thread base
+  // plus a constant (the PTX emitter derives one descriptor from another by that constant).
   ir::Value* thread_part = rows_are_k ? s.tile.index(lw, c, r_thread) : s.tile.index(lw, r_thread, c);
+  ir::Value* base = s.stage ? lw.add(thread_part, s.stage) : thread_part;
   const int64_t off = rows_are_k ? s.tile.offset(k0, r0) : s.tile.offset(r0, k0);
-  ir::Value* idx = off ? lw.emit(OpKind::Xor, {thread_part, lw.const_int(DType::i32, off)}, thread_part->type)
-                       : thread_part;
-  return s.stage ? lw.add(idx, s.stage) : idx;
+  return off ? lw.add(base, lw.const_int(DType::i32, off)) : base;
 }
 
 /// Stages `v` (in layout l) into a fresh swizzled tile, for a dot outside a ring.
@@ -93,15 +94,19 @@ void Lowerer::lower_wgmma(const ir::Op& op, const DotPlan& plan) {
     b_.create(OpKind::FenceAsyncShared, {}, {});
     barrier();
   }
-  // This warpgroup's row slab of A and column slab of B.
+  // This warpgroup's row slab of A and column slab of B. The warpgroup index is read from lane
+  // 0: the same in every lane, and visibly so to ptxas, which then builds the descriptors in
+  // uniform registers (the operands wgmma reads them from) instead of moving each one there.
+  auto warpgroup = [&](int shift) {
+    ir::Value* g = emit(OpKind::Shr, {tid(), const_int(DType::i32, shift)}, tid()->type);
+    return emit(OpKind::Shuffle, {g, const_int(DType::i32, 0)}, g->type, {{"mode", std::string("idx")}});
+  };
   ir::Value* m_thread = at_entry("wgmma:m:" + std::to_string(t.wg_m), [&] {
-    ir::Value* g = emit(OpKind::Shr, {tid(), const_int(DType::i32, 7)}, tid()->type);
-    return mul(and_(g, const_int(DType::i32, t.wg_m - 1)), const_int(DType::i32, 64));
+    return mul(and_(warpgroup(7), const_int(DType::i32, t.wg_m - 1)), const_int(DType::i32, 64));
   });
   const int64_t cols = int64_t{t.instr_n} * t.reps_n;
   ir::Value* n_thread = at_entry("wgmma:n:" + std::to_string(t.wg_m) + ":" + std::to_string(cols), [&] {
-    ir::Value* g = emit(OpKind::Shr, {tid(), const_int(DType::i32, 7 + log2_exact(t.wg_m))}, tid()->type);
-    return mul(g, const_int(DType::i32, cols));
+    return mul(warpgroup(7 + log2_exact(t.wg_m)), const_int(DType::i32, cols));
   });
   const int elem = ir::dtype_bytes(shape.in);
   std::vector<ir::Attribute> attrs = {{"a", std::string(shape.a)},

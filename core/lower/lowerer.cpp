@@ -423,18 +423,21 @@ Regs Lowerer::convert(const Regs& r, const ir::Type& elem, const Layout& from, c
     }
     return out;
   }
-  // Through shared memory: each owner writes its elements at their row-major index, then every
-  // thread reads the elements of the new layout. Booleans travel as u8, pointers as their u64
-  // addresses.
+  // Through shared memory: each owner writes its elements at their (padded) row-major index
+  // (staging_strides), then every thread reads the elements of the new layout. Booleans travel
+  // as u8, pointers as their u64 addresses.
   const ir::DType store_t = elem.is_ptr                 ? ir::DType::u64
                             : elem.dtype == ir::DType::i1 ? ir::DType::u8
                                                           : elem.dtype;
   const OpKind to_store = elem.is_ptr ? OpKind::Bitcast : OpKind::Cast;
-  int64_t n = ir::num_elements(from.shape);
-  int buf = scratch(store_t, n);
-  std::vector<int64_t> strides(from.shape.size(), 1);
-  for (int d = static_cast<int>(from.shape.size()) - 2; d >= 0; --d)
-    strides[static_cast<size_t>(d)] = strides[static_cast<size_t>(d) + 1] * from.shape[static_cast<size_t>(d) + 1];
+  const size_t rank = from.shape.size();
+  const std::vector<int64_t> strides = staging_strides(from.shape, ir::dtype_bytes(store_t));
+  int buf = scratch(store_t, staging_elements(from.shape, ir::dtype_bytes(store_t)));
+  auto linear = [&](const std::vector<int64_t>& c) {
+    int64_t off = 0;
+    for (size_t d = 0; d < rank; ++d) off += c[d] * strides[d];
+    return off;
+  };
   auto thread_base = [&](const Layout& l) {
     ir::Value* base = const_int(ir::DType::i32, 0);
     for (int d = 0; d < l.rank(); ++d)
@@ -444,7 +447,7 @@ Regs Lowerer::convert(const Regs& r, const ir::Type& elem, const Layout& from, c
   ir::Value* wbase = thread_base(from);
   guarded(owner(from), [&] {
     for (int i = 0; i < from.num_regs(); ++i) {
-      int64_t off = linear_index(from.shape, from.reg_coords(i));
+      int64_t off = linear(from.reg_coords(i));
       ir::Value* idx = off ? add(wbase, const_int(ir::DType::i32, off)) : wbase;
       ir::Value* v = r[static_cast<size_t>(i)];
       if (store_t != elem.dtype || elem.is_ptr) v = emit(to_store, {v}, Type::scalar(store_t));
@@ -455,7 +458,7 @@ Regs Lowerer::convert(const Regs& r, const ir::Type& elem, const Layout& from, c
   ir::Value* rbase = thread_base(to);
   Regs out;
   for (int i = 0; i < to.num_regs(); ++i) {
-    int64_t off = linear_index(to.shape, to.reg_coords(i));
+    int64_t off = linear(to.reg_coords(i));
     ir::Value* idx = off ? add(rbase, const_int(ir::DType::i32, off)) : rbase;
     ir::Value* v = b_.create(OpKind::SharedLoad, {idx}, {Type::scalar(store_t)},
                              {{"buffer", int64_t{buf}}, {"width", int64_t{1}}})->result();

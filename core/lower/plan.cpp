@@ -55,7 +55,7 @@ std::string LoopPlan::str(const std::unordered_map<const ir::Value*, std::string
   std::ostringstream os;
   os << loop_kind_name(kind);
   if (kind == LoopKind::Plain) return os.str();
-  os << ", " << stages << " stages, " << prefetch << " ahead" << (async_dot ? ", async dot" : "")
+  os << ", " << stages << " stages, " << prefetch << " ahead" << (async_dot ? ", async dot (copies after it)" : "")
      << ", feeding " << name_of(names, dot->result());
   for (const RingLoad* l : {&a, &b}) {
     os << "\n    " << (l == &a ? "a" : "b") << " " << name_of(names, l->load->result())

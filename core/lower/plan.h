@@ -90,10 +90,11 @@ struct LoopPlan {
   LoopKind kind = LoopKind::Plain;
   const ir::Op* dot = nullptr;  ///< the dot the ring feeds
   int stages = 0;               ///< shared buffers per operand
-  /// Iterations prefetched ahead: stages - 1, or stages - 2 when the dot runs asynchronously
-  /// (its wgmma of iteration i - 1 may still read its stage while iteration i prefetches).
-  int prefetch = 0;
-  bool async_dot = false;       ///< the dot's last group stays in flight into the next iteration
+  int prefetch = 0;  ///< iterations prefetched ahead: stages - 1
+  /// The dot's last wgmma group stays in flight into the next iteration; the copies of each
+  /// iteration are then issued after its dot (whose wait retired the previous iteration's group,
+  /// the reader of the stage refilled) and a barrier, instead of before it.
+  bool async_dot = false;
   RingLoad a, b;
 
   std::string str(const std::unordered_map<const ir::Value*, std::string>& names) const;

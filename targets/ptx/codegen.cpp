@@ -16,6 +16,7 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/CommandLine.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Target/TargetOptions.h>
@@ -69,6 +70,11 @@ std::unique_ptr<llvm::TargetMachine> target_machine(const target::Target& target
     LLVMInitializeNVPTXTarget();
     LLVMInitializeNVPTXTargetMC();
     LLVMInitializeNVPTXAsmPrinter();
+    // Shared-memory pointers in 32 bits (the shared window is far below 4 GiB): address
+    // arithmetic on them is 32-bit, as the hardware's shared-memory instructions take it.
+    llvm::cl::Option* short_ptr = llvm::cl::getRegisteredOptions().lookup("nvptx-short-ptr");
+    TESSERA_CHECK(short_ptr, "LLVM's NVPTX backend has no option nvptx-short-ptr");
+    static_cast<llvm::cl::opt<bool>*>(short_ptr)->setValue(true);
   });
   std::string error;
   const llvm::Target* t = llvm::TargetRegistry::lookupTarget(kTriple, error);

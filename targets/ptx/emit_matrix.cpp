@@ -1,7 +1,7 @@
 /// \file Tensor-core ops as inline PTX: `mma` -> mma.sync.aligned.<shape>.row.col (A and B values
 /// packed into the b32 registers PTX's fragments name, f32 inputs converted with
 /// cvt.rna.tf32.f32 first), `ldmatrix` -> ldmatrix.sync.aligned.m8n8.x<count>[.trans].shared.b16,
-/// and cp_async -> cp.async.cg.shared.global with a zero-filling source size, commit_group and
+/// and cp_async -> cp.async.cg.shared.global with a zero-filling ignore-src predicate, commit_group and
 /// wait_group; `wgmma` -> wgmma.mma_async with 64-bit shared-memory matrix descriptors built from
 /// the operand layouts, its fence, commit_group and wait_group (the accumulators tied through
 /// the wait so that their readers follow it), and fence.proxy.async.shared::cta. mma is marked as
@@ -111,12 +111,9 @@ void mma(Emitter& e, const ir::Op& op) {
   e.set_results(op, out);
 }
 
-/// The 64-bit shared-window address of element `index` of shared buffer `buffer`.
+/// The 32-bit shared-window address of element `index` of shared buffer `buffer`.
 llvm::Value* shared_address(Emitter& e, int64_t buffer, llvm::Value* index) {
-  llvm::Value* p = e.b.CreateInBoundsGEP(e.memory_type(e.shared_dtype(buffer)),
-                                         e.shared_buffer(buffer),
-                                         e.b.CreateSExt(index, e.b.getInt64Ty()));
-  return e.b.CreatePtrToInt(p, e.b.getInt64Ty());
+  return e.b.CreatePtrToInt(e.shared_element(buffer, index), e.b.getInt32Ty());
 }
 
 void ldmatrix(Emitter& e, const ir::Op& op) {
@@ -125,7 +122,7 @@ void ldmatrix(Emitter& e, const ir::Op& op) {
   Asm a;
   a.text = "ldmatrix.sync.aligned.m8n8.x" + std::to_string(count) + (ld.trans() ? ".trans" : "") +
            ".shared.b16 " + reg_list(0, count) + ", [$" + std::to_string(count) + "];";
-  a.constraints = repeat("=r", count) + ",l,~{memory}";
+  a.constraints = repeat("=r", count) + ",r,~{memory}";
   a.side_effects = true;
   a.convergent = true;
   std::vector<llvm::Type*> regs(static_cast<size_t>(count), e.b.getInt32Ty());
@@ -150,24 +147,36 @@ void ldmatrix(Emitter& e, const ir::Op& op) {
 
 void cp_async(Emitter& e, const ir::Op& op) {
   ir::CpAsyncOp cp(const_cast<ir::Op*>(&op));
-  Asm a{"cp.async.cg.shared.global [$0], [$1], 16, $2;", "l,l,r,~{memory}", true};
+  // A false predicate sets ignore-src: the 16 destination bytes are zero-filled. (Passed as a
+  // predicate, the masks stay predicate logic; a source size would go through select chains.)
+  Asm a{"cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,b,~{memory}", true};
   llvm::Value* dst = shared_address(e, cp.buffer(), e.get(cp.index()));
   llvm::Value* src = e.b.CreatePtrToInt(e.get(cp.ptr()), e.b.getInt64Ty());
-  // A false predicate copies 0 source bytes: the 16 destination bytes are zero-filled.
-  llvm::Value* size = e.b.CreateSelect(e.get(cp.pred()), e.b.getInt32(16), e.b.getInt32(0));
-  call_asm(e, e.b.getVoidTy(), a, {dst, src, size});
+  call_asm(e, e.b.getVoidTy(), a, {dst, src, e.b.CreateNot(e.get(cp.pred()))});
 }
 
 // --- wgmma -------------------------------------------------------------------------------------
 
 /// The matrix descriptor of an operand starting at element `index` of its buffer: the start
 /// address (shared window, 16-byte units), the leading and stride byte offsets, the swizzle mode.
-llvm::Value* descriptor(Emitter& e, const ir::WgmmaSmem& s, llvm::Value* index) {
-  llvm::Value* addr = shared_address(e, s.buffer, index);
+/// An index `x + c` (c constant) gives x's descriptor plus c's 16-byte units: the k steps of one
+/// tile share one computed descriptor (the start field cannot carry out, as the shared window is
+/// below 2^18 bytes).
+llvm::Value* descriptor(Emitter& e, const ir::WgmmaSmem& s, const ir::Value* index) {
+  const int64_t elem = ir::dtype_bytes(e.shared_dtype(s.buffer));
+  const ir::Op* def = index->def;
+  if (def && def->kind == ir::OpKind::Add && def->operand(1)->def &&
+      def->operand(1)->def->kind == ir::OpKind::Constant) {
+    const int64_t bytes = ir::ConstantOp(const_cast<ir::Op*>(def->operand(1)->def)).int_value() * elem;
+    if (bytes >= 0 && bytes % 16 == 0)
+      return e.b.CreateAdd(descriptor(e, s, def->operand(0)), e.b.getInt64(static_cast<uint64_t>(bytes / 16)));
+  }
+  llvm::Value* addr = shared_address(e, s.buffer, e.get(index));
   const uint64_t mode = s.swizzle == 128 ? 1 : s.swizzle == 64 ? 2 : 3;
   const uint64_t fixed = (uint64_t(s.lbo >> 4) << 16) | (uint64_t(s.sbo >> 4) << 32) | (mode << 62);
-  llvm::Value* start = e.b.CreateLShr(e.b.CreateAnd(addr, e.b.getInt64(0x3FFFF)), e.b.getInt64(4));
-  return e.b.CreateOr(start, e.b.getInt64(fixed));
+  // The start address in 32-bit arithmetic (the high word is all constant).
+  llvm::Value* start = e.b.CreateAnd(e.b.CreateLShr(addr, e.b.getInt32(4)), e.b.getInt32(0x3FFF));
+  return e.b.CreateOr(e.b.CreateZExt(start, e.b.getInt64Ty()), e.b.getInt64(fixed));
 }
 
 void wgmma(Emitter& e, const ir::Op& op) {
@@ -195,8 +204,8 @@ void wgmma(Emitter& e, const ir::Op& op) {
   x.constraints = repeat(is_int ? "=r" : "=f", n) + ",l,l,r" + tied + ",~{memory}";
   x.side_effects = true;
   x.convergent = true;
-  std::vector<llvm::Value*> args = {descriptor(e, sa, e.get(w.a_index())),
-                                    descriptor(e, sb, e.get(w.b_index())), e.b.getInt32(1)};
+  std::vector<llvm::Value*> args = {descriptor(e, sa, w.a_index()), descriptor(e, sb, w.b_index()),
+                                    e.b.getInt32(1)};
   for (const ir::Value* c : w.c()) args.push_back(e.get(c));
   llvm::Type* elem = is_int ? e.b.getInt32Ty() : e.b.getFloatTy();
   llvm::Type* ret = llvm::StructType::get(e.ctx, std::vector<llvm::Type*>(static_cast<size_t>(n), elem));

@@ -98,9 +98,7 @@ void global_store(Emitter& e, const ir::Op& op) {
 std::pair<llvm::Value*, llvm::Align> shared_address(Emitter& e, int64_t buffer, llvm::Value* index,
                                                     int width) {
   ir::DType t = e.shared_dtype(buffer);
-  llvm::Value* base = e.shared_buffer(buffer);
-  llvm::Value* p =
-      e.b.CreateInBoundsGEP(e.memory_type(t), base, e.b.CreateSExt(index, e.b.getInt64Ty()));
+  llvm::Value* p = e.shared_element(buffer, index);
   uint64_t bytes = static_cast<uint64_t>(width) * static_cast<uint64_t>(ir::dtype_bytes(t));
   return {p, llvm::Align(std::min<uint64_t>(16, bytes))};
 }

@@ -138,6 +138,10 @@ llvm::Value* Emitter::shared_buffer(int64_t index) {
                                       static_cast<uint64_t>(shared_offsets_[index]));
 }
 
+llvm::Value* Emitter::shared_element(int64_t buffer, llvm::Value* index) {
+  return b.CreateInBoundsGEP(memory_type(shared_dtype(buffer)), shared_buffer(buffer), index);
+}
+
 ir::DType Emitter::shared_dtype(int64_t index) const {
   TESSERA_CHECK(index >= 0 && index < static_cast<int64_t>(shared_.size()), "kernel '", fn.name,
                 "' has no shared buffer ", index);

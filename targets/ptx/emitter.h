@@ -54,6 +54,8 @@ class Emitter {
                          llvm::ArrayRef<llvm::Value*> args);
   /// The first byte of shared buffer `index` in the dynamic shared arena, and its element type.
   llvm::Value* shared_buffer(int64_t index);
+  /// Element `index` (an i32) of shared buffer `buffer`: a 32-bit shared-window pointer.
+  llvm::Value* shared_element(int64_t buffer, llvm::Value* index);
   ir::DType shared_dtype(int64_t index) const;
   /// A private constant NUL-terminated string in global memory, as a generic pointer.
   llvm::Value* string_constant(const std::string& text, const char* name);
