@@ -28,13 +28,15 @@ std::vector<MatmulConfig> matmul_configs(const std::string& dtype) {
   // BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages. fp16/bf16: tiles for Hopper's tensor cores
   // (BLOCK_K 64, 3-4 stages), then the earlier table (128x128x32 / 8 / 3, 64x64x32 / 4 / 3);
   // tf32 and int8: the large tiles with BLOCK_K scaled to the same 128 bytes per row (32 f32,
-  // 128 i8 elements), and a small tile that any device holds.
+  // 128 i8 elements), and a small tile that any device holds; tf32 also 256x128 tiles (half of
+  // B's N-major tile goes through registers on Hopper, against 128x256).
   static const std::vector<MatmulConfig> half_table = {
       {128, 128, 64, 8, 3}, {128, 128, 64, 4, 4}, {128, 256, 64, 8, 3}, {128, 256, 64, 8, 4},
       {64, 128, 64, 4, 4},  {128, 128, 32, 8, 3}, {64, 64, 32, 4, 3}};
   static const std::map<std::string, std::vector<MatmulConfig>> table = {
       {"tf32",
-       {{128, 128, 32, 8, 3}, {128, 128, 32, 4, 4}, {128, 256, 32, 8, 3}, {64, 64, 32, 4, 3}}},
+       {{128, 128, 32, 8, 3}, {128, 128, 32, 4, 4}, {128, 256, 32, 8, 3}, {256, 128, 32, 8, 3},
+        {256, 128, 32, 8, 4}, {64, 64, 32, 4, 3}}},
       {"fp16", half_table},
       {"bf16", half_table},
       {"int8",

@@ -148,6 +148,57 @@ Layout blocked(const ir::Shape& shape, const std::vector<int>& order, int vec, i
   return l;
 }
 
+Layout staging_layout(const ir::Shape& shape, int fast, int vec, int64_t threads, int lanes,
+                      int store_bytes, const std::function<int64_t(const std::vector<int64_t>&)>& byte_offset) {
+  Layout l;
+  l.shape = shape;
+  std::vector<DimBit> fill;  // coordinate bits not yet placed, fast's first
+  for (int d : {fast, 1 - fast})
+    for (int b = 0; b < log2_exact(shape[static_cast<size_t>(d)]); ++b) fill.push_back({d, b});
+  auto take = [&](size_t i) {
+    DimBit b = fill[i];
+    fill.erase(fill.begin() + static_cast<long>(i));
+    return b;
+  };
+  for (int i = 0; i < log2_exact(vec) && !fill.empty(); ++i) l.regs.push_back(take(0));
+  // A store phase: 128 bytes of banks in units of max(store_bytes, 4); a lane bit is good when the
+  // bank unit it moves to is independent (over GF(2)) of the phase's other lane bits', or when
+  // it stays inside one 32-bit word (bytes of one word are written together).
+  const int unit = std::max(store_bytes, 4);
+  const int phase_bits = std::min(log2_exact(lanes), log2_exact(128 / unit));
+  std::vector<int64_t> basis;  // the lane bits' bank vectors, reduced, largest first
+  auto reduce = [&](int64_t v) {
+    for (int64_t b : basis) v = std::min(v, v ^ b);
+    return v;
+  };
+  auto bank_vector = [&](const DimBit& b) {
+    std::vector<int64_t> c(shape.size(), 0);
+    c[static_cast<size_t>(b.dim)] = int64_t{1} << b.bit;
+    const int64_t off = byte_offset(c);
+    return off < 4 ? int64_t{-1} : (off / unit) % (128 / unit);  // -1: within one word
+  };
+  for (int i = 0; i < log2_exact(threads); ++i) {
+    size_t pick = 0;
+    if (i < phase_bits) {
+      for (size_t j = 0; j < fill.size(); ++j) {
+        const int64_t v = bank_vector(fill[j]);
+        if (v < 0 || reduce(v) != 0) {
+          pick = j;
+          if (v > 0) {
+            basis.push_back(reduce(v));
+            std::sort(basis.rbegin(), basis.rend());  // reduce() needs leading bits descending
+          }
+          break;
+        }
+      }
+    }
+    l.threads.push_back(fill.empty() ? DimBit{} : take(pick));
+  }
+  l.regs.insert(l.regs.end(), fill.begin(), fill.end());
+  l.check();
+  return l;
+}
+
 Layout default_layout(const ir::Shape& shape, int64_t threads) {
   std::vector<int> order;
   for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) order.push_back(d);

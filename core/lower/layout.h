@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,14 @@ int64_t staging_elements(const ir::Shape& shape, int elem_bytes);
 /// consecutive threads along order[0], order[1], ..., then the remaining bits in registers.
 /// `order` lists dimensions fastest first; thread bits beyond the tile are broadcast.
 Layout blocked(const ir::Shape& shape, const std::vector<int>& order, int vec, int64_t threads);
+/// A 2-D tile's layout for loading it from global memory `vec` elements at a time along `fast`
+/// and storing it into shared memory at byte offsets `byte_offset(coords)` (XOR-linear in the
+/// coordinates' bits, as swizzled tiles are) in stores of `store_bytes`: the registers start with
+/// the load vector; the lanes of one store phase (128 bytes of the 32 banks) take coordinate bits
+/// that move the stores to distinct banks, fast's first, so that the stores are conflict-free;
+/// the other lanes, warps and registers take the rest, fast's first (coalesced loads).
+Layout staging_layout(const ir::Shape& shape, int fast, int vec, int64_t threads, int lanes,
+                      int store_bytes, const std::function<int64_t(const std::vector<int64_t>&)>& byte_offset);
 /// The default layout of a tile: blocked, row-major order, vec 1 (or a scalar layout).
 Layout default_layout(const ir::Shape& shape, int64_t threads);
 

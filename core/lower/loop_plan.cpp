@@ -1,10 +1,12 @@
 /// \file Loop plans (plan.h): whether a loop's dot operands can be prefetched into a ring of
-/// shared buffers by cp.async, which loads, in what layout, and how many stages fit.
+/// shared buffers (by cp.async, or through registers), which loads, in what layout, and how many
+/// stages fit.
 #include <algorithm>
 #include <cmath>
 #include <optional>
 
 #include "core/ir/ops.h"
+#include "core/lower/mma_operand.h"
 #include "core/lower/plan.h"
 
 namespace tessera::lower {
@@ -53,7 +55,8 @@ bool is_zero_constant(const ir::Value* v) {
   return c.is_float() ? c.float_value() == 0.0 && !std::signbit(c.float_value()) : c.int_value() == 0;
 }
 
-/// The load behind dot operand `v` (v itself or its transpose), if cp.async can prefetch it.
+/// The load behind dot operand `v` (v itself or its transpose), if its pointers and mask can be
+/// evaluated at later iterations.
 std::optional<RingLoad> find_load(const LoweringPlan& plan, const ir::ForOp& f, const ir::Value* v) {
   const ir::Region& body = *f.body();
   RingLoad p;
@@ -83,6 +86,56 @@ std::optional<RingLoad> find_load(const LoweringPlan& plan, const ir::ForOp& f, 
   }
   if (p.iter_arg < 0 && !shiftable(body, ptr)) return std::nullopt;
   p.load = &load;
+  return p;
+}
+
+/// Plans `p` to go through registers: loaded as wide as the source allows along its contiguous
+/// dimension, in a layout whose stores into the operand's swizzled tile are conflict-free.
+void via_registers(RingLoad& p, const LoweringPlan& plan, const DotPlan& dp, bool is_a) {
+  ir::LoadOp ld(const_cast<ir::Op*>(p.load));
+  const ir::Type& t = p.load->result()->type;
+  const int elem = ir::dtype_bytes(t.dtype);
+  // The source's contiguous dimension (the pointers' longer contiguous run; ties: the last).
+  const AxisInfo& info = plan.axis().get(ld.ptr());
+  const int fast = info.contiguity[0] > info.contiguity[1] ? 0 : 1;
+  const int vec = static_cast<int>(
+      access_width(plan.axis(), blocked(t.shape, {fast, 1 - fast}, 16 / elem, plan.threads()), ld.ptr(),
+                   ld.mask(), ld.other()));
+  // In the operand's coordinates (the load's, transposed when the dot reads its transpose).
+  const ir::Shape shape = p.transposed ? ir::Shape{t.shape[1], t.shape[0]} : t.shape;
+  const int op_fast = p.transposed ? 1 - fast : fast;
+  int row_dim = 0;
+  const detail::SmemTile tile = detail::wgmma_tile(dp, is_a, shape, 0, 0, &row_dim);
+  // Registers along the tile's rows are stored one by one; along its columns, as vectors.
+  const int store = op_fast == 1 - row_dim ? std::min(vec * elem, 16) : elem;
+  Layout l = staging_layout(shape, op_fast, vec, plan.threads(), plan.target().subgroup_size, store,
+                            [&](const std::vector<int64_t>& c) {
+                              return tile.offset(c[static_cast<size_t>(row_dim)],
+                                                 c[static_cast<size_t>(1 - row_dim)]) * elem;
+                            });
+  p.via_registers = true;
+  p.layout = p.transposed ? permute(l, {1, 0}) : l;
+  p.width = access_width(plan.axis(), p.layout, ld.ptr(), ld.mask(), ld.other());
+}
+
+/// The registers a load going through registers keeps live across iterations (0 for copies): its
+/// values (4-byte words where loaded in vectors of at least 4 bytes; one per 8-bit value, which
+/// are unpacked) and a 64-bit address per load.
+int64_t carried_registers(const RingLoad& p, int64_t threads) {
+  if (!p.via_registers) return 0;
+  const int64_t elem = ir::dtype_bytes(p.load->result()->type.dtype);
+  const int64_t values = std::max<int64_t>(1, p.load->result()->type.numel() / threads);
+  const int64_t words = elem > 1 && p.width * elem >= 4 ? values * elem / 4 : values;
+  return words + 2 * values / p.width;
+}
+
+/// How the ring moves `p`, which feeds operand A (`is_a`) or B of the dot planned `dp`: 16-byte
+/// cp.async copies where the operand lies in shared memory as its source does; else, for wgmma,
+/// through registers in the load's home (which the homes chose for the stores into the operand's
+/// layout). False: the ring cannot move it.
+bool plan_copies(RingLoad& p, const LoweringPlan& plan, const DotPlan& dp, bool is_a) {
+  ir::LoadOp ld(const_cast<ir::Op*>(p.load));
+  const ir::Value* v = p.load->result();
   // Copies go straight to shared memory and their pointers are recomputed, so they may use any
   // layout: 16 bytes per thread along the home's contiguous dimension (threads past the tile hold
   // copies and skip).
@@ -91,9 +144,14 @@ std::optional<RingLoad> find_load(const LoweringPlan& plan, const ir::ForOp& f, 
   if (fast >= 0)
     p.layout = blocked(v->type.shape, {fast, 1 - fast}, static_cast<int>(16 / ir::dtype_bytes(v->type.dtype)),
                        plan.threads());
-  p.width = access_width(plan.axis(), p.layout, ptr, ld.mask(), ld.other());
-  if (p.width * ir::dtype_bytes(v->type.dtype) != 16) return std::nullopt;
-  return p;
+  p.width = access_width(plan.axis(), p.layout, ld.ptr(), ld.mask(), ld.other());
+  bool copies = p.width * ir::dtype_bytes(v->type.dtype) == 16;
+  if (dp.kind != DotKind::Wgmma) return copies;
+  // wgmma reads the tile as the copies write it: contiguous where the copies run.
+  const WgmmaOperand& o = is_a ? dp.wa : dp.wb;
+  copies = copies && o.mn_major == (fast_dim(p.operand_layout()) == (is_a ? 0 : 1));
+  if (!copies) via_registers(p, plan, dp, is_a);
+  return true;
 }
 
 }  // namespace
@@ -118,12 +176,12 @@ LoopPlan plan_loop(const ir::Op& loop, const LoweringPlan& plan) {
   if (dp.kind != DotKind::MmaSync && dp.kind != DotKind::Wgmma) return plain;
   ir::DotOp d(const_cast<ir::Op*>(dot));
   std::optional<RingLoad> a = find_load(plan, f, d.lhs()), b = find_load(plan, f, d.rhs());
-  if (!a || !b) return plain;
+  if (!a || !b || !plan_copies(*a, plan, dp, true) || !plan_copies(*b, plan, dp, false)) return plain;
+  // Registers carried through the loop beside the accumulators: past about 176 in all, ptxas
+  // spills (measured over the bench and conformance kernels on sm_90a).
+  const int64_t carried = carried_registers(*a, plan.threads()) + carried_registers(*b, plan.threads());
+  if (carried > 0 && dp.acc.num_regs() + carried > 176) return plain;
   const bool wgmma = dp.kind == DotKind::Wgmma;
-  // wgmma reads the tiles as the copies write them: contiguous where the copies run.
-  if (wgmma && (dp.wa.mn_major != (fast_dim(a->operand_layout()) == 0) ||
-                dp.wb.mn_major != (fast_dim(b->operand_layout()) == 1)))
-    return plain;
   const int64_t elem = ir::dtype_bytes(d.lhs()->type.dtype);
   auto tile_bytes = [&](const ir::Value* v) {
     const int64_t bytes = v->type.numel() * elem;

@@ -51,21 +51,26 @@ void Lowerer::lower_load(const ir::Op& op) {
   Regs masks = ld.mask() ? regs(ld.mask(), l) : Regs{};
   Regs others = ld.other() ? regs(ld.other(), l) : Regs{};
   int64_t w = access_width(axis(), l, ld.ptr(), ld.mask(), ld.other());
-  int64_t align = w * ir::dtype_bytes(elem.dtype);
-  ir::Value* zero = ld.other() ? nullptr : b().constant(elem, 0);
-  ir::Value* always = const_bool(true);
-  Regs out(static_cast<size_t>(l.num_regs()));
-  std::vector<ir::Attribute> attrs = {{"align", align}, {"width", w}};
+  std::vector<ir::Attribute> attrs;
   if (const ir::AttrValue* c = op.find_attr("cache")) attrs.push_back({"cache", *c});
+  Regs out = global_loads(l, elem, ptrs, masks, others, w, attrs);
+  define_tile(r, l, out);
+}
+
+Regs Lowerer::global_loads(const Layout& l, Type elem, const Regs& ptrs, const Regs& masks,
+                           const Regs& others, int64_t w, std::vector<ir::Attribute> attrs) {
+  ir::Value* zero = others.empty() ? b().constant(elem, 0) : nullptr;
+  ir::Value* always = const_bool(true);
+  attrs.insert(attrs.begin(), {{"align", w * ir::dtype_bytes(elem.dtype)}, {"width", w}});
+  Regs out(static_cast<size_t>(l.num_regs()));
   for (int i = 0; i < l.num_regs(); i += static_cast<int>(w)) {
     std::vector<ir::Value*> operands = {ptrs[static_cast<size_t>(i)],
                                         masks.empty() ? always : masks[static_cast<size_t>(i)]};
     for (int j = 0; j < w; ++j) operands.push_back(others.empty() ? zero : others[static_cast<size_t>(i + j)]);
-    std::vector<Type> types(static_cast<size_t>(w), elem);
-    ir::Op* g = b().create(OpKind::GlobalLoad, operands, types, attrs);
+    ir::Op* g = b().create(OpKind::GlobalLoad, operands, std::vector<Type>(static_cast<size_t>(w), elem), attrs);
     for (int j = 0; j < w; ++j) out[static_cast<size_t>(i + j)] = g->result(static_cast<size_t>(j));
   }
-  define_tile(r, l, out);
+  return out;
 }
 
 void Lowerer::lower_store(const ir::Op& op) {

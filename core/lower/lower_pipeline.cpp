@@ -8,6 +8,11 @@
 /// nothing (zero fill). The loads' pointers and masks are recomputed for iteration j by substituting
 /// lb + j * step for the induction variable, and init + j * inc for a loop-carried pointer tile
 /// that starts at a free init and advances by a loop-invariant inc.
+///
+/// An operand that goes through registers (RingLoad::via_registers) takes the copies' place in
+/// the same stages: where the others' copies of iteration i + S - 1 are issued, its registers of
+/// that iteration (loaded one iteration earlier, carried by the loop) are stored, and the loads of
+/// iteration i + S are issued, so that each load has an iteration's time to arrive.
 #include <algorithm>
 #include <cmath>
 
@@ -120,6 +125,17 @@ void issue(Lowerer& lw, const RingLoad& p, const Operand& o, Shifted& at, ir::Va
   });
 }
 
+/// Loads `p`'s tile of iteration `j` (evaluated by `at`) into registers in p.layout; `valid`:
+/// the iteration exists (else the registers are zero and nothing is read).
+Regs load_ahead(Lowerer& lw, const RingLoad& p, Shifted& at, ir::Value* j, ir::Value* valid) {
+  ir::LoadOp ld(const_cast<ir::Op*>(p.load));
+  Regs ptrs = pointers(lw, p, at, j);
+  Regs masks = ld.mask() ? at.regs(ld.mask(), p.layout) : Regs(ptrs.size(), valid);
+  if (ld.mask())
+    for (ir::Value*& m : masks) m = lw.and_(m, valid);
+  return lw.global_loads(p.layout, p.load->result()->type.element(), ptrs, masks, {}, p.width);
+}
+
 }  // namespace
 
 /// A ring's state while its loop is emitted: the stage buffers of both operands, and the loop's
@@ -153,15 +169,47 @@ struct Ring : LoopExtension {
     ir::ForOp f(const_cast<ir::Op*>(&loop));
     lb = lb_, ub = ub_, step = step_;
     for (int s = 0; s < plan.prefetch; ++s) {
-      ir::Value* it = s ? lw.add(lb, lw.mul(step, lw.const_int(step->type.dtype, s))) : lb;
+      ir::Value* it = iteration(lb, s);
       ir::Value* valid = in_range(lw, it, ub, step);
       Shifted at(lw, *f.body(), it);
-      for (int i = 0; i < 2; ++i)
-        issue(lw, i == 0 ? plan.a : plan.b, i == 0 ? a : b, at, lw.const_int(DType::i32, s),
-              lw.const_int(DType::i32, s * stage_size[i]), stage_size[i] & -stage_size[i], valid);
+      ir::Value* j = lw.const_int(DType::i32, s);
+      for (int i = 0; i < 2; ++i) {
+        ir::Value* stage = lw.const_int(DType::i32, s * stage_size[i]);
+        if (load(i).via_registers) store(i, load_ahead(lw, load(i), at, j, valid), stage);
+        else issue(lw, load(i), operand(i), at, j, stage, stage_size[i] & -stage_size[i], valid);
+      }
       lw.b().create(OpKind::CpAsyncCommit, {}, {});
     }
-    return {lw.const_int(DType::i32, 0), lw.const_int(DType::i32, plan.prefetch), lw.const_int(DType::i32, 0)};
+    std::vector<ir::Value*> extra = {lw.const_int(DType::i32, 0), lw.const_int(DType::i32, plan.prefetch),
+                                     lw.const_int(DType::i32, 0)};
+    load_registers(lb, lw.const_int(DType::i32, 0), 0);
+    for (int i = 0; i < 2; ++i) extra.insert(extra.end(), ahead[i].begin(), ahead[i].end());
+    return extra;
+  }
+
+  const RingLoad& load(int i) const { return i == 0 ? plan.a : plan.b; }
+  Operand& operand(int i) { return i == 0 ? a : b; }
+  /// The induction variable `n` iterations after `from`.
+  ir::Value* iteration(ir::Value* from, int64_t n) {
+    return n ? lw.add(from, lw.mul(step, lw.const_int(step->type.dtype, n))) : from;
+  }
+
+  /// Stores registers `r` of operand i (in its load's layout) into the stage at element `stage`.
+  void store(int i, const Regs& r, ir::Value* stage) {
+    store_tile(lw, operand(i).tile, operand(i).row_dim, r, load(i).operand_layout(), stage);
+  }
+
+  /// Loads the registers of the operands that go through registers for the iteration
+  /// prefetch + `next` after `iv` (iteration count `count`; 0 and 0 before the loop) into ahead[].
+  void load_registers(ir::Value* iv, ir::Value* count, int next) {
+    if (!plan.a.via_registers && !plan.b.via_registers) return;
+    ir::ForOp f(const_cast<ir::Op*>(&loop));
+    ir::Value* it = iteration(iv, plan.prefetch + next);
+    ir::Value* valid = in_range(lw, it, ub, step);
+    Shifted at(lw, *f.body(), it);
+    ir::Value* j = lw.add(count, lw.const_int(DType::i32, plan.prefetch + next));
+    for (int i = 0; i < 2; ++i)
+      if (load(i).via_registers) ahead[i] = load_ahead(lw, load(i), at, j, valid);
   }
 
   /// Waits for this iteration's stage; prefetches the iteration S - 1 ahead here, or (async dot)
@@ -171,6 +219,11 @@ struct Ring : LoopExtension {
     read = extra.at(0);
     write = extra.at(1);
     count = extra.at(2);
+    auto carried = extra.begin() + 3;
+    for (int i = 0; i < 2; ++i) {
+      ahead[i].assign(carried, carried + static_cast<long>(ahead[i].size()));
+      carried += static_cast<long>(ahead[i].size());
+    }
     lw.b().create(OpKind::CpAsyncWait, {}, {}, {{"pending", int64_t{plan.prefetch - 1}}});
     // wgmma reads the copies through the async proxy.
     if (dot.kind == DotKind::Wgmma) lw.b().create(OpKind::FenceAsyncShared, {}, {});
@@ -188,22 +241,24 @@ struct Ring : LoopExtension {
     (i == 0 ? staged.a : staged.b) = r;
   }
 
-  /// Copies iteration i + prefetch into stage `write`, which iteration i + prefetch - stages
-  /// read: every thread is past that read (a barrier since). With `reads`, also stages this
+  /// Copies iteration i + prefetch into stage `write` (or stores the registers loaded for it),
+  /// which iteration i + prefetch - stages read: every thread is past that read (a barrier
+  /// since); then loads the registers of the iteration after. With `reads`, also stages this
   /// iteration's reads, operand by operand.
   void prefetch(bool reads) {
     ir::ForOp f(const_cast<ir::Op*>(&loop));
-    const int64_t ahead = plan.prefetch;
-    ir::Value* it = lw.add(iv, lw.mul(step, lw.const_int(step->type.dtype, ahead)));
+    ir::Value* it = iteration(iv, plan.prefetch);
     ir::Value* valid = in_range(lw, it, ub, step);
-    ir::Value* j = lw.add(count, lw.const_int(DType::i32, ahead));
+    ir::Value* j = lw.add(count, lw.const_int(DType::i32, plan.prefetch));
     Shifted at(lw, *f.body(), it);
     for (int i = 0; i < 2; ++i) {
       ir::Value* stage = lw.mul(write, lw.const_int(DType::i32, stage_size[i]));
-      issue(lw, i == 0 ? plan.a : plan.b, i == 0 ? a : b, at, j, stage, stage_size[i] & -stage_size[i], valid);
+      if (load(i).via_registers) store(i, ahead[i], stage);
+      else issue(lw, load(i), operand(i), at, j, stage, stage_size[i] & -stage_size[i], valid);
       if (reads) stage_reads(i);
     }
     lw.b().create(OpKind::CpAsyncCommit, {}, {});
+    load_registers(iv, count, 1);
   }
 
   /// An async dot's wait retired this warpgroup's wgmma of the previous iteration; after a
@@ -218,7 +273,9 @@ struct Ring : LoopExtension {
       ir::Value* wrap = lw.emit(OpKind::CmpEq, {n, lw.const_int(DType::i32, plan.stages)}, Type::scalar(DType::i1));
       return lw.emit(OpKind::Where, {wrap, lw.const_int(DType::i32, 0), n}, n->type);
     };
-    return {advance(read), advance(write), lw.add(count, lw.const_int(DType::i32, 1))};
+    std::vector<ir::Value*> extra = {advance(read), advance(write), lw.add(count, lw.const_int(DType::i32, 1))};
+    for (int i = 0; i < 2; ++i) extra.insert(extra.end(), ahead[i].begin(), ahead[i].end());
+    return extra;
   }
 
   /// An async dot's last group is still in flight: wait for it and read the accumulators from
@@ -238,22 +295,16 @@ struct Ring : LoopExtension {
   }
 
   /// Rebinds the loop result `r` (the async dot's accumulator) to its values after a
-  /// wgmma_wait 0, inside `if` the loop ran: on the path where it did not, the accumulator's
-  /// initial values are set by ordinary moves, which must not meet the wait (ptxas serializes
-  /// every wgmma of a kernel where non-wgmma instructions define accumulators in flight).
+  /// wgmma_wait 0. The wait is unconditional: where the loop did not run it has nothing to wait
+  /// for. (Waiting only where the loop ran made ptxas 13.0 serialize every wgmma of the kernels
+  /// whose loops carry registers: it could not tell that the path skipping the wait had no wgmma
+  /// in flight.)
   void wait_for(const ir::Value* r) {
     Regs acc = lw.regs(r, dot.acc);
     std::vector<Type> types;
     for (ir::Value* v : acc) types.push_back(v->type);
-    ir::Op* branch = lw.b().create(OpKind::If, {in_range(lw, lb, ub, step)}, types);
-    Lowerer::InsertPointGuard guard(lw);
-    lw.b().set_insertion_end(lw.b().add_region(branch));
     ir::Op* w = lw.b().create(OpKind::WgmmaWait, acc, types, {{"pending", int64_t{0}}});
-    lw.b().create(OpKind::Yield, std::vector<ir::Value*>(w->results.begin(), w->results.end()), {});
-    lw.b().set_insertion_end(lw.b().add_region(branch));
-    lw.b().create(OpKind::Yield, acc, {});
-    guard.restore();
-    lw.define_tile(r, dot.acc, Regs(branch->results.begin(), branch->results.end()));
+    lw.define_tile(r, dot.acc, Regs(w->results.begin(), w->results.end()));
   }
 
   Lowerer& lw;
@@ -263,6 +314,9 @@ struct Ring : LoopExtension {
   Operand a, b;              ///< the stage tiles (stage 0 at element 0 of their buffers)
   int64_t stage_size[2] = {};  ///< elements per stage of each
   StagedDot staged;          ///< the operands as this iteration's dot reads them
+  /// Of each operand that goes through registers: its registers of the iteration whose copies
+  /// come next (carried by the loop; loaded one iteration ahead of their store).
+  Regs ahead[2];
   ir::Value *lb = nullptr, *ub = nullptr, *step = nullptr;
   ir::Value *iv = nullptr, *read = nullptr, *write = nullptr, *count = nullptr;
 };

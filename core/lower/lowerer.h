@@ -134,6 +134,11 @@ class Lowerer : public ValueSource {
   Regs convert_through_shared(const Regs& r, const ir::Type& elem, const Layout& l);
   /// The coordinates of register `reg` of this thread in layout `l`, as i32 values.
   std::vector<ir::Value*> element_index(const Layout& l, int reg);
+  /// Global loads of the registers of layout `l` (element type `elem`) through `ptrs`, `w` per
+  /// vector; each vector where masks[i] (none: always) holds, else others[i..] (none: zero).
+  /// `attrs` beyond align and width (a cache hint) are passed on.
+  Regs global_loads(const Layout& l, ir::Type elem, const Regs& ptrs, const Regs& masks,
+                    const Regs& others, int64_t w, std::vector<ir::Attribute> attrs = {});
   /// Emits `body` inside `if (pred)` (directly when pred is the constant true).
   void guarded(ir::Value* pred, const std::function<void()>& body);
 

@@ -135,7 +135,8 @@ void store_operand(Lowerer& lw, const Operand& o, const Regs& r, const Layout& l
   store_tile(lw, o.tile, o.row_dim, r, l);
 }
 
-void store_tile(Lowerer& lw, const SmemTile& tile, int row_dim, const Regs& r, const Layout& l) {
+void store_tile(Lowerer& lw, const SmemTile& tile, int row_dim, const Regs& r, const Layout& l,
+                ir::Value* stage) {
   const int col_dim = 1 - row_dim;
   int run = 0;
   while (run < static_cast<int>(l.regs.size()) && l.regs[static_cast<size_t>(run)] == DimBit{col_dim, run}) ++run;
@@ -148,7 +149,8 @@ void store_tile(Lowerer& lw, const SmemTile& tile, int row_dim, const Regs& r, c
     for (int i = 0; i < l.num_regs(); i += static_cast<int>(width)) {
       const std::vector<int64_t> c = l.reg_coords(i);
       const int64_t off = tile.offset(c[static_cast<size_t>(row_dim)], c[static_cast<size_t>(col_dim)]);
-      std::vector<ir::Value*> operands = {xor_(lw, base, off)};
+      ir::Value* idx = xor_(lw, base, off);
+      std::vector<ir::Value*> operands = {stage ? lw.add(idx, stage) : idx};
       for (int j = 0; j < width; ++j) operands.push_back(r[static_cast<size_t>(i + j)]);
       lw.b().create(OpKind::SharedStore, operands, {},
                     {{"buffer", int64_t{tile.buffer}}, {"width", width}});

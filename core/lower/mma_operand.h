@@ -88,8 +88,10 @@ Operand make_operand(bool is_a, ir::DType dtype, const ir::Shape& shape, int fas
 /// Each owner thread writes its registers of the operand (in layout `l`) into the tile, as vectors
 /// of the registers that run along the tile's rows (at most 16 bytes, 8 elements).
 void store_operand(Lowerer& lw, const Operand& o, const Regs& r, const Layout& l);
-/// The same for any tile whose rows run along coordinate `row_dim` of the value.
-void store_tile(Lowerer& lw, const SmemTile& tile, int row_dim, const Regs& r, const Layout& l);
+/// The same for any tile whose rows run along coordinate `row_dim` of the value; `stage` (an i32
+/// element offset, or null) moves the tile.
+void store_tile(Lowerer& lw, const SmemTile& tile, int row_dim, const Regs& r, const Layout& l,
+                ir::Value* stage = nullptr);
 /// Emits the thread part of the fragment reads' indices, plus `stage_offset` (an i32 element
 /// offset, or null), into o.read_base. Call before fragments().
 void prepare_reads(Lowerer& lw, Operand& o, ir::Value* stage_offset);

@@ -59,7 +59,9 @@ std::string LoopPlan::str(const std::unordered_map<const ir::Value*, std::string
      << ", feeding " << name_of(names, dot->result());
   for (const RingLoad* l : {&a, &b}) {
     os << "\n    " << (l == &a ? "a" : "b") << " " << name_of(names, l->load->result())
-       << (l->transposed ? " (transposed)" : "") << ": " << l->width << " per copy, "
+       << (l->transposed ? " (transposed)" : "")
+       << (l->via_registers ? ": through registers, " + std::to_string(l->width) + " per load, "
+                            : ": " + std::to_string(l->width) + " per copy, ")
        << l->layout.str();
     if (l->iter_arg >= 0)
       os << ", pointer from " << name_of(names, l->init) << " + iteration x "

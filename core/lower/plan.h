@@ -68,7 +68,8 @@ struct DotPlan {
 enum class LoopKind {
   Plain,        ///< one iteration after another
   CpAsyncRing,  ///< the loads feeding its one tensor-core dot prefetched num_stages - 1
-                ///< iterations ahead into a ring of shared buffers, by cp.async
+                ///< iterations ahead into a ring of shared buffers, by cp.async (or through
+                ///< registers, for an operand whose layout there is not its source's)
 };
 std::string_view loop_kind_name(LoopKind kind);
 
@@ -76,8 +77,12 @@ std::string_view loop_kind_name(LoopKind kind);
 struct RingLoad {
   const ir::Op* load = nullptr;
   bool transposed = false;          ///< the dot reads permute(load, [1, 0])
-  Layout layout;                    ///< the copies' layout, in the load's coordinates
-  int64_t width = 1;                ///< elements per 16-byte copy
+  /// The tile cannot be copied as it lies (a wgmma operand of 32- or 8-bit elements must be
+  /// K-major in shared memory; cp.async only copies along the source's contiguous dimension): it
+  /// is loaded into registers one iteration before it is stored into its stage.
+  bool via_registers = false;
+  Layout layout;                    ///< the copies' (or loads') layout, in the load's coordinates
+  int64_t width = 1;                ///< elements per 16-byte copy (per vector load)
   int iter_arg = -1;                ///< the pointer is this loop-carried value (index), or -1
   const ir::Value* init = nullptr;  ///< ... starting at this free value
   const ir::Value* inc = nullptr;   ///< ... advanced by this loop-invariant offset
@@ -164,8 +169,9 @@ void plan_wgmma_operands(DotPlan& plan, const ir::Op& dot, const Homes& homes);
 /// The plan of one loop (loop_plan.cpp): a cp.async ring when the target has cp.async,
 /// num_stages > 1, and the loop body's one tensor-core dot reads two loads (directly or
 /// transposed) whose pointers and masks can be evaluated at later iterations, with 16-byte
-/// copies, and num_stages buffers of both operands (at least two) fit in shared memory beside
-/// one f32 accumulator conversion; else Plain.
+/// copies (a wgmma operand that cannot be copied as it lies goes through registers instead), and
+/// num_stages buffers of both operands (at least two) fit in shared memory beside one f32
+/// accumulator conversion; else Plain.
 LoopPlan plan_loop(const ir::Op& loop, const LoweringPlan& plan);
 
 /// The widest vector (in elements) an access in layout `l` through `ptr` can use: registers 0..w-1

@@ -5,6 +5,7 @@
 // consecutive rows x 2 adjacent chunks, each land in 8 distinct groups of 4 banks.
 #include <doctest/doctest.h>
 
+#include <map>
 #include <set>
 
 #include "core/lower/mma_operand.h"
@@ -74,4 +75,50 @@ TEST_CASE("smem tile: ldmatrix rows and scalar fragment reads hit distinct banks
           CHECK(groups.size() == 8);
         }
     }
+}
+
+namespace {
+
+/// Do the 32 lanes of warp 0 store register `reg` of `l` into `t` (rows along `row_dim`) without
+/// a bank conflict: each bank that several lanes hit, hit at one 4-byte word?
+bool conflict_free(const tessera::lower::Layout& l, const SmemTile& t, int row_dim, int elem, int reg) {
+  std::map<int64_t, int64_t> word_of_bank;
+  for (int64_t lane = 0; lane < 32; ++lane) {
+    const std::vector<int64_t> c = l.coords(reg, lane);
+    const int64_t word = t.offset(c[static_cast<size_t>(row_dim)], c[static_cast<size_t>(1 - row_dim)]) * elem / 4;
+    auto [it, fresh] = word_of_bank.emplace(word % 32, word);
+    if (!fresh && it->second != word) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("staging layout: loads as wide as asked, one-by-one stores into wgmma tiles conflict-free") {
+  using tessera::lower::staging_layout;
+  struct Case {
+    int elem;
+    int64_t k, n;       // a B operand [K, N], N contiguous at the source, K-major in the tile
+    int64_t threads;
+    int vec;            // elements per global load along N
+  };
+  for (const Case& c : {Case{4, 32, 64, 128, 4}, Case{4, 32, 128, 256, 4}, Case{4, 32, 256, 256, 4},
+                        Case{4, 32, 64, 128, 1}, Case{1, 64, 128, 256, 16}, Case{1, 128, 128, 128, 16}}) {
+    CAPTURE(c.elem);
+    CAPTURE(c.n);
+    CAPTURE(c.vec);
+    // K-major: rows run along N (dim 1), K contiguous; swizzle as wide as K's bytes allow.
+    const int64_t swizzle = std::min<int64_t>(128, c.k * c.elem);
+    const SmemTile t = SmemTile::wgmma(0, 0, c.n, c.k, c.elem, swizzle);
+    const tessera::lower::Layout l =
+        staging_layout({c.k, c.n}, 1, c.vec, c.threads, 32, c.elem, [&](const std::vector<int64_t>& x) {
+          return t.offset(x[1], x[0]) * c.elem;
+        });
+    l.check();
+    for (int b = 0; b < tessera::lower::log2_exact(c.vec); ++b)
+      CHECK(l.regs[static_cast<size_t>(b)] == tessera::lower::DimBit{1, b});
+    int bad = 0;
+    for (int r = 0; r < l.num_regs(); ++r) bad += !conflict_free(l, t, 1, c.elem, r);
+    CHECK(bad == 0);
+  }
 }

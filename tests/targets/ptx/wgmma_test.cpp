@@ -128,6 +128,7 @@ TEST_CASE("ptx wgmma: matmuls lower to wgmma on sm_90a with no spills or seriali
       {DType::f16, 128, 256, 64, 8, 4, "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16"},
       {DType::bf16, 128, 128, 64, 4, 4, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"},
       {DType::f32, 128, 128, 32, 8, 3, "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32"},
+      {DType::f32, 256, 128, 32, 8, 4, "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32"},
       {DType::i8, 128, 128, 128, 8, 3, "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8"},
   };
   for (const Case& c : cases) {
@@ -138,6 +139,8 @@ TEST_CASE("ptx wgmma: matmuls lower to wgmma on sm_90a with no spills or seriali
         *tile, profile("cuda-sm_90a"), {.num_warps = c.warps, .num_stages = c.stages});
     CHECK(a.ptx.find(c.text) != std::string::npos);
     CHECK(a.ptx.find("mma.sync") == std::string::npos);
+    // Every loop is a ring: tf32's N-major B goes through registers beside A's copies.
+    CHECK(a.ptx.find("cp.async.cg.shared.global") != std::string::npos);
     Assembled as = assemble(a.ptx, "sm_90a", "-v");
     if (!as.ran) {
       MESSAGE("SKIP: ptxas not found: PTX not assembled");
@@ -146,7 +149,8 @@ TEST_CASE("ptx wgmma: matmuls lower to wgmma on sm_90a with no spills or seriali
     INFO("ptxas -v says:\n", as.log);
     CHECK(as.ok);
     CHECK(as.log.find("0 bytes spill stores, 0 bytes spill loads") != std::string::npos);
-    CHECK(as.log.find("C7515") == std::string::npos);  // wgmma serialized
+    CHECK(as.log.find("C7515") == std::string::npos);  // wgmma serialized (accumulators defined)
+    CHECK(as.log.find("C7514") == std::string::npos);  // wgmma serialized (accumulators read)
     // sm_80 keeps mma.sync for the same kernel (where its tiles fit sm_80's shared memory).
     if (c.bn > 128) continue;
     const tessera::target::Artifact old = tessera::targets::compile(
