@@ -1,6 +1,6 @@
 /// \file dot on Hopper's warpgroup tensor cores (DotKind::Wgmma): A and B lie in swizzled shared
-/// memory in wgmma's layout (stored there from registers here, or copied there by a ring:
-/// lower_pipeline.cpp); each k step issues one wgmma per instruction tile of each warpgroup,
+/// memory in wgmma's layout (stored there from registers here, or put there by a ring, copied or
+/// through registers: lower_pipeline.cpp); each k step issues one wgmma per instruction tile of each warpgroup,
 /// reading the operands through their layouts; the accumulator stays in registers in the wgmma
 /// layout. Outside a ring the dot waits for its wgmma before returning; in an async ring the
 /// last group stays in flight into the next iteration.
