@@ -148,8 +148,9 @@ Layout blocked(const ir::Shape& shape, const std::vector<int>& order, int vec, i
   return l;
 }
 
-Layout staging_layout(const ir::Shape& shape, int fast, int vec, int64_t threads, int lanes,
-                      int store_bytes, const std::function<int64_t(const std::vector<int64_t>&)>& byte_offset) {
+Layout staging_layout(const ir::Shape& shape, int fast, int vec, int store_dim, int store_vec,
+                      int elem_bytes, int64_t threads, int lanes,
+                      const std::function<int64_t(const std::vector<int64_t>&)>& byte_offset) {
   Layout l;
   l.shape = shape;
   std::vector<DimBit> fill;  // coordinate bits not yet placed, fast's first
@@ -160,7 +161,20 @@ Layout staging_layout(const ir::Shape& shape, int fast, int vec, int64_t threads
     fill.erase(fill.begin() + static_cast<long>(i));
     return b;
   };
-  for (int i = 0; i < log2_exact(vec) && !fill.empty(); ++i) l.regs.push_back(take(0));
+  // Register bits: the load vector, then the store vector, within the elements per thread.
+  const int per_thread = std::max(0, log2_exact(shape[0]) + log2_exact(shape[1]) - log2_exact(threads));
+  const int vec_bits = std::min(log2_exact(vec), per_thread);
+  for (int i = 0; i < vec_bits && !fill.empty(); ++i) l.regs.push_back(take(0));
+  int store_bits = 0;
+  if (store_dim != fast) {
+    store_bits = std::min(log2_exact(store_vec), per_thread - vec_bits);
+    for (int i = 0; i < store_bits; ++i) {
+      auto it = std::find(fill.begin(), fill.end(), DimBit{store_dim, i});
+      if (it == fill.end()) break;
+      l.regs.push_back(take(static_cast<size_t>(it - fill.begin())));
+    }
+  }
+  const int store_bytes = std::min(16, (store_dim == fast ? 1 << vec_bits : 1 << store_bits) * elem_bytes);
   // A store phase: 128 bytes of banks in units of max(store_bytes, 4); a lane bit is good when the
   // bank unit it moves to is independent (over GF(2)) of the phase's other lane bits', or when
   // it stays inside one 32-bit word (bytes of one word are written together).

@@ -75,12 +75,16 @@ int64_t staging_elements(const ir::Shape& shape, int elem_bytes);
 Layout blocked(const ir::Shape& shape, const std::vector<int>& order, int vec, int64_t threads);
 /// A 2-D tile's layout for loading it from global memory `vec` elements at a time along `fast`
 /// and storing it into shared memory at byte offsets `byte_offset(coords)` (XOR-linear in the
-/// coordinates' bits, as swizzled tiles are) in stores of `store_bytes`: the registers start with
-/// the load vector; the lanes of one store phase (128 bytes of the 32 banks) take coordinate bits
-/// that move the stores to distinct banks, fast's first, so that the stores are conflict-free;
-/// the other lanes, warps and registers take the rest, fast's first (coalesced loads).
-Layout staging_layout(const ir::Shape& shape, int fast, int vec, int64_t threads, int lanes,
-                      int store_bytes, const std::function<int64_t(const std::vector<int64_t>&)>& byte_offset);
+/// coordinates' bits, as swizzled tiles are), in vectors of up to `store_vec` elements along
+/// `store_dim` (the shared tile's contiguous dimension): the registers start with the load vector,
+/// then (when store_dim is not fast) the store vector, as far as the tile has elements per thread
+/// (a thread then holds a vec x store_vec block and transposes it for free); the lanes of one
+/// store phase (128 bytes of the 32 banks) take coordinate bits that move the stores to distinct
+/// banks, fast's first, so that the stores are conflict-free; the other lanes, warps and
+/// registers take the rest, fast's first (coalesced loads).
+Layout staging_layout(const ir::Shape& shape, int fast, int vec, int store_dim, int store_vec,
+                      int elem_bytes, int64_t threads, int lanes,
+                      const std::function<int64_t(const std::vector<int64_t>&)>& byte_offset);
 /// The default layout of a tile: blocked, row-major order, vec 1 (or a scalar layout).
 Layout default_layout(const ir::Shape& shape, int64_t threads);
 

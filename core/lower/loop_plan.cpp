@@ -106,10 +106,9 @@ void via_registers(RingLoad& p, const LoweringPlan& plan, const DotPlan& dp, boo
   const int op_fast = p.transposed ? 1 - fast : fast;
   int row_dim = 0;
   const detail::SmemTile tile = detail::wgmma_tile(dp, is_a, shape, 0, 0, &row_dim);
-  // Registers along the tile's rows are stored one by one; along its columns, as vectors.
-  const int store = op_fast == 1 - row_dim ? std::min(vec * elem, 16) : elem;
-  Layout l = staging_layout(shape, op_fast, vec, plan.threads(), plan.target().subgroup_size, store,
-                            [&](const std::vector<int64_t>& c) {
+  // Stores run along the tile's columns (its contiguous dimension), 16 bytes at most.
+  Layout l = staging_layout(shape, op_fast, vec, 1 - row_dim, 16 / elem, elem, plan.threads(),
+                            plan.target().subgroup_size, [&](const std::vector<int64_t>& c) {
                               return tile.offset(c[static_cast<size_t>(row_dim)],
                                                  c[static_cast<size_t>(1 - row_dim)]) * elem;
                             });

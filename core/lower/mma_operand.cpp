@@ -138,20 +138,35 @@ void store_operand(Lowerer& lw, const Operand& o, const Regs& r, const Layout& l
 void store_tile(Lowerer& lw, const SmemTile& tile, int row_dim, const Regs& r, const Layout& l,
                 ir::Value* stage) {
   const int col_dim = 1 - row_dim;
-  int run = 0;
-  while (run < static_cast<int>(l.regs.size()) && l.regs[static_cast<size_t>(run)] == DimBit{col_dim, run}) ++run;
+  // The register bits holding the low column bits (anywhere in the register index: a thread may
+  // hold a block loaded along the rows and store it along the columns).
+  std::vector<int> col_bits;
+  for (;;) {
+    auto it = std::find(l.regs.begin(), l.regs.end(), DimBit{col_dim, static_cast<int>(col_bits.size())});
+    if (it == l.regs.end()) break;
+    col_bits.push_back(static_cast<int>(it - l.regs.begin()));
+  }
   // Vectors stay within a 16-byte chunk (and so within a block).
-  const int64_t width = std::min<int64_t>({int64_t{1} << run, tile.vec, 8});
+  const int64_t width = std::min<int64_t>({int64_t{1} << col_bits.size(), tile.vec, 8});
+  col_bits.resize(static_cast<size_t>(log2_exact(width)));
+  int vector_mask = 0;
+  for (int b : col_bits) vector_mask |= 1 << b;
   ir::Value* base = lw.at_entry("smem:" + tile.key() + "|" + std::to_string(row_dim) + "|" + l.str(), [&] {
     return tile.index(lw, lw.thread_coord(l, row_dim), lw.thread_coord(l, col_dim));
   });
   lw.guarded(lw.owner(l), [&] {
-    for (int i = 0; i < l.num_regs(); i += static_cast<int>(width)) {
+    for (int i = 0; i < l.num_regs(); ++i) {
+      if (i & vector_mask) continue;
       const std::vector<int64_t> c = l.reg_coords(i);
       const int64_t off = tile.offset(c[static_cast<size_t>(row_dim)], c[static_cast<size_t>(col_dim)]);
       ir::Value* idx = xor_(lw, base, off);
       std::vector<ir::Value*> operands = {stage ? lw.add(idx, stage) : idx};
-      for (int j = 0; j < width; ++j) operands.push_back(r[static_cast<size_t>(i + j)]);
+      for (int j = 0; j < width; ++j) {
+        int reg = i;  // register i with the vector's bits set to j's
+        for (size_t k = 0; k < col_bits.size(); ++k)
+          if (j >> k & 1) reg |= 1 << col_bits[k];
+        operands.push_back(r[static_cast<size_t>(reg)]);
+      }
       lw.b().create(OpKind::SharedStore, operands, {},
                     {{"buffer", int64_t{tile.buffer}}, {"width", width}});
     }
