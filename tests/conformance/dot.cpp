@@ -253,6 +253,8 @@ void register_dot(std::vector<Case>& out) {
       {"wg_tf32_96x80x96", f32, f32, false, 96, 80, 96, 64, 64, 32},
       {"wg_tf32_trans_b", f32, f32, false, 64, 64, 96, 64, 64, 32, false, true},
       {"wg_int8_64x64x256", DType::i8, DType::i32, false, 64, 64, 256, 64, 64, 128},
+      // K = 0: the ring's loop never runs; its wait after the loop has nothing in flight.
+      {"wg_tf32_empty_k", f32, f32, false, 64, 64, 0, 64, 64, 32},
       {"wg_trans_a", f16, f32, false, 64, 64, 64, 64, 64, 32, true, false},
       {"wg_trans_ab", DType::bf16, f32, false, 70, 64, 80, 64, 64, 16, true, true},
   };
