@@ -1,6 +1,8 @@
 /// \file Buffer operations: range checks, then the device stream does the work.
 #include "runtime/buffer.h"
 
+#include <limits>
+
 #include "core/support/error.h"
 
 namespace tessera {
@@ -30,10 +32,27 @@ namespace detail {
 void buffer_count_error(const char* what, size_t given, size_t size) {
   fail(ErrorKind::Argument, "buffer ", what, " of ", given, " elements into a buffer of ", size);
 }
+
+size_t checked_bytes(const char* what, size_t count, size_t element_bytes) {
+  if (element_bytes && count > std::numeric_limits<size_t>::max() / element_bytes)
+    fail(ErrorKind::Argument, what, " of ", count, " elements of ", element_bytes,
+         " bytes: the byte count overflows",
+         count > size_t{1} << 63 ? " (a negative count converted to an unsigned size?)" : "");
+  return count * element_bytes;
+}
 }  // namespace detail
+
+namespace {
+/// No device has 2^56 bytes (64 PiB); larger requests fail before any size arithmetic of the
+/// allocators (rounding up to their granularity) can wrap.
+constexpr size_t kMaxAllocation = size_t{1} << 56;
+}  // namespace
 
 BufferBase BufferBase::allocate(const std::shared_ptr<rt::DeviceImpl>& device, size_t bytes,
                                 ir::DType dtype) {
+  if (bytes > kMaxAllocation)
+    fail(ErrorKind::OutOfMemory, device->info().name, ": cannot allocate ", bytes,
+         " bytes (more than any device has)");
   BufferBase b;
   b.device_ = device;
   b.alloc_ = device->allocate(bytes);
@@ -54,7 +73,7 @@ BufferBase BufferBase::wrap(const std::shared_ptr<rt::DeviceImpl>& device, uint6
 
 void BufferBase::upload_bytes(const void* src, size_t bytes, size_t offset, Stream* stream) const {
   require_valid(*this, "upload");
-  if (offset + bytes > bytes_)
+  if (bytes > bytes_ || offset > bytes_ - bytes)
     fail(ErrorKind::Argument, "upload of ", bytes, " bytes at offset ", offset, " overruns a buffer of ",
          bytes_, " bytes");
   if (bytes == 0) return;
@@ -63,7 +82,7 @@ void BufferBase::upload_bytes(const void* src, size_t bytes, size_t offset, Stre
 
 void BufferBase::download_bytes(void* dst, size_t bytes, size_t offset, Stream* stream) const {
   require_valid(*this, "download");
-  if (offset + bytes > bytes_)
+  if (bytes > bytes_ || offset > bytes_ - bytes)
     fail(ErrorKind::Argument, "download of ", bytes, " bytes at offset ", offset,
          " overruns a buffer of ", bytes_, " bytes");
   stream_of(device_, stream)->download(alloc_, offset_ + offset, dst, bytes);
@@ -90,9 +109,13 @@ void BufferBase::copy_bytes_from(const BufferBase& src, Stream* stream) const {
 
 BufferBase BufferBase::sub(size_t offset_bytes, size_t bytes) const {
   require_valid(*this, "slice");
-  if (offset_bytes + bytes > bytes_)
-    fail(ErrorKind::Argument, "slice [", offset_bytes, ", ", offset_bytes + bytes,
-         ") bytes is outside a buffer of ", bytes_, " bytes");
+  if (bytes > bytes_ || offset_bytes > bytes_ - bytes) {
+    if (offset_bytes <= std::numeric_limits<size_t>::max() - bytes)
+      fail(ErrorKind::Argument, "slice [", offset_bytes, ", ", offset_bytes + bytes,
+           ") bytes is outside a buffer of ", bytes_, " bytes");
+    fail(ErrorKind::Argument, "slice of ", bytes, " bytes at byte ", offset_bytes,
+         " is outside a buffer of ", bytes_, " bytes");
+  }
   BufferBase b = *this;
   b.offset_ += offset_bytes;
   b.bytes_ = bytes;

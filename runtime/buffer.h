@@ -12,6 +12,12 @@
 
 namespace tessera {
 
+namespace detail {
+/// count * element_bytes, or an Argument error naming `what` and the count when the product does
+/// not fit (a negative count converted to size_t lands here too).
+size_t checked_bytes(const char* what, size_t count, size_t element_bytes);
+}  // namespace detail
+
 /// An untyped view of device memory: an allocation, a byte range in it, and an element dtype.
 class BufferBase {
  public:
@@ -90,7 +96,8 @@ class Buffer : public BufferBase {
   void copy_from(const Buffer<T>& src, Stream* stream = nullptr) const { copy_bytes_from(src, stream); }
   /// Elements [offset, offset + count) as a buffer sharing this memory.
   Buffer<T> slice(size_t offset, size_t count) const {
-    return Buffer<T>(sub(offset * sizeof(T), count * sizeof(T)));
+    return Buffer<T>(sub(detail::checked_bytes("slice offset", offset, sizeof(T)),
+                         detail::checked_bytes("slice", count, sizeof(T))));
   }
 
  private:

@@ -32,7 +32,8 @@ class Device {
 
   template <class T>
   Buffer<T> alloc(size_t count) const {
-    return Buffer<T>(BufferBase::allocate(impl_, count * sizeof(T), tl::dtype_of<T>()));
+    return Buffer<T>(BufferBase::allocate(impl_, detail::checked_bytes("alloc", count, sizeof(T)),
+                                          tl::dtype_of<T>()));
   }
   template <class T>
   Buffer<T> upload(std::span<const T> data) const {

@@ -77,6 +77,32 @@ TEST_CASE("runtime: buffers upload, download, fill, copy and slice") {
   CHECK(msg == "buffer upload of 1000 elements into a buffer of 10");
 }
 
+TEST_CASE("runtime: sizes that overflow are errors, not huge or empty buffers") {
+  Device dev = Device::open("host");
+  // A negative count converted to size_t: the byte count overflows.
+  std::string msg = error_of([&] { dev.alloc<float>(static_cast<size_t>(-1)); }, ErrorKind::Argument);
+  CHECK(msg == "alloc of 18446744073709551615 elements of 4 bytes: the byte count overflows (a negative "
+               "count converted to an unsigned size?)");
+  // 2^62 floats: 2^64 bytes wrap to 0.
+  msg = error_of([&] { dev.alloc<float>(size_t{1} << 62); }, ErrorKind::Argument);
+  CHECK(msg == "alloc of 4611686018427387904 elements of 4 bytes: the byte count overflows");
+  // Representable, but more than any device has (the allocators' rounding would wrap).
+  msg = error_of([&] { dev.alloc<uint8_t>(static_cast<size_t>(-8)); }, ErrorKind::OutOfMemory);
+  CHECK(msg == "host: cannot allocate 18446744073709551608 bytes (more than any device has)");
+  auto b = dev.alloc<int>(10);
+  // Slices whose offset or end wraps around.
+  msg = error_of([&] { b.slice(static_cast<size_t>(-1), 2); }, ErrorKind::Argument);
+  CHECK(msg.find("slice offset of 18446744073709551615 elements of 4 bytes: the byte count overflows") == 0);
+  msg = error_of([&] { b.slice(2, (size_t{1} << 62) - 1); }, ErrorKind::Argument);
+  CHECK(msg == "slice of 18446744073709551612 bytes at byte 8 is outside a buffer of 40 bytes");
+  msg = error_of([&] { b.slice(size_t{1} << 61, size_t{1} << 61); }, ErrorKind::Argument);
+  CHECK(msg == "slice of 9223372036854775808 bytes at byte 9223372036854775808 is outside a buffer of "
+               "40 bytes");
+  // The buffer is untouched and still works.
+  b.fill(3);
+  CHECK(b.download() == std::vector<int>(10, 3));
+}
+
 TEST_CASE("runtime: a kernel launches, and is traced once per specialization") {
   Device dev = Device::open("host");
   const int n = 3000;
