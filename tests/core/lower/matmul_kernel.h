@@ -3,7 +3,12 @@
 /// tests.
 #pragma once
 
+#include <memory>
+#include <string>
+#include <vector>
+
 #include "core/lang/tl.h"
+#include "core/lang/trace.h"
 
 namespace matmul_test {
 
@@ -32,6 +37,41 @@ inline void matmul_kernel(tl::pointer a_ptr, tl::pointer b_ptr, tl::pointer c_pt
   }
   auto c_ptrs = c_ptr + rm[{_, None}] * stride_cm + rn[{None, _}];
   tl::store(c_ptrs, tl::maximum(acc, 0), (rm[{_, None}] < M) & (rn[{None, _}] < N));
+}
+
+/// Traced argument descriptions: a pointer (and an i32) known divisible by 16, a constant.
+inline tl::ArgSpec ptr_arg(tessera::ir::DType t) {
+  tl::ArgSpec s;
+  s.dtype = t;
+  s.divisible_by_16 = true;
+  return s;
+}
+inline tl::ArgSpec i32_arg() {
+  tl::ArgSpec s;
+  s.divisible_by_16 = true;
+  return s;
+}
+inline tl::ArgSpec const_arg(int64_t v, tl::ConstValue::Kind kind = tl::ConstValue::Kind::Int) {
+  tl::ArgSpec s;
+  s.value.kind = kind;
+  s.value.i = v;
+  return s;
+}
+
+/// matmul_kernel traced for `in` inputs (i32 accumulation for i8, else f32) with BM x BN x BK
+/// tiles: pointers and integer arguments divisible by 16, IEEE f32 inputs on request.
+inline std::unique_ptr<tessera::ir::Module> trace_matmul(tessera::ir::DType in, int bm, int bn, int bk,
+                                                         bool ieee = false) {
+  using tessera::ir::DType;
+  const DType acc = in == DType::i8 ? DType::i32 : DType::f32;
+  const tl::ArgSpec i32 = i32_arg();
+  std::vector<tl::ArgSpec> specs = {ptr_arg(in), ptr_arg(in), ptr_arg(acc), i32, i32, i32, i32, i32, i32,
+                                    const_arg(bm), const_arg(bn), const_arg(bk),
+                                    const_arg(static_cast<int64_t>(acc), tl::ConstValue::Kind::DType),
+                                    const_arg(ieee, tl::ConstValue::Kind::Bool)};
+  std::vector<std::string> names = {"a", "b", "c", "M", "N", "K", "sam", "sbk", "scm",
+                                    "BM", "BN", "BK", "ACC", "IEEE"};
+  return tl::trace(matmul_kernel, "matmul", names, specs);
 }
 
 }  // namespace matmul_test

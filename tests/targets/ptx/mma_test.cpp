@@ -19,43 +19,23 @@ using ir::DType;
 
 using matmul_test::matmul_kernel;
 
-tl::ArgSpec ptr(DType t) {
-  tl::ArgSpec s;
-  s.dtype = t;
-  s.divisible_by_16 = true;
-  return s;
-}
-tl::ArgSpec i32() {
-  tl::ArgSpec s;
-  s.divisible_by_16 = true;
-  return s;
-}
-tl::ArgSpec cst(int64_t v, tl::ConstValue::Kind kind = tl::ConstValue::Kind::Int) {
-  tl::ArgSpec s;
-  s.value.kind = kind;
-  s.value.i = v;
-  return s;
-}
+using matmul_test::const_arg;
+using matmul_test::i32_arg;
+using matmul_test::ptr_arg;
 
 std::unique_ptr<ir::Module> matmul(DType in, bool ieee = false) {
-  const DType acc = in == DType::i8 ? DType::i32 : DType::f32;
-  std::vector<tl::ArgSpec> specs = {ptr(in), ptr(in), ptr(acc), i32(), i32(), i32(), i32(), i32(),
-                                    i32(), cst(64), cst(64), cst(32),
-                                    cst(static_cast<int64_t>(acc), tl::ConstValue::Kind::DType),
-                                    cst(ieee, tl::ConstValue::Kind::Bool)};
-  std::vector<std::string> names = {"a", "b", "c", "M", "N", "K", "sam", "sbk", "scm",
-                                    "BM", "BN", "BK", "ACC", "IEEE"};
-  auto m = tl::trace(matmul_kernel, "matmul", names, specs);
+  auto m = matmul_test::trace_matmul(in, 64, 64, 32, ieee);
   tessera::passes::optimize(*m);
   return m;
 }
 
 /// The sample itself: f32 inputs (TF32 dot), 64x64x32 blocks, unit inner strides.
 std::unique_ptr<ir::Module> sample() {
-  tl::ArgSpec f32 = ptr(DType::f32), one;
+  tl::ArgSpec f32 = ptr_arg(DType::f32), one;
   one.equal_to_one = true;
-  std::vector<tl::ArgSpec> specs = {f32, f32, f32, i32(), i32(), i32(), i32(), one, i32(), one,
-                                    i32(), one, cst(64), cst(64), cst(32)};
+  std::vector<tl::ArgSpec> specs = {f32,       f32,       f32,          i32_arg(),    i32_arg(),
+                                    i32_arg(), i32_arg(), one,          i32_arg(),    one,
+                                    i32_arg(), one,       const_arg(64), const_arg(64), const_arg(32)};
   std::vector<std::string> names;
   for (size_t i = 0; i < specs.size(); ++i) names.push_back("p" + std::to_string(i));
   auto m = tl::trace(samples::matmul_relu_kernel, "matmul_relu", names, specs);

@@ -87,36 +87,6 @@ TEST_CASE("ptx wgmma: a target without the wgmma capability refuses it, naming t
         std::string::npos);
 }
 
-tl::ArgSpec ptr(DType t) {
-  tl::ArgSpec s;
-  s.dtype = t;
-  s.divisible_by_16 = true;
-  return s;
-}
-tl::ArgSpec i32() {
-  tl::ArgSpec s;
-  s.divisible_by_16 = true;
-  return s;
-}
-tl::ArgSpec cst(int64_t v, tl::ConstValue::Kind kind = tl::ConstValue::Kind::Int) {
-  tl::ArgSpec s;
-  s.value.kind = kind;
-  s.value.i = v;
-  return s;
-}
-
-/// The matmul of tests/core/lower/matmul_kernel.h for `in`, BM x BN x BK tiles.
-std::unique_ptr<ir::Module> matmul(DType in, int bm, int bn, int bk) {
-  const DType acc = in == DType::i8 ? DType::i32 : DType::f32;
-  std::vector<tl::ArgSpec> specs = {ptr(in), ptr(in), ptr(acc), i32(), i32(), i32(), i32(), i32(),
-                                    i32(), cst(bm), cst(bn), cst(bk),
-                                    cst(static_cast<int64_t>(acc), tl::ConstValue::Kind::DType),
-                                    cst(false, tl::ConstValue::Kind::Bool)};
-  std::vector<std::string> names = {"a", "b", "c", "M", "N", "K", "sam", "sbk", "scm",
-                                    "BM", "BN", "BK", "ACC", "IEEE"};
-  return tl::trace(matmul_test::matmul_kernel, "matmul", names, specs);
-}
-
 TEST_CASE("ptx wgmma: matmuls lower to wgmma on sm_90a with no spills or serialization") {
   struct Case {
     DType in;
@@ -134,7 +104,7 @@ TEST_CASE("ptx wgmma: matmuls lower to wgmma on sm_90a with no spills or seriali
   for (const Case& c : cases) {
     CAPTURE(ir::dtype_name(c.in));
     CAPTURE(c.bn);
-    auto tile = matmul(c.in, c.bm, c.bn, c.bk);
+    auto tile = matmul_test::trace_matmul(c.in, c.bm, c.bn, c.bk);
     const tessera::target::Artifact a = tessera::targets::compile(
         *tile, profile("cuda-sm_90a"), {.num_warps = c.warps, .num_stages = c.stages});
     CHECK(a.ptx.find(c.text) != std::string::npos);
