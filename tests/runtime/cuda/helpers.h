@@ -60,6 +60,28 @@ inline tessera::target::Target target_of(const Device& dev) {
   return *t;
 }
 
+/// out[i] = x[i] + y[i] for i < n, 128 per program (kernel()'s parameters and body).
+inline constexpr const char* kVectorAddParams = "%x: ptr<f32>, %y: ptr<f32>, %out: ptr<f32>, %n: i32";
+inline constexpr const char* kVectorAddBody = R"(
+  %pid = program_id {axis = 0} : i32
+  %lane = lane_id : i32
+  %sg = subgroup_id : i32
+  %c32 = constant {value = 32} : i32
+  %t0 = mul %sg, %c32 : i32
+  %tid = add %t0, %lane : i32
+  %c128 = constant {value = 128} : i32
+  %base = mul %pid, %c128 : i32
+  %i = add %base, %tid : i32
+  %m = cmp_lt %i, %n : i1
+  %px = ptr_add %x, %i : ptr<f32>
+  %zero = constant {value = 0.0} : f32
+  %a = global_load %px, %m, %zero {align = 4, width = 1} : f32
+  %py = ptr_add %y, %i : ptr<f32>
+  %b = global_load %py, %m, %zero {align = 4, width = 1} : f32
+  %s = add %a, %b : f32
+  %po = ptr_add %out, %i : ptr<f32>
+  global_store %po, %m, %s {align = 4, width = 1})";
+
 /// A SIMT kernel `@k` (threads 128 unless given) with `params` and `body`.
 inline std::string kernel(std::string_view params, std::string_view body,
                           std::string_view attrs = "", int threads = 128) {

@@ -12,25 +12,7 @@ namespace {
 
 TEST_CASE("cuda: a vector add runs and matches the host") {
   CUDA_DEVICE_OR_SKIP(dev);
-  std::string text = kernel("%x: ptr<f32>, %y: ptr<f32>, %out: ptr<f32>, %n: i32", R"(
-  %pid = program_id {axis = 0} : i32
-  %lane = lane_id : i32
-  %sg = subgroup_id : i32
-  %c32 = constant {value = 32} : i32
-  %t0 = mul %sg, %c32 : i32
-  %tid = add %t0, %lane : i32
-  %c128 = constant {value = 128} : i32
-  %base = mul %pid, %c128 : i32
-  %i = add %base, %tid : i32
-  %m = cmp_lt %i, %n : i1
-  %px = ptr_add %x, %i : ptr<f32>
-  %zero = constant {value = 0.0} : f32
-  %a = global_load %px, %m, %zero {align = 4, width = 1} : f32
-  %py = ptr_add %y, %i : ptr<f32>
-  %b = global_load %py, %m, %zero {align = 4, width = 1} : f32
-  %s = add %a, %b : f32
-  %po = ptr_add %out, %i : ptr<f32>
-  global_store %po, %m, %s {align = 4, width = 1})");
+  std::string text = kernel(kVectorAddParams, kVectorAddBody);
   int n = 100000;
   std::vector<float> x(n), y(n), want(n);
   for (int i = 0; i < n; ++i) {
