@@ -80,14 +80,14 @@ inline void layer_norm_kernel(tl::pointer x_ptr, tl::pointer y_ptr, tl::pointer 
   }
 }
 
-/// samples/kernels/matmul_relu.h with dtype-generic pointers: C = relu(A @ B), accumulated in
-/// f32 (f32 inputs use TF32, like Triton), stored in C's dtype.
-inline void matmul_relu_kernel(tl::pointer a_ptr, tl::pointer b_ptr, tl::pointer c_ptr, tl::i32 M,
-                               tl::i32 N, tl::i32 K, tl::i32 stride_am, tl::i32 stride_ak,
-                               tl::i32 stride_bk, tl::i32 stride_bn, tl::i32 stride_cm,
-                               tl::i32 stride_cn, int BLOCK_M, int BLOCK_N, int BLOCK_K) {
-  auto pid_m = tl::program_id(0);
-  auto pid_n = tl::program_id(1);
+/// The tile (pid_m, pid_n) of C = relu(A @ B): the seed's tile walk over K, accumulated in f32
+/// (f32 inputs use TF32, like Triton), stored in C's dtype. Both matmul_relu kernels run it; they
+/// differ only in how a program finds its tile.
+template <class PidM, class PidN>
+void matmul_relu_tile(tl::pointer a_ptr, tl::pointer b_ptr, tl::pointer c_ptr, tl::i32 M, tl::i32 N,
+                      tl::i32 K, tl::i32 stride_am, tl::i32 stride_ak, tl::i32 stride_bk,
+                      tl::i32 stride_bn, tl::i32 stride_cm, tl::i32 stride_cn, int BLOCK_M,
+                      int BLOCK_N, int BLOCK_K, PidM pid_m, PidN pid_n) {
   auto indices_m = pid_m * BLOCK_M + tl::arange(0, BLOCK_M);
   auto indices_n = pid_n * BLOCK_N + tl::arange(0, BLOCK_N);
   auto indices_k = tl::arange(0, BLOCK_K);
@@ -104,6 +104,18 @@ inline void matmul_relu_kernel(tl::pointer a_ptr, tl::pointer b_ptr, tl::pointer
   acc = tl::maximum(acc, 0.0f);
   auto c_ptrs = c_ptr + indices_m[{_, None}] * stride_cm + indices_n[{None, _}] * stride_cn;
   tl::store(c_ptrs, acc, (indices_m[{_, None}] < M) & (indices_n[{None, _}] < N));
+}
+
+/// samples/kernels/matmul_relu.h with dtype-generic pointers: a 2-D grid, program (i, j)
+/// computing tile (i, j).
+inline void matmul_relu_kernel(tl::pointer a_ptr, tl::pointer b_ptr, tl::pointer c_ptr, tl::i32 M,
+                               tl::i32 N, tl::i32 K, tl::i32 stride_am, tl::i32 stride_ak,
+                               tl::i32 stride_bk, tl::i32 stride_bn, tl::i32 stride_cm,
+                               tl::i32 stride_cn, int BLOCK_M, int BLOCK_N, int BLOCK_K) {
+  auto pid_m = tl::program_id(0);
+  auto pid_n = tl::program_id(1);
+  matmul_relu_tile(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+                   stride_cm, stride_cn, BLOCK_M, BLOCK_N, BLOCK_K, pid_m, pid_n);
 }
 
 /// matmul_relu_kernel in grouped program order (Triton's tutorial matmul, GROUP_M): a 1-D grid
@@ -125,22 +137,8 @@ inline void matmul_relu_grouped_kernel(tl::pointer a_ptr, tl::pointer b_ptr, tl:
   auto pid_in_group = pid % num_pid_in_group;
   auto pid_m = first_pid_m + pid_in_group % group_size_m;
   auto pid_n = pid_in_group / group_size_m;
-  auto indices_m = pid_m * BLOCK_M + tl::arange(0, BLOCK_M);
-  auto indices_n = pid_n * BLOCK_N + tl::arange(0, BLOCK_N);
-  auto indices_k = tl::arange(0, BLOCK_K);
-  auto a_ptrs = a_ptr + indices_m[{_, None}] * stride_am + indices_k[{None, _}] * stride_ak;
-  auto b_ptrs = b_ptr + indices_k[{_, None}] * stride_bk + indices_n[{None, _}] * stride_bn;
-  auto acc = tl::zeros<float>({BLOCK_M, BLOCK_N});
-  for (auto k : tl::range(0, K, BLOCK_K)) {
-    auto a = tl::load(a_ptrs, (indices_m[{_, None}] < M) & (indices_k[{None, _}] + k < K), 0.0f);
-    auto b = tl::load(b_ptrs, (indices_k[{_, None}] + k < K) & (indices_n[{None, _}] < N), 0.0f);
-    acc += tl::dot(a, b);
-    a_ptrs += BLOCK_K * stride_ak;
-    b_ptrs += BLOCK_K * stride_bk;
-  }
-  acc = tl::maximum(acc, 0.0f);
-  auto c_ptrs = c_ptr + indices_m[{_, None}] * stride_cm + indices_n[{None, _}] * stride_cn;
-  tl::store(c_ptrs, acc, (indices_m[{_, None}] < M) & (indices_n[{None, _}] < N));
+  matmul_relu_tile(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+                   stride_cm, stride_cn, BLOCK_M, BLOCK_N, BLOCK_K, pid_m, pid_n);
 }
 
 /// C = A @ B for int8 A and B, accumulated and stored in i32 (exact), no epilogue: the plain
