@@ -18,6 +18,8 @@ tessera_conformance(simt:32 QUICK)
 tessera_conformance(simt:64 QUICK)
 # The lowering Hopper gets (wgmma, its rings), in the SIMT interpreter.
 tessera_conformance(simt:cuda-sm_90a QUICK)
+# The lowering NVIDIA's Vulkan driver gets (cooperative matrices), in the SIMT interpreter.
+tessera_conformance(simt:vulkan-nvidia QUICK)
 tessera_conformance(vulkan:0 QUICK)
 
 add_test(NAME "fuzz: host" COMMAND tessera_tool fuzz --device host --count 300 --seed 1)

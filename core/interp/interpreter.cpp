@@ -67,6 +67,7 @@ Handler handler_for(ir::OpKind kind) {
     case K::SharedStore: case K::GlobalLoad: case K::GlobalStore: case K::Mma: case K::LdMatrix:
     case K::CpAsync: case K::CpAsyncCommit: case K::CpAsyncWait: case K::Wgmma:
     case K::WgmmaFence: case K::WgmmaCommit: case K::WgmmaWait: case K::FenceAsyncShared:
+    case K::CoopMatFill: case K::CoopMatLoad: case K::CoopMatStore: case K::CoopMatMulAdd:
       return exec_simt_only;
   }
   // clang-format on

@@ -11,11 +11,6 @@ namespace {
 
 using ir::OpKind;
 
-int elem_bytes(const ir::Type& type) {
-  TESSERA_CHECK(!type.is_tile(), "a SIMT function holds a value of type ", type.str());
-  return type.is_ptr ? 8 : ir::dtype_bytes(type.dtype);
-}
-
 class Compiler {
  public:
   explicit Compiler(Machine& m) : m_(m), t_(m.threads) {}
@@ -38,6 +33,13 @@ class Compiler {
   }
 
  private:
+  /// Bytes one thread's share of a value of `type` takes.
+  int elem_bytes(const ir::Type& type) const {
+    TESSERA_CHECK(!type.is_tile(), "a SIMT function holds a value of type ", type.str());
+    if (type.is_mat()) return coopmat_slot_bytes(type, m_.subgroup);
+    return type.is_ptr ? 8 : ir::dtype_bytes(type.dtype);
+  }
+
   size_t footprint(const ir::Type& type) const {
     return (size_t{t_} * elem_bytes(type) + 7) / 8 * 8;
   }
@@ -141,6 +143,8 @@ class Compiler {
       case K::Wgmma: case K::WgmmaFence: case K::WgmmaCommit: case K::WgmmaWait:
       case K::FenceAsyncShared:
         return select_wgmma(instr, m_);
+      case K::CoopMatFill: case K::CoopMatLoad: case K::CoopMatStore: case K::CoopMatMulAdd:
+        return select_coopmat(instr);
       case K::Arange: case K::Splat: case K::Broadcast: case K::ExpandDims: case K::Reshape:
       case K::Permute: case K::Cat: case K::Load: case K::Store: case K::Reduce:
       case K::ReduceGeneric: case K::Scan: case K::ScanGeneric: case K::Dot:

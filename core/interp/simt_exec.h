@@ -224,5 +224,9 @@ Handler select_debug(Instr& instr);  ///< simt_debug.cpp: print, assert, assume
 Handler select_matrix(Instr& instr, const SharedMemory& shared);
 /// simt_wgmma.cpp: wgmma, wgmma_fence, wgmma_commit, wgmma_wait, fence_async_shared
 Handler select_wgmma(Instr& instr, Machine& m);
+/// simt_coopmat.cpp: coopmat_fill, coopmat_load, coopmat_store, coopmat_mul_add
+Handler select_coopmat(Instr& instr);
+/// Bytes of one thread's share of a cooperative matrix of `type` (simt_coopmat.cpp).
+int coopmat_slot_bytes(const ir::Type& type, uint32_t subgroup);
 
 }  // namespace tessera::interp::simt

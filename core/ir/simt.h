@@ -103,6 +103,29 @@
 ///                            last commit (possibly an empty group).
 ///   cp_async_wait {pending}  waits until at most `pending` (>= 0) of this thread's committed
 ///                            groups are incomplete (cp.async.wait_group).
+///   coopmat_fill %x          a cooperative matrix (the result's type, coopmat_a/_b/_acc<RxCxD>)
+///                            every element of which is %x (a scalar of D).
+///   coopmat_load %index {buffer, stride, col_major?}
+///                            the matrix of the result's type whose element (r, c) is element
+///                            %index + r * stride + c (with col_major = 1: %index + c * stride + r)
+///                            of shared buffer `buffer` (of the matrix's dtype).
+///   coopmat_store %index, %m {buffer, stride, col_major?}
+///                            writes matrix %m to shared buffer `buffer` as coopmat_load reads it.
+///   coopmat_mul_add %a, %b, %c
+///                            D = A x B + C for A a coopmat_a<MxK>, B a coopmat_b<KxN> (of one
+///                            dtype: f16, bf16 or i8), C and D coopmat_acc<MxN> (f32 for float
+///                            inputs, i32 for i8, whose products and sums wrap): every product is
+///                            exact, and the order and intermediate precision of the sum are
+///                            unspecified, as for `mma`; the SIMT interpreter adds the products to
+///                            C one at a time, k increasing, rounding to f32 after each addition.
+///                            A cooperative matrix (core/ir/types.h) belongs to one subgroup: which
+///                            lane holds which element is the target's secret (SPIR-V's
+///                            OpTypeCooperativeMatrixKHR with subgroup scope), so no op reads or
+///                            writes its elements one by one. Every lane of the subgroup executes
+///                            the four ops above together, in uniform control flow, with the same
+///                            %index; the element at %index and `stride` elements lie on 16-byte
+///                            boundaries. Matrix values appear only as these ops' operands and
+///                            results and as the values carried by for, if and while.
 ///   print %i0.., %v {prefix, hex, rank}
 ///                            prints element (i0, ..) of a tile of rank `rank` (default 0) held by
 ///                            this thread (rank 0: a scalar), as the tile interpreter does: `rank`
@@ -274,6 +297,22 @@ struct CpAsyncOp : OpView<OpKind::CpAsync> {
   Value* ptr() const { return op->operand(1); }
   Value* pred() const { return op->operand(2); }
   int64_t buffer() const { return op->int_attr("buffer"); }
+};
+
+struct CoopMatLoadOp : OpView<OpKind::CoopMatLoad> {
+  using OpView::OpView;
+  Value* index() const { return op->operand(0); }
+  int64_t buffer() const { return op->int_attr("buffer"); }
+  int64_t stride() const { return op->int_attr("stride"); }
+  bool col_major() const { return op->int_attr_or("col_major", 0) != 0; }
+};
+struct CoopMatStoreOp : OpView<OpKind::CoopMatStore> {
+  using OpView::OpView;
+  Value* index() const { return op->operand(0); }
+  Value* value() const { return op->operand(1); }
+  int64_t buffer() const { return op->int_attr("buffer"); }
+  int64_t stride() const { return op->int_attr("stride"); }
+  bool col_major() const { return op->int_attr_or("col_major", 0) != 0; }
 };
 
 /// `print` and `assert` in a SIMT function: `rank` (default 0) i32 indices, then the printed

@@ -57,7 +57,10 @@ std::string Type::str() const {
   std::string elem = is_ptr ? "ptr<" + std::string(dtype_name(dtype)) + ">"
                             : std::string(dtype_name(dtype));
   if (shape.empty()) return elem;
-  std::string out = "tile<";
+  std::string out = mat == MatUse::None ? "tile<"
+                    : mat == MatUse::A  ? "coopmat_a<"
+                    : mat == MatUse::B  ? "coopmat_b<"
+                                        : "coopmat_acc<";
   for (int64_t d : shape) out += std::to_string(d) + "x";
   return out + elem + ">";
 }
@@ -73,9 +76,14 @@ std::optional<Type> parse_type(std::string_view text) {
     if (!d) return std::nullopt;
     return Type::scalar(*d);
   };
-  if (!text.starts_with("tile<")) return parse_elem(text);
+  MatUse mat = MatUse::None;
+  size_t open = 5;
+  if (text.starts_with("coopmat_a<")) mat = MatUse::A, open = 10;
+  else if (text.starts_with("coopmat_b<")) mat = MatUse::B, open = 10;
+  else if (text.starts_with("coopmat_acc<")) mat = MatUse::Acc, open = 12;
+  else if (!text.starts_with("tile<")) return parse_elem(text);
   if (!text.ends_with(">")) return std::nullopt;
-  std::string_view body = text.substr(5, text.size() - 6);
+  std::string_view body = text.substr(open, text.size() - open - 1);
   Shape shape;
   while (!body.empty() && body[0] >= '0' && body[0] <= '9') {
     int64_t d = 0;
@@ -87,7 +95,9 @@ std::optional<Type> parse_type(std::string_view text) {
   if (shape.empty()) return std::nullopt;
   auto elem = parse_elem(body);
   if (!elem) return std::nullopt;
+  if (mat != MatUse::None && (shape.size() != 2 || elem->is_ptr)) return std::nullopt;
   elem->shape = std::move(shape);
+  elem->mat = mat;
   return elem;
 }
 

@@ -5,6 +5,10 @@
 ///   ptr<f32>                 a global-memory pointer to f32
 ///   tile<64x32xf16>          a 64x32 tile of f16
 ///   tile<128xptr<f32>>       a tile of pointers (what `x + offs` makes)
+///   coopmat_acc<16x16xf32>   (SIMT IR only) a cooperative matrix owned by one subgroup: an
+///                            opaque value whose elements are spread over the subgroup's lanes
+///                            in a way only the target knows (core/ir/simt.h); _a, _b and _acc
+///                            name its use (a product's left or right operand, or accumulator)
 #pragma once
 
 #include <cstdint>
@@ -53,34 +57,42 @@ using Shape = std::vector<int64_t>;
 std::string shape_str(const Shape& s);  ///< "[64, 32]"
 int64_t num_elements(const Shape& s);
 
-/// A value's type: a scalar, a pointer, or a tile of either.
+/// What a cooperative matrix is for (None: the type is not one).
+enum class MatUse : uint8_t { None, A, B, Acc };
+
+/// A value's type: a scalar, a pointer, a tile of either, or a cooperative matrix.
 struct Type {
   DType dtype = DType::i32;
   bool is_ptr = false;  ///< a pointer to `dtype` in global memory
-  Shape shape;          ///< empty for scalars and pointers; non-empty for tiles
+  Shape shape;          ///< empty for scalars and pointers; non-empty for tiles and matrices
+  MatUse mat = MatUse::None;  ///< a cooperative matrix of `shape` [rows, cols] (not a tile)
 
   static Type scalar(DType t) { return Type{t, false, {}}; }
   static Type pointer(DType pointee) { return Type{pointee, true, {}}; }
   static Type tile(DType t, Shape shape) { return Type{t, false, std::move(shape)}; }
   static Type ptr_tile(DType pointee, Shape shape) { return Type{pointee, true, std::move(shape)}; }
+  static Type coopmat(DType t, int64_t rows, int64_t cols, MatUse use) {
+    return Type{t, false, {rows, cols}, use};
+  }
 
-  bool is_tile() const { return !shape.empty(); }
+  bool is_tile() const { return !shape.empty() && mat == MatUse::None; }
+  bool is_mat() const { return mat != MatUse::None; }
   int rank() const { return static_cast<int>(shape.size()); }
   int64_t numel() const { return num_elements(shape); }
   /// The type of one element: a scalar or a pointer.
   Type element() const { return Type{dtype, is_ptr, {}}; }
   Type with_shape(Shape s) const { return Type{dtype, is_ptr, std::move(s)}; }
-  Type with_dtype(DType t) const { return Type{t, is_ptr, shape}; }
+  Type with_dtype(DType t) const { return Type{t, is_ptr, shape, mat}; }
   bool is_float() const { return !is_ptr && tessera::ir::is_float(dtype); }
   bool is_int() const { return !is_ptr && tessera::ir::is_int(dtype); }
   bool is_bool() const { return !is_ptr && dtype == DType::i1; }
 
   bool operator==(const Type& o) const {
-    return dtype == o.dtype && is_ptr == o.is_ptr && shape == o.shape;
+    return dtype == o.dtype && is_ptr == o.is_ptr && shape == o.shape && mat == o.mat;
   }
   bool operator!=(const Type& o) const { return !(*this == o); }
 
-  /// "i32", "ptr<f32>", "tile<64x32xf16>", "tile<128xptr<f32>>".
+  /// "i32", "ptr<f32>", "tile<64x32xf16>", "tile<128xptr<f32>>", "coopmat_a<16x16xf16>".
   std::string str() const;
 };
 

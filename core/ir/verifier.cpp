@@ -166,6 +166,9 @@ void check_semantics(OpChecker& c) {
     case OpKind::Wgmma: case OpKind::WgmmaFence: case OpKind::WgmmaCommit: case OpKind::WgmmaWait:
     case OpKind::FenceAsyncShared:
       return check_wgmma_family(c);
+    case OpKind::CoopMatFill: case OpKind::CoopMatLoad: case OpKind::CoopMatStore:
+    case OpKind::CoopMatMulAdd:
+      return check_coopmat_family(c);
   }
   // clang-format on
 }

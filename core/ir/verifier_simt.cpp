@@ -327,6 +327,25 @@ bool check_stage(OpChecker& c) {
     return c.fail(
         "is a SIMT-IR op and cannot appear in a tile function (one without stage = "
         "\"simt\")");
+  // Cooperative matrices: only in SIMT functions, made and used by the coopmat ops and carried
+  // by control flow.
+  const bool takes_mats = c.simt && (c.op.kind == OpKind::CoopMatFill ||
+                                     c.op.kind == OpKind::CoopMatLoad ||
+                                     c.op.kind == OpKind::CoopMatStore ||
+                                     c.op.kind == OpKind::CoopMatMulAdd ||
+                                     c.op.kind == OpKind::For || c.op.kind == OpKind::If ||
+                                     c.op.kind == OpKind::While || c.op.kind == OpKind::Yield ||
+                                     c.op.kind == OpKind::Condition);
+  if (!takes_mats) {  // the first matrix operand, else result, is reported
+    for (size_t i = 0; i < c.num_in(); ++i)
+      if (c.op.operands[i] && c.in(i).is_mat())
+        return c.fail("operand #", i, " is a cooperative matrix (", c.in(i).str(),
+                      "), which only the coopmat ops and control flow of a SIMT function take");
+    for (size_t i = 0; i < c.op.results.size(); ++i)
+      if (c.op.results[i] && c.out(i).is_mat())
+        return c.fail("result #", i, " is a cooperative matrix (", c.out(i).str(),
+                      "), which only the coopmat ops and control flow of a SIMT function make");
+  }
   if (!c.simt) return true;
   bool ok = true;
   const char* why = "; the values of a SIMT function are scalars or pointers";

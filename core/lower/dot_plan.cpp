@@ -77,6 +77,38 @@ WgmmaOperand wgmma_operand(bool is_a, int fast, const ir::Shape& shape, const ir
   return o;
 }
 
+/// The cooperative-matrix plan, if the target lists a subgroup-scope shape for the dot's dtypes
+/// whose matrices tile the accumulator over the subgroups (the largest M x N listed wins).
+std::optional<DotPlan> coopmat_plan(const ir::DotOp& dot, const target::Target& target,
+                                    int64_t threads) {
+  if (!target.has(target::Cap::CooperativeMatrix) || threads % target.subgroup_size) return std::nullopt;
+  const DType in = dot.lhs()->type.dtype, acc = dot.op->result()->type.dtype;
+  // bf16 matrices need SPV_KHR_bfloat16, which the SPIR-V emitter does not declare yet.
+  if (dot.rhs()->type.dtype != in || (in != DType::f16 && in != DType::i8)) return std::nullopt;
+  const int64_t M = dot.lhs()->type.shape[0], K = dot.lhs()->type.shape[1];
+  const int64_t N = dot.rhs()->type.shape[1];
+  const target::MatrixShape* best = nullptr;
+  for (const target::MatrixShape& s : target.matrix_shapes) {
+    if (s.a != in || s.b != in || s.c != acc || M % s.m || N % s.n || K % s.k) continue;
+    if (!best || s.m * s.n > best->m * best->n) best = &s;
+  }
+  if (!best) return std::nullopt;
+  const int subgroups = static_cast<int>(threads / target.subgroup_size);
+  // Subgroups along M while M has at least as many matrices per subgroup as N, else along N.
+  MatTiling t{best->m, best->n, 1, 1, target.subgroup_size};
+  while (t.wm * t.wn < subgroups) {
+    const int64_t per_m = M / (best->m * t.wm), per_n = N / (best->n * t.wn);
+    if (per_m >= per_n && per_m >= 2) t.wm *= 2;
+    else if (per_n >= 2) t.wn *= 2;
+    else return std::nullopt;  // too few matrices for the subgroups
+  }
+  DotPlan p;
+  p.kind = DotKind::CoopMat;
+  p.mat_k = best->k;
+  p.acc = mat_layout(M, N, t);
+  return p;
+}
+
 }  // namespace
 
 std::string WgmmaOperand::str() const {
@@ -93,6 +125,7 @@ void plan_wgmma_operands(DotPlan& plan, const ir::Op& op, const Homes& homes) {
 DotPlan plan_dot(const ir::Op& op, const target::Target& target, int64_t threads) {
   ir::DotOp dot(const_cast<ir::Op*>(&op));
   if (std::optional<DotPlan> w = wgmma_plan(dot, target, threads)) return *w;
+  if (std::optional<DotPlan> c = coopmat_plan(dot, target, threads)) return *c;
   const ir::MmaShape* s = mma_sync_shape(dot, target);
   const int64_t M = dot.lhs()->type.shape[0], K = dot.lhs()->type.shape[1];
   const int64_t N = dot.rhs()->type.shape[1];

@@ -84,19 +84,22 @@ Layout Homes::coalesced(const ir::Value* ptr) const {
   return blocked(shape, order, static_cast<int>(vec), threads_);
 }
 
+Layout Homes::linear(const Layout& l) const {
+  return l.mats ? mat_twin(l, threads_) : l;
+}
+
 Layout Homes::layout_for(const ir::Value* v) const {
-  if (!is_free(v) && known(v)) return homes_.at(v);
+  if (!is_free(v) && known(v)) return linear(homes_.at(v));
   return default_layout(v->type.shape, threads_);
 }
 
 Layout Homes::operand_layout(const ir::Op& o) const {
-  const ir::Value* x = o.operand(0);
-  return !is_free(x) && known(x) ? homes_.at(x) : default_layout(x->type.shape, threads_);
+  return layout_for(o.operand(0));
 }
 
 Layout Homes::operand_home(const ir::Op& o) const {
   for (const ir::Value* v : o.operands)
-    if (v->type.is_tile() && !is_free(v) && known(v)) return homes_.at(v);
+    if (v->type.is_tile() && !is_free(v) && known(v)) return linear(homes_.at(v));
   return default_layout(o.result()->type.shape, threads_);
 }
 
@@ -203,16 +206,14 @@ void Homes::op(const ir::Op& o) {
       return;
     case OpKind::Reduce:
     case OpKind::ReduceGeneric: {
-      const ir::Value* in = o.operand(0);
-      Layout l = !is_free(in) && known(in) ? homes_.at(in) : default_layout(in->type.shape, threads_);
+      Layout l = layout_for(o.operand(0));
       for (const ir::Value* res : o.results)
         if (res->type.is_tile()) homes_[res] = slice(l, static_cast<int>(o.int_attr("axis")));
       return;
     }
     case OpKind::Scan:
     case OpKind::ScanGeneric: {
-      const ir::Value* in = o.operand(0);
-      Layout l = !is_free(in) && known(in) ? homes_.at(in) : default_layout(in->type.shape, threads_);
+      Layout l = layout_for(o.operand(0));
       Layout s = scan_layout(l, static_cast<int>(o.int_attr("axis")), threads_);
       for (const ir::Value* res : o.results) homes_[res] = s;
       return;
@@ -232,8 +233,7 @@ void Homes::op(const ir::Op& o) {
       homes_[r] = broadcast(operand_layout(o), r->type.shape);
       return;
     case OpKind::Cat: {
-      const ir::Value* a = o.operand(0);
-      Layout l = !is_free(a) && known(a) ? homes_.at(a) : default_layout(a->type.shape, threads_);
+      Layout l = layout_for(o.operand(0));
       homes_[r] = cat(l, static_cast<int>(o.int_attr("axis")));
       return;
     }

@@ -31,7 +31,8 @@ class Homes {
   /// The layout a load, store or atomic through `ptr` (a pointer tile) works in: coalesced
   /// along its most contiguous dimension, vectorized where alignment allows.
   Layout coalesced(const ir::Value* ptr) const;
-  /// The home of a non-free value, or the default layout of a free one.
+  /// The home of a non-free value (the linear twin of an opaque one: mat_twin), or the default
+  /// layout of a free one: the layout a consumer other than a dot or control flow works in.
   Layout layout_for(const ir::Value* v) const;
 
  private:
@@ -39,6 +40,8 @@ class Homes {
   void op(const ir::Op& o);
   void loop_args(const ir::Region& body, size_t first, std::span<ir::Value* const> inits);
   Layout operand_home(const ir::Op& o) const;
+  /// `l`, or its linear twin when it is opaque (homes derived from an operand's are linear).
+  Layout linear(const Layout& l) const;
   /// The home of operand 0, or its default layout when it is free.
   Layout operand_layout(const ir::Op& o) const;
   bool known(const ir::Value* v) const { return homes_.count(v) != 0; }

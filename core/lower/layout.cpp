@@ -108,6 +108,11 @@ std::string Layout::str() const {
     if (i) s += 'x';
     s += std::to_string(shape[i]);
   }
+  if (mats)
+    return s + "] matrices " + std::to_string(mats->m) + "x" + std::to_string(mats->n) +
+           ", subgroups " + std::to_string(mats->wm) + "x" + std::to_string(mats->wn) + " of " +
+           std::to_string(mats->lanes) + ", " + std::to_string(reps_m()) + "x" +
+           std::to_string(reps_n()) + " each";
   s += "] regs=";
   s += bits_str(regs);
   s += " threads=";
@@ -116,6 +121,12 @@ std::string Layout::str() const {
 }
 
 void Layout::check() const {
+  if (mats) {
+    TESSERA_CHECK(shape.size() == 2 && regs.empty() && threads.empty() &&
+                      shape[0] % (mats->m * mats->wm) == 0 && shape[1] % (mats->n * mats->wn) == 0,
+                  "malformed matrix layout: ", str());
+    return;
+  }
   std::vector<std::vector<int>> seen(shape.size());
   for (size_t d = 0; d < shape.size(); ++d) seen[d].assign(static_cast<size_t>(log2_exact(shape[d])), 0);
   auto note = [&](const DimBit& b) {
@@ -414,6 +425,45 @@ Layout mma_b_layout(int64_t k, int64_t n, int per, MmaWarps w, int64_t threads) 
   repeat_bits(l.regs, 0, pb + 3, k);
   l.check();
   return l;
+}
+
+}  // namespace tessera::lower
+
+namespace tessera::lower {
+
+Layout mat_layout(int64_t m, int64_t n, const MatTiling& t) {
+  Layout l;
+  l.shape = {m, n};
+  l.mats = t;
+  l.check();
+  return l;
+}
+
+Layout mat_twin(const Layout& l, int64_t threads) {
+  TESSERA_CHECK(l.mats.has_value(), "mat_twin of a linear layout: ", l.str());
+  const MatTiling& t = *l.mats;
+  const int mb = log2_exact(t.m), nb = log2_exact(t.n);
+  const int per = log2_exact(std::max<int64_t>(1, t.m * t.n / t.lanes));  // elements per lane
+  Layout out;
+  out.shape = l.shape;
+  int row = 0, col = 0;
+  auto next_in_matrix = [&]() -> DimBit {
+    if (col < nb) return {1, col++};
+    if (row < mb) return {0, row++};
+    return {};
+  };
+  const int vec = std::min(per, 2);  // up to 4 elements along a row per register run
+  for (int i = 0; i < vec; ++i) out.regs.push_back(next_in_matrix());
+  for (int i = 0; i < log2_exact(t.lanes); ++i) out.threads.push_back(next_in_matrix());
+  for (int i = vec; i < per; ++i) out.regs.push_back(next_in_matrix());
+  for (int i = 0; i < log2_exact(l.reps_n()); ++i) out.regs.push_back({1, nb + i});
+  for (int i = 0; i < log2_exact(l.reps_m()); ++i) out.regs.push_back({0, mb + i});
+  const int col_top = nb + log2_exact(l.reps_n()), row_top = mb + log2_exact(l.reps_m());
+  for (int i = 0; i < log2_exact(t.wm); ++i) out.threads.push_back({0, row_top + i});
+  for (int i = 0; i < log2_exact(t.wn); ++i) out.threads.push_back({1, col_top + i});
+  while (static_cast<int64_t>(1) << out.threads.size() < threads) out.threads.push_back({});
+  out.check();
+  return out;
 }
 
 }  // namespace tessera::lower

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,13 +31,31 @@ struct DimBit {
   bool operator==(const DimBit&) const = default;
 };
 
+/// How the subgroups of a workgroup tile a 2-D accumulator held as cooperative matrices (whose
+/// element-to-lane mapping the target keeps to itself): matrices of m x n elements; wm x wn
+/// subgroups of `lanes` lanes, subgroup s taking the block (s % wm, s / wm) of the wm x wn grid of
+/// blocks; each block reps_m x reps_n matrices (its registers, row-major over the matrices).
+struct MatTiling {
+  int64_t m = 16, n = 16;
+  int wm = 1, wn = 1;
+  int lanes = 32;
+  bool operator==(const MatTiling&) const = default;
+};
+
 class Layout {
  public:
   ir::Shape shape;
   std::vector<DimBit> regs;     ///< register-index bit i
   std::vector<DimBit> threads;  ///< thread-id bit i (log2 of the workgroup size entries)
+  /// Set for an *opaque* layout: the tile lives in cooperative matrices, one register per matrix
+  /// (regs and threads are empty; mat_twin() gives a linear layout with the same owners).
+  std::optional<MatTiling> mats;
 
-  int num_regs() const { return 1 << regs.size(); }
+  int num_regs() const { return mats ? mat_count() : 1 << regs.size(); }
+  /// Matrices per subgroup of an opaque layout: reps_m x reps_n.
+  int64_t reps_m() const { return shape[0] / (mats->m * mats->wm); }
+  int64_t reps_n() const { return shape[1] / (mats->n * mats->wn); }
+  int mat_count() const { return static_cast<int>(reps_m() * reps_n()); }
   int64_t num_threads() const { return int64_t{1} << threads.size(); }
   int rank() const { return static_cast<int>(shape.size()); }
 
@@ -85,6 +104,16 @@ Layout blocked(const ir::Shape& shape, const std::vector<int>& order, int vec, i
 Layout staging_layout(const ir::Shape& shape, int fast, int vec, int store_dim, int store_vec,
                       int elem_bytes, int64_t threads, int lanes,
                       const std::function<int64_t(const std::vector<int64_t>&)>& byte_offset);
+/// The opaque layout of a [m, n] accumulator tiled by `t` (m and n multiples of t.m * t.wm and
+/// t.n * t.wn).
+Layout mat_layout(int64_t m, int64_t n, const MatTiling& t);
+/// The linear layout whose threads own the elements the subgroups of opaque layout `l` own:
+/// within a matrix, registers take the low column bits (up to 4 elements), lanes the next column
+/// bits and then the rows, registers the remaining rows; registers then repeat over the
+/// subgroup's matrices (columns, then rows) and subgroups over the blocks (wm along rows first).
+/// Converting between the two moves one matrix per subgroup at a time through shared memory.
+Layout mat_twin(const Layout& l, int64_t threads);
+
 /// The default layout of a tile: blocked, row-major order, vec 1 (or a scalar layout).
 Layout default_layout(const ir::Shape& shape, int64_t threads);
 

@@ -12,7 +12,8 @@ using ir::Type;
 /// The SIMT types a tile-IR value occupies: one per register of its home, or one scalar.
 std::vector<Type> flat_types(const Lowerer& lw, const ir::Value* v) {
   if (!v->type.is_tile()) return {v->type};
-  return std::vector<Type>(static_cast<size_t>(lw.homes().home(v).num_regs()), v->type.element());
+  const Layout& l = lw.homes().home(v);
+  return std::vector<Type>(static_cast<size_t>(l.num_regs()), lw.register_type(v->type, l));
 }
 
 }  // namespace

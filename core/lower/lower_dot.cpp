@@ -49,6 +49,7 @@ void Lowerer::lower_dot(const ir::Op& op) {
     case DotKind::Fma: return lower_fma_dot(op, plan);
     case DotKind::MmaSync: return lower_mma(op, plan);
     case DotKind::Wgmma: return lower_wgmma(op, plan);
+    case DotKind::CoopMat: return lower_coopmat(op, plan);
   }
 }
 

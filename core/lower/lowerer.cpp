@@ -185,7 +185,15 @@ Regs Lowerer::regs(const ir::Value* v, const Layout& l) {
   if (const Regs* r = find(v, l)) return *r;
   int d = depth_of(v);
   Regs out;
-  if (homes().is_free(v)) {
+  if (homes().is_free(v) && l.mats) {
+    // Recomputed in the linear twin, then made matrices (a splat: one coopmat_fill).
+    const Layout twin = mat_twin(l, threads_);
+    Regs lin = regs(v, twin);
+    out = at_depth(d, [&] {
+      b_.set_loc(v->def->loc);
+      return fill_mats(lin, l);
+    });
+  } else if (homes().is_free(v)) {
     out = at_depth(d, [&] {
       b_.set_loc(v->def->loc);
       return lower_free(*v->def, l);
@@ -413,6 +421,12 @@ void Lowerer::lower_elementwise(const ir::Op& op) {
 
 Regs Lowerer::convert(const Regs& r, const ir::Type& elem, const Layout& from, const Layout& to,
                       bool through_shared) {
+  if (from.mats || to.mats) {  // an opaque layout: through its linear twin
+    if (from == to) return r;
+    if (from.mats)
+      return convert(mats_to_linear(r, from), elem, mat_twin(from, threads_), to, through_shared);
+    return linear_to_mats(convert(r, elem, from, mat_twin(to, threads_), through_shared), to);
+  }
   if (from == to && !through_shared) return r;
   if (from.threads == to.threads && !through_shared) {
     Regs out;

@@ -179,6 +179,18 @@ class Lowerer : public ValueSource {
   void lower_fma_dot(const ir::Op& op, const DotPlan& plan);  ///< lower_dot.cpp
   void lower_mma(const ir::Op& op, const DotPlan& plan);      ///< lower_mma.cpp
   void lower_wgmma(const ir::Op& op, const DotPlan& plan);    ///< lower_wgmma.cpp
+  void lower_coopmat(const ir::Op& op, const DotPlan& plan);  ///< lower_coopmat.cpp
+  /// The SIMT type of one register of a tile of type `tile` in layout `l`: its element, or for
+  /// an opaque layout an accumulator matrix.
+  ir::Type register_type(const ir::Type& tile, const Layout& l) const;
+  /// Stores registers of layout `l` into shared memory with `fast` contiguous: element (c0, c1)
+  /// at base + c0 * stride + c1 (fast = 1) or base + c1 * stride + c0, vectorized along fast.
+  void store_strided(const Regs& r, const Layout& l, int buf, int64_t base, int fast, int64_t stride);
+  /// An opaque layout's matrices in its linear twin (mat_twin), and back.
+  Regs mats_to_linear(const Regs& mats, const Layout& from);
+  Regs linear_to_mats(const Regs& lin, const Layout& to);
+  /// Registers of the twin of `to` made matrices: one coopmat_fill when they are one value.
+  Regs fill_mats(const Regs& lin, const Layout& to);
   void lower_cat(const ir::Op& op);
   void lower_for(const ir::Op& op);                     ///< by its plan's kind:
   /// A loop, plain or with `ext`'s additions (lower_control.cpp).

@@ -24,6 +24,7 @@ std::string_view dot_kind_name(DotKind kind) {
     case DotKind::Fma: return "fma";
     case DotKind::MmaSync: return "mma_sync";
     case DotKind::Wgmma: return "wgmma";
+    case DotKind::CoopMat: return "coopmat";
   }
   return "?";
 }
@@ -44,6 +45,8 @@ std::string DotPlan::str() const {
   if (kind == DotKind::Wgmma)
     os << " " << wgmma->shape() << "." << wgmma->a << ", warpgroups " << tiling.wg_m << "x"
        << tiling.wg_n << ", " << tiling.reps_m << "x" << tiling.reps_n << " instructions each";
+  if (kind == DotKind::CoopMat)
+    os << " " << acc.mats->m << "x" << acc.mats->n << "x" << mat_k;
   if (ring) os << ", operands from a ring";
   os << "\n    acc " << acc.str();
   if (kind == DotKind::MmaSync) os << "\n    a   " << a.str() << "\n    b   " << b.str();

@@ -33,6 +33,8 @@ enum class DotKind {
   MmaSync,  ///< warp-level tensor-core instructions (PTX mma.sync) on fragments from shared memory
   Wgmma,    ///< warpgroup-level asynchronous tensor-core instructions (Hopper's wgmma) reading
             ///< both operands from swizzled shared memory
+  CoopMat,  ///< subgroup-scope cooperative matrices (SPIR-V's KHR extension): operands staged in
+            ///< padded shared memory, the accumulator kept as matrices (an opaque layout)
 };
 
 /// How one wgmma operand lies in shared memory: a tile of `rows` x `cols` elements (cols the
@@ -57,6 +59,8 @@ struct DotPlan {
   std::optional<ir::WgmmaShape> wgmma;  ///< the instruction (its N is tiling.instr_n)
   WgmmaTiling tiling;                   ///< how the warpgroups tile the accumulator
   WgmmaOperand wa, wb;                  ///< the operands' shared-memory layouts
+  // cooperative matrices (the tiling is acc.mats):
+  int64_t mat_k = 0;                    ///< K of one matrix product
   /// The loop whose plan stages this dot's operands in shared memory (null: the dot stages
   /// them itself from registers).
   const ir::Op* ring = nullptr;

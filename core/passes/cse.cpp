@@ -19,7 +19,7 @@ size_t mix(size_t seed, size_t v) {
 size_t hash_type(const ir::Type& t) {
   size_t h = mix(static_cast<size_t>(t.dtype), t.is_ptr);
   for (int64_t d : t.shape) h = mix(h, static_cast<size_t>(d));
-  return h;
+  return mix(h, static_cast<size_t>(t.mat));
 }
 
 /// Doubles hash and compare by their bits: -0.0 is not 0.0, and a NaN equals itself.

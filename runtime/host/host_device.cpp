@@ -262,7 +262,7 @@ target::Target simt_profile_target(std::string_view profile) {
 }
 
 /// The GPU profiles that have a SIMT device "simt:<profile>".
-constexpr std::string_view kSimtProfiles[] = {"cuda-sm_90a"};
+constexpr std::string_view kSimtProfiles[] = {"cuda-sm_90a", "vulkan-nvidia"};
 
 class HostDevice : public DeviceImpl {
  public:

@@ -235,6 +235,27 @@ void add_wgmma_function(Module& m) {
            {f32(), f32(), f32(), f32()}, {{"pending", int64_t{0}}});
 }
 
+/// A SIMT function with the cooperative-matrix family: a filled accumulator, A and B loaded from
+/// shared memory, their product added and stored.
+void add_coopmat_function(Module& m) {
+  Function* fn = m.add_function("every_coopmat_op", Location::make("/src/every_op.cpp", 90, 6));
+  set_simt_attrs(*fn, 32, 32, "vulkan-nvidia");
+  add_shared_buffer(*fn, DType::f16, 512);
+  add_shared_buffer(*fn, DType::f32, 256);
+  Value* start = m.add_arg(fn->body, i32());
+  fn->params.push_back(Param{"start", start, {}});
+  Builder b(m, fn->body);
+  b.set_loc(Location::make("/src/every_op.cpp", 91, 3));
+  Value* zero = b.constant_float(f32(), 0.0);
+  const Type acc = Type::coopmat(DType::f32, 16, 16, MatUse::Acc);
+  Value* c = b.create(OpKind::CoopMatFill, {zero}, {acc})->result();
+  const std::vector<Attribute> in = {{"buffer", int64_t{0}}, {"stride", int64_t{16}}};
+  Value* a = b.create(OpKind::CoopMatLoad, {start}, {Type::coopmat(DType::f16, 16, 16, MatUse::A)}, in)->result();
+  Value* bm = b.create(OpKind::CoopMatLoad, {start}, {Type::coopmat(DType::f16, 16, 16, MatUse::B)}, in)->result();
+  Value* d = b.create(OpKind::CoopMatMulAdd, {a, bm, c}, {acc})->result();
+  b.create(OpKind::CoopMatStore, {start, d}, {}, {{"buffer", int64_t{1}}, {"stride", int64_t{16}}});
+}
+
 }  // namespace
 
 FunctionBuilder::FunctionBuilder(const std::vector<Type>& param_types, Location loc)
@@ -258,6 +279,7 @@ std::unique_ptr<Module> every_op_kind() {
   KernelBuilder(fb).build();
   add_simt_function(*fb.module);
   add_wgmma_function(*fb.module);
+  add_coopmat_function(*fb.module);
   return std::move(fb.module);
 }
 

@@ -120,6 +120,10 @@ TEST_CASE("ptx: one kernel holds every SIMT op kind and assembles") {
     if (kind == OpKind::Wgmma || kind == OpKind::WgmmaFence || kind == OpKind::WgmmaCommit ||
         kind == OpKind::WgmmaWait || kind == OpKind::FenceAsyncShared)
       continue;
+    // Cooperative matrices are SPIR-V's: PTX refuses them (below).
+    if (kind == OpKind::CoopMatFill || kind == OpKind::CoopMatLoad ||
+        kind == OpKind::CoopMatStore || kind == OpKind::CoopMatMulAdd)
+      continue;
     CAPTURE(tessera::ir::op_name(kind));
     CHECK(seen.count(kind) == 1);
   }
@@ -136,6 +140,20 @@ TEST_CASE("ptx: one kernel holds every SIMT op kind and assembles") {
   CHECK(e.has("ldmatrix.sync.aligned.m8n8.x1.shared.b16"));
   CHECK(e.has("cvt.rna.tf32.f32"));
   CHECK(e.has("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"));
+}
+
+TEST_CASE("ptx: cooperative matrices are refused, naming the op and what CUDA uses instead") {
+  auto module = parse(R"(
+func @k(%i: i32) attributes {shared_0 = tile<256xf32>, stage = "simt", subgroup = 32, threads = 32} {
+  %z = constant {value = 0.0} : f32
+  %c = coopmat_fill %z : coopmat_acc<16x16xf32>
+  coopmat_store %i, %c {buffer = 0, stride = 16}
+}
+)");
+  auto [kind, what] = error_of([&] { tessera::ptx::emit(module->kernel(), profile("cuda-sm_90")); });
+  CHECK(kind == ErrorKind::Unsupported);
+  CHECK(what.find("'coopmat_fill' is not supported on cuda-sm_90") != std::string::npos);
+  CHECK(what.find("CUDA targets plan mma.sync or wgmma") != std::string::npos);
 }
 
 }  // namespace
