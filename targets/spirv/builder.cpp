@@ -114,6 +114,17 @@ uint32_t Builder::t_function(uint32_t result, const std::vector<uint32_t>& param
   return declare_type(t, spv::OpTypeFunction, std::move(operands));
 }
 
+uint32_t Builder::t_coopmat(uint32_t component, uint32_t rows, uint32_t cols, khr::MatrixUse use) {
+  require(khr::kCapabilityCooperativeMatrix);
+  require_extension(khr::kCooperativeMatrixExtension);
+  TypeInfo t{TypeKind::CooperativeMatrix};
+  t.element = component;
+  t.members = {rows, cols, static_cast<uint32_t>(use)};
+  return declare_type(t, khr::kOpTypeCooperativeMatrix,
+                      {component, scope(spv::ScopeSubgroup).id, c_u32(rows).id, c_u32(cols).id,
+                       c_u32(static_cast<uint32_t>(use)).id});
+}
+
 const TypeInfo& Builder::info(uint32_t type) const {
   auto it = types_.find(type);
   TESSERA_CHECK(it != types_.end(), "SPIR-V id ", type, " is not a type");
@@ -209,6 +220,12 @@ Value Builder::c_float_bits(uint32_t type, uint64_t bits) {
 
 Value Builder::c_null(uint32_t type) {
   return declare_constant(type, spv::OpConstantNull, {});
+}
+
+Value Builder::c_composite(uint32_t type, const std::vector<Value>& parts) {
+  std::vector<uint32_t> ids;
+  for (const Value& v : parts) ids.push_back(v.id);
+  return declare_constant(type, spv::OpConstantComposite, std::move(ids));
 }
 
 Value Builder::scope(spv::Scope scope) {

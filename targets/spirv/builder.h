@@ -15,6 +15,8 @@
 #include <spirv/unified1/GLSL.std.450.h>
 #include <spirv/unified1/spirv.hpp>
 
+#include "targets/spirv/coopmat_khr.h"
+
 namespace tessera::spirv {
 
 /// A result id and the id of its type.
@@ -23,17 +25,30 @@ struct Value {
   uint32_t type = 0;
 };
 
-enum class TypeKind : uint8_t { Void, Bool, Int, Float, Vector, Array, Struct, Pointer, Function };
+enum class TypeKind : uint8_t {
+  Void,
+  Bool,
+  Int,
+  Float,
+  Vector,
+  Array,
+  Struct,
+  Pointer,
+  Function,
+  CooperativeMatrix
+};
 
 /// What a type id denotes.
 struct TypeInfo {
   TypeKind kind = TypeKind::Void;
   uint32_t width = 0;      ///< Int, Float: bits
   bool is_signed = false;  ///< Int
-  uint32_t element = 0;    ///< Vector/Array: component; Pointer: pointee; Function: return
+  uint32_t element = 0;    ///< Vector/Array/CooperativeMatrix: component; Pointer: pointee;
+                           ///< Function: return
   uint32_t count = 0;      ///< Vector: components; Array: length
   spv::StorageClass storage = spv::StorageClassMax;  ///< Pointer
-  std::vector<uint32_t> members;                     ///< Struct: members; Function: parameters
+  std::vector<uint32_t> members;                     ///< Struct: members; Function: parameters;
+                                                     ///< CooperativeMatrix: rows, columns, use
 };
 
 /// One operand word: an id (a Value's or a type's) or a literal.
@@ -75,6 +90,9 @@ class Builder {
   uint32_t t_struct(const std::vector<uint32_t>& members);
   uint32_t t_pointer(spv::StorageClass storage, uint32_t pointee);
   uint32_t t_function(uint32_t result, const std::vector<uint32_t>& params);
+  /// A subgroup-scope cooperative matrix of `component` (SPV_KHR_cooperative_matrix: declaring
+  /// one requires the extension and the CooperativeMatrixKHR capability).
+  uint32_t t_coopmat(uint32_t component, uint32_t rows, uint32_t cols, khr::MatrixUse use);
   const TypeInfo& info(uint32_t type) const;
   /// The component type of a vector, else the type itself.
   uint32_t scalar_of(uint32_t type) const;
@@ -95,6 +113,8 @@ class Builder {
   Value c_float_bits(uint32_t type, uint64_t bits);
   Value c_u32(uint32_t value) { return c_int(t_uint(32), value); }
   Value c_null(uint32_t type);
+  /// An OpConstantComposite (for a cooperative matrix: one part, which every element takes).
+  Value c_composite(uint32_t type, const std::vector<Value>& parts);
   /// A Scope operand; Device scope needs VulkanMemoryModelDeviceScope.
   Value scope(spv::Scope scope);
   Value semantics(uint32_t mask) { return c_u32(mask); }
@@ -144,6 +164,15 @@ class Builder {
   /// NonPrivatePointer when `non_private`.
   Value load(uint32_t type, Value pointer, uint32_t align, bool non_private);
   void store(Value pointer, Value value, uint32_t align, bool non_private);
+
+  /// Cooperative-matrix loads and stores through `pointer` (an element of an array) with
+  /// `layout` and `stride` (in the pointee's units), NonPrivatePointer when `non_private`.
+  Value coopmat_load(uint32_t type, Value pointer, khr::Layout layout, uint32_t stride,
+                     bool non_private);
+  void coopmat_store(Value pointer, Value object, khr::Layout layout, uint32_t stride,
+                     bool non_private);
+  /// a x b + c; `operands` is the Cooperative Matrix Operands mask (0: none, left out).
+  Value coopmat_mul_add(Value a, Value b, Value c, uint32_t operands);
 
   PhiRef phi(uint32_t type);
   void add_incoming(const PhiRef& phi, Value value, uint32_t predecessor);

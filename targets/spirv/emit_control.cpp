@@ -1,6 +1,8 @@
 /// \file Structured control flow: `if` as a selection construct, `for` and `while` as loop
 /// constructs (header with OpLoopMerge, a continue block carrying the back edge, a merge block),
 /// with OpPhi for the values the regions yield.
+#include <algorithm>
+
 #include "targets/spirv/emitter.h"
 
 namespace tessera::spirv::impl {
@@ -26,7 +28,11 @@ void Emitter::emit_if(const ir::Op& op) {
   ir::IfOp i(const_cast<ir::Op*>(&op));
   Value cond = get(i.cond());
   const ir::Region* regions[2] = {i.then_region(), i.else_region()};
-  if (!has_code(regions[0]) && !has_code(regions[1])) {
+  // Cooperative matrices are merged by phis, never by OpSelect (which the extension does not
+  // spell out for them): the then side gets a block of its own, so the phi has two parents.
+  const bool matrices = std::any_of(op.results.begin(), op.results.end(),
+                                    [](const ir::Value* v) { return v->type.is_mat(); });
+  if (!has_code(regions[0]) && !has_code(regions[1]) && !matrices) {
     // Both sides only forward values: a select each.
     auto t = terminator_operands(regions[0]), e = terminator_operands(regions[1]);
     for (size_t k = 0; k < op.results.size(); ++k)
@@ -35,7 +41,7 @@ void Emitter::emit_if(const ir::Op& op) {
   }
   // A side without code branches straight to the merge block; its phi edge is the header's.
   uint32_t header = b.current_label(), merge = b.new_label();
-  uint32_t targets[2] = {has_code(regions[0]) ? b.new_label() : merge,
+  uint32_t targets[2] = {has_code(regions[0]) || matrices ? b.new_label() : merge,
                          has_code(regions[1]) ? b.new_label() : merge};
   b.selection_merge(merge);
   b.branch_cond(cond, targets[0], targets[1]);

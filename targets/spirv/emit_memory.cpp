@@ -198,17 +198,21 @@ void Emitter::emit_global_store(const ir::Op& op) {
 
 /// One Workgroup array per buffer. i1 elements are booleans (no 8-bit access needed), bf16
 /// elements u16. A buffer of 32-bit elements that is only ever accessed `w` >= 2 elements at a
-/// time becomes an array of min(w, 4)-component vectors.
+/// time becomes an array of min(w, 4)-component vectors. Buffers of coopmat loads and stores stay
+/// scalar, so that their index and stride count the array's elements as the IR's do.
 void Emitter::declare_shared() {
   std::vector<ir::SharedBuffer> buffers = ir::shared_buffers(fn);
   std::vector<int> min_width(buffers.size(), 1 << 30);
   ir::walk(fn.body, [&](const ir::Op* op) {
+    const bool coopmat =
+        op->kind == ir::OpKind::CoopMatLoad || op->kind == ir::OpKind::CoopMatStore;
     if (op->kind != ir::OpKind::SharedLoad && op->kind != ir::OpKind::SharedStore &&
-        op->kind != ir::OpKind::CpAsync)
+        op->kind != ir::OpKind::CpAsync && !coopmat)
       return;
     size_t i = static_cast<size_t>(op->int_attr("buffer"));
-    int width = op->kind == ir::OpKind::CpAsync ? 16 / ir::dtype_bytes(buffers.at(i).dtype)
-                                                : static_cast<int>(op->int_attr("width"));
+    int width = coopmat                           ? 1
+                : op->kind == ir::OpKind::CpAsync ? 16 / ir::dtype_bytes(buffers.at(i).dtype)
+                                                  : static_cast<int>(op->int_attr("width"));
     min_width.at(i) = std::min(min_width.at(i), width);
   });
   for (size_t i = 0; i < buffers.size(); ++i) {
@@ -245,6 +249,12 @@ Value array_index(Builder& b, const SharedVar& s, Value index) {
 }
 
 }  // namespace
+
+Value Emitter::shared_scalar_pointer(int64_t buffer, Value index) {
+  const SharedVar& s = shared_.at(static_cast<size_t>(buffer));
+  TESSERA_CHECK(s.lanes == 1, "SPIR-V: shared buffer ", buffer, " is an array of vectors");
+  return shared_element(b, s, index, 0);
+}
 
 void Emitter::emit_shared_load(const ir::Op& op) {
   ir::SharedLoadOp load(const_cast<ir::Op*>(&op));

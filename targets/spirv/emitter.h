@@ -21,7 +21,8 @@
 namespace tessera::spirv::impl {
 
 /// One workgroup array per shared buffer. Buffers whose every access is at least `lanes` wide
-/// (32-bit elements only) are arrays of `lanes`-component vectors.
+/// (32-bit elements only) are arrays of `lanes`-component vectors; buffers that a coopmat op
+/// reads or writes stay arrays of scalars (the op's stride counts the array's elements).
 struct SharedVar {
   Value var;
   ir::DType dtype = ir::DType::f32;
@@ -45,7 +46,8 @@ class Emitter {
   // --- values and types (emit.cpp) -------------------------------------------------------------
   Value get(const ir::Value* v) const;
   void set(const ir::Value* v, Value value);
-  /// The SSA type: i1 -> bool, bf16 -> f32 (always bf16-representable), pointers -> u64.
+  /// The SSA type: i1 -> bool, bf16 -> f32 (always bf16-representable), pointers -> u64,
+  /// cooperative matrices -> OpTypeCooperativeMatrixKHR of the dtype's type (f16, f32, i8, i32).
   uint32_t value_type(const ir::Type& type);
   uint32_t value_type(ir::DType dtype) { return value_type(ir::Type::scalar(dtype)); }
   /// The type in memory: i1 -> u8, bf16 -> u16, else the SSA type.
@@ -85,6 +87,7 @@ class Emitter {
   void emit_while(const ir::Op& op);
   void emit_shuffle(const ir::Op& op);  // emit_simt.cpp
   void emit_barrier();
+  void emit_coopmat(const ir::Op& op);  // emit_coopmat.cpp
 
   // --- shared numeric helpers ----------------------------------------------------------------
   /// Float add/sub/mul with NoContraction (emit_arith.cpp).
@@ -114,6 +117,9 @@ class Emitter {
   Value psb_pointer(Value address, uint32_t pointee);
   /// An input built-in variable's value (created on first use and listed in the interface).
   Value builtin(spv::BuiltIn builtin, uint32_t type);  // emit_simt.cpp
+  /// The pointer to element `index` of shared buffer `buffer`, an array of scalars
+  /// (emit_memory.cpp; the buffers of coopmat ops).
+  Value shared_scalar_pointer(int64_t buffer, Value index);
 
  private:
   void check_support() const;  // emit.cpp
@@ -124,9 +130,13 @@ class Emitter {
   std::vector<Value> predicated_load(const ir::Value* pred, Value address, ir::DType dtype,
                                      int width, uint32_t align, const std::vector<Value>& others);
   void store_shared(const SharedVar& s, Value element_index, const std::vector<Value>& values);
+  // emit_coopmat.cpp: what the target must offer for the op's matrices; a matrix type's id.
+  void check_coopmat(const ir::Op& op) const;
+  uint32_t coopmat_type(const ir::Type& type);
 
   std::unordered_map<const ir::Value*, Value> values_;
   std::map<spv::BuiltIn, Value> builtins_;
+  std::map<std::string, uint32_t> coopmat_types_;  ///< by ir::Type::str()
   std::vector<uint32_t> interface_;
   std::vector<SharedVar> shared_;
   std::array<Value, 3> program_id_{}, num_programs_{};

@@ -53,11 +53,20 @@
 /// in a loop whose trip count differs between invocations, so user-written spin loops with
 /// ordered atomics misbehave there (relaxed ones work). Cache hints on loads are ignored.
 ///
+/// Cooperative matrices are SPV_KHR_cooperative_matrix types of subgroup scope (f16, f32, i8 and
+/// i32 components; i8 x i8 + i32 multiplies are signed). Their loads and stores take a pointer to
+/// the shared buffer's element at the IR's index, and the IR's stride, with NonPrivatePointer as
+/// every shared access has: a shared buffer that a coopmat op touches stays an array of scalars.
+/// Such a module is neither validated nor optimized (SPIRV-Tools 2023.1 predates the extension):
+/// see uses_cooperative_matrix().
+///
 /// Refused (tessera::Error, ErrorKind::Unsupported, naming the kernel): dtypes the target lacks
 /// (Target::supports_dtype), 64-bit atomics without int64 atomics, shuffles without
 /// subgroup_shuffle, `print` and `assert` (Vulkan has
 /// no device printf or fault channel here), more threads or shared memory than the target allows,
-/// a subgroup size other than the target's, and targets without buffer device address.
+/// a subgroup size other than the target's, targets without buffer device address, cooperative
+/// matrices without the coopmat capability, matrix types and multiplies outside the target's
+/// matrix shapes, and bf16 matrices (they would need SPV_KHR_bfloat16).
 #pragma once
 
 #include <cstdint>
@@ -71,6 +80,7 @@
 
 namespace tessera::spirv {
 
+/// Neither applies to a module that uses_cooperative_matrix().
 struct EmitOptions {
   bool optimize = true;  ///< run spirv-opt's performance passes (then validate again)
   bool validate = true;  ///< validate with SPIRV-Tools (vulkan1.3 environment)
@@ -83,12 +93,23 @@ target::Artifact emit(const ir::Function& fn, const target::Target& target,
                       const EmitOptions& options = {});
 
 /// "" if `words` is a valid SPIR-V module for Vulkan 1.3; else the validator's message followed by
-/// the offending instruction's disassembly.
+/// the offending instruction's disassembly. A module that uses_cooperative_matrix() gets
+/// kCooperativeMatrixNote: the validator cannot read it.
 std::string validate(const std::vector<uint32_t>& words);
 /// spirv-opt's performance passes for Vulkan 1.3 (`kernel` names the module in errors); an
-/// optimizer failure is an internal error.
+/// optimizer failure is an internal error, and so is a module that uses_cooperative_matrix().
 std::vector<uint32_t> optimize(const std::vector<uint32_t>& words, std::string_view kernel);
-/// The module as text (SPIRV-Tools' disassembly, with friendly names).
+/// The module as text (SPIRV-Tools' disassembly, with friendly names). A module that
+/// uses_cooperative_matrix() starts with a comment line holding kCooperativeMatrixNote, and its
+/// SPV_KHR_cooperative_matrix instructions are printed by Tessera in SPIRV-Tools' manner.
 std::string disassemble(const std::vector<uint32_t>& words);
+
+/// Does the module declare the CooperativeMatrixKHR capability? SPIRV-Tools 2023.1 (Debian 12)
+/// predates SPV_KHR_cooperative_matrix: emit() and targets::emit() neither validate nor optimize
+/// such a module, which goes to the driver as emitted.
+bool uses_cooperative_matrix(const std::vector<uint32_t>& words);
+inline constexpr std::string_view kCooperativeMatrixNote =
+    "SPIR-V with SPV_KHR_cooperative_matrix: not validated, not optimized: SPIRV-Tools 2023.1 "
+    "predates the extension";
 
 }  // namespace tessera::spirv

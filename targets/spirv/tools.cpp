@@ -1,13 +1,19 @@
 /// \file Validation, disassembly and optimization with SPIRV-Tools (linked statically, vulkan1.3
-/// target environment).
+/// target environment), and the disassembly of the SPV_KHR_cooperative_matrix instructions that
+/// SPIRV-Tools 2023.1 does not know.
+// spv::HasResultAndType (spirv.hpp's utility code) tells which words are result ids.
+#define SPV_ENABLE_UTILITY_CODE
 #include "targets/spirv/spirv.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
 
 #include <spirv-tools/libspirv.hpp>
 #include <spirv-tools/optimizer.hpp>
 
 #include "core/support/error.h"
+#include "targets/spirv/coopmat_khr.h"
 
 namespace tessera::spirv {
 namespace {
@@ -48,9 +54,146 @@ std::string instruction_at(const std::vector<uint32_t>& words, size_t ordinal) {
   return line.substr(std::min(line.find_first_not_of(' '), line.size()));
 }
 
+// --- SPV_KHR_cooperative_matrix -----------------------------------------------------------------
+
+constexpr uint32_t kNop = 1u << 16 | spv::OpNop;
+
+bool is_khr_coopmat(const uint32_t* inst) {
+  const auto opcode = static_cast<spv::Op>(inst[0] & 0xffff);
+  return (opcode >= khr::kOpTypeCooperativeMatrix && opcode <= khr::kOpCooperativeMatrixMulAdd) ||
+         (opcode == spv::OpCapability && inst[1] == khr::kCapabilityCooperativeMatrix);
+}
+
+/// The names of a mask's bits ("A|B"), from `bits`: {bit, name} pairs.
+std::string mask_text(uint32_t mask, std::initializer_list<std::pair<uint32_t, const char*>> bits) {
+  std::string out;
+  for (auto [bit, name] : bits)
+    if (mask & bit) out += (out.empty() ? "" : "|") + std::string(name);
+  return out;
+}
+
+/// One KHR instruction as SPIRV-Tools would print it (indented to column 15), its ids named by
+/// `name`. Memory operands other than a mask of known bits are not expected (the emitter gives
+/// only NonPrivatePointer) and printed as numbers.
+std::string khr_line(const uint32_t* inst, const std::function<std::string(uint32_t)>& name) {
+  const auto opcode = static_cast<spv::Op>(inst[0] & 0xffff);
+  const uint32_t count = inst[0] >> 16;
+  std::string result, text;
+  auto ids = [&](uint32_t from, uint32_t to) {
+    for (uint32_t i = from; i < to && i < count; ++i) text += " " + name(inst[i]);
+  };
+  auto rest = [&](uint32_t from, std::string mask) {
+    if (from >= count) return;
+    text += " " + (mask.empty() ? std::to_string(inst[from]) : mask);
+    for (uint32_t i = from + 1; i < count; ++i) text += " " + std::to_string(inst[i]);
+  };
+  auto memory = [&](uint32_t at) {
+    rest(at, at < count ? mask_text(inst[at], {{0x1, "Volatile"},
+                                               {0x2, "Aligned"},
+                                               {0x4, "Nontemporal"},
+                                               {0x8, "MakePointerAvailable"},
+                                               {0x10, "MakePointerVisible"},
+                                               {0x20, "NonPrivatePointer"}})
+                        : "");
+  };
+  if (opcode == spv::OpCapability) {
+    text = "OpCapability CooperativeMatrixKHR";
+  } else if (opcode == khr::kOpTypeCooperativeMatrix) {
+    result = name(inst[1]);
+    text = "OpTypeCooperativeMatrixKHR";
+    ids(2, 7);
+  } else if (opcode == khr::kOpCooperativeMatrixStore) {
+    text = "OpCooperativeMatrixStoreKHR";
+    ids(1, 5);
+    memory(5);
+  } else {
+    result = name(inst[2]);
+    const bool load = opcode == khr::kOpCooperativeMatrixLoad;
+    text = load ? "OpCooperativeMatrixLoadKHR" : "OpCooperativeMatrixMulAddKHR";
+    ids(1, 2);
+    ids(3, 6);
+    if (load) memory(6);
+    if (!load)
+      rest(6, count > 6 ? mask_text(inst[6],
+                                    {{khr::kMatrixASigned, "MatrixASignedComponentsKHR"},
+                                     {khr::kMatrixBSigned, "MatrixBSignedComponentsKHR"},
+                                     {khr::kMatrixCSigned, "MatrixCSignedComponentsKHR"},
+                                     {khr::kMatrixResultSigned, "MatrixResultSignedComponentsKHR"}})
+                        : "");
+  }
+  const std::string lead = result.empty() ? "" : result + " = ";
+  return std::string(lead.size() < 15 ? 15 - lead.size() : 0, ' ') + lead + text;
+}
+
+/// SPIRV-Tools disassembles the module with each KHR instruction replaced by an OpNop (one line
+/// per instruction either way); those lines are then printed here, with the names SPIRV-Tools
+/// gave the ids on the lines that define them (an id a KHR instruction defines: its OpName, else
+/// its number, as SPIRV-Tools prints it where it is used).
+std::string disassemble_coopmat(const std::vector<uint32_t>& words, uint32_t options) {
+  std::vector<uint32_t> patched(words.begin(), words.begin() + 5);
+  std::vector<size_t> starts;
+  for (size_t at = 5; at < words.size(); at += words[at] >> 16) {
+    TESSERA_CHECK((words[at] >> 16) != 0 && at + (words[at] >> 16) <= words.size(),
+                  "malformed SPIR-V at word ", at);
+    starts.push_back(at);
+    if (is_khr_coopmat(&words[at]))
+      patched.push_back(kNop);
+    else
+      patched.insert(patched.end(), words.begin() + at, words.begin() + at + (words[at] >> 16));
+  }
+  std::string text;
+  if (!spvtools::SpirvTools(kEnv).Disassemble(patched, &text, options))
+    fail(ErrorKind::User, "cannot disassemble SPIR-V");
+  std::vector<std::string> lines;
+  for (size_t pos = 0; pos < text.size();) {
+    size_t end = std::min(text.find('\n', pos), text.size());
+    lines.push_back(text.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  size_t header = 0;
+  while (header < lines.size() && lines[header].starts_with(";")) ++header;
+  TESSERA_CHECK(lines.size() == header + starts.size(), "SPIR-V disassembly: ", lines.size(),
+                " lines for ", starts.size(), " instructions");
+  std::map<uint32_t, std::string> names;
+  for (size_t k = 0; k < starts.size(); ++k) {
+    const uint32_t* inst = &words[starts[k]];
+    const auto opcode = static_cast<spv::Op>(inst[0] & 0xffff);
+    // OpName precedes every definition: the defining line's name replaces it where there is one.
+    if (opcode == spv::OpName)
+      names.emplace(inst[1], "%" + std::string(reinterpret_cast<const char*>(&inst[2])));
+    if (is_khr_coopmat(inst)) continue;
+    bool has_result = false, has_type = false;
+    spv::HasResultAndType(opcode, &has_result, &has_type);
+    const std::string& line = lines[header + k];
+    const size_t eq = line.find(" = ");
+    if (!has_result || eq == std::string::npos) continue;
+    names[inst[has_type ? 2 : 1]] =
+        line.substr(line.find_first_not_of(' '), eq - line.find_first_not_of(' '));
+  }
+  auto name = [&](uint32_t id) {
+    auto it = names.find(id);
+    return it != names.end() ? it->second : "%" + std::to_string(id);
+  };
+  std::string out = "; " + std::string(kCooperativeMatrixNote) + "\n";
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const bool khr = i >= header && is_khr_coopmat(&words[starts[i - header]]);
+    out += (khr ? khr_line(&words[starts[i - header]], name) : lines[i]) + "\n";
+  }
+  return out;
+}
+
 }  // namespace
 
+bool uses_cooperative_matrix(const std::vector<uint32_t>& words) {
+  for (size_t at = 5; at + 1 < words.size() && words[at] >> 16; at += words[at] >> 16) {
+    if ((words[at] & 0xffff) != spv::OpCapability) return false;  // capabilities come first
+    if (words[at + 1] == khr::kCapabilityCooperativeMatrix) return true;
+  }
+  return false;
+}
+
 std::string validate(const std::vector<uint32_t>& words) {
+  if (uses_cooperative_matrix(words)) return std::string(kCooperativeMatrixNote);
   spvtools::SpirvTools tools(kEnv);
   Messages messages;
   tools.SetMessageConsumer(messages.consumer());
@@ -64,18 +207,21 @@ std::string validate(const std::vector<uint32_t>& words) {
 }
 
 std::string disassemble(const std::vector<uint32_t>& words) {
+  const uint32_t options =
+      SPV_BINARY_TO_TEXT_OPTION_FRIENDLY_NAMES | SPV_BINARY_TO_TEXT_OPTION_INDENT;
+  if (uses_cooperative_matrix(words)) return disassemble_coopmat(words, options);
   spvtools::SpirvTools tools(kEnv);
   Messages messages;
   tools.SetMessageConsumer(messages.consumer());
   std::string text;
-  if (!tools.Disassemble(
-          words, &text,
-          SPV_BINARY_TO_TEXT_OPTION_FRIENDLY_NAMES | SPV_BINARY_TO_TEXT_OPTION_INDENT))
+  if (!tools.Disassemble(words, &text, options))
     fail(ErrorKind::User, "cannot disassemble SPIR-V: ", messages.text);
   return text;
 }
 
 std::vector<uint32_t> optimize(const std::vector<uint32_t>& words, std::string_view kernel) {
+  TESSERA_CHECK(!uses_cooperative_matrix(words), "spirv-opt cannot optimize kernel '", kernel,
+                "': ", kCooperativeMatrixNote);
   spvtools::Optimizer optimizer(kEnv);
   Messages messages;
   optimizer.SetMessageConsumer(messages.consumer());

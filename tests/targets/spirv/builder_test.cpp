@@ -59,6 +59,26 @@ TEST_CASE("spirv builder: capabilities follow the types and instructions used") 
   CHECK(b.has_capability(spv::CapabilityVulkanMemoryModelDeviceScope));
 }
 
+TEST_CASE("spirv builder: a cooperative-matrix type brings its capability and extension") {
+  namespace khr = tessera::spirv::khr;
+  Builder b;
+  uint32_t h = b.t_float(16);
+  CHECK(!b.has_capability(khr::kCapabilityCooperativeMatrix));
+  uint32_t a = b.t_coopmat(h, 16, 16, khr::MatrixUse::A);
+  CHECK(b.has_capability(khr::kCapabilityCooperativeMatrix));
+  CHECK(a == b.t_coopmat(h, 16, 16, khr::MatrixUse::A));
+  CHECK(a != b.t_coopmat(h, 16, 16, khr::MatrixUse::B));
+  CHECK(a != b.t_coopmat(h, 16, 8, khr::MatrixUse::A));
+  CHECK(b.info(a).kind == tessera::spirv::TypeKind::CooperativeMatrix);
+  CHECK(b.info(a).element == h);
+  // A fill of a constant is a one-part constant composite, deduplicated like other constants.
+  Value one = b.c_float(h, 1.0);
+  CHECK(b.c_composite(a, {one}).id == b.c_composite(a, {one}).id);
+  std::vector<uint32_t> words = b.assemble();
+  std::string extension(reinterpret_cast<const char*>(&words[0]), words.size() * 4);
+  CHECK(extension.find("SPV_KHR_cooperative_matrix") != std::string::npos);
+}
+
 TEST_CASE("spirv builder: narrow literals are sign- or zero-extended") {
   std::vector<uint32_t> words = module_with([](Builder& b) {
     b.c_int(b.t_int(16, true), 0xffff);

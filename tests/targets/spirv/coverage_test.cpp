@@ -1,6 +1,7 @@
 /// \file Every op kind the SIMT IR admits (core/ir/simt.h: the SIMT ops and the scalar tile ops)
 /// appears in a module that validates, or is refused with an Unsupported error (print, assert,
-/// mma, ldmatrix).
+/// mma, ldmatrix), or (the coopmat ops) in a module that SPIRV-Tools 2023.1 cannot validate,
+/// whose words coopmat_test.cpp checks.
 #include <set>
 
 #include "kernels.h"
@@ -101,6 +102,39 @@ std::vector<std::string> corpus() {
   return kernels;
 }
 
+/// The cooperative-matrix ops, carried by for, if and while (SPV_KHR_cooperative_matrix: not
+/// validated).
+std::string coopmat_kernel() {
+  return kernel("%n: i32", R"(  %zero = constant {value = 0.0} : f32
+  %acc0 = coopmat_fill %zero : coopmat_acc<16x16xf32>
+  %c0 = constant {value = 0} : i32
+  %c1 = constant {value = 1} : i32
+  %a = coopmat_load %c0 {buffer = 0, stride = 16} : coopmat_a<16x16xf16>
+  %b = coopmat_load %c0 {buffer = 1, stride = 16, col_major = 1} : coopmat_b<16x16xf16>
+  %acc = for %c0, %n, %c1, %acc0 ({
+  ^(%i: i32, %c: coopmat_acc<16x16xf32>):
+    %d = coopmat_mul_add %a, %b, %c : coopmat_acc<16x16xf32>
+    yield %d
+  }) : coopmat_acc<16x16xf32>
+  %big = cmp_gt %n, %c1 : i1
+  %pick = if %big ({
+    yield %acc
+  }, {
+    yield %acc0
+  }) : coopmat_acc<16x16xf32>
+  %w = while %pick ({
+  ^(%x1: coopmat_acc<16x16xf32>):
+    condition %big, %x1
+  }, {
+  ^(%x2: coopmat_acc<16x16xf32>):
+    %e = coopmat_mul_add %a, %b, %x2 : coopmat_acc<16x16xf32>
+    yield %e
+  }) : coopmat_acc<16x16xf32>
+  coopmat_store %c0, %w {buffer = 2, stride = 16})",
+                "shared_0 = tile<256xf16>, shared_1 = tile<256xf16>, shared_2 = tile<256xf32>", 64,
+                32);
+}
+
 /// A kernel with one op of `kind` that the SPIR-V target refuses.
 std::string refused_kernel(OpKind kind) {
   const char* attrs = "shared_0 = tile<512xf16>";
@@ -142,6 +176,14 @@ TEST_CASE("spirv: every op kind of a SIMT function validates or is refused") {
     emit_both(text, without(Cap::FloatAtomicAdd));
     emit_both(text, with({Cap::FusedFma, Cap::DenormPreserve32, Cap::IeeeMinMax}));
     auto module = parse(text);
+    tessera::ir::walk(module->kernel().body,
+                      [&](const tessera::ir::Op* op) { covered.insert(op->kind); });
+  }
+  {
+    auto module = parse(coopmat_kernel());
+    auto a = tessera::spirv::emit(module->kernel(), profile("vulkan-nvidia"));
+    CHECK(tessera::spirv::uses_cooperative_matrix(a.spirv));
+    CHECK(!tessera::spirv::disassemble(a.spirv).empty());
     tessera::ir::walk(module->kernel().body,
                       [&](const tessera::ir::Op* op) { covered.insert(op->kind); });
   }

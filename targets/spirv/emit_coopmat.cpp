@@ -1,0 +1,137 @@
+/// \file Cooperative matrices (core/ir/simt.h: coopmat_fill, coopmat_load, coopmat_store,
+/// coopmat_mul_add) as SPV_KHR_cooperative_matrix: subgroup-scope OpTypeCooperativeMatrixKHR
+/// values; loads and stores through a pointer to a shared buffer's element (such buffers are
+/// arrays of scalars, so the IR's index and stride are the instruction's), NonPrivatePointer like
+/// every shared access so that barriers order them; and OpCooperativeMatrixMulAddKHR, whose i8
+/// inputs and i32 accumulators are signed. Before anything is emitted, check_coopmat refuses what
+/// the target cannot run: matrices without the coopmat capability, matrix types and multiplies
+/// outside the target's shapes, and bf16 matrices (they would need SPV_KHR_bfloat16).
+#include <algorithm>
+
+#include "targets/spirv/emitter.h"
+
+namespace tessera::spirv::impl {
+
+using ir::DType;
+using ir::MatUse;
+using ir::OpKind;
+using tessera::detail::concat;
+
+namespace {
+
+khr::MatrixUse khr_use(MatUse use) {
+  if (use == MatUse::A) return khr::MatrixUse::A;
+  if (use == MatUse::B) return khr::MatrixUse::B;
+  return khr::MatrixUse::Accumulator;
+}
+
+/// Is a matrix of type `t` the A, B or accumulator of the M x N x K multiply `s`?
+bool fits(const target::MatrixShape& s, const ir::Type& t) {
+  const int64_t rows = t.shape[0], cols = t.shape[1];
+  if (t.mat == MatUse::A) return t.dtype == s.a && rows == s.m && cols == s.k;
+  if (t.mat == MatUse::B) return t.dtype == s.b && rows == s.k && cols == s.n;
+  return t.dtype == s.c && rows == s.m && cols == s.n;
+}
+
+std::string shapes_text(const target::Target& target) {
+  std::string out;
+  for (const target::MatrixShape& s : target.matrix_shapes)
+    out += (out.empty() ? "" : ", ") + s.str();
+  return out.empty() ? "none" : out;
+}
+
+/// The matrix types among the op's results, operands and region arguments.
+std::vector<const ir::Type*> matrix_types(const ir::Op& op) {
+  std::vector<const ir::Type*> types;
+  auto add = [&](const ir::Value* v) {
+    if (v->type.is_mat()) types.push_back(&v->type);
+  };
+  for (const ir::Value* v : op.results) add(v);
+  for (const ir::Value* v : op.operands) add(v);
+  for (const ir::Region* r : op.regions)
+    for (const ir::Value* v : r->args) add(v);
+  return types;
+}
+
+}  // namespace
+
+void Emitter::check_coopmat(const ir::Op& op) const {
+  for (const ir::Type* t : matrix_types(op)) {
+    require_cap(target::Cap::CooperativeMatrix, &op,
+                concat("a cooperative matrix (", t->str(), ")"));
+    if (t->dtype == DType::bf16)
+      unsupported(&op, concat("the bf16 cooperative matrix ", t->str(),
+                              " needs SPV_KHR_bfloat16, which the SPIR-V target does not emit"));
+    auto fit = [&](const target::MatrixShape& s) { return fits(s, *t); };
+    if (std::none_of(target.matrix_shapes.begin(), target.matrix_shapes.end(), fit))
+      unsupported(&op, concat("the cooperative matrix ", t->str(),
+                              " belongs to none of the target's matrix shapes (",
+                              shapes_text(target), ")"));
+  }
+  if (op.kind != OpKind::CoopMatMulAdd) return;
+  const ir::Type &a = op.operand(0)->type, &bt = op.operand(1)->type, &c = op.operand(2)->type;
+  const target::MatrixShape want{.m = static_cast<int>(a.shape[0]),
+                                 .n = static_cast<int>(bt.shape[1]),
+                                 .k = static_cast<int>(a.shape[1]),
+                                 .a = a.dtype,
+                                 .b = bt.dtype,
+                                 .c = c.dtype};
+  if (std::find(target.matrix_shapes.begin(), target.matrix_shapes.end(), want) ==
+      target.matrix_shapes.end())
+    unsupported(&op, concat("the matrix multiply ", want.str(), " is not among the target's (",
+                            shapes_text(target), ")"));
+}
+
+/// One type id per (dtype, rows, cols, use), named after the IR's type in the disassembly.
+uint32_t Emitter::coopmat_type(const ir::Type& type) {
+  const std::string key = type.str();
+  if (auto it = coopmat_types_.find(key); it != coopmat_types_.end()) return it->second;
+  TESSERA_CHECK(type.dtype != DType::bf16, "SPIR-V: bf16 cooperative matrix ", key,
+                " got past check_coopmat");
+  const char* use = type.mat == MatUse::A ? "a" : type.mat == MatUse::B ? "b" : "acc";
+  const uint32_t id = b.t_coopmat(value_type(type.dtype), static_cast<uint32_t>(type.shape[0]),
+                                  static_cast<uint32_t>(type.shape[1]), khr_use(type.mat));
+  b.name(id, concat("coopmat_", use, "_", type.shape[0], "x", type.shape[1], "x",
+                    ir::dtype_name(type.dtype)));
+  coopmat_types_.emplace(key, id);
+  return id;
+}
+
+void Emitter::emit_coopmat(const ir::Op& op) {
+  switch (op.kind) {
+    case OpKind::CoopMatFill: {
+      // One constituent fills every element (the KHR rule); a constant stays a constant.
+      const uint32_t type = value_type(op.result()->type);
+      const Value x = get(op.operand(0));
+      const ir::Op* def = op.operand(0)->def;
+      const bool constant = def && def->kind == OpKind::Constant;
+      return set(op.result(), constant ? b.c_composite(type, {x}) : b.construct(type, {x}));
+    }
+    case OpKind::CoopMatLoad: {
+      ir::CoopMatLoadOp load(const_cast<ir::Op*>(&op));
+      const Value pointer = shared_scalar_pointer(load.buffer(), get(load.index()));
+      return set(op.result(),
+                 b.coopmat_load(value_type(op.result()->type), pointer,
+                                load.col_major() ? khr::Layout::ColumnMajor : khr::Layout::RowMajor,
+                                static_cast<uint32_t>(load.stride()), true));
+    }
+    case OpKind::CoopMatStore: {
+      ir::CoopMatStoreOp store(const_cast<ir::Op*>(&op));
+      const Value pointer = shared_scalar_pointer(store.buffer(), get(store.index()));
+      return b.coopmat_store(pointer, get(store.value()),
+                             store.col_major() ? khr::Layout::ColumnMajor : khr::Layout::RowMajor,
+                             static_cast<uint32_t>(store.stride()), true);
+    }
+    default: {
+      // Integer components are unsigned unless marked: the IR's i8 and i32 are signed.
+      const bool is_signed = op.operand(0)->type.dtype == DType::i8;
+      const uint32_t signs = is_signed ? khr::kMatrixASigned | khr::kMatrixBSigned |
+                                             khr::kMatrixCSigned | khr::kMatrixResultSigned
+                                       : 0;
+      return set(op.result(), b.coopmat_mul_add(get(op.operand(0)), get(op.operand(1)),
+                                                get(op.operand(2)), signs));
+    }
+  }
+}
+
+}  // namespace tessera::spirv::impl
