@@ -85,6 +85,8 @@ std::optional<DotPlan> coopmat_plan(const ir::DotOp& dot, const target::Target& 
   const DType in = dot.lhs()->type.dtype, acc = dot.op->result()->type.dtype;
   // bf16 matrices need SPV_KHR_bfloat16, which the SPIR-V emitter does not declare yet.
   if (dot.rhs()->type.dtype != in || (in != DType::f16 && in != DType::i8)) return std::nullopt;
+  // Accumulators in f32 (i32 for i8), as coopmat_mul_add takes them.
+  if (acc != (in == DType::i8 ? DType::i32 : DType::f32)) return std::nullopt;
   const int64_t M = dot.lhs()->type.shape[0], K = dot.lhs()->type.shape[1];
   const int64_t N = dot.rhs()->type.shape[1];
   const target::MatrixShape* best = nullptr;
@@ -110,6 +112,14 @@ std::optional<DotPlan> coopmat_plan(const ir::DotOp& dot, const target::Target& 
 }
 
 }  // namespace
+
+PaddedTile padded_tile(const ir::Shape& shape, int fast, int elem_bytes) {
+  PaddedTile t;
+  t.fast = fast == 0 ? 0 : 1;
+  t.stride = shape[static_cast<size_t>(t.fast)] + 16 / elem_bytes;
+  t.size = shape[static_cast<size_t>(1 - t.fast)] * t.stride;
+  return t;
+}
 
 std::string WgmmaOperand::str() const {
   return std::string(mn_major ? "mn-major" : "k-major") + " swizzle " + std::to_string(swizzle);

@@ -159,9 +159,47 @@ Layout RingLoad::operand_layout() const {
   return transposed ? permute(layout, {1, 0}) : layout;
 }
 
+namespace {
+
+/// The register ring of a loop whose one dot runs on cooperative matrices: both operands loaded
+/// in their homes an iteration ahead, two padded stages each; plain if they do not fit beside the
+/// accumulator's conversion scratch (one matrix per subgroup) and, unless the ring is lean (its
+/// buffers reused after the loop), a 4-byte conversion of the whole result.
+LoopPlan plan_register_ring(const ir::ForOp& f, const ir::Op* dot, const LoweringPlan& plan) {
+  LoopPlan plain;
+  const DotPlan& dp = plan.dot(*dot);
+  ir::DotOp d(const_cast<ir::Op*>(dot));
+  std::optional<RingLoad> a = find_load(plan, f, d.lhs()), b = find_load(plan, f, d.rhs());
+  if (!a || !b) return plain;
+  const int64_t elem = ir::dtype_bytes(d.lhs()->type.dtype);
+  int64_t per_stage = 0;
+  for (RingLoad* l : {&*a, &*b}) {
+    ir::LoadOp ld(const_cast<ir::Op*>(l->load));
+    l->via_registers = true;
+    l->layout = plan.homes().home(l->load->result());
+    l->width = access_width(plan.axis(), l->layout, ld.ptr(), ld.mask(), ld.other());
+    const Layout ol = l->operand_layout();
+    per_stage += padded_tile(ol.shape, fast_dim(ol), static_cast<int>(elem)).size * elem;
+  }
+  const MatTiling& t = *dp.acc.mats;
+  const int64_t reserve = t.m * t.n * 4 * (plan.threads() / t.lanes) +
+                          (plan.lean_rings() ? 0 : staging_elements(dot->result()->type.shape, 4) * 4);
+  if (2 * per_stage + reserve > plan.target().max_shared_bytes) return plain;
+  LoopPlan p;
+  p.kind = LoopKind::RegisterRing;
+  p.dot = dot;
+  p.stages = 2;
+  p.prefetch = 1;
+  p.a = *a;
+  p.b = *b;
+  return p;
+}
+
+}  // namespace
+
 LoopPlan plan_loop(const ir::Op& loop, const LoweringPlan& plan) {
   LoopPlan plain;
-  if (plan.options().num_stages < 2 || !plan.target().has(target::Cap::CpAsync)) return plain;
+  if (plan.options().num_stages < 2) return plain;
   ir::ForOp f(const_cast<ir::Op*>(&loop));
   const ir::Region& body = *f.body();
   const ir::Op* dot = nullptr;
@@ -172,6 +210,8 @@ LoopPlan plan_loop(const ir::Op& loop, const LoweringPlan& plan) {
   }
   if (!dot) return plain;
   const DotPlan& dp = plan.dot(*dot);
+  if (dp.kind == DotKind::CoopMat) return plan_register_ring(f, dot, plan);
+  if (!plan.target().has(target::Cap::CpAsync)) return plain;
   if (dp.kind != DotKind::MmaSync && dp.kind != DotKind::Wgmma) return plain;
   ir::DotOp d(const_cast<ir::Op*>(dot));
   std::optional<RingLoad> a = find_load(plan, f, d.lhs()), b = find_load(plan, f, d.rhs());

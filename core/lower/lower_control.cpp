@@ -43,7 +43,9 @@ void Lowerer::lower_for(const ir::Op& op) {
   const LoopPlan& plan = plan_.loop(op);
   switch (plan.kind) {
     case LoopKind::Plain: return emit_for(op, nullptr);
-    case LoopKind::CpAsyncRing: return lower_ring_loop(op, plan);
+    case LoopKind::CpAsyncRing:
+    case LoopKind::RegisterRing:
+      return lower_ring_loop(op, plan);
   }
 }
 

@@ -7,7 +7,7 @@
 /// reaches a linear layout only through shared memory: its twin (mat_twin) one matrix per
 /// subgroup at a time, through one scratch matrix per subgroup.
 #include "core/ir/ops.h"
-#include "core/lower/lowerer.h"
+#include "core/lower/mma_operand.h"
 
 namespace tessera::lower::detail {
 namespace {
@@ -54,19 +54,19 @@ Type Lowerer::register_type(const ir::Type& tile, const Layout& l) const {
   return Type::coopmat(tile.dtype, l.mats->m, l.mats->n, ir::MatUse::Acc);
 }
 
-void Lowerer::store_strided(const Regs& r, const Layout& l, int buf, int64_t base, int fast,
-                            int64_t stride) {
+void Lowerer::store_padded(const Regs& r, const Layout& l, int buf, ir::Value* base,
+                           const PaddedTile& t) {
   const DType dt = r.front()->type.dtype;
+  const int fast = t.fast;
   const int64_t w = vector_width(l, fast, ir::dtype_bytes(dt));
-  auto index_of = [&](int64_t c0, int64_t c1) {
-    return fast == 1 ? c0 * stride + c1 : c1 * stride + c0;
-  };
-  ir::Value* t_base = add(mul(thread_coord(l, fast == 1 ? 0 : 1), const_int(DType::i32, stride)),
+  ir::Value* t_base = add(mul(thread_coord(l, 1 - fast), const_int(DType::i32, t.stride)),
                           thread_coord(l, fast));
+  if (base) t_base = add(t_base, base);
   guarded(owner(l), [&] {
     for (int i = 0; i < l.num_regs(); i += static_cast<int>(w)) {
       std::vector<int64_t> c = l.reg_coords(i);
-      std::vector<ir::Value*> operands = {plus(*this, t_base, base + index_of(c[0], c[1]))};
+      const int64_t off = c[static_cast<size_t>(1 - fast)] * t.stride + c[static_cast<size_t>(fast)];
+      std::vector<ir::Value*> operands = {plus(*this, t_base, off)};
       operands.insert(operands.end(), r.begin() + i, r.begin() + i + w);
       b().create(OpKind::SharedStore, operands, {}, {{"buffer", int64_t{buf}}, {"width", w}});
     }
@@ -78,58 +78,65 @@ void Lowerer::lower_coopmat(const ir::Op& op, const DotPlan& plan) {
   const ir::Value* av = dot.lhs();
   const ir::Value* bv = dot.rhs();
   const MatTiling& t = *plan.acc.mats;
-  const int64_t M = av->type.shape[0], K = av->type.shape[1], N = bv->type.shape[1];
+  const int64_t K = av->type.shape[1];
   const DType in_t = av->type.dtype;
   const int eb = ir::dtype_bytes(in_t);
   Regs acc = regs(dot.acc(), plan.acc);
-  const Layout la = homes().layout_for(av), lb = homes().layout_for(bv);
-  const Regs ra = regs(av, la), rb = regs(bv, lb);
-  // Each operand lies along its home's contiguous dimension (K when there is none), rows padded.
-  const int fa = fast_dim(la) == 0 ? 0 : 1, fb = fast_dim(lb) == 1 ? 1 : 0;
-  const int64_t pad = 16 / eb;
-  const int64_t sa = av->type.shape[static_cast<size_t>(fa)] + pad;
-  const int64_t sb = bv->type.shape[static_cast<size_t>(fb)] + pad;
-  const int64_t size_a = av->type.shape[static_cast<size_t>(1 - fa)] * sa;
-  const int64_t size_b = bv->type.shape[static_cast<size_t>(1 - fb)] * sb;
-  const int buf = scratch(in_t, size_a + size_b);
-  store_strided(ra, la, buf, 0, fa, sa);
-  store_strided(rb, lb, buf, size_a, fb, sb);
-  barrier();
-  const int64_t rows = M / t.wm, cols = N / t.wn;  // one subgroup's block
+  CoopStage sa, sb;
+  if (plan.ring) {
+    // The ring has put this iteration's operands in its stage buffers already.
+    sa = staged_operands(*plan.ring).ca;
+    sb = staged_operands(*plan.ring).cb;
+  } else {
+    const Layout la = homes().layout_for(av), lb = homes().layout_for(bv);
+    const Regs ra = regs(av, la), rb = regs(bv, lb);
+    sa.tile = padded_tile(av->type.shape, fast_dim(la), eb);
+    sb.tile = padded_tile(bv->type.shape, fast_dim(lb), eb);
+    sa.buffer = sb.buffer = scratch(in_t, sa.tile.size + sb.tile.size);
+    sb.base = const_int(DType::i32, sa.tile.size);
+    store_padded(ra, la, sa.buffer, nullptr, sa.tile);
+    store_padded(rb, lb, sb.buffer, sb.base, sb.tile);
+    barrier();
+  }
+  const int64_t rows = av->type.shape[0] / t.wm, cols = bv->type.shape[1] / t.wn;  // a block
   ir::Value* row0 = block_origin(*this, true, t, rows);
   ir::Value* col0 = block_origin(*this, false, t, cols);
-  // A (r, k) at r * sa + k (K contiguous) or k * sa + r; B (k, n) at k * sb + n or n * sb + k.
-  ir::Value* a_base = fa == 1 ? at_entry("coopmat-a:" + std::to_string(sa) + ":" + std::to_string(rows) + "x" + std::to_string(t.wm),
-                                        [&] { return mul(row0, const_int(DType::i32, sa)); })
-                              : row0;
-  ir::Value* b_base = fb == 0 ? at_entry("coopmat-b:" + std::to_string(sb) + ":" + std::to_string(cols) + "x" + std::to_string(t.wn),
-                                        [&] { return mul(col0, const_int(DType::i32, sb)); })
-                              : col0;
-  auto load = [&](ir::Value* base, int64_t off, int64_t stride, bool col_major, Type type) {
-    std::vector<ir::Attribute> attrs = {{"buffer", int64_t{buf}}, {"stride", stride}};
-    if (col_major) attrs.push_back({"col_major", int64_t{1}});
+  // The subgroup's first element of A (its rows, k = 0) and of B (k = 0, its columns).
+  auto origin = [&](const CoopStage& s, ir::Value* outer, bool outer_is_row) {
+    const bool outer_contiguous = (s.tile.fast == 0) == outer_is_row;
+    ir::Value* o = outer_contiguous ? outer : at_entry(
+        "coopmat-scaled:" + std::to_string(reinterpret_cast<uintptr_t>(outer)) + ":" +
+            std::to_string(s.tile.stride),
+        [&] { return mul(outer, const_int(DType::i32, s.tile.stride)); });
+    return s.base ? add(o, s.base) : o;
+  };
+  ir::Value* a0 = origin(sa, row0, true);
+  ir::Value* b0 = origin(sb, col0, false);
+  auto load = [&](const CoopStage& s, ir::Value* base, int64_t off, Type type) {
+    std::vector<ir::Attribute> attrs = {{"buffer", int64_t{s.buffer}}, {"stride", s.tile.stride}};
+    if (s.tile.fast == 0) attrs.push_back({"col_major", int64_t{1}});
     return b().create(OpKind::CoopMatLoad, {plus(*this, base, off)}, {type}, attrs)->result();
+  };
+  // Element (r, c) of a staged tile relative to its origin.
+  auto at = [](const CoopStage& s, int64_t r, int64_t c) {
+    return s.tile.fast == 1 ? r * s.tile.stride + c : c * s.tile.stride + r;
   };
   const int64_t reps_m = plan.acc.reps_m(), reps_n = plan.acc.reps_n(), mk = plan.mat_k;
   for (int64_t k0 = 0; k0 < K; k0 += mk) {
     std::vector<ir::Value*> as, bs;
-    for (int64_t i = 0; i < reps_m; ++i) {
-      const int64_t r = i * t.m;
-      as.push_back(load(a_base, fa == 1 ? r * sa + k0 : k0 * sa + r, sa, fa == 0,
-                        Type::coopmat(in_t, t.m, mk, ir::MatUse::A)));
-    }
-    for (int64_t j = 0; j < reps_n; ++j) {
-      const int64_t c = j * t.n;
-      bs.push_back(load(b_base, size_a + (fb == 1 ? k0 * sb + c : c * sb + k0), sb, fb == 0,
-                        Type::coopmat(in_t, mk, t.n, ir::MatUse::B)));
-    }
+    for (int64_t i = 0; i < reps_m; ++i)
+      as.push_back(load(sa, a0, at(sa, i * t.m, k0), Type::coopmat(in_t, t.m, mk, ir::MatUse::A)));
+    for (int64_t j = 0; j < reps_n; ++j)
+      bs.push_back(load(sb, b0, at(sb, k0, j * t.n), Type::coopmat(in_t, mk, t.n, ir::MatUse::B)));
     for (int64_t i = 0; i < reps_m; ++i)
       for (int64_t j = 0; j < reps_n; ++j) {
         ir::Value*& q = acc[static_cast<size_t>(i * reps_n + j)];
         q = emit(OpKind::CoopMatMulAdd, {as[static_cast<size_t>(i)], bs[static_cast<size_t>(j)], q}, q->type);
       }
   }
-  barrier();  // the staged operands may be overwritten once every subgroup has loaded them
+  // The staged operands may be overwritten once every subgroup has loaded them; a ring's next
+  // iteration waits at its own barrier instead.
+  if (!plan.ring) barrier();
   define_tile(op.result(), plan.acc, acc);
 }
 

@@ -1,4 +1,4 @@
-/// \file The emission of a cp.async ring (LoopKind::CpAsyncRing, planned in loop_plan.cpp). The
+/// \file The emission of a ring (LoopKind::CpAsyncRing and RegisterRing, planned in loop_plan.cpp). The
 /// loop keeps num_stages shared buffers per dot operand: before it, stages 0 .. S-2 are
 /// prefetched (one cp.async group each); each iteration waits for its own stage (cp_async_wait
 /// S-2, barrier), prefetches iteration i + S - 1 into the stage iteration i - 1 read, and the dot
@@ -149,6 +149,16 @@ struct Ring : LoopExtension {
       const ir::Value* v = operands[i];
       const RingLoad& l = i == 0 ? plan.a : plan.b;
       Operand& o = i == 0 ? a : b;
+      copies = copies || !l.via_registers;
+      if (dot.kind == DotKind::CoopMat) {
+        // Two padded stages along the operand's home's contiguous dimension.
+        const Layout ol = l.operand_layout();
+        CoopStage& c = coop[i];
+        c.tile = padded_tile(ol.shape, fast_dim(ol), ir::dtype_bytes(v->type.dtype));
+        c.buffer = lw.new_buffer(v->type.dtype, plan.stages * c.tile.size);
+        stage_size[i] = c.tile.size;
+        continue;
+      }
       if (dot.kind == DotKind::Wgmma) {
         // wgmma's tiles, each stage a whole number of KiB from a 1024-byte-aligned buffer.
         SmemTile probe = wgmma_tile(dot, i == 0, v->type.shape, 0, 0, &o.row_dim);
@@ -178,7 +188,7 @@ struct Ring : LoopExtension {
         if (load(i).via_registers) store(i, load_ahead(lw, load(i), at, j, valid), stage);
         else issue(lw, load(i), operand(i), at, j, stage, stage_size[i] & -stage_size[i], valid);
       }
-      lw.b().create(OpKind::CpAsyncCommit, {}, {});
+      commit();
     }
     std::vector<ir::Value*> extra = {lw.const_int(DType::i32, 0), lw.const_int(DType::i32, plan.prefetch),
                                      lw.const_int(DType::i32, 0)};
@@ -196,7 +206,15 @@ struct Ring : LoopExtension {
 
   /// Stores registers `r` of operand i (in its load's layout) into the stage at element `stage`.
   void store(int i, const Regs& r, ir::Value* stage) {
-    store_tile(lw, operand(i).tile, operand(i).row_dim, r, load(i).operand_layout(), stage);
+    if (dot.kind == DotKind::CoopMat)
+      lw.store_padded(r, load(i).operand_layout(), coop[i].buffer, stage, coop[i].tile);
+    else
+      store_tile(lw, operand(i).tile, operand(i).row_dim, r, load(i).operand_layout(), stage);
+  }
+
+  /// Closes the iteration's cp.async group (nothing for a ring without copies).
+  void commit() {
+    if (copies) lw.b().create(OpKind::CpAsyncCommit, {}, {});
   }
 
   /// Loads the registers of the operands that go through registers for the iteration
@@ -224,7 +242,7 @@ struct Ring : LoopExtension {
       ahead[i].assign(carried, carried + static_cast<long>(ahead[i].size()));
       carried += static_cast<long>(ahead[i].size());
     }
-    lw.b().create(OpKind::CpAsyncWait, {}, {}, {{"pending", int64_t{plan.prefetch - 1}}});
+    if (copies) lw.b().create(OpKind::CpAsyncWait, {}, {}, {{"pending", int64_t{plan.prefetch - 1}}});
     // wgmma reads the copies through the async proxy.
     if (dot.kind == DotKind::Wgmma) lw.b().create(OpKind::FenceAsyncShared, {}, {});
     lw.barrier();
@@ -234,8 +252,14 @@ struct Ring : LoopExtension {
 
   /// The operand the dot reads this iteration: stage `read` of operand i's ring.
   void stage_reads(int i) {
-    Operand r = i == 0 ? a : b;
     ir::Value* stage = lw.mul(read, lw.const_int(DType::i32, stage_size[i]));
+    if (dot.kind == DotKind::CoopMat) {
+      CoopStage c = coop[i];
+      c.base = stage;
+      (i == 0 ? staged.ca : staged.cb) = c;
+      return;
+    }
+    Operand r = i == 0 ? a : b;
     if (dot.kind == DotKind::Wgmma) r.read_base = stage;
     else prepare_reads(lw, r, stage);
     (i == 0 ? staged.a : staged.b) = r;
@@ -257,7 +281,7 @@ struct Ring : LoopExtension {
       else issue(lw, load(i), operand(i), at, j, stage, stage_size[i] & -stage_size[i], valid);
       if (reads) stage_reads(i);
     }
-    lw.b().create(OpKind::CpAsyncCommit, {}, {});
+    commit();
     load_registers(iv, count, 1);
   }
 
@@ -288,10 +312,10 @@ struct Ring : LoopExtension {
       for (size_t i = 0; i < y->operands.size(); ++i)
         if (y->operand(i) == plan.dot->result()) wait_for(loop.results[i]);
     }
-    lw.b().create(OpKind::CpAsyncWait, {}, {}, {{"pending", int64_t{0}}});
+    if (copies) lw.b().create(OpKind::CpAsyncWait, {}, {}, {{"pending", int64_t{0}}});
     lw.barrier();
-    lw.release_buffer(a.tile.buffer);
-    lw.release_buffer(b.tile.buffer);
+    for (int i = 0; i < 2; ++i)
+      lw.release_buffer(dot.kind == DotKind::CoopMat ? coop[i].buffer : operand(i).tile.buffer);
   }
 
   /// Rebinds the loop result `r` (the async dot's accumulator) to its values after a
@@ -312,6 +336,8 @@ struct Ring : LoopExtension {
   const LoopPlan& plan;
   const DotPlan& dot;
   Operand a, b;              ///< the stage tiles (stage 0 at element 0 of their buffers)
+  CoopStage coop[2];         ///< a cooperative-matrix dot's stage tiles instead
+  bool copies = false;       ///< some operand arrives by cp.async (else no groups are committed)
   int64_t stage_size[2] = {};  ///< elements per stage of each
   StagedDot staged;          ///< the operands as this iteration's dot reads them
   /// Of each operand that goes through registers: its registers of the iteration whose copies

@@ -183,9 +183,9 @@ class Lowerer : public ValueSource {
   /// The SIMT type of one register of a tile of type `tile` in layout `l`: its element, or for
   /// an opaque layout an accumulator matrix.
   ir::Type register_type(const ir::Type& tile, const Layout& l) const;
-  /// Stores registers of layout `l` into shared memory with `fast` contiguous: element (c0, c1)
-  /// at base + c0 * stride + c1 (fast = 1) or base + c1 * stride + c0, vectorized along fast.
-  void store_strided(const Regs& r, const Layout& l, int buf, int64_t base, int fast, int64_t stride);
+  /// Stores registers of layout `l` into padded tile `t` of buffer `buf` from element `base`
+  /// (an i32, or null for 0), in vectors along the tile's contiguous dimension.
+  void store_padded(const Regs& r, const Layout& l, int buf, ir::Value* base, const PaddedTile& t);
   /// An opaque layout's matrices in its linear twin (mat_twin), and back.
   Regs mats_to_linear(const Regs& mats, const Layout& from);
   Regs linear_to_mats(const Regs& lin, const Layout& to);

@@ -73,10 +73,19 @@ SmemTile wgmma_tile(const DotPlan& plan, bool is_a, const ir::Shape& shape, int 
 /// The elements one stage of tile `t` occupies: a multiple of 1024 bytes (stages start aligned).
 int64_t wgmma_stage_elements(const SmemTile& t, int elem_bytes);
 
+/// A cooperative-matrix operand staged in shared memory: `tile` from element `base` (an i32;
+/// null: 0) of `buffer`.
+struct CoopStage {
+  int buffer = 0;
+  PaddedTile tile;
+  ir::Value* base = nullptr;
+};
+
 /// The operands of a dot that a pipelined loop has staged (read_base prepared for the stage
-/// the current iteration reads).
+/// the current iteration reads; cooperative-matrix dots: ca and cb).
 struct StagedDot {
   Operand a, b;
+  CoopStage ca, cb;
 };
 
 /// The operand `is_a ? A : B` of `plan`'s dot, `shape` its shape and `dtype` its element type,

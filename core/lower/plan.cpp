@@ -33,6 +33,7 @@ std::string_view loop_kind_name(LoopKind kind) {
   switch (kind) {
     case LoopKind::Plain: return "plain";
     case LoopKind::CpAsyncRing: return "cp_async_ring";
+    case LoopKind::RegisterRing: return "register_ring";
   }
   return "?";
 }
@@ -122,9 +123,11 @@ const DotPlan& LoweringPlan::dot(const ir::Op& dot) const {
   return it->second;
 }
 
-bool LoweringPlan::has_wgmma_ring() const {
+bool LoweringPlan::has_lean_ring() const {
   for (const auto& [op, loop] : loops_)
-    if (loop.kind == LoopKind::CpAsyncRing && dot(*loop.dot).kind == DotKind::Wgmma) return true;
+    if ((loop.kind == LoopKind::CpAsyncRing && dot(*loop.dot).kind == DotKind::Wgmma) ||
+        loop.kind == LoopKind::RegisterRing)
+      return true;
   return false;
 }
 

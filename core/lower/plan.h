@@ -47,6 +47,16 @@ struct WgmmaOperand {
 };
 std::string_view dot_kind_name(DotKind kind);
 
+/// A cooperative-matrix operand in shared memory: contiguous along `fast` (its home's), each
+/// line along fast padded by 16 bytes; element (c0, c1) at c0 * stride + c1 (fast = 1) or
+/// c1 * stride + c0.
+struct PaddedTile {
+  int fast = 1;
+  int64_t stride = 0;  ///< elements from one line to the next
+  int64_t size = 0;    ///< elements of the whole tile
+};
+PaddedTile padded_tile(const ir::Shape& shape, int fast, int elem_bytes);
+
 /// The plan of one `dot`.
 struct DotPlan {
   DotKind kind = DotKind::Fma;
@@ -74,6 +84,9 @@ enum class LoopKind {
   CpAsyncRing,  ///< the loads feeding its one tensor-core dot prefetched num_stages - 1
                 ///< iterations ahead into a ring of shared buffers, by cp.async (or through
                 ///< registers, for an operand whose layout there is not its source's)
+  RegisterRing,  ///< (targets without cp.async) the loads feeding its one cooperative-matrix dot
+                 ///< issued an iteration before their stores into the other of two shared
+                 ///< buffers: one barrier per iteration, a load's latency hidden by an iteration
 };
 std::string_view loop_kind_name(LoopKind kind);
 
@@ -115,14 +128,15 @@ class LoweringPlan {
   /// Plans `fn` (a verified tile-IR kernel) for `target` and `options`: axis info, then each
   /// dot's plan, then the homes (a dot's result lives in its plan's accumulator layout), then each
   /// loop's plan.
-  /// `lean_rings`: a wgmma ring may fill shared memory, its buffers reused after the loop by
-  /// conversions of the same dtype; else it leaves room for an f32 conversion of its dot's result
-  /// beside it, as an mma.sync ring does (the pipeline re-plans so when the lean plan overflows).
+  /// `lean_rings`: a wgmma ring or a register ring may fill shared memory, its buffers reused
+  /// after the loop by conversions of the same dtype; else it leaves room for an f32 conversion of
+  /// its dot's result beside it, as an mma.sync ring does (the pipeline re-plans so when the lean
+  /// plan overflows).
   LoweringPlan(const ir::Function& fn, const target::Target& target, const CompileOptions& options,
                bool lean_rings = true);
   bool lean_rings() const { return lean_rings_; }
   /// Does a ring's stage count depend on lean_rings (so that re-planning can change anything)?
-  bool has_wgmma_ring() const;
+  bool has_lean_ring() const;
 
   const ir::Function& function() const { return fn_; }
   const target::Target& target() const { return target_; }

@@ -102,9 +102,10 @@ bool to_simt(State& s) {
   try {
     s.out.simt = lower::to_simt(*s.out.plan);
   } catch (const Error& e) {
-    // A lean wgmma ring counts on reusing its buffers after the loop; where the kernel needs
-    // more (a conversion of another dtype), plan the rings with room beside them and lower again.
-    if (e.kind() != ErrorKind::Unsupported || !s.out.plan->has_wgmma_ring()) throw;
+    // A lean ring (wgmma's, or a register ring) counts on reusing its buffers after the loop;
+    // where the kernel needs more (a conversion of another dtype), plan the rings with room
+    // beside them and lower again.
+    if (e.kind() != ErrorKind::Unsupported || !s.out.plan->has_lean_ring()) throw;
     s.out.plan = std::make_unique<lower::LoweringPlan>(s.out.tile->kernel(), s.target, s.options,
                                                        /*lean_rings=*/false);
     if (s.dumps.has("layouts")) s.dumps.out() << "// re-planned with room beside the rings\n" << s.out.plan->str();
