@@ -26,13 +26,16 @@ constexpr int kGroupM = 8;
 
 std::vector<MatmulConfig> matmul_configs(const std::string& dtype) {
   // BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages. fp16/bf16: tiles for Hopper's tensor cores
-  // (BLOCK_K 64, 3-4 stages), then the earlier table (128x128x32 / 8 / 3, 64x64x32 / 4 / 3);
+  // (BLOCK_K 64, 3-4 stages), then the earlier table (128x128x32 / 8 / 3, 64x64x32 / 4 / 3) and
+  // the large tiles with BLOCK_K 32 (whose stages fit 48 KiB of shared memory: Vulkan);
   // tf32 and int8: the large tiles with BLOCK_K scaled to the same 128 bytes per row (32 f32,
   // 128 i8 elements), and a small tile that any device holds; tf32 also 256x128 tiles (half of
-  // B's N-major tile goes through registers on Hopper, against 128x256).
+  // B's N-major tile goes through registers on Hopper, against 128x256); int8 also 128x128x64
+  // (two stages in 48 KiB).
   static const std::vector<MatmulConfig> half_table = {
       {128, 128, 64, 8, 3}, {128, 128, 64, 4, 4}, {128, 256, 64, 8, 3}, {128, 256, 64, 8, 4},
-      {64, 128, 64, 4, 4},  {128, 128, 32, 8, 3}, {64, 64, 32, 4, 3}};
+      {64, 128, 64, 4, 4},  {128, 128, 32, 8, 3}, {64, 64, 32, 4, 3},  {128, 256, 32, 8, 3},
+      {256, 128, 32, 8, 3}};
   static const std::map<std::string, std::vector<MatmulConfig>> table = {
       {"tf32",
        {{128, 128, 32, 8, 3}, {128, 128, 32, 4, 4}, {128, 256, 32, 8, 3}, {256, 128, 32, 8, 3},
@@ -40,7 +43,8 @@ std::vector<MatmulConfig> matmul_configs(const std::string& dtype) {
       {"fp16", half_table},
       {"bf16", half_table},
       {"int8",
-       {{128, 128, 128, 8, 3}, {128, 256, 128, 8, 3}, {128, 128, 128, 4, 4}, {64, 64, 64, 4, 3}}},
+       {{128, 128, 128, 8, 3}, {128, 256, 128, 8, 3}, {128, 128, 128, 4, 4}, {128, 128, 64, 8, 3},
+        {64, 64, 64, 4, 3}}},
   };
   const char* only = std::getenv("TESSERA_BENCH_CONFIG");
   if (!only || !*only) return table.at(dtype);

@@ -26,13 +26,14 @@ COPY_CONFIGS = [(1024, 4), (4096, 8)]              # as tessera bench's kCopyCon
 ELEMENTWISE = (1024, 4)                             # BLOCK, num_warps
 # BM, BN, BK, warps, stages per input dtype: tessera bench's table (bench/matmul.cpp).
 _HALF_MATMUL = [(128, 128, 64, 8, 3), (128, 128, 64, 4, 4), (128, 256, 64, 8, 3),
-                (128, 256, 64, 8, 4), (64, 128, 64, 4, 4), (128, 128, 32, 8, 3), (64, 64, 32, 4, 3)]
+                (128, 256, 64, 8, 4), (64, 128, 64, 4, 4), (128, 128, 32, 8, 3), (64, 64, 32, 4, 3),
+                (128, 256, 32, 8, 3), (256, 128, 32, 8, 3)]
 SEED_MATMUL = {
     "tf32": [(128, 128, 32, 8, 3), (128, 128, 32, 4, 4), (128, 256, 32, 8, 3), (256, 128, 32, 8, 3),
              (256, 128, 32, 8, 4), (64, 64, 32, 4, 3)],
     "fp16": _HALF_MATMUL, "bf16": _HALF_MATMUL,
     "int8": [(128, 128, 128, 8, 3), (128, 256, 128, 8, 3), (128, 128, 128, 4, 4),
-             (64, 64, 64, 4, 3)],
+             (128, 128, 64, 8, 3), (64, 64, 64, 4, 3)],
 }
 GROUP_M = 8                                         # tessera bench's grouped matmul rows
 # BM, BN, BK, GROUP_M, warps, stages: Triton tutorial configurations.

@@ -162,7 +162,7 @@ Layout RingLoad::operand_layout() const {
 namespace {
 
 /// The register ring of a loop whose one dot runs on cooperative matrices: both operands loaded
-/// in their homes an iteration ahead, two padded stages each; plain if they do not fit beside the
+/// in their homes an iteration ahead, two padded stages each, or one; plain if none fits beside the
 /// accumulator's conversion scratch (one matrix per subgroup) and, unless the ring is lean (its
 /// buffers reused after the loop), a 4-byte conversion of the whole result.
 LoopPlan plan_register_ring(const ir::ForOp& f, const ir::Op* dot, const LoweringPlan& plan) {
@@ -184,12 +184,16 @@ LoopPlan plan_register_ring(const ir::ForOp& f, const ir::Op* dot, const Lowerin
   const MatTiling& t = *dp.acc.mats;
   const int64_t reserve = t.m * t.n * 4 * (plan.threads() / t.lanes) +
                           (plan.lean_rings() ? 0 : staging_elements(dot->result()->type.shape, 4) * 4);
-  if (2 * per_stage + reserve > plan.target().max_shared_bytes) return plain;
+  // Two stages (one barrier per iteration); else one (a second barrier between the stores and
+  // the dot), the loads still an iteration ahead.
+  int stages = 2;
+  while (stages >= 1 && stages * per_stage + reserve > plan.target().max_shared_bytes) --stages;
+  if (stages < 1) return plain;
   LoopPlan p;
   p.kind = LoopKind::RegisterRing;
   p.dot = dot;
-  p.stages = 2;
-  p.prefetch = 1;
+  p.stages = stages;
+  p.prefetch = stages - 1;
   p.a = *a;
   p.b = *b;
   return p;

@@ -86,6 +86,16 @@ void Lowerer::lower_store(const ir::Op& op) {
     return;
   }
   Layout l = homes().coalesced(ptr);
+  // A value whose conversion to the coalesced layout would not fit in shared memory beside the
+  // kernel's buffers is stored from its own layout (narrower stores, no shared memory).
+  const ir::Value* v = st.value();
+  if (v->type.is_tile() && !v->type.is_ptr && !homes().is_free(v)) {
+    const Layout h = homes().layout_for(v);
+    const ir::DType dt = v->type.dtype == ir::DType::i1 ? ir::DType::u8 : v->type.dtype;
+    if (h.threads != l.threads &&
+        !scratch_fits(dt, staging_elements(v->type.shape, ir::dtype_bytes(dt))))
+      l = h;
+  }
   Regs ptrs = regs(ptr, l);
   Regs vals = regs(st.value(), l);
   Regs masks = st.mask() ? regs(st.mask(), l) : Regs{};

@@ -151,12 +151,17 @@ struct Ring : LoopExtension {
       Operand& o = i == 0 ? a : b;
       copies = copies || !l.via_registers;
       if (dot.kind == DotKind::CoopMat) {
-        // Two padded stages along the operand's home's contiguous dimension.
+        // Padded stages along the operand's home's contiguous dimension; A's and B's in one
+        // buffer (A's first), which after the loop is one scratch buffer as large as both.
         const Layout ol = l.operand_layout();
         CoopStage& c = coop[i];
         c.tile = padded_tile(ol.shape, fast_dim(ol), ir::dtype_bytes(v->type.dtype));
-        c.buffer = lw.new_buffer(v->type.dtype, plan.stages * c.tile.size);
         stage_size[i] = c.tile.size;
+        if (i == 1) {
+          coop_offset[1] = plan.stages * stage_size[0];
+          const int buf = lw.new_buffer(v->type.dtype, plan.stages * (stage_size[0] + stage_size[1]));
+          coop[0].buffer = coop[1].buffer = buf;
+        }
         continue;
       }
       if (dot.kind == DotKind::Wgmma) {
@@ -207,7 +212,9 @@ struct Ring : LoopExtension {
   /// Stores registers `r` of operand i (in its load's layout) into the stage at element `stage`.
   void store(int i, const Regs& r, ir::Value* stage) {
     if (dot.kind == DotKind::CoopMat)
-      lw.store_padded(r, load(i).operand_layout(), coop[i].buffer, stage, coop[i].tile);
+      lw.store_padded(r, load(i).operand_layout(), coop[i].buffer,
+                      coop_offset[i] ? lw.add(stage, lw.const_int(DType::i32, coop_offset[i])) : stage,
+                      coop[i].tile);
     else
       store_tile(lw, operand(i).tile, operand(i).row_dim, r, load(i).operand_layout(), stage);
   }
@@ -255,7 +262,7 @@ struct Ring : LoopExtension {
     ir::Value* stage = lw.mul(read, lw.const_int(DType::i32, stage_size[i]));
     if (dot.kind == DotKind::CoopMat) {
       CoopStage c = coop[i];
-      c.base = stage;
+      c.base = coop_offset[i] ? lw.add(stage, lw.const_int(DType::i32, coop_offset[i])) : stage;
       (i == 0 ? staged.ca : staged.cb) = c;
       return;
     }
@@ -282,6 +289,8 @@ struct Ring : LoopExtension {
       if (reads) stage_reads(i);
     }
     commit();
+    // One stage: the dot reads what was just stored (the loads of the next iteration follow).
+    if (plan.stages == 1) lw.barrier();
     load_registers(iv, count, 1);
   }
 
@@ -314,8 +323,8 @@ struct Ring : LoopExtension {
     }
     if (copies) lw.b().create(OpKind::CpAsyncWait, {}, {}, {{"pending", int64_t{0}}});
     lw.barrier();
-    for (int i = 0; i < 2; ++i)
-      lw.release_buffer(dot.kind == DotKind::CoopMat ? coop[i].buffer : operand(i).tile.buffer);
+    if (dot.kind == DotKind::CoopMat) return lw.release_buffer(coop[0].buffer);
+    for (int i = 0; i < 2; ++i) lw.release_buffer(operand(i).tile.buffer);
   }
 
   /// Rebinds the loop result `r` (the async dot's accumulator) to its values after a
@@ -336,7 +345,8 @@ struct Ring : LoopExtension {
   const LoopPlan& plan;
   const DotPlan& dot;
   Operand a, b;              ///< the stage tiles (stage 0 at element 0 of their buffers)
-  CoopStage coop[2];         ///< a cooperative-matrix dot's stage tiles instead
+  CoopStage coop[2];         ///< a cooperative-matrix dot's stage tiles instead, in one buffer
+  int64_t coop_offset[2] = {};  ///< ... from these elements (A's stages, then B's)
   bool copies = false;       ///< some operand arrives by cp.async (else no groups are committed)
   int64_t stage_size[2] = {};  ///< elements per stage of each
   StagedDot staged;          ///< the operands as this iteration's dot reads them

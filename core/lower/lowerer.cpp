@@ -286,6 +286,19 @@ int Lowerer::scratch(ir::DType dtype, int64_t count) {
   return pick;
 }
 
+bool Lowerer::scratch_fits(ir::DType dtype, int64_t count) const {
+  // What scratch(dtype, count) would allocate: nothing, the largest buffer grown, or a new one.
+  int64_t bytes = 0, largest = -1;
+  for (const Buffer& b : buffers_) {
+    bytes += b.count * ir::dtype_bytes(b.dtype);
+    if (!b.scratch || b.dtype != dtype) continue;
+    if (b.count >= count) return true;  // reused as it is
+    largest = std::max(largest, b.count);
+  }
+  bytes += (count - std::max<int64_t>(largest, 0)) * ir::dtype_bytes(dtype);
+  return bytes <= target_.max_shared_bytes;
+}
+
 void Lowerer::release_buffer(int buffer) {
   Buffer& b = buffers_.at(static_cast<size_t>(buffer));
   b.whole_kib = b.count * ir::dtype_bytes(b.dtype) % 1024 == 0;

@@ -145,6 +145,8 @@ class Lowerer : public ValueSource {
   // --- shared memory -----------------------------------------------------------------------------
   /// A scratch buffer of at least `count` elements of `dtype` (one per dtype, grown as needed).
   int scratch(ir::DType dtype, int64_t count);
+  /// Would scratch(dtype, count) keep the kernel's shared memory within the target's limit?
+  bool scratch_fits(ir::DType dtype, int64_t count) const;
   /// A dedicated buffer (for dot operands, which live across a loop).
   int new_buffer(ir::DType dtype, int64_t count);
   /// Ends a dedicated buffer's use (after its loop): later scratch() calls of its dtype may reuse

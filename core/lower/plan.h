@@ -87,6 +87,7 @@ enum class LoopKind {
   RegisterRing,  ///< (targets without cp.async) the loads feeding its one cooperative-matrix dot
                  ///< issued an iteration before their stores into the other of two shared
                  ///< buffers: one barrier per iteration, a load's latency hidden by an iteration
+                 ///< (one buffer where two do not fit: a second barrier after the stores)
 };
 std::string_view loop_kind_name(LoopKind kind);
 
