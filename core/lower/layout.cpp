@@ -329,13 +329,18 @@ Layout dot_layout(int64_t m, int64_t n, int64_t threads) {
   int rn = std::min(per_thread / 2, bn);
   int rm = std::min(per_thread - rn, bm);
   rn = per_thread - rm;
+  // Up to 4 consecutive columns and 4 consecutive rows per thread (vector reads of B and of A's
+  // transpose), the rest of each dimension's register bits at its top (strided copies).
+  const int vn = std::min(2, rn), vm = std::min(2, rm);
   Layout l;
   l.shape = {m, n};
-  for (int b = 0; b < bn - rn; ++b) l.threads.push_back({1, b});
-  for (int b = 0; b < bm - rm; ++b) l.threads.push_back({0, b});
+  for (int b = vn; b < bn - (rn - vn); ++b) l.threads.push_back({1, b});
+  for (int b = vm; b < bm - (rm - vm); ++b) l.threads.push_back({0, b});
   while (static_cast<int>(l.threads.size()) < bt) l.threads.push_back({});
-  for (int b = bn - rn; b < bn; ++b) l.regs.push_back({1, b});
-  for (int b = bm - rm; b < bm; ++b) l.regs.push_back({0, b});
+  for (int b = 0; b < vn; ++b) l.regs.push_back({1, b});
+  for (int b = 0; b < vm; ++b) l.regs.push_back({0, b});
+  for (int b = bn - (rn - vn); b < bn; ++b) l.regs.push_back({1, b});
+  for (int b = bm - (rm - vm); b < bm; ++b) l.regs.push_back({0, b});
   return l;
 }
 

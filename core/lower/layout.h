@@ -136,8 +136,10 @@ Layout unbroadcast(const Layout& l, const ir::Shape& from);
 /// (most significant) register bit.
 Layout cat(const Layout& l, int axis);
 
-/// The accumulator layout of a dot: each thread owns a strided rm x rn block of C so that
-/// shared-memory reads of A and B are conflict-free (threads fill the low bits of n, then m).
+/// The accumulator layout of a dot in FMA form: each thread owns an rm x rn block of C made of
+/// vm x vn blocks of consecutive elements (vm, vn up to 4) repeated at strides over the tile,
+/// so that it reads A's transpose and B from shared memory in vectors; threads take the bits
+/// above the vectors, n's first (a subgroup's reads of one k are broadcasts or contiguous).
 Layout dot_layout(int64_t m, int64_t n, int64_t threads);
 
 /// How the warps of a workgroup tile a tensor-core accumulator: m x n warps (m * n = warps).

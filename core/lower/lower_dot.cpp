@@ -1,8 +1,9 @@
 /// \file dot in FMA form (when it cannot run on tensor cores: lower_mma.cpp), and cat. The
-/// operands are staged in shared memory (each thread writes the elements it holds), then each
-/// thread runs a loop over k that reads the rows of A and the columns of B it needs and
-/// accumulates its block of C (the dot layout: a strided rm x rn block per thread, so that the
-/// reads of a subgroup are broadcasts or hit distinct banks).
+/// operands are staged in shared memory (A transposed, each line padded; each thread writes the
+/// elements it holds, in vectors where they run along the line), then each thread runs a loop
+/// over k that reads the rows of A and the columns of B it needs, in vectors of up to 4, and
+/// accumulates its block of C (the dot layout: 4 x 4 blocks repeated at strides, so that the
+/// reads of a subgroup are broadcasts or contiguous).
 #include "core/ir/ops.h"
 #include "core/lower/lowerer.h"
 
@@ -23,22 +24,6 @@ ir::Value* round_tf32(Lowerer& lw, ir::Value* x) {
   ir::Value* rounded = lw.and_(lw.add(bits, lw.const_int(DType::u32, 0x1000)), lw.const_int(DType::u32, 0xFFFFE000));
   ir::Value* r = lw.emit(OpKind::Where, {finite, rounded, bits}, u32);
   return lw.emit(OpKind::Bitcast, {r}, Type::scalar(DType::f32));
-}
-
-/// Writes a tile's registers to shared memory at row * row_stride + col (+ base).
-void stage(Lowerer& lw, const Regs& r, const Layout& l, int buf, int64_t base, int64_t row_stride) {
-  ir::Value* t_row = lw.thread_coord(l, 0);
-  ir::Value* t_col = lw.thread_coord(l, 1);
-  ir::Value* t_base = lw.add(lw.mul(t_row, lw.const_int(DType::i32, row_stride)), t_col);
-  lw.guarded(lw.owner(l), [&] {
-    for (int i = 0; i < l.num_regs(); ++i) {
-      std::vector<int64_t> c = l.reg_coords(i);
-      int64_t off = base + c[0] * row_stride + c[1];
-      ir::Value* idx = off ? lw.add(t_base, lw.const_int(DType::i32, off)) : t_base;
-      lw.b().create(OpKind::SharedStore, {idx, r[static_cast<size_t>(i)]}, {},
-                    {{"buffer", int64_t{buf}}, {"width", int64_t{1}}});
-    }
-  });
 }
 
 }  // namespace
@@ -64,16 +49,17 @@ void Lowerer::lower_fma_dot(const ir::Op& op, const DotPlan& plan) {
   Regs acc = regs(dot.acc(), lc);
   Layout la = homes().layout_for(a), lb = homes().layout_for(bm);
   Regs ra = regs(a, la), rb = regs(bm, lb);
-  // A rows padded by one element so that a subgroup reading one column of A from different rows
-  // does not hit one bank.
-  int64_t a_stride = K + 1, b_stride = N;
-  int64_t a_size = M * a_stride, b_size = K * b_stride;
-  int buf = scratch(in_t, a_size + b_size);
-  stage(*this, ra, la, buf, 0, a_stride);
-  stage(*this, rb, lb, buf, a_size, b_stride);
+  // A transposed (M contiguous) and B (N contiguous), each line padded by 16 bytes (4 elements at
+  // least), so that a thread reads its consecutive rows of A and columns of B at one k in vectors
+  // and the lines stay aligned to them.
+  const int64_t pad = std::max<int64_t>(4, 16 / ir::dtype_bytes(in_t));
+  const PaddedTile ta{0, M + pad, K * (M + pad)}, tb{1, N + pad, K * (N + pad)};
+  int buf = scratch(in_t, ta.size + tb.size);
+  store_padded(ra, la, buf, nullptr, ta);
+  store_padded(rb, lb, buf, const_int(DType::i32, ta.size), tb);
   barrier();
-  // Rows and columns of C this thread owns: registers of the dot layout split into an m part
-  // and an n part.
+  // Rows and columns of C this thread owns (thread part + register part), in runs of `vm` and
+  // `vn` consecutive ones (the layout's low register bits): one vector load each.
   ir::Value* t_m = thread_coord(lc, 0);
   ir::Value* t_n = thread_coord(lc, 1);
   std::vector<int64_t> rows, cols;
@@ -82,6 +68,14 @@ void Lowerer::lower_fma_dot(const ir::Op& op, const DotPlan& plan) {
     if (std::find(rows.begin(), rows.end(), c[0]) == rows.end()) rows.push_back(c[0]);
     if (std::find(cols.begin(), cols.end(), c[1]) == cols.end()) cols.push_back(c[1]);
   }
+  std::sort(rows.begin(), rows.end());
+  std::sort(cols.begin(), cols.end());
+  auto run = [](const std::vector<int64_t>& v) {
+    int64_t w = 1;
+    while (w < 4 && w < static_cast<int64_t>(v.size()) && v[static_cast<size_t>(w)] == w) ++w;
+    return w & -w;  // a power of two
+  };
+  const int64_t vm = run(rows), vn = run(cols);
   ir::Value* lo = const_int(DType::i32, 0);
   ir::Value* hi = const_int(DType::i32, K);
   ir::Value* step = const_int(DType::i32, 1);
@@ -96,18 +90,23 @@ void Lowerer::lower_fma_dot(const ir::Op& op, const DotPlan& plan) {
   InsertPointGuard guard(*this);
   b().set_insertion_end(body);
   bool tf32 = in_t == DType::f32 && dot.precision() == ir::DotPrecision::Tf32;
-  auto load = [&](ir::Value* idx) {
-    ir::Value* v = b().create(OpKind::SharedLoad, {idx}, {Type::scalar(in_t)},
-                              {{"buffer", int64_t{buf}}, {"width", int64_t{1}}})->result();
-    if (tf32) v = round_tf32(*this, v);
-    if (in_t != acc_t) v = emit(OpKind::Cast, {v}, Type::scalar(acc_t));
-    return v;
+  // `width` consecutive elements from `idx`, rounded and cast for the accumulator.
+  auto load = [&](ir::Value* idx, int64_t width, std::vector<ir::Value*>& out) {
+    ir::Op* ld = b().create(OpKind::SharedLoad, {idx}, std::vector<Type>(static_cast<size_t>(width), Type::scalar(in_t)),
+                            {{"buffer", int64_t{buf}}, {"width", width}});
+    for (ir::Value* v : ld->results) {
+      if (tf32) v = round_tf32(*this, v);
+      if (in_t != acc_t) v = emit(OpKind::Cast, {v}, Type::scalar(acc_t));
+      out.push_back(v);
+    }
   };
-  std::vector<ir::Value*> av, bv;
-  ir::Value* a_base = add(mul(t_m, const_int(DType::i32, a_stride)), k);
-  for (int64_t m : rows) av.push_back(load(add(a_base, const_int(DType::i32, m * a_stride))));
-  ir::Value* b_base = add(add(mul(k, const_int(DType::i32, b_stride)), t_n), const_int(DType::i32, a_size));
-  for (int64_t n : cols) bv.push_back(load(add(b_base, const_int(DType::i32, n))));
+  std::vector<ir::Value*> av, bv;  // in the order of rows and cols
+  ir::Value* a_base = add(mul(k, const_int(DType::i32, ta.stride)), t_m);
+  for (size_t i = 0; i < rows.size(); i += static_cast<size_t>(vm))
+    load(add(a_base, const_int(DType::i32, rows[i])), vm, av);
+  ir::Value* b_base = add(add(mul(k, const_int(DType::i32, tb.stride)), t_n), const_int(DType::i32, ta.size));
+  for (size_t j = 0; j < cols.size(); j += static_cast<size_t>(vn))
+    load(add(b_base, const_int(DType::i32, cols[j])), vn, bv);
   Regs next;
   for (int i = 0; i < lc.num_regs(); ++i) {
     std::vector<int64_t> c = lc.reg_coords(i);

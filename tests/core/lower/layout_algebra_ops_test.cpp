@@ -175,7 +175,7 @@ TEST_CASE("layout: cat adds the axis' new top bit as the most significant regist
     }
 }
 
-TEST_CASE("layout: dot_layout gives each owner a strided rm x rn block, threads along n first") {
+TEST_CASE("layout: dot_layout gives each owner vectors of up to 4 x 4 elements repeated at strides, threads along n first") {
   for (int64_t m : {1, 8, 16, 64, 128})
     for (int64_t n : {1, 8, 32, 128})
       for (int64_t threads : sweep_threads()) {
@@ -200,13 +200,17 @@ TEST_CASE("layout: dot_layout gives each owner a strided rm x rn block, threads 
         // As square as the tile allows, the extra factor of two on m.
         const int dm = bits_of(rm), dn = bits_of(rn);
         if (rm < m && rn < n) CHECK((dm == dn || dm == dn + 1));
+        // Vectors of vm x vn consecutive elements, repeated at the tile's strides.
+        const int64_t vn = std::min<int64_t>(4, rn), vm = std::min<int64_t>(4, rm);
+        const int64_t cn = n / rn * vn;  // columns the threads along n cover, in vectors
         for (int64_t t = 0; t < threads && e.empty(); ++t) {
           if (!l.is_owner(t)) continue;
-          const int64_t row0 = t / (n / rn), col0 = t % (n / rn);
+          const int64_t tn = cn / vn;  // threads along n
+          const int64_t row0 = t / tn * vm, col0 = t % tn * vn;
           for (int r = 0; r < l.num_regs() && e.empty(); ++r) {
-            // Register r: row bits above the col bits, each a stride of the tile over the block.
-            const int64_t i = r / rn, j = r % rn;
-            Coords want = {row0 + i * (m / rm), col0 + j * (n / rn)};
+            const int64_t j0 = r % vn, i0 = r / vn % vm, rest = r / (vn * vm);
+            const int64_t jt = rest % (rn / vn), it = rest / (rn / vn);
+            Coords want = {row0 + i0 + it * (m / (rm / vm)), col0 + j0 + jt * (n / (rn / vn))};
             if (l.coords(r, t) != want)
               e = slot_str(r, t) + ": " + coords_str(l.coords(r, t)) + " != " + coords_str(want);
           }
