@@ -83,8 +83,8 @@ std::optional<DotPlan> coopmat_plan(const ir::DotOp& dot, const target::Target& 
                                     int64_t threads) {
   if (!target.has(target::Cap::CooperativeMatrix) || threads % target.subgroup_size) return std::nullopt;
   const DType in = dot.lhs()->type.dtype, acc = dot.op->result()->type.dtype;
-  // bf16 matrices need SPV_KHR_bfloat16, which the SPIR-V emitter does not declare yet.
-  if (dot.rhs()->type.dtype != in || (in != DType::f16 && in != DType::i8)) return std::nullopt;
+  if (dot.rhs()->type.dtype != in || (in != DType::f16 && in != DType::bf16 && in != DType::i8))
+    return std::nullopt;
   // Accumulators in f32 (i32 for i8), as coopmat_mul_add takes them.
   if (acc != (in == DType::i8 ? DType::i32 : DType::f32)) return std::nullopt;
   const int64_t M = dot.lhs()->type.shape[0], K = dot.lhs()->type.shape[1];

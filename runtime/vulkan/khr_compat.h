@@ -65,3 +65,16 @@ typedef VkResult(VKAPI_PTR* PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKH
 
 /// VK_KHR_shader_bfloat16's component type (for cooperative-matrix shapes with bf16 inputs).
 #define TESSERA_VK_COMPONENT_TYPE_BFLOAT16 1000141000
+
+/// VK_KHR_shader_bfloat16 (header 1.4.311): its features, under Tessera's names so that newer
+/// headers do not clash.
+#define TESSERA_VK_SHADER_BFLOAT16_EXTENSION_NAME "VK_KHR_shader_bfloat16"
+#define TESSERA_VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES \
+  ((VkStructureType)1000141000)
+typedef struct TesseraPhysicalDeviceShaderBfloat16Features {
+  VkStructureType sType;
+  void* pNext;
+  VkBool32 shaderBFloat16Type;
+  VkBool32 shaderBFloat16DotProduct;
+  VkBool32 shaderBFloat16CooperativeMatrix;
+} TesseraPhysicalDeviceShaderBfloat16Features;

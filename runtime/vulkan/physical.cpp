@@ -134,6 +134,7 @@ VkPhysicalDeviceFeatures2* FeatureSet::chain() {
   link(with_atomic_float2, atomic_float2);
   link(with_coopmat, coopmat);
   link(with_executables, executables);
+  link(with_bfloat16, bfloat16);
   return &core;
 }
 
@@ -185,10 +186,20 @@ PhysicalFacts probe(const Instance& instance, VkPhysicalDevice device) {
   s.with_coopmat = facts.has_extension(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME) &&
                    instance.validation_knows(VK_MAKE_API_VERSION(0, 1, 3, 255));
   s.with_executables = facts.has_extension(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+  s.with_bfloat16 = s.with_coopmat && facts.has_extension(TESSERA_VK_SHADER_BFLOAT16_EXTENSION_NAME) &&
+                    instance.validation_knows(VK_MAKE_API_VERSION(0, 1, 4, 311));
   f.vkGetPhysicalDeviceFeatures2(device, s.chain());
   f.vkGetPhysicalDeviceMemoryProperties(device, &facts.memory);
-  if (s.with_coopmat && s.coopmat.cooperativeMatrix)
+  if (s.with_coopmat && s.coopmat.cooperativeMatrix) {
     facts.matrix_shapes = matrix_shapes(instance, device);
+    // A bf16 shape is usable only with the shader feature that lets SPIR-V declare bf16 matrices.
+    const bool bf16 = s.with_bfloat16 && s.bfloat16.shaderBFloat16Type &&
+                      s.bfloat16.shaderBFloat16CooperativeMatrix;
+    if (!bf16)
+      std::erase_if(facts.matrix_shapes, [](const target::MatrixShape& m) {
+        return m.a == ir::DType::bf16 || m.b == ir::DType::bf16;
+      });
+  }
 
   require(&missing, s.v12.bufferDeviceAddress, "bufferDeviceAddress");
   require(&missing, s.v13.subgroupSizeControl, "subgroupSizeControl");
@@ -283,6 +294,10 @@ FeatureSet PhysicalFacts::enabled_features() const {
   e.coopmat.cooperativeMatrix = e.with_coopmat;
   e.with_executables = s.with_executables && s.executables.pipelineExecutableInfo;
   e.executables.pipelineExecutableInfo = e.with_executables;
+  e.with_bfloat16 = e.with_coopmat && s.with_bfloat16 && s.bfloat16.shaderBFloat16Type &&
+                    s.bfloat16.shaderBFloat16CooperativeMatrix;
+  e.bfloat16.shaderBFloat16Type = e.with_bfloat16;
+  e.bfloat16.shaderBFloat16CooperativeMatrix = e.with_bfloat16;
   return e;
 }
 
@@ -292,6 +307,7 @@ std::vector<const char*> PhysicalFacts::enabled_extensions() const {
   if (supported.with_atomic_float2) out.push_back(VK_EXT_SHADER_ATOMIC_FLOAT_2_EXTENSION_NAME);
   if (supported.with_coopmat && supported.coopmat.cooperativeMatrix)
     out.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  if (enabled_features().with_bfloat16) out.push_back(TESSERA_VK_SHADER_BFLOAT16_EXTENSION_NAME);
   if (supported.with_executables && supported.executables.pipelineExecutableInfo)
     out.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
   return out;

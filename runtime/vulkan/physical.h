@@ -25,11 +25,14 @@ struct FeatureSet {
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
   VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR executables{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+  TesseraPhysicalDeviceShaderBfloat16Features bfloat16{
+      TESSERA_VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES};
   // Which extension structs take part (their extension is present / enabled).
   bool with_atomic_float = false;
   bool with_atomic_float2 = false;
   bool with_coopmat = false;
   bool with_executables = false;  ///< VK_KHR_pipeline_executable_properties (TESSERA_DUMP=vkstats)
+  bool with_bfloat16 = false;     ///< VK_KHR_shader_bfloat16 (bf16 cooperative matrices)
 
   /// Links the structs present (core -> 1.1 -> 1.2 -> 1.3 -> extensions) and returns the head.
   /// Call again after copying a FeatureSet: the links point into this object.

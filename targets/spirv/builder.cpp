@@ -71,6 +71,12 @@ uint32_t Builder::t_float(uint32_t width) {
   return declare_type({TypeKind::Float, width}, spv::OpTypeFloat, {width});
 }
 
+uint32_t Builder::t_bfloat16() {
+  require(khr::kCapabilityBFloat16Type);
+  require_extension(khr::kBFloat16Extension);
+  return declare_type({TypeKind::Float, 16}, spv::OpTypeFloat, {16, khr::kFPEncodingBFloat16});
+}
+
 uint32_t Builder::t_vector(uint32_t component, uint32_t count) {
   TESSERA_CHECK(count >= 2 && count <= 4, "vector of ", count, " components");
   TypeInfo t{TypeKind::Vector};

@@ -85,6 +85,9 @@ class Builder {
   uint32_t t_int(uint32_t width, bool is_signed);
   uint32_t t_uint(uint32_t width) { return t_int(width, false); }
   uint32_t t_float(uint32_t width);
+  /// bf16 as SPV_KHR_bfloat16 declares it (cooperative-matrix components only: Tessera's other
+  /// bf16 values are computed in f32 and stored as 16-bit integers).
+  uint32_t t_bfloat16();
   uint32_t t_vector(uint32_t component, uint32_t count);
   uint32_t t_array(uint32_t element, uint32_t length);
   uint32_t t_struct(const std::vector<uint32_t>& members);

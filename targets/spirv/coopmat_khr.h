@@ -23,6 +23,13 @@ inline constexpr auto kOpCooperativeMatrixStore = static_cast<spv::Op>(4458);
 /// %r = OpCooperativeMatrixMulAddKHR %type %a %b %c [cooperative matrix operands]
 inline constexpr auto kOpCooperativeMatrixMulAdd = static_cast<spv::Op>(4459);
 
+/// SPV_KHR_bfloat16: bf16 is OpTypeFloat 16 with the BFloat16KHR encoding; bf16 cooperative
+/// matrices need both capabilities.
+inline constexpr std::string_view kBFloat16Extension = "SPV_KHR_bfloat16";
+inline constexpr auto kCapabilityBFloat16Type = static_cast<spv::Capability>(5116);
+inline constexpr auto kCapabilityBFloat16CooperativeMatrix = static_cast<spv::Capability>(5118);
+inline constexpr uint32_t kFPEncodingBFloat16 = 0;
+
 /// Cooperative Matrix Use (the type's Use operand).
 enum class MatrixUse : uint32_t { A = 0, B = 1, Accumulator = 2 };
 /// Cooperative Matrix Layout (a load's or store's MemoryLayout operand).

@@ -5,7 +5,7 @@
 /// every shared access so that barriers order them; and OpCooperativeMatrixMulAddKHR, whose i8
 /// inputs and i32 accumulators are signed. Before anything is emitted, check_coopmat refuses what
 /// the target cannot run: matrices without the coopmat capability, matrix types and multiplies
-/// outside the target's shapes, and bf16 matrices (they would need SPV_KHR_bfloat16).
+/// outside the target's shapes; bf16 matrices are SPV_KHR_bfloat16's.
 #include <algorithm>
 
 #include "targets/spirv/emitter.h"
@@ -59,15 +59,15 @@ void Emitter::check_coopmat(const ir::Op& op) const {
   for (const ir::Type* t : matrix_types(op)) {
     require_cap(target::Cap::CooperativeMatrix, &op,
                 concat("a cooperative matrix (", t->str(), ")"));
-    if (t->dtype == DType::bf16)
-      unsupported(&op, concat("the bf16 cooperative matrix ", t->str(),
-                              " needs SPV_KHR_bfloat16, which the SPIR-V target does not emit"));
     auto fit = [&](const target::MatrixShape& s) { return fits(s, *t); };
     if (std::none_of(target.matrix_shapes.begin(), target.matrix_shapes.end(), fit))
       unsupported(&op, concat("the cooperative matrix ", t->str(),
                               " belongs to none of the target's matrix shapes (",
                               shapes_text(target), ")"));
   }
+  // Tessera's bf16 scalars are f32 values: a bf16 matrix is loaded, never filled.
+  if (op.kind == OpKind::CoopMatFill && op.result()->type.dtype == DType::bf16)
+    unsupported(&op, "a bf16 cooperative matrix filled from a scalar (load it from memory)");
   if (op.kind != OpKind::CoopMatMulAdd) return;
   const ir::Type &a = op.operand(0)->type, &bt = op.operand(1)->type, &c = op.operand(2)->type;
   const target::MatrixShape want{.m = static_cast<int>(a.shape[0]),
@@ -86,10 +86,15 @@ void Emitter::check_coopmat(const ir::Op& op) const {
 uint32_t Emitter::coopmat_type(const ir::Type& type) {
   const std::string key = type.str();
   if (auto it = coopmat_types_.find(key); it != coopmat_types_.end()) return it->second;
-  TESSERA_CHECK(type.dtype != DType::bf16, "SPIR-V: bf16 cooperative matrix ", key,
-                " got past check_coopmat");
   const char* use = type.mat == MatUse::A ? "a" : type.mat == MatUse::B ? "b" : "acc";
-  const uint32_t id = b.t_coopmat(value_type(type.dtype), static_cast<uint32_t>(type.shape[0]),
+  // bf16 components are SPV_KHR_bfloat16's type (loaded from and stored to the buffers' 16-bit
+  // integers, which hold the same bits).
+  uint32_t component = value_type(type.dtype);
+  if (type.dtype == DType::bf16) {
+    component = b.t_bfloat16();
+    b.require(khr::kCapabilityBFloat16CooperativeMatrix);
+  }
+  const uint32_t id = b.t_coopmat(component, static_cast<uint32_t>(type.shape[0]),
                                   static_cast<uint32_t>(type.shape[1]), khr_use(type.mat));
   b.name(id, concat("coopmat_", use, "_", type.shape[0], "x", type.shape[1], "x",
                     ir::dtype_name(type.dtype)));

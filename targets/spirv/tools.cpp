@@ -58,10 +58,16 @@ std::string instruction_at(const std::vector<uint32_t>& words, size_t ordinal) {
 
 constexpr uint32_t kNop = 1u << 16 | spv::OpNop;
 
+/// An instruction SPIRV-Tools 2023.1 cannot read: SPV_KHR_cooperative_matrix's, and
+/// SPV_KHR_bfloat16's capabilities and float type (OpTypeFloat with an encoding operand).
 bool is_khr_coopmat(const uint32_t* inst) {
   const auto opcode = static_cast<spv::Op>(inst[0] & 0xffff);
+  const auto capability = static_cast<spv::Capability>(inst[1]);
   return (opcode >= khr::kOpTypeCooperativeMatrix && opcode <= khr::kOpCooperativeMatrixMulAdd) ||
-         (opcode == spv::OpCapability && inst[1] == khr::kCapabilityCooperativeMatrix);
+         (opcode == spv::OpCapability && (capability == khr::kCapabilityCooperativeMatrix ||
+                                          capability == khr::kCapabilityBFloat16Type ||
+                                          capability == khr::kCapabilityBFloat16CooperativeMatrix)) ||
+         (opcode == spv::OpTypeFloat && (inst[0] >> 16) == 4);
 }
 
 /// The names of a mask's bits ("A|B"), from `bits`: {bit, name} pairs.
@@ -97,7 +103,14 @@ std::string khr_line(const uint32_t* inst, const std::function<std::string(uint3
                         : "");
   };
   if (opcode == spv::OpCapability) {
-    text = "OpCapability CooperativeMatrixKHR";
+    const auto c = static_cast<spv::Capability>(inst[1]);
+    text = c == khr::kCapabilityCooperativeMatrix ? "OpCapability CooperativeMatrixKHR"
+           : c == khr::kCapabilityBFloat16Type    ? "OpCapability BFloat16TypeKHR"
+                                                  : "OpCapability BFloat16CooperativeMatrixKHR";
+  } else if (opcode == spv::OpTypeFloat) {
+    result = name(inst[1]);
+    text = "OpTypeFloat " + std::to_string(inst[2]) +
+           (inst[3] == khr::kFPEncodingBFloat16 ? " BFloat16KHR" : " " + std::to_string(inst[3]));
   } else if (opcode == khr::kOpTypeCooperativeMatrix) {
     result = name(inst[1]);
     text = "OpTypeCooperativeMatrixKHR";

@@ -50,7 +50,7 @@ Found find(const lower::LoweringPlan& p) {
 
 }  // namespace
 
-TEST_CASE("coopmat plans: f16 and i8 dots on vulkan-nvidia take cooperative matrices and a register ring") {
+TEST_CASE("coopmat plans: f16, bf16 and i8 dots on vulkan-nvidia take cooperative matrices and a register ring") {
   struct Case {
     DType in;
     int bm, bn, bk, warps;
@@ -62,6 +62,7 @@ TEST_CASE("coopmat plans: f16 and i8 dots on vulkan-nvidia take cooperative matr
       {DType::f16, 64, 64, 128, 4, 16, 2, 2, 1},   // 35.8 KB a stage: one, a second barrier
       {DType::f16, 128, 128, 32, 8, 16, 4, 2, 2},  // 8 subgroups: 4 along M, 2 along N
       {DType::i8, 64, 64, 64, 4, 32, 2, 2, 2},
+      {DType::bf16, 64, 64, 32, 4, 16, 2, 2, 2},
   };
   for (const Case& c : cases) {
     CAPTURE(c.bk);
@@ -84,8 +85,15 @@ TEST_CASE("coopmat plans: f16 and i8 dots on vulkan-nvidia take cooperative matr
   // Without matrix shapes (lavapipe), and for IEEE f32 inputs, the FMA form stays.
   CHECK(find(*plan_matmul("vulkan-lavapipe", DType::f16, 32, 32, 32, 4)).dot->kind == lower::DotKind::Fma);
   CHECK(find(*plan_matmul("vulkan-nvidia", DType::f32, 32, 32, 32, 4)).dot->kind == lower::DotKind::Fma);
-  // bf16 matrices wait for SPV_KHR_bfloat16.
-  CHECK(find(*plan_matmul("vulkan-nvidia", DType::bf16, 32, 32, 32, 4)).dot->kind == lower::DotKind::Fma);
+  // A target whose device lists no bf16 shape (no VK_KHR_shader_bfloat16) keeps the FMA form.
+  {
+    tessera::target::Target t = *tessera::target::profile("vulkan-nvidia");
+    std::erase_if(t.matrix_shapes, [](const auto& s) { return s.a == DType::bf16; });
+    auto traced = matmul_test::trace_matmul(DType::bf16, 32, 32, 32);
+    passes::Compiled c = passes::compile(*traced, t, {.num_warps = 4}, passes::Stage::Tile);
+    lower::LoweringPlan p(c.tile->kernel(), t, {.num_warps = 4});
+    CHECK(find(p).dot->kind == lower::DotKind::Fma);
+  }
 }
 
 TEST_CASE("coopmat twin: every element lives in a thread of the subgroup whose matrices hold it") {

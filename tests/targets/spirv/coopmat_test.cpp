@@ -2,6 +2,7 @@
 /// read from the module's words (SPIRV-Tools 2023.1 cannot validate these modules), the
 /// disassembly Tessera prints for them, the steps that skip SPIRV-Tools, and the refusals.
 #include <map>
+#include <set>
 #include <sstream>
 
 #include <spirv/unified1/spirv.hpp>
@@ -309,14 +310,44 @@ TEST_CASE("spirv coopmat: a target without the coopmat capability refuses matric
         "on target 'vulkan-nvidia' (test.tir:3: 'coopmat_fill')");
 }
 
-TEST_CASE("spirv coopmat: bf16 matrices and shapes the target lacks are refused") {
+TEST_CASE("spirv coopmat: bf16 matrices are SPV_KHR_bfloat16's; fills of them and shapes the target lacks are refused") {
+  // A bf16 product: A and B loaded from the buffers' 16-bit words as bf16 matrices.
   std::string bf16 = kernel("", R"(  %c0 = constant {value = 0} : i32
-  %a = coopmat_load %c0 {buffer = 0, stride = 16} : coopmat_a<16x16xbf16>)",
+  %z = constant {value = 0.0} : f32
+  %c = coopmat_fill %z : coopmat_acc<16x16xf32>
+  %a = coopmat_load %c0 {buffer = 0, stride = 16} : coopmat_a<16x16xbf16>
+  %b = coopmat_load %c0 {buffer = 0, stride = 16} : coopmat_b<16x16xbf16>
+  %d = coopmat_mul_add %a, %b, %c : coopmat_acc<16x16xf32>
+  coopmat_store %c0, %d {buffer = 1, stride = 16})",
+                            "shared_0 = tile<256xbf16>, shared_1 = tile<256xf32>", 32, 32);
+  Emitted e = emit_coopmat(bf16);
+  Module m(e.artifact.spirv);
+  std::set<uint32_t> caps;
+  for (const auto& i : m.all(spv::OpCapability)) caps.insert(i[1]);
+  CHECK(caps.count(5116) == 1);  // BFloat16TypeKHR
+  CHECK(caps.count(5118) == 1);  // BFloat16CooperativeMatrixKHR
+  std::set<std::string> extensions;
+  for (const auto& i : m.all(spv::OpExtension)) extensions.insert(reinterpret_cast<const char*>(&i[1]));
+  CHECK(extensions.count("SPV_KHR_bfloat16") == 1);
+  // OpTypeFloat 16 with the BFloat16KHR encoding (0), the A and B matrices' component.
+  uint32_t bf = 0;
+  for (const auto& t : m.all(spv::OpTypeFloat))
+    if (t.size() == 4 && t[2] == 16 && t[3] == 0) bf = t[1];
+  REQUIRE(bf != 0);
+  CHECK(m.matrix(bf, 16, 16, 0) != 0);
+  CHECK(m.matrix(bf, 16, 16, 1) != 0);
+  CHECK(m.all(kOpMulAdd).size() == 1);
+  CHECK(m.all(kOpMulAdd)[0].size() == 6);  // no signedness operand for floats
+  CHECK(e.text.find("OpCapability BFloat16CooperativeMatrixKHR") != std::string::npos);
+  CHECK(e.text.find("OpTypeFloat 16 BFloat16KHR") != std::string::npos);
+  // Tessera's bf16 scalars are f32 values: no bf16 matrix is filled from one.
+  std::string fill = kernel("", R"(  %z = constant {value = 0.0} : bf16
+  %c = coopmat_fill %z : coopmat_a<16x16xbf16>
+  %c0 = constant {value = 0} : i32
+  coopmat_store %c0, %c {buffer = 0, stride = 16})",
                             "shared_0 = tile<256xbf16>", 32, 32);
-  CHECK(emit_error(bf16, profile("vulkan-nvidia"), ErrorKind::Unsupported) ==
-        "kernel 'k': the bf16 cooperative matrix coopmat_a<16x16xbf16> needs SPV_KHR_bfloat16, "
-        "which the SPIR-V target does not emit on target 'vulkan-nvidia' (test.tir:3: "
-        "'coopmat_load')");
+  CHECK(emit_error(fill, profile("vulkan-nvidia"), ErrorKind::Unsupported).find(
+            "a bf16 cooperative matrix filled from a scalar (load it from memory)") != std::string::npos);
   std::string shape = kernel("", R"(  %c0 = constant {value = 0} : i32
   %a = coopmat_load %c0 {buffer = 0, stride = 32} : coopmat_a<32x32xf16>)",
                              "shared_0 = tile<1024xf16>", 32, 32);
