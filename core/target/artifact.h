@@ -12,6 +12,10 @@ namespace tessera::target {
 
 struct Artifact {
   std::string kernel;            ///< entry point name (the kernel function's name)
+  /// The entry point's symbol in the binary where it differs from `kernel` (PTX: a kernel name
+  /// that is no PTX identifier, made one: ptx::kernel_symbol); empty: `kernel`.
+  std::string symbol;
+  const std::string& entry_symbol() const { return symbol.empty() ? kernel : symbol; }
   std::string isa;               ///< "spirv" or "ptx"
   std::vector<uint32_t> spirv;   ///< SPIR-V words (isa "spirv")
   std::string ptx;               ///< PTX text (isa "ptx")

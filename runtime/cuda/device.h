@@ -87,6 +87,7 @@ class CudaKernel : public CompiledKernel {
   CudaDevice* device_;
   std::string cubin_;
   bool has_fault_record_ = false;  ///< the module declares ptx::kFaultRecordSymbol
+  std::string symbol_;  ///< the entry point in the module (Artifact::entry_symbol)
   std::string who_;
   uint32_t param_end_ = 0;  ///< end of the last parameter: what the driver reads of the block
   mutable std::mutex mutex_;

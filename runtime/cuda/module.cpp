@@ -52,6 +52,7 @@ CudaKernel::CudaKernel(CudaDevice* device, const target::Artifact& artifact, std
       // the driver for a missing symbol is an API error that compute-sanitizer reports.
       has_fault_record_(artifact.ptx.find(ptx::kFaultRecordSymbol) != std::string::npos) {
   name = artifact.kernel;
+  symbol_ = artifact.entry_symbol();
   who_ = "kernel '" + name + "'";
   params = artifact.params;
   threads_per_program = artifact.threads;
@@ -91,7 +92,7 @@ CUfunction CudaKernel::function(const std::shared_ptr<Context>& ctx) const {
   CUmodule module = nullptr;
   device_->check_call(ctx, d.cuModuleLoadData(&module, cubin_.data()), "cuModuleLoadData", name);
   CUfunction f = nullptr;
-  CUresult r = d.cuModuleGetFunction(&f, module, name.c_str());
+  CUresult r = d.cuModuleGetFunction(&f, module, symbol_.c_str());
   if (r != CUDA_SUCCESS) d.cuModuleUnload(module);
   device_->check_call(ctx, r, "cuModuleGetFunction", name);
   if (shared_bytes > kStaticSharedLimit)

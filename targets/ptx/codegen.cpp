@@ -1,6 +1,8 @@
 /// \file The PTX target's driver: checks what the target can run, builds the LLVM module
 /// (emitter.cpp), runs a short LLVM pipeline (kPipeline) and NVPTX code generation for the
 /// target's sm, and pins the PTX ISA version.
+#include <cctype>
+#include <cstdio>
 #include <mutex>
 #include <string>
 
@@ -163,6 +165,7 @@ target::Artifact emit(const ir::Function& fn, const target::Target& target, std:
 
   target::Artifact a;
   a.kernel = fn.name;
+  a.symbol = kernel_symbol(fn.name);
   a.isa = "ptx";
   a.ptx = pin_version(std::string(ptx.str()));
   a.target = target.str();
@@ -172,6 +175,21 @@ target::Artifact emit(const ir::Function& fn, const target::Target& target, std:
   a.subgroup = static_cast<uint32_t>(ir::simt_subgroup(fn));
   a.shared_bytes = static_cast<uint64_t>(ir::shared_memory_bytes(fn));
   return a;
+}
+
+std::string kernel_symbol(std::string_view name) {
+  auto head = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$'; };
+  auto tail = [&](char c) { return head(c) || std::isdigit(static_cast<unsigned char>(c)); };
+  bool valid = !name.empty() && head(name[0]);
+  for (char c : name) valid = valid && tail(c);
+  if (valid) return std::string(name);
+  std::string out = name.empty() || !head(name[0]) ? "_" : "";
+  for (char c : name) out += tail(c) ? c : '_';
+  uint32_t h = 2166136261u;  // FNV-1a: the same symbol on every host and build
+  for (char c : name) h = (h ^ static_cast<unsigned char>(c)) * 16777619u;
+  char hex[9];
+  std::snprintf(hex, sizeof hex, "%08x", h);
+  return out + "_t" + hex;
 }
 
 }  // namespace tessera::ptx

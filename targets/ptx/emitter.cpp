@@ -6,6 +6,7 @@
 
 #include "core/ir/abi.h"
 #include "core/support/error.h"
+#include "targets/ptx/ptx.h"
 
 namespace tessera::ptx {
 namespace {
@@ -169,7 +170,8 @@ void Emitter::emit_signature() {
     params.push_back(t.is_ptr ? type(t) : memory_type(t.dtype));  // i1 travels as a byte
   }
   auto* fty = llvm::FunctionType::get(b.getVoidTy(), params, false);
-  kernel = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, fn.name, module);
+  kernel = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, kernel_symbol(fn.name),
+                                  module);
   kernel->setCallingConv(llvm::CallingConv::PTX_Kernel);
   kernel->addFnAttr(llvm::Attribute::NoUnwind);
   // Kernel marker and the block size: ptxas may assume at most `threads` threads.

@@ -55,6 +55,12 @@ struct FaultRecord {
 /// modules that contain asserts.
 inline constexpr const char* kFaultRecordSymbol = "__tessera_fault_record";
 
+/// The PTX symbol of a kernel named `name`: the name itself when it is a PTX identifier
+/// ([A-Za-z_$][A-Za-z0-9_$]*); else (a template's `<float>`, a namespace's `::`) every other
+/// character becomes `_` and `_t` + 8 hex digits of the name's FNV-1a hash follow, so that two
+/// names differing only there stay apart (Artifact::symbol).
+TESSERA_PTX_API std::string kernel_symbol(std::string_view name);
+
 /// SIMT function -> LLVM IR (NVVM intrinsics) -> LLVM optimization -> NVPTX -> PTX text.
 /// Throws Unsupported for what the target cannot run (a subgroup other than 32, an sm below 80).
 /// With `llvm_ir`, also gives the optimized LLVM IR it compiled (TESSERA_DUMP=llvm).

@@ -26,6 +26,29 @@ TEST_CASE("cuda: a vector add runs and matches the host") {
   CHECK(as<float>(out[2]) == want);
 }
 
+TEST_CASE("cuda: kernels named as a template instance or a namespace member launch") {
+  CUDA_DEVICE_OR_SKIP(dev);
+  const int n = 1000;
+  std::vector<float> x(n), y(n), want(n);
+  for (int i = 0; i < n; ++i) {
+    x[i] = static_cast<float>(i);
+    y[i] = 2.0f;
+    want[i] = x[i] + y[i];
+  }
+  for (const char* name : {"add_kernel<float>", "ns::add_kernel", "add_kernel<float, 4>"}) {
+    CAPTURE(name);
+    auto m = parse(kernel(kVectorAddParams, kVectorAddBody));
+    m->functions.front()->name = name;
+    tessera::target::Artifact a = tessera::ptx::emit(m->kernel(), target_of(dev));
+    CHECK(a.kernel == name);
+    CHECK(a.entry_symbol() != name);
+    auto k = tessera::rt::cuda::load(*dev.impl(), a);
+    auto out = run(dev, k, Grid((n + 127) / 128),
+                   {buffer(x), buffer(y), buffer(std::vector<float>(n, -1)), scalar(n)});
+    CHECK(as<float>(out[2]) == want);
+  }
+}
+
 TEST_CASE("cuda: every parameter dtype arrives at its offset of the packed block") {
   CUDA_DEVICE_OR_SKIP(dev);
   // Each parameter is written, as 64 bits, to out[i].

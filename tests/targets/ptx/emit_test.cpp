@@ -50,6 +50,31 @@ TEST_CASE("ptx: vector add assembles for sm_80 and sm_90 with the artifact's lau
   CHECK(e.has("add.rn.f32"));
 }
 
+TEST_CASE("ptx: a kernel name that is no PTX identifier becomes one, distinct per name") {
+  using tessera::ptx::kernel_symbol;
+  CHECK(kernel_symbol("vector_add") == "vector_add");  // identifiers stay as they are
+  CHECK(kernel_symbol("$k_1") == "$k_1");
+  const std::string t = kernel_symbol("scale<float>"), u = kernel_symbol("scale<double>");
+  CHECK(t.starts_with("scale_float__t"));
+  CHECK(t.size() == std::string("scale_float__t").size() + 8);
+  CHECK(t != u);
+  CHECK(t != kernel_symbol("scale(float)"));  // the same after replacement, not the same name
+  CHECK(kernel_symbol("ns::k").starts_with("ns__k_t"));
+  CHECK(kernel_symbol("1k").starts_with("_1k_t"));
+  // The kernel's PTX entry is the symbol; the artifact keeps the name for messages.
+  for (const char* name : {"scale<float>", "ns::vector_add", "f<float, 4>"}) {
+    CAPTURE(name);
+    auto m = parse(kVectorAdd);
+    m->functions.front()->name = name;
+    const tessera::target::Artifact a = tessera::ptx::emit(m->kernel(), profile("cuda-sm_90"));
+    CHECK(a.kernel == name);
+    CHECK(a.entry_symbol() == kernel_symbol(name));
+    CHECK(a.ptx.find(".visible .entry " + kernel_symbol(name) + "(") != std::string::npos);
+    Assembled as = assemble(a.ptx, "sm_90");
+    if (as.ran) CHECK(as.ok);
+  }
+}
+
 TEST_CASE("ptx: the version line is pinned to 8.0 and the target names the sm") {
   for (const char* p : {"cuda-sm_80", "cuda-sm_86", "cuda-sm_89", "cuda-sm_90", "cuda-sm_90a"}) {
     CAPTURE(p);
