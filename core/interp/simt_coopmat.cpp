@@ -74,29 +74,12 @@ void check_element(const Machine& m, const Instr& in, const SharedArray& buf, co
                 std::to_string(a.buffer) + " (" + std::to_string(buf.count) + " elements)");
 }
 
-void coop_load(Machine& m, const Instr& in, const Mask& mask) {
-  const ir::Type& type = in.op->result()->type;
-  const Access a = access_of(in, type);
-  SharedArray& buf = m.shared.buffers[static_cast<size_t>(a.buffer)];
-  const int64_t n = type.shape[0] * type.shape[1], per = per_lane(type, m.subgroup);
-  const int eb = buf.elem_bytes;
-  for (uint32_t base = 0; base < m.threads; base += m.subgroup) {
-    if (!whole_subgroup(m, in, mask, base)) continue;
-    const int64_t first = uniform_index(m, in, base);
-    for (int64_t e = 0; e < n; ++e) {
-      const uint32_t t = base + static_cast<uint32_t>(e % m.subgroup);
-      const int64_t i = a.index_of(first, e);
-      check_element(m, in, buf, a, t, first, i, "reads");
-      if (!buf.access.empty()) on_shared_read(m, *in.op, a.buffer, t, buf, i);
-      std::memcpy(in.out[0].data + size_t{t} * in.out[0].bytes + (e / m.subgroup) * eb,
-                  buf.data.data() + i * eb, static_cast<size_t>(eb));
-    }
-    (void)per;
-  }
-}
-
-void coop_store(Machine& m, const Instr& in, const Mask& mask) {
-  const ir::Type& type = in.op->operand(1)->type;
+/// coopmat_load (kStore false) or coopmat_store: each element of each running subgroup's matrix
+/// moves between the lane that holds it and its checked shared index.
+template <bool kStore>
+void coop_access(Machine& m, const Instr& in, const Mask& mask) {
+  const ir::Type& type = kStore ? in.op->operand(1)->type : in.op->result()->type;
+  const Slot& share = kStore ? in.in[1] : in.out[0];
   const Access a = access_of(in, type);
   SharedArray& buf = m.shared.buffers[static_cast<size_t>(a.buffer)];
   const int64_t n = type.shape[0] * type.shape[1];
@@ -107,11 +90,16 @@ void coop_store(Machine& m, const Instr& in, const Mask& mask) {
     for (int64_t e = 0; e < n; ++e) {
       const uint32_t t = base + static_cast<uint32_t>(e % m.subgroup);
       const int64_t i = a.index_of(first, e);
-      check_element(m, in, buf, a, t, first, i, "writes");
-      const std::byte* src = in.in[1].data + size_t{t} * in.in[1].bytes + (e / m.subgroup) * eb;
-      std::byte* dst = buf.data.data() + i * eb;
-      if (!buf.access.empty()) on_shared_write(m, *in.op, a.buffer, t, buf, i, dst, src);
-      std::memcpy(dst, src, static_cast<size_t>(eb));
+      check_element(m, in, buf, a, t, first, i, kStore ? "writes" : "reads");
+      std::byte* lane = share.data + size_t{t} * share.bytes + (e / m.subgroup) * eb;
+      std::byte* shared = buf.data.data() + i * eb;
+      if constexpr (kStore) {
+        if (!buf.access.empty()) on_shared_write(m, *in.op, a.buffer, t, buf, i, shared, lane);
+        std::memcpy(shared, lane, static_cast<size_t>(eb));
+      } else {
+        if (!buf.access.empty()) on_shared_read(m, *in.op, a.buffer, t, buf, i);
+        std::memcpy(lane, shared, static_cast<size_t>(eb));
+      }
     }
   }
 }
@@ -187,13 +175,13 @@ Handler select_coopmat(Instr& in) {
       ir::CoopMatLoadOp op(const_cast<ir::Op*>(in.op));
       in.imm[0] = op.buffer();
       in.imm[1] = op.col_major() ? -op.stride() : op.stride();
-      return &coop_load;
+      return &coop_access<false>;
     }
     case ir::OpKind::CoopMatStore: {
       ir::CoopMatStoreOp op(const_cast<ir::Op*>(in.op));
       in.imm[0] = op.buffer();
       in.imm[1] = op.col_major() ? -op.stride() : op.stride();
-      return &coop_store;
+      return &coop_access<true>;
     }
     case ir::OpKind::CoopMatMulAdd:
       switch (in.op->operand(0)->type.dtype) {

@@ -20,6 +20,16 @@ int fast_dim(const Layout& l) {
   return -1;
 }
 
+int reg_run(const Layout& l, int dim) {
+  int run = 0;
+  while (run < static_cast<int>(l.regs.size()) && l.regs[static_cast<size_t>(run)] == DimBit{dim, run}) ++run;
+  return run;
+}
+
+int64_t vector_width(const Layout& l, int dim, int elem_bytes) {
+  return std::min<int64_t>({int64_t{1} << reg_run(l, dim), std::max(1, 16 / elem_bytes), 8});
+}
+
 int64_t linear_index(const ir::Shape& shape, const std::vector<int64_t>& c) {
   int64_t idx = 0;
   for (size_t d = 0; d < shape.size(); ++d) idx = idx * shape[d] + c[d];

@@ -187,6 +187,11 @@ Layout wgmma_acc_layout(int64_t m, int64_t n, const WgmmaTiling& t, int64_t thre
 /// The dimension a layout holds contiguously: its first register bit's, else its first lane's
 /// (-1 when it has neither).
 int fast_dim(const Layout& l);
+/// How many register bits from bit 0 name bits 0, 1, ... of `dim` in order: 2^that consecutive
+/// elements along dim lie in consecutive registers.
+int reg_run(const Layout& l, int dim);
+/// The widest vector of such a run: at most 16 bytes of `elem_bytes` elements, and 8 elements.
+int64_t vector_width(const Layout& l, int dim, int elem_bytes);
 
 /// Number of bits of a power-of-two dimension.
 int log2_exact(int64_t v);

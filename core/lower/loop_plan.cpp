@@ -161,6 +161,14 @@ Layout RingLoad::operand_layout() const {
 
 namespace {
 
+/// The most stages, from `want` down to `least`, whose buffers (`per_stage` bytes each) fit beside
+/// `reserve` bytes in the target's shared memory; least - 1 when none does.
+int fit_stages(int want, int least, int64_t per_stage, int64_t reserve, const target::Target& t) {
+  int stages = want;
+  while (stages >= least && stages * per_stage + reserve > t.max_shared_bytes) --stages;
+  return stages;
+}
+
 /// The register ring of a loop whose one dot runs on cooperative matrices: both operands loaded
 /// in their homes an iteration ahead, two padded stages each, or one; plain if none fits beside the
 /// accumulator's conversion scratch (one matrix per subgroup) and, unless the ring is lean (its
@@ -186,8 +194,7 @@ LoopPlan plan_register_ring(const ir::ForOp& f, const ir::Op* dot, const Lowerin
                           (plan.lean_rings() ? 0 : staging_elements(dot->result()->type.shape, 4) * 4);
   // Two stages (one barrier per iteration); else one (a second barrier between the stores and
   // the dot), the loads still an iteration ahead.
-  int stages = 2;
-  while (stages >= 1 && stages * per_stage + reserve > plan.target().max_shared_bytes) --stages;
+  const int stages = fit_stages(2, 1, per_stage, reserve, plan.target());
   if (stages < 1) return plain;
   LoopPlan p;
   p.kind = LoopKind::RegisterRing;
@@ -234,8 +241,7 @@ LoopPlan plan_loop(const ir::Op& loop, const LoweringPlan& plan) {
   // num_stages buffers of both operands; room for one f32 accumulator conversion beside them,
   // unless a lean wgmma ring counts on its buffers being reused after the loop.
   const int64_t reserve = wgmma && plan.lean_rings() ? 0 : staging_elements(dot->result()->type.shape, 4) * 4;
-  int stages = plan.options().num_stages;
-  while (stages >= 2 && stages * per_stage + reserve > plan.target().max_shared_bytes) --stages;
+  const int stages = fit_stages(plan.options().num_stages, 2, per_stage, reserve, plan.target());
   if (stages < 2) return plain;
   LoopPlan p;
   p.kind = LoopKind::CpAsyncRing;

@@ -16,21 +16,8 @@ using ir::DType;
 using ir::OpKind;
 using ir::Type;
 
-/// Consecutive register bits from bit 0 that name bits 0, 1, ... of `dim`: 2^that elements of
-/// one register run are consecutive along dim.
-int run_along(const Layout& l, int dim) {
-  int run = 0;
-  while (run < static_cast<int>(l.regs.size()) && l.regs[static_cast<size_t>(run)] == DimBit{dim, run}) ++run;
-  return run;
-}
-
-/// The widest vector (at most 16 bytes and 8 elements) of a register run along `dim`.
-int64_t vector_width(const Layout& l, int dim, int elem_bytes) {
-  const int64_t run = int64_t{1} << run_along(l, dim);
-  return std::min<int64_t>({run, std::max(1, 16 / elem_bytes), 8});
-}
-
-/// i32 `x` ^ or * a power of two, etc.: the subgroup's block origin along one dimension.
+/// The first row (`rows`) or column of this subgroup's block of the accumulator, `extent` its
+/// size along that dimension: subgroup s takes block (s % wm, s / wm).
 ir::Value* block_origin(Lowerer& lw, bool rows, const MatTiling& t, int64_t extent) {
   const std::string key = std::string("coopmat-origin:") + (rows ? "m" : "n") + std::to_string(t.wm) +
                           "x" + std::to_string(t.wn) + ":" + std::to_string(extent);
@@ -52,25 +39,6 @@ ir::Value* plus(Lowerer& lw, ir::Value* base, int64_t off) {
 Type Lowerer::register_type(const ir::Type& tile, const Layout& l) const {
   if (!l.mats) return tile.element();
   return Type::coopmat(tile.dtype, l.mats->m, l.mats->n, ir::MatUse::Acc);
-}
-
-void Lowerer::store_padded(const Regs& r, const Layout& l, int buf, ir::Value* base,
-                           const PaddedTile& t) {
-  const DType dt = r.front()->type.dtype;
-  const int fast = t.fast;
-  const int64_t w = vector_width(l, fast, ir::dtype_bytes(dt));
-  ir::Value* t_base = add(mul(thread_coord(l, 1 - fast), const_int(DType::i32, t.stride)),
-                          thread_coord(l, fast));
-  if (base) t_base = add(t_base, base);
-  guarded(owner(l), [&] {
-    for (int i = 0; i < l.num_regs(); i += static_cast<int>(w)) {
-      std::vector<int64_t> c = l.reg_coords(i);
-      const int64_t off = c[static_cast<size_t>(1 - fast)] * t.stride + c[static_cast<size_t>(fast)];
-      std::vector<ir::Value*> operands = {plus(*this, t_base, off)};
-      operands.insert(operands.end(), r.begin() + i, r.begin() + i + w);
-      b().create(OpKind::SharedStore, operands, {}, {{"buffer", int64_t{buf}}, {"width", w}});
-    }
-  });
 }
 
 void Lowerer::lower_coopmat(const ir::Op& op, const DotPlan& plan) {

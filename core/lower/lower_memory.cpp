@@ -11,8 +11,7 @@ int64_t access_width(const AxisInfoMap& axis, const Layout& l, const ir::Value* 
                      const ir::Value* mask, const ir::Value* other) {
   if (l.regs.empty()) return 1;
   int dim = l.regs[0].dim;
-  int run = 0;
-  while (run < static_cast<int>(l.regs.size()) && l.regs[static_cast<size_t>(run)] == DimBit{dim, run}) ++run;
+  int run = reg_run(l, dim);
   int64_t elem = ir::dtype_bytes(ptr->type.dtype);
   const AxisInfo& p = axis.get(ptr);
   size_t d = static_cast<size_t>(dim);
@@ -247,6 +246,25 @@ void Lowerer::guarded(ir::Value* pred, const std::function<void()>& body) {
 
 Regs Lowerer::convert_through_shared(const Regs& r, const ir::Type& elem, const Layout& l) {
   return convert(r, elem, l, l, /*through_shared=*/true);
+}
+
+void Lowerer::store_padded(const Regs& r, const Layout& l, int buf, ir::Value* base,
+                           const PaddedTile& t) {
+  const ir::DType dt = r.front()->type.dtype;
+  const int fast = t.fast;
+  const int64_t w = vector_width(l, fast, ir::dtype_bytes(dt));
+  ir::Value* t_base = add(mul(thread_coord(l, 1 - fast), const_int(ir::DType::i32, t.stride)),
+                          thread_coord(l, fast));
+  if (base) t_base = add(t_base, base);
+  guarded(owner(l), [&] {
+    for (int i = 0; i < l.num_regs(); i += static_cast<int>(w)) {
+      std::vector<int64_t> c = l.reg_coords(i);
+      const int64_t off = c[static_cast<size_t>(1 - fast)] * t.stride + c[static_cast<size_t>(fast)];
+      std::vector<ir::Value*> operands = {off ? add(t_base, const_int(ir::DType::i32, off)) : t_base};
+      operands.insert(operands.end(), r.begin() + i, r.begin() + i + w);
+      b().create(OpKind::SharedStore, operands, {}, {{"buffer", int64_t{buf}}, {"width", w}});
+    }
+  });
 }
 
 }  // namespace tessera::lower::detail

@@ -60,7 +60,7 @@ constexpr uint32_t kNop = 1u << 16 | spv::OpNop;
 
 /// An instruction SPIRV-Tools 2023.1 cannot read: SPV_KHR_cooperative_matrix's, and
 /// SPV_KHR_bfloat16's capabilities and float type (OpTypeFloat with an encoding operand).
-bool is_khr_coopmat(const uint32_t* inst) {
+bool unknown_to_tools(const uint32_t* inst) {
   const auto opcode = static_cast<spv::Op>(inst[0] & 0xffff);
   const auto capability = static_cast<spv::Capability>(inst[1]);
   return (opcode >= khr::kOpTypeCooperativeMatrix && opcode <= khr::kOpCooperativeMatrixMulAdd) ||
@@ -138,7 +138,7 @@ std::string khr_line(const uint32_t* inst, const std::function<std::string(uint3
   return std::string(lead.size() < 15 ? 15 - lead.size() : 0, ' ') + lead + text;
 }
 
-/// SPIRV-Tools disassembles the module with each KHR instruction replaced by an OpNop (one line
+/// SPIRV-Tools disassembles the module with each instruction it cannot read replaced by an OpNop (one line
 /// per instruction either way); those lines are then printed here, with the names SPIRV-Tools
 /// gave the ids on the lines that define them (an id a KHR instruction defines: its OpName, else
 /// its number, as SPIRV-Tools prints it where it is used).
@@ -149,7 +149,7 @@ std::string disassemble_coopmat(const std::vector<uint32_t>& words, uint32_t opt
     TESSERA_CHECK((words[at] >> 16) != 0 && at + (words[at] >> 16) <= words.size(),
                   "malformed SPIR-V at word ", at);
     starts.push_back(at);
-    if (is_khr_coopmat(&words[at]))
+    if (unknown_to_tools(&words[at]))
       patched.push_back(kNop);
     else
       patched.insert(patched.end(), words.begin() + at, words.begin() + at + (words[at] >> 16));
@@ -174,7 +174,7 @@ std::string disassemble_coopmat(const std::vector<uint32_t>& words, uint32_t opt
     // OpName precedes every definition: the defining line's name replaces it where there is one.
     if (opcode == spv::OpName)
       names.emplace(inst[1], "%" + std::string(reinterpret_cast<const char*>(&inst[2])));
-    if (is_khr_coopmat(inst)) continue;
+    if (unknown_to_tools(inst)) continue;
     bool has_result = false, has_type = false;
     spv::HasResultAndType(opcode, &has_result, &has_type);
     const std::string& line = lines[header + k];
@@ -189,7 +189,7 @@ std::string disassemble_coopmat(const std::vector<uint32_t>& words, uint32_t opt
   };
   std::string out = "; " + std::string(kCooperativeMatrixNote) + "\n";
   for (size_t i = 0; i < lines.size(); ++i) {
-    const bool khr = i >= header && is_khr_coopmat(&words[starts[i - header]]);
+    const bool khr = i >= header && unknown_to_tools(&words[starts[i - header]]);
     out += (khr ? khr_line(&words[starts[i - header]], name) : lines[i]) + "\n";
   }
   return out;
