@@ -34,6 +34,7 @@ void run_for(Exec& ex, const Op& op) {
   const ir::Region& body = *op.region(0);
   const uint64_t trips = trip_count(lb, ub, step);
   for (uint64_t t = 0; t < trips; ++t) {
+    ex.tick(op);
     // lb + t * step stays inside [lb, ub), so the wrapping arithmetic is exact.
     const uint64_t iv = static_cast<uint64_t>(lb) + t * static_cast<uint64_t>(step);
     Values args;
@@ -55,6 +56,7 @@ void run_while(Exec& ex, const Op& op) {
   const ir::Region& after = *op.region(1);
   Values args = operand_values(ex, op, 0);
   for (;;) {
+    ex.tick(op);
     Values cond = ex.run_region(before, std::move(args));
     TESSERA_CHECK(!cond.empty(), "while's before region does not end in 'condition'");
     const bool go_on = int_element(cond.front()) != 0;

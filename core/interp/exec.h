@@ -44,12 +44,22 @@ class Exec {
   /// Throws a DeviceFault: "<what> <site><detail>".
   [[noreturn]] void fault(const ir::Op& op, std::string_view what, std::string_view detail) const;
 
+  /// Counts one iteration of loop `op`; every 256th looks at the run's deadline and, once it has
+  /// passed, stops the run with a DeviceFault naming the loop (a clock read per iteration would
+  /// cost more than a small loop body).
+  void tick(const ir::Op& op) {
+    if ((++ticks_ & 255) == 0 && deadline_.passed()) fault(op, deadline_.describe(), "");
+  }
+  const Deadline& deadline() const { return deadline_; }
+
  private:
   const ir::Function& fn_;
   const MemoryMap& memory_;
   std::ostream& out_;
   Grid grid_;
   std::array<uint32_t, 3> pid_{};
+  Deadline deadline_;
+  uint64_t ticks_ = 0;
   std::unordered_map<const ir::Value*, RuntimeValue> env_;
 };
 

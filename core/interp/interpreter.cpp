@@ -112,7 +112,8 @@ Exec::Exec(const ir::Function& fn, const MemoryMap& memory, const RunOptions& op
     : fn_(fn),
       memory_(memory),
       out_(options.print_out ? *options.print_out : std::cout),
-      grid_(grid) {}
+      grid_(grid),
+      deadline_(options.deadline) {}
 
 void Exec::begin_program(uint32_t x, uint32_t y, uint32_t z) {
   pid_ = {x, y, z};
@@ -184,8 +185,32 @@ void run(const ir::Function& fn, std::span<const std::byte> params, Grid grid,
     const auto y = static_cast<uint32_t>(linear / grid.x % grid.y);
     const auto z = static_cast<uint32_t>(linear / grid.x / grid.y);
     ex.begin_program(x, y, z);
+    if (ex.deadline().passed())
+      fail(ErrorKind::DeviceFault, ex.deadline().describe(), " in kernel '", fn.name,
+           "' before program (", x, ", ", y, ", ", z, ") of grid (", grid.x, ", ", grid.y, ", ",
+           grid.z, ")");
     ex.run_region(*fn.body, args);
   }
+}
+
+Deadline Deadline::after(double seconds, const char* setting) {
+  Deadline d;
+  d.seconds = seconds;
+  d.setting = setting;
+  if (!(seconds > 0)) return d;
+  // Limits beyond a century are none (and would overflow the clock's arithmetic).
+  if (seconds > 3.2e9) return d;
+  d.at = std::chrono::steady_clock::now() +
+         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+             std::chrono::duration<double>(seconds));
+  return d;
+}
+
+std::string Deadline::describe() const {
+  std::ostringstream os;
+  os << "timed out: still running after the time limit of " << seconds << " s";
+  if (setting) os << " (" << setting << ")";
+  return os.str();
 }
 
 }  // namespace tessera::interp

@@ -36,9 +36,11 @@
 /// decimal, pointers and `hex` values as 0x and two digits per byte.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <iosfwd>
 #include <span>
+#include <string>
 
 #include "core/ir/ir.h"
 
@@ -56,15 +58,34 @@ class MemoryMap {
   virtual bool contains(uint64_t address, uint64_t bytes) const = 0;
 };
 
+/// A wall-clock limit on a run, so that a kernel that never ends (a `while` whose condition stays
+/// true) ends the run with an error instead of hanging its caller. The interpreters look at the
+/// clock at every program and every 256th loop iteration; past `at`, the run throws a DeviceFault
+/// "timed out" naming the kernel, the loop's file:line, the program and `seconds`.
+struct Deadline {
+  std::chrono::steady_clock::time_point at = std::chrono::steady_clock::time_point::max();
+  double seconds = 0;            ///< the limit `at` was computed from, for the message
+  const char* setting = nullptr;  ///< what sets the limit (named in the message), or null
+
+  /// A deadline `seconds` from now; none (never passes) when seconds <= 0.
+  static Deadline after(double seconds, const char* setting = nullptr);
+  bool none() const { return at == std::chrono::steady_clock::time_point::max(); }
+  bool passed() const { return !none() && std::chrono::steady_clock::now() >= at; }
+  /// "timed out: still running after the time limit of 1 s (TESSERA_TIMEOUT)".
+  std::string describe() const;
+};
+
 struct RunOptions {
   std::ostream* print_out = nullptr;  ///< where `print` writes; null means std::cout
+  Deadline deadline;                  ///< none by default
   /// Programs to run, as linear ids [first, last) in x-fastest order; default all of the grid.
   uint64_t first_program = 0;
   uint64_t last_program = UINT64_MAX;
 };
 
 /// Runs `fn` (a verified kernel) over `grid`. `params` is the packed parameter block of
-/// core/ir/abi.h. Throws tessera::Error: DeviceFault for a bad address or a failed assert.
+/// core/ir/abi.h. Throws tessera::Error: DeviceFault for a bad address, a failed assert or a
+/// passed deadline.
 void run(const ir::Function& fn, std::span<const std::byte> params, Grid grid,
          const MemoryMap& memory, const RunOptions& options = {});
 

@@ -103,6 +103,10 @@ void run_simt(const ir::Function& fn, std::span<const std::byte> params, Grid gr
     m.pid = {static_cast<uint32_t>(linear % grid.x),
              static_cast<uint32_t>(linear / grid.x % grid.y),
              static_cast<uint32_t>(linear / grid.x / grid.y)};
+    if (options.deadline.passed())
+      fail(ErrorKind::DeviceFault, options.deadline.describe(), " in kernel '", fn.name,
+           "' before program (", m.pid[0], ", ", m.pid[1], ", ", m.pid[2], ") of grid (", grid.x,
+           ", ", grid.y, ", ", grid.z, ")");
     m.shared.begin_workgroup();
     m.async.begin_workgroup(m.threads);
     m.wgmma.begin_workgroup(m.threads, m.shared);

@@ -50,12 +50,14 @@ struct SimtOptions {
   std::ostream* print_out = nullptr;  ///< where `print` writes; null means std::cout
   uint64_t schedule_seed = 0;         ///< picks the order of threads' stores and atomics in an op
   bool check_races = true;            ///< the shared-memory race detector
+  Deadline deadline;                  ///< none by default (interpreter.h)
 };
 
 /// Runs `fn` (a verified SIMT function) over `grid`; `params` is the packed parameter block of
 /// core/ir/abi.h. Throws tessera::Error: DeviceFault for a bad global or shared address, a failed
 /// assert or assume, a shared-memory race, a barrier in divergent control flow, a shuffle with
-/// inactive lanes or a `for` with step 0; User for a function that is not a SIMT function.
+/// inactive lanes, a `for` with step 0 or a passed deadline; User for a function that is not a
+/// SIMT function.
 void run_simt(const ir::Function& fn, std::span<const std::byte> params, Grid grid,
               const MemoryMap& memory, const SimtOptions& options = {});
 

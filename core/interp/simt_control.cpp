@@ -66,6 +66,7 @@ void run_for(Machine& m, const Instr& in, const Mask& mask) {
   uint8_t* on = in.masks[0].data();
   S* iv = body.args[0].as<S>();
   for (uint64_t k = 0; k < most; ++k) {
+    m.tick(*in.op);
     Mask active = mask;
     if (!uniform) {
       for (uint32_t t = 0; t < m.threads; ++t) on[t] = mask.on[t] && trips[t] > k;
@@ -97,6 +98,7 @@ void run_while(Machine& m, const Instr& in, const Mask& mask) {
   uint32_t count = mask.count;
   uint8_t* leaving = in.masks[1].data();
   for (;;) {
+    m.tick(*in.op);
     m.run_block(in.blocks[0], {live, count});
     const uint8_t* c = before.yields[0].as<uint8_t>();
     uint32_t stay = 0;

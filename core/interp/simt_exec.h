@@ -199,9 +199,16 @@ class Machine {
   /// Throws a DeviceFault "<what> <site><detail>".
   [[noreturn]] void fault(const ir::Op& op, int thread, std::string_view what,
                           std::string_view detail) const;
+  /// Counts one iteration of loop `op`; every 256th looks at the deadline (a DeviceFault naming
+  /// the loop once it has passed).
+  void tick(const ir::Op& op) {
+    if ((++ticks_ & 255) == 0 && options.deadline.passed())
+      fault(op, -1, options.deadline.describe(), "");
+  }
 
  private:
   std::vector<uint8_t> all_on_;
+  uint64_t ticks_ = 0;
   std::vector<std::vector<uint32_t>> orders_;
   uint64_t order_state_ = 0;
 };

@@ -14,6 +14,7 @@
 #include <optional>
 #include <shared_mutex>
 #include <thread>
+#include <unordered_map>
 
 #include "core/interp/interpreter.h"
 #include "core/interp/simt.h"
@@ -21,6 +22,7 @@
 #include "core/target/target.h"
 #include "core/support/error.h"
 #include "runtime/backend.h"
+#include "runtime/timeout.h"
 
 namespace tessera::rt {
 namespace {
@@ -74,33 +76,60 @@ class HostKernel : public CompiledKernel {
   bool simt = false;
 };
 
+/// An event: recorded (record() was called) and completed (its stream reached it) with the time.
 class HostEvent : public EventImpl {
  public:
+  /// Called by record(): the event now has a point to complete at.
+  void begin_record() {
+    std::lock_guard lock(mutex_);
+    recorded_ = true;
+    time_.reset();
+  }
   void complete() {
     std::lock_guard lock(mutex_);
     time_ = Clock::now();
     cv_.notify_all();
   }
-  Clock::time_point wait() const {
-    std::unique_lock lock(mutex_);
-    cv_.wait(lock, [&] { return time_.has_value(); });
-    return *time_;
-  }
-  void reset() {
+  bool recorded() const {
     std::lock_guard lock(mutex_);
-    time_.reset();
+    return recorded_;
+  }
+  /// Waits until the event completes: throws Argument if it was never recorded (it would never
+  /// complete) and DeviceFault if it does not complete within TESSERA_TIMEOUT.
+  Clock::time_point wait(const std::string& device, const char* call) const {
+    interp::Deadline deadline = timeout_deadline();
+    std::unique_lock lock(mutex_);
+    if (!recorded_) fail(ErrorKind::Argument, device, ": ", call, " of an event that was never recorded");
+    auto reached = [&] { return time_.has_value(); };
+    if (deadline.none()) cv_.wait(lock, reached);
+    else if (!cv_.wait_until(lock, deadline.at, reached))
+      fail(ErrorKind::DeviceFault, device, ": ", call, " timed out: the event was not reached within ",
+           timeout_text(deadline.seconds), " (the work before it on its stream is still running)");
+    return *time_;
   }
 
  private:
   mutable std::mutex mutex_;
   mutable std::condition_variable cv_;
+  bool recorded_ = false;
   std::optional<Clock::time_point> time_;
 };
 
-/// A worker thread running tasks in order. The first error of its work is kept, later work is
-/// dropped, and synchronize() rethrows it (then the stream is usable again).
+/// A worker thread running tasks in order.
+///
+/// Errors, as docs/design.md ("Errors and streams") says: the first task that fails puts the
+/// stream in error, and while it is, later tasks are skipped (event records still complete, so
+/// no wait hangs). The error is owed to every thread whose task failed or was skipped, and each
+/// synchronizing call (synchronize, download) throws a thread the error owed to it, so a thread
+/// sharing the stream gets either its own work done or an error naming the faulting kernel,
+/// never stale data. The first call that reports the stream's error takes the stream out of
+/// error; threads still owed it get it at their next synchronizing call.
 class HostStream : public StreamImpl {
  public:
+  /// How much longer than TESSERA_TIMEOUT a wait allows one task (a kernel stops itself at the
+  /// limit, checking the clock only now and then).
+  static constexpr double kGraceSeconds = 1;
+
   HostStream(DeviceImpl* device, const LiveMemory* memory) : device_(device), memory_(memory) {
     worker_ = std::thread([this] { run(); });
   }
@@ -117,11 +146,20 @@ class HostStream : public StreamImpl {
 
   void launch(std::shared_ptr<const CompiledKernel> kernel, Grid grid, std::vector<std::byte> params,
               std::vector<std::shared_ptr<Allocation>> keep_alive) override {
-    enqueue([this, kernel, grid, params = std::move(params), keep = std::move(keep_alive)] {
+    std::string what = "kernel '" + kernel->name + "'";
+    enqueue(std::move(what), [this, kernel, grid, params = std::move(params), keep = std::move(keep_alive)] {
       const auto& k = static_cast<const HostKernel&>(*kernel);
       interp::Grid g{grid.x, grid.y, grid.z};
-      if (k.simt) interp::run_simt(k.module->kernel(), params, g, *memory_);
-      else interp::run(k.module->kernel(), params, g, *memory_);
+      // The limit counts from the kernel's start, not from its enqueueing.
+      if (k.simt) {
+        interp::SimtOptions o;
+        o.deadline = timeout_deadline();
+        interp::run_simt(k.module->kernel(), params, g, *memory_, o);
+      } else {
+        interp::RunOptions o;
+        o.deadline = timeout_deadline();
+        interp::run(k.module->kernel(), params, g, *memory_, o);
+      }
     });
   }
 
@@ -129,23 +167,28 @@ class HostStream : public StreamImpl {
     // Staged at enqueue time, so the caller may reuse `src` at once.
     std::vector<std::byte> staged(bytes);
     std::memcpy(staged.data(), src, bytes);
-    enqueue([dst, offset, staged = std::move(staged)] {
+    enqueue("upload", [dst, offset, staged = std::move(staged)] {
       std::memcpy(reinterpret_cast<void*>(dst->address() + offset), staged.data(), staged.size());
     });
   }
 
   void download(std::shared_ptr<Allocation> src, size_t offset, void* dst, size_t bytes) override {
-    enqueue([src, offset, dst, bytes] {
-      std::memcpy(dst, reinterpret_cast<const void*>(src->address() + offset), bytes);
+    // Through a copy the task owns: a download that times out returns while the task may still
+    // run, and `dst` is the caller's.
+    auto staged = std::make_shared<std::vector<std::byte>>(bytes);
+    uint64_t ticket = enqueue("download", [src, offset, staged] {
+      std::memcpy(staged->data(), reinterpret_cast<const void*>(src->address() + offset),
+                  staged->size());
     });
-    synchronize();
+    finish(ticket, "download");
+    std::memcpy(dst, staged->data(), bytes);
   }
 
   void fill(std::shared_ptr<Allocation> dst, size_t offset, size_t bytes, const void* pattern,
             size_t pattern_bytes) override {
     std::vector<std::byte> pat(pattern_bytes);
     std::memcpy(pat.data(), pattern, pattern_bytes);
-    enqueue([dst, offset, bytes, pat = std::move(pat)] {
+    enqueue("fill", [dst, offset, bytes, pat = std::move(pat)] {
       auto* p = reinterpret_cast<std::byte*>(dst->address() + offset);
       for (size_t i = 0; i + pat.size() <= bytes; i += pat.size()) std::memcpy(p + i, pat.data(), pat.size());
     });
@@ -153,7 +196,7 @@ class HostStream : public StreamImpl {
 
   void copy(std::shared_ptr<Allocation> dst, size_t dst_offset, std::shared_ptr<Allocation> src,
             size_t src_offset, size_t bytes) override {
-    enqueue([=] {
+    enqueue("copy", [=] {
       std::memmove(reinterpret_cast<void*>(dst->address() + dst_offset),
                    reinterpret_cast<const void*>(src->address() + src_offset), bytes);
     });
@@ -161,35 +204,75 @@ class HostStream : public StreamImpl {
 
   void record(std::shared_ptr<EventImpl> event) override {
     auto e = std::static_pointer_cast<HostEvent>(event);
-    e->reset();
-    enqueue([e] { e->complete(); }, /*always=*/true);
+    e->begin_record();
+    enqueue("event record", [e] { e->complete(); }, /*always=*/true);
   }
 
   void wait(std::shared_ptr<EventImpl> event) override {
     auto e = std::static_pointer_cast<HostEvent>(event);
-    enqueue([e] { e->wait(); }, /*always=*/true);
+    if (!e->recorded())
+      fail(ErrorKind::Argument, device_->info().name, ": wait_in of an event that was never recorded");
+    std::string device = device_->info().name;
+    enqueue("event wait", [e, device] { e->wait(device, "wait_in"); }, /*always=*/true);
   }
 
   void synchronize() override {
-    std::unique_lock lock(mutex_);
-    idle_cv_.wait(lock, [&] { return queue_.empty() && !busy_; });
-    if (error_) {
-      std::exception_ptr e = error_;
-      error_ = nullptr;
-      std::rethrow_exception(e);
+    uint64_t ticket;
+    {
+      std::lock_guard lock(mutex_);
+      ticket = enqueued_;
     }
+    finish(ticket, "synchronize");
   }
 
  private:
   struct Task {
+    std::string what;  // "kernel 'k'", "upload", ...: named by errors
     std::function<void()> fn;
-    bool always;  // runs even after an error (events must still complete)
+    bool always;  // runs even while the stream is in error (events must still complete)
+    std::thread::id owner;
   };
 
-  void enqueue(std::function<void()> fn, bool always = false) {
+  /// Queues a task; returns its ticket (tasks are numbered from 1 in queue order).
+  uint64_t enqueue(std::string what, std::function<void()> fn, bool always = false) {
     std::lock_guard lock(mutex_);
-    queue_.push_back(Task{std::move(fn), always});
+    queue_.push_back(Task{std::move(what), std::move(fn), always, std::this_thread::get_id()});
     cv_.notify_all();
+    return ++enqueued_;
+  }
+
+  /// Waits until the tasks up to `ticket` are done (later tasks of other threads do not keep the
+  /// caller waiting), then throws the calling thread the error owed to it. The wait ends with a
+  /// DeviceFault when no task finishes within TESSERA_TIMEOUT (the interpreters stop a kernel
+  /// at that limit themselves, so this takes a task that cannot end, such as an event wait).
+  void finish(uint64_t ticket, const char* call) {
+    const double seconds = timeout_seconds();
+    // The running kernel stops itself at the limit; the wait allows it a second more to say so.
+    const double patience = seconds > 0 ? seconds + kGraceSeconds : 0;
+    std::unique_lock lock(mutex_);
+    interp::Deadline deadline = interp::Deadline::after(patience);
+    uint64_t seen = started_;
+    while (done_ < ticket) {
+      if (deadline.none()) {
+        idle_cv_.wait(lock);
+        continue;
+      }
+      if (idle_cv_.wait_until(lock, deadline.at) == std::cv_status::no_timeout || started_ != seen) {
+        if (started_ != seen) deadline = interp::Deadline::after(patience);  // progress
+        seen = started_;
+        continue;
+      }
+      fail(ErrorKind::DeviceFault, device_->info().name, ": ", call, " timed out: ",
+           running_.empty() ? std::string("the stream's work") : running_,
+           " did not finish within ", timeout_text(seconds),
+           " and a grace of ", kGraceSeconds, " s; the stream's later work still waits for it");
+    }
+    auto it = owed_.find(std::this_thread::get_id());
+    if (it == owed_.end()) return;
+    std::exception_ptr e = it->second;
+    owed_.erase(it);
+    if (e == fault_) fault_ = nullptr;  // reported: the stream runs its work again
+    std::rethrow_exception(e);
   }
 
   void run() {
@@ -201,11 +284,14 @@ class HostStream : public StreamImpl {
         if (queue_.empty()) return;
         task = std::move(queue_.front());
         queue_.pop_front();
-        if (error_ && !task.always) {
-          if (queue_.empty()) idle_cv_.notify_all();
+        ++started_;
+        if (fault_ && !task.always) {  // skipped: its thread is owed the stream's error
+          owed_.try_emplace(task.owner, fault_);
+          ++done_;
+          idle_cv_.notify_all();
           continue;
         }
-        busy_ = true;
+        running_ = task.what;
       }
       std::exception_ptr err;
       try {
@@ -214,9 +300,13 @@ class HostStream : public StreamImpl {
         err = std::current_exception();
       }
       std::lock_guard lock(mutex_);
-      if (err && !error_) error_ = err;
-      busy_ = false;
-      if (queue_.empty()) idle_cv_.notify_all();
+      if (err) {
+        if (!fault_) fault_ = err;
+        owed_.try_emplace(task.owner, err);
+      }
+      running_.clear();
+      ++done_;
+      idle_cv_.notify_all();
     }
   }
 
@@ -225,9 +315,13 @@ class HostStream : public StreamImpl {
   std::mutex mutex_;
   std::condition_variable cv_, idle_cv_;
   std::deque<Task> queue_;
-  bool busy_ = false;
+  uint64_t enqueued_ = 0;  ///< tickets handed out
+  uint64_t started_ = 0;   ///< tasks begun or skipped (progress, for the waits' time limit)
+  uint64_t done_ = 0;      ///< tasks finished or skipped (in ticket order)
+  std::string running_;    ///< the task running now, for timeout messages
   bool stop_ = false;
-  std::exception_ptr error_;
+  std::exception_ptr fault_;  ///< the stream's error: later tasks are skipped while it is set
+  std::unordered_map<std::thread::id, std::exception_ptr> owed_;  ///< per thread, not yet thrown
   std::thread worker_;
 };
 
@@ -332,11 +426,17 @@ class HostDevice : public DeviceImpl {
   std::shared_ptr<EventImpl> create_event() override { return std::make_shared<HostEvent>(); }
 
   double elapsed_ms(const EventImpl& start, const EventImpl& end) override {
-    auto t0 = static_cast<const HostEvent&>(start).wait();
-    auto t1 = static_cast<const HostEvent&>(end).wait();
+    auto& s = static_cast<const HostEvent&>(start);
+    auto& e = static_cast<const HostEvent&>(end);
+    if (!s.recorded() || !e.recorded())
+      fail(ErrorKind::Argument, info_.name, ": elapsed_since of an event that was never recorded (",
+           s.recorded() ? "the end event" : "the start event", ")");
+    auto t0 = s.wait(info_.name, "elapsed_since");
+    auto t1 = e.wait(info_.name, "elapsed_since");
     return std::chrono::duration<double, std::milli>(t1 - t0).count();
   }
 
+  /// Waits for every stream; throws the first error owed to the caller after all have finished.
   void synchronize() override {
     std::vector<std::shared_ptr<HostStream>> streams;
     {
@@ -344,7 +444,15 @@ class HostDevice : public DeviceImpl {
       for (auto& w : streams_)
         if (auto s = w.lock()) streams.push_back(s);
     }
-    for (auto& s : streams) s->synchronize();
+    std::exception_ptr first;
+    for (auto& s : streams) {
+      try {
+        s->synchronize();
+      } catch (...) {
+        if (!first) first = std::current_exception();
+      }
+    }
+    if (first) std::rethrow_exception(first);
   }
 
  private:
