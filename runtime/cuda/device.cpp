@@ -3,9 +3,11 @@
 #include "runtime/cuda/device.h"
 
 #include <cstring>
+#include <thread>
 
 #include "core/support/error.h"
 #include "runtime/cuda/stream.h"
+#include "runtime/timeout.h"
 #include "targets/compile.h"
 
 namespace tessera::rt::cuda {
@@ -171,6 +173,35 @@ void CudaDevice::fault(const std::shared_ptr<Context>& ctx, CUresult r, const ch
   fail(ErrorKind::DeviceFault, msg);
 }
 
+void poll_pause(uint64_t round) {
+  if (round < 64) return std::this_thread::yield();
+  const uint64_t us = std::min<uint64_t>(uint64_t{10} << std::min<uint64_t>((round - 64) / 16, 7), 1000);
+  std::this_thread::sleep_for(std::chrono::microseconds(us));
+}
+
+double poll_timeout_seconds() { return timeout_seconds(); }
+
+void CudaDevice::hung(const std::shared_ptr<Context>& ctx, const char* call,
+                      const std::string& kernels, double seconds) {
+  std::string msg = info_.name + " was lost: it stopped answering (" + call + " timed out after " +
+                    timeout_text(seconds) +
+                    (kernels.empty() ? std::string() : " waiting for kernel " + kernels) +
+                    "); it cannot be used again in this process";
+  {
+    std::lock_guard lock(mutex_);
+    if (lost_.empty()) lost_ = msg;
+    else msg = lost_;
+    // Dead to every later call, but neither reset nor released: its work may still be running.
+    ctx->alive = false;
+    faults_[ctx->generation] = msg;
+    free_.clear();
+    cached_bytes_ = 0;
+    pinned_.clear();
+    if (ctx_ == ctx) ctx_.reset();
+  }
+  fail(ErrorKind::DeviceFault, msg);
+}
+
 void CudaDevice::check_call(const std::shared_ptr<Context>& ctx, CUresult r, const char* call,
                             const std::string& kernels, const std::string& detail) {
   if (r == CUDA_SUCCESS) return;
@@ -298,7 +329,10 @@ double CudaDevice::elapsed_ms(const EventImpl& start, const EventImpl& end) {
   CUevent a = s.recorded("elapsed_ms (start event)"), b = e.recorded("elapsed_ms (end event)");
   std::shared_ptr<Context> ctx = context();
   ContextScope scope(d_, *ctx);
-  check_call(ctx, d_.cuEventSynchronize(b), "cuEventSynchronize");
+  check_call(ctx, await(
+                      ctx, [&] { return d_.cuEventQuery(b); }, "cuEventSynchronize",
+                      [] { return std::string(); }),
+             "cuEventSynchronize");
   float ms = 0;
   check_call(ctx, d_.cuEventElapsedTime(&ms, a, b), "cuEventElapsedTime");
   return ms;

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -132,6 +133,18 @@ class CudaDevice : public DeviceImpl {
   /// Checks a driver result: sticky faults go through fault(), other errors throw.
   void check_call(const std::shared_ptr<Context>& ctx, CUresult r, const char* call,
                   const std::string& kernels = {}, const std::string& detail = {});
+  /// Polls `query` (cuStreamQuery or cuEventQuery in `ctx`, which the caller made current) until
+  /// it answers something other than CUDA_ERROR_NOT_READY, and returns that. Polling, not a
+  /// blocking synchronize, so that the wait can end: after TESSERA_TIMEOUT the device is treated
+  /// as lost (see hung()). `call` and `kernels()` (called only then) name the wait.
+  template <class Query, class Kernels>
+  CUresult await(const std::shared_ptr<Context>& ctx, Query query, const char* call,
+                 Kernels kernels);
+  /// Marks the device lost because `call` timed out after `seconds` waiting for `kernels` in
+  /// `ctx`, and throws that DeviceFault. The context is left as it is (its work may still run):
+  /// nothing of it is freed or waited for again, and every later use of the device throws.
+  [[noreturn]] void hung(const std::shared_ptr<Context>& ctx, const char* call,
+                         const std::string& kernels, double seconds);
   /// Why generation `g` ended (empty if it did not).
   std::string fault_message(uint64_t generation) const;
   /// Throws Runtime when an allocation belongs to a context that a fault ended.
@@ -170,6 +183,28 @@ class CudaDevice : public DeviceImpl {
   std::shared_ptr<CudaStream> default_stream_;
   std::vector<std::weak_ptr<CudaStream>> streams_;
 };
+
+/// Waits that poll: a short spin for quick work, then sleeps growing to 1 ms (at most that much
+/// latency added to a long wait).
+void poll_pause(uint64_t round);
+double poll_timeout_seconds();
+
+template <class Query, class Kernels>
+CUresult CudaDevice::await(const std::shared_ptr<Context>& ctx, Query query, const char* call,
+                           Kernels kernels) {
+  CUresult r = query();
+  if (r != CUDA_ERROR_NOT_READY) return r;
+  const double seconds = poll_timeout_seconds();
+  const auto start = std::chrono::steady_clock::now();
+  const auto limit = std::chrono::duration<double>(seconds);
+  for (uint64_t round = 0;; ++round) {
+    poll_pause(round);
+    r = query();
+    if (r != CUDA_ERROR_NOT_READY) return r;
+    if (seconds > 0 && std::chrono::steady_clock::now() - start >= limit)
+      hung(ctx, call, kernels(), seconds);
+  }
+}
 
 /// TESSERA_DUMP=ptxstats: one line on the dump stream with `kernel`'s stats() on `device` (or why
 /// the driver could not give them).

@@ -45,11 +45,13 @@ namespace tessera::rt::cuda {
   X(cuStreamCreate, "cuStreamCreate")                          \
   X(cuStreamDestroy, "cuStreamDestroy_v2")                     \
   X(cuStreamSynchronize, "cuStreamSynchronize")                \
+  X(cuStreamQuery, "cuStreamQuery")                            \
   X(cuStreamWaitEvent, "cuStreamWaitEvent")                    \
   X(cuEventCreate, "cuEventCreate")                            \
   X(cuEventDestroy, "cuEventDestroy_v2")                       \
   X(cuEventRecord, "cuEventRecord")                            \
   X(cuEventSynchronize, "cuEventSynchronize")                  \
+  X(cuEventQuery, "cuEventQuery")                              \
   X(cuEventElapsedTime, "cuEventElapsedTime")                  \
   X(cuLinkCreate, "cuLinkCreate_v2")                           \
   X(cuLinkAddData, "cuLinkAddData_v2")                         \

@@ -49,7 +49,12 @@ CudaStream::~CudaStream() {
   std::lock_guard lock(mutex_);
   if (!stream_ || !ctx_->alive) return;
   ContextScope scope(d_, *ctx_);
-  d_.cuStreamSynchronize(stream_);
+  try {
+    device_->await(ctx_, [&] { return d_.cuStreamQuery(stream_); }, "cuStreamSynchronize",
+                   [&] { return pending_kernels(); });
+  } catch (const Error&) {
+    return;  // the device stopped answering: nothing of its context is touched again
+  }
   d_.cuStreamDestroy(stream_);
   for (auto& p : staging_) device_->give_back(p);
 }
@@ -278,7 +283,8 @@ void CudaStream::sync_locked() {
   CUstream h = ensure(&ctx);
   if (!lost_.empty()) return sync_locked();
   ContextScope scope(d_, *ctx);
-  CUresult r = d_.cuStreamSynchronize(h);
+  CUresult r = device_->await(ctx, [&] { return d_.cuStreamQuery(h); }, "cuStreamSynchronize",
+                              [&] { return pending_kernels(); });
   checked(ctx, r, "cuStreamSynchronize");
   kernels_.clear();
   keep_.clear();

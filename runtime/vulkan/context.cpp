@@ -3,6 +3,9 @@
 #include "runtime/vulkan/context.h"
 
 #include <cstdio>
+#include <vector>
+
+#include "runtime/timeout.h"
 
 namespace tessera::rt::vk {
 namespace {
@@ -49,7 +52,15 @@ Context::Context(std::shared_ptr<Instance> instance, PhysicalFacts facts, std::s
 
 Context::~Context() {
   if (device_ == VK_NULL_HANDLE) return;
+  {
+    std::lock_guard lock(queue_mutex_);
+    release_hang();
+  }
+  // A device that stopped answering keeps its VkDevice: waiting for it would never end, and
+  // destroying it under running work is undefined.
+  if (hung_.load() && hang_ == VK_NULL_HANDLE) return;
   fns_.vkDeviceWaitIdle(device_);
+  if (hang_ != VK_NULL_HANDLE) fns_.vkDestroySemaphore(device_, hang_, nullptr);
   fns_.vkDestroyDevice(device_, nullptr);
   // Messages no synchronizing call reported (objects left at destruction, say) still get a reader.
   if (!instance_->validation()) return;
@@ -59,12 +70,66 @@ Context::~Context() {
 
 VkResult Context::submit(const VkSubmitInfo2& info) {
   std::lock_guard lock(queue_mutex_);
-  return fns_.vkQueueSubmit2(queue_, 1, &info, VK_NULL_HANDLE);
+  if (!inject_hang_.exchange(false)) return fns_.vkQueueSubmit2(queue_, 1, &info, VK_NULL_HANDLE);
+  if (hang_ == VK_NULL_HANDLE) {
+    VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+    type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+    VkSemaphoreCreateInfo create{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
+    create.pNext = &type;
+    check(fns_.vkCreateSemaphore(device_, &create, nullptr, &hang_), "vkCreateSemaphore");
+  }
+  std::vector<VkSemaphoreSubmitInfo> waits(info.pWaitSemaphoreInfos,
+                                           info.pWaitSemaphoreInfos + info.waitSemaphoreInfoCount);
+  waits.push_back({VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO, nullptr, hang_, 1,
+                   VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, 0});
+  VkSubmitInfo2 hung = info;
+  hung.waitSemaphoreInfoCount = static_cast<uint32_t>(waits.size());
+  hung.pWaitSemaphoreInfos = waits.data();
+  return fns_.vkQueueSubmit2(queue_, 1, &hung, VK_NULL_HANDLE);
+}
+
+void Context::release_hang() {
+  if (hang_ == VK_NULL_HANDLE) return;
+  VkSemaphoreSignalInfo signal{VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO};
+  signal.semaphore = hang_;
+  signal.value = 1;
+  uint64_t now = 0;
+  if (fns_.vkGetSemaphoreCounterValue(device_, hang_, &now) == VK_SUCCESS && now < 1)
+    fns_.vkSignalSemaphore(device_, &signal);
 }
 
 void Context::wait_idle_quietly() {
   std::lock_guard lock(queue_mutex_);
+  release_hang();
+  if (hung_.load() && hang_ == VK_NULL_HANDLE) return;  // it would never return
   fns_.vkQueueWaitIdle(queue_);
+}
+
+VkResult Context::wait_semaphore(VkSemaphore semaphore, uint64_t value, double* seconds) {
+  *seconds = timeout_seconds();
+  const uint64_t slice =
+      *seconds > 0 && *seconds < 1.8e10 ? static_cast<uint64_t>(*seconds * 1e9) : UINT64_MAX;
+  VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+  info.semaphoreCount = 1;
+  info.pSemaphores = &semaphore;
+  info.pValues = &value;
+  uint64_t seen = 0;
+  fns_.vkGetSemaphoreCounterValue(device_, semaphore, &seen);
+  for (;;) {
+    VkResult r = filter_wait_result(fns_.vkWaitSemaphores(device_, &info, slice));
+    if (r != VK_TIMEOUT) return r;
+    uint64_t now = 0;
+    r = filter_wait_result(fns_.vkGetSemaphoreCounterValue(device_, semaphore, &now));
+    if (r < 0) return r;
+    if (now >= value) return VK_SUCCESS;
+    if (now == seen) return VK_TIMEOUT;  // nothing finished in a whole slice
+    seen = now;
+  }
+}
+
+void Context::mark_hung(const std::string& why) {
+  hung_.store(true);
+  mark_lost(why);
 }
 
 void Context::check(VkResult result, std::string_view call, std::string_view kernel) {

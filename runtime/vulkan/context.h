@@ -30,8 +30,18 @@ class Context {
 
   /// vkQueueSubmit2 on the device's one queue (serialized: the queue is externally synchronized).
   VkResult submit(const VkSubmitInfo2& info);
-  /// vkQueueWaitIdle, ignoring errors (used before releasing the resources of lost work).
+  /// vkQueueWaitIdle, ignoring errors (used before releasing the resources of lost work). Returns
+  /// at once on a device that stopped answering (mark_hung): that wait would never end.
   void wait_idle_quietly();
+
+  /// Waits until timeline `semaphore` reaches `value` (vkWaitSemaphores, through
+  /// filter_wait_result). The wait goes on while the counter moves, and returns VK_TIMEOUT once it
+  /// stood still for TESSERA_TIMEOUT (*seconds says how long that was): the device stopped.
+  VkResult wait_semaphore(VkSemaphore semaphore, uint64_t value, double* seconds);
+  /// Marks the device lost because a wait for its work timed out: its queue may never drain, so
+  /// later teardown neither waits for it nor destroys the VkDevice (the work may still use it).
+  void mark_hung(const std::string& why);
+  bool hung() const { return hung_.load(); }
 
   /// Throws for a failed call; VK_ERROR_DEVICE_LOST also marks the device lost.
   void check(VkResult result, std::string_view call, std::string_view kernel = {});
@@ -48,6 +58,10 @@ class Context {
 
   /// Test hook: the next wait for device work reports VK_ERROR_DEVICE_LOST.
   void inject_device_lost() { inject_lost_.store(true); }
+  /// Test hook: the next submission also waits for a semaphore that nothing signals until the
+  /// queue is drained for teardown (wait_idle_quietly, the destructor), so its work really never
+  /// finishes, as on a hung device; waits for it time out.
+  void inject_hang() { inject_hang_.store(true); }
   /// Consumes the injected fault: VK_ERROR_DEVICE_LOST once after inject_device_lost().
   VkResult filter_wait_result(VkResult result);
 
@@ -61,6 +75,11 @@ class Context {
   std::mutex queue_mutex_;
   std::atomic<bool> lost_{false};
   std::atomic<bool> inject_lost_{false};
+  std::atomic<bool> inject_hang_{false};
+  std::atomic<bool> hung_{false};
+  /// release_hang() signals it; the caller holds queue_mutex_.
+  VkSemaphore hang_ = VK_NULL_HANDLE;
+  void release_hang();
   mutable std::mutex lost_mutex_;
   std::string lost_reason_;
 };

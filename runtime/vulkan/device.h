@@ -64,6 +64,9 @@ class VulkanDevice final : public DeviceImpl {
   /// Test hook: the next wait for (or poll of) this device's work reports VK_ERROR_DEVICE_LOST,
   /// as a real fault would, so the fault path can be tested on devices that do not fault.
   void inject_device_lost() { open().ctx->inject_device_lost(); }
+  /// Test hook: the next submission of this device's work never finishes (Context::inject_hang),
+  /// so waits for it run into TESSERA_TIMEOUT.
+  void inject_hang() { open().ctx->inject_hang(); }
 
  private:
   /// The logical device and everything made from it; member order is destruction order reversed

@@ -82,6 +82,7 @@
   X(vkCreateSemaphore)             \
   X(vkDestroySemaphore)            \
   X(vkWaitSemaphores)              \
+  X(vkSignalSemaphore)             \
   X(vkGetSemaphoreCounterValue)    \
   X(vkCreateQueryPool)             \
   X(vkDestroyQueryPool)            \

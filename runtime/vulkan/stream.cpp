@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "runtime/timeout.h"
+
 namespace tessera::rt::vk {
 namespace {
 
@@ -253,12 +255,22 @@ void VulkanStream::retire_locked() {
 void VulkanStream::wait_locked(uint64_t value) {
   if (value == 0 || completed_ >= value) return;
   Context& ctx = *shared_.ctx;
-  VkSemaphore sem = semaphore_->handle();
-  VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
-  info.semaphoreCount = 1;
-  info.pSemaphores = &sem;
-  info.pValues = &value;
-  VkResult r = ctx.filter_wait_result(ctx.fns().vkWaitSemaphores(ctx.device(), &info, UINT64_MAX));
+  double seconds = 0;
+  VkResult r = ctx.wait_semaphore(semaphore_->handle(), value, &seconds);
+  if (r == VK_TIMEOUT) {
+    // The device finished nothing for TESSERA_TIMEOUT: it is reported lost. The work's resources
+    // stay with the stream (the device may still be using them); nothing waits for them again.
+    std::vector<std::string> kernels;
+    for (const auto& s : in_flight_)
+      if (s.value > completed_ && s.value <= value)
+        kernels.insert(kernels.end(), s.kernels.begin(), s.kernels.end());
+    std::string why = ctx.name() + " (" + ctx.facts().device_name() +
+                      ") stopped answering: vkWaitSemaphores timed out after " +
+                      timeout_text(seconds) + " waiting for kernels " + join(kernels) +
+                      "; the device is treated as lost";
+    ctx.mark_hung(why);
+    throw Error(ErrorKind::DeviceFault, why);
+  }
   if (r == VK_ERROR_DEVICE_LOST) fail_lost("vkWaitSemaphores");
   ctx.check(r, "vkWaitSemaphores");
   completed_ = std::max(completed_, value);
@@ -340,9 +352,11 @@ void VulkanStream::wait(std::shared_ptr<EventImpl> event) {
   auto e = std::static_pointer_cast<VulkanEvent>(event);
   VulkanEvent::Mark mark = e->mark();
   auto other = mark.stream.lock();
-  // Unrecorded: nothing to wait for. Same stream: stream order already holds. A stream that is
-  // gone finished its work when it went.
-  if (!mark.recorded || !other || other.get() == this) return;
+  // Unrecorded: it would never complete. Same stream: stream order already holds. A stream that
+  // is gone finished its work when it went.
+  if (!mark.recorded)
+    fail(ErrorKind::Argument, shared_.ctx->name(), ": wait_in of an event that was never recorded");
+  if (!other || other.get() == this) return;
   other->flush_through(mark.value);  // without holding our lock: no lock-order cycle
   std::lock_guard lock(mutex_);
   shared_.ctx->check_alive();
