@@ -329,10 +329,10 @@ double CudaDevice::elapsed_ms(const EventImpl& start, const EventImpl& end) {
   CUevent a = s.recorded("elapsed_ms (start event)"), b = e.recorded("elapsed_ms (end event)");
   std::shared_ptr<Context> ctx = context();
   ContextScope scope(d_, *ctx);
-  check_call(ctx, await(
-                      ctx, [&] { return d_.cuEventQuery(b); }, "cuEventSynchronize",
-                      [] { return std::string(); }),
-             "cuEventSynchronize");
+  CUresult r = await(ctx, [&] { return d_.cuEventQuery(b); }, "cuEventSynchronize",
+                     [] { return std::string(); });
+  if (r == CUDA_SUCCESS) r = d_.cuEventSynchronize(b);  // done: returns at once, flushes printf
+  check_call(ctx, r, "cuEventSynchronize");
   float ms = 0;
   check_call(ctx, d_.cuEventElapsedTime(&ms, a, b), "cuEventElapsedTime");
   return ms;

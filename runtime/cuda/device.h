@@ -136,7 +136,8 @@ class CudaDevice : public DeviceImpl {
   /// Polls `query` (cuStreamQuery or cuEventQuery in `ctx`, which the caller made current) until
   /// it answers something other than CUDA_ERROR_NOT_READY, and returns that. Polling, not a
   /// blocking synchronize, so that the wait can end: after TESSERA_TIMEOUT the device is treated
-  /// as lost (see hung()). `call` and `kernels()` (called only then) name the wait.
+  /// as lost (see hung()). `call` and `kernels()` (called only then) name the wait. A query does
+  /// not deliver device printf output: callers synchronize once the query says done.
   template <class Query, class Kernels>
   CUresult await(const std::shared_ptr<Context>& ctx, Query query, const char* call,
                  Kernels kernels);

@@ -285,6 +285,8 @@ void CudaStream::sync_locked() {
   ContextScope scope(d_, *ctx);
   CUresult r = device_->await(ctx, [&] { return d_.cuStreamQuery(h); }, "cuStreamSynchronize",
                               [&] { return pending_kernels(); });
+  // The work is done, so this returns at once; it is what delivers device printf output.
+  if (r == CUDA_SUCCESS) r = d_.cuStreamSynchronize(h);
   checked(ctx, r, "cuStreamSynchronize");
   kernels_.clear();
   keep_.clear();
