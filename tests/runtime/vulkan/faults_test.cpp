@@ -42,6 +42,15 @@ class TimeoutScope {
   ~TimeoutScope() { unsetenv("TESSERA_TIMEOUT"); }
 };
 
+/// Counts to *n in a loop: past a driver's loop limit (lavapipe's 65535) a device that guards it
+/// faults instead of stopping early.
+void count_to(tl::ptr<int> n, tl::ptr<int> out) {
+  auto limit = tl::load(n);
+  auto count = limit * 0;
+  tl::while_([&] { return count < limit; }, [&] { count = count + 1; });
+  tl::store(out, count);
+}
+
 void add_one(tl::ptr<int> x, tl::i32 n, int BLOCK) {
   auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
   auto mask = offs < n;
@@ -143,4 +152,60 @@ TEST_CASE("vulkan: threads on the default stream and on their own streams each g
   CHECK(own_errors == 12);
   dev.synchronize();
   vktest::expect_no_validation_messages(vktest::impl(dev));
+}
+
+TEST_CASE("vulkan: issue 17's probe: a thread's fault never reaches another thread as stale data") {
+  VKTEST_DEVICE(dev);
+  auto fault_k = TESSERA_KERNEL(count_to, n, out);
+  auto n = dev.upload(std::vector<int>{1 << 20});
+  auto out = dev.alloc<int>(1);
+  // Only on a device that reports such a fault (a driver loop limit turned into a DeviceFault).
+  std::string first = error_of(
+      [&] {
+        fault_k[{1}](n, out);
+        dev.synchronize();
+      },
+      ErrorKind::DeviceFault);
+  if (first == "<no error>") {
+    vktest::report_skip("vulkan:0 runs 2^20 loop iterations without a fault: nothing to scope");
+    return;
+  }
+  auto add_k = TESSERA_KERNEL(add_one, x, n, BLOCK);
+  constexpr int kN = 64;
+  auto x = dev.alloc<int>(kN);
+  add_k[{1}](x, kN, kN);
+  x.download();
+  std::atomic<bool> done{false};
+  std::atomic<int> a_faults{0}, a_other{0};
+  std::thread a([&] {
+    while (!done) {
+      try {
+        fault_k[{1}](n, out);
+        dev.default_stream().synchronize();
+        a_other++;  // every launch faults: its synchronize must throw
+      } catch (const tessera::Error& e) {
+        if (e.kind() == ErrorKind::DeviceFault && names(e.what(), "count_to")) a_faults++;
+        else a_other++;
+      }
+    }
+  });
+  int right = 0, named = 0, stale = 0, other = 0;
+  for (int round = 0; round < 40; ++round) {
+    try {
+      x.fill(round);
+      add_k[{1}](x, kN, kN);
+      if (x.download() == std::vector<int>(kN, round + 1)) right++;
+      else stale++;
+    } catch (const tessera::Error& e) {
+      if (e.kind() == ErrorKind::DeviceFault && names(e.what(), "count_to")) named++;
+      else other++;
+    }
+  }
+  done = true;
+  a.join();
+  CHECK(stale == 0);
+  CHECK(other == 0);
+  CHECK(right + named == 40);
+  CHECK(a_faults > 0);
+  CHECK(a_other == 0);
 }
