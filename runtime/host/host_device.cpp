@@ -243,8 +243,8 @@ class HostStream : public StreamImpl {
 
   /// Waits until the tasks up to `ticket` are done (later tasks of other threads do not keep the
   /// caller waiting), then throws the calling thread the error owed to it. The wait ends with a
-  /// DeviceFault when no task finishes within TESSERA_TIMEOUT (the interpreters stop a kernel
-  /// at that limit themselves, so this takes a task that cannot end, such as an event wait).
+  /// DeviceFault when no task starts for TESSERA_TIMEOUT plus kGraceSeconds (the interpreters
+  /// stop a kernel at the limit themselves, so this takes a task that cannot end).
   void finish(uint64_t ticket, const char* call) {
     const double seconds = timeout_seconds();
     // The running kernel stops itself at the limit; the wait allows it a second more to say so.
