@@ -17,6 +17,7 @@
 #include "core/ir/abi.h"
 #include "core/ir/ir.h"
 #include "core/target/options.h"
+#include "runtime/ordering.h"
 
 namespace tessera {
 
@@ -120,6 +121,9 @@ class StreamImpl {
   virtual void record(std::shared_ptr<EventImpl> event) = 0;
   virtual void wait(std::shared_ptr<EventImpl> event) = 0;
   virtual void synchronize() = 0;
+
+  /// The public layer's cross-stream order (runtime/ordering.h); backends leave it alone.
+  StreamOrder ordering;
 };
 
 class DeviceImpl : public std::enable_shared_from_this<DeviceImpl> {
@@ -139,6 +143,9 @@ class DeviceImpl : public std::enable_shared_from_this<DeviceImpl> {
   /// Milliseconds between two recorded events (waits for both).
   virtual double elapsed_ms(const EventImpl& start, const EventImpl& end) = 0;
   virtual void synchronize() = 0;
+
+  /// The public layer's cross-stream order (runtime/ordering.h); backends leave it alone.
+  DeviceOrder ordering;
 };
 
 /// A backend's list of devices, or the reason it has none.

@@ -1,4 +1,5 @@
-/// \file Buffer operations: range checks, then the device stream does the work.
+/// \file Buffer operations: range checks, the cross-stream order, then the device stream does the
+/// work.
 #include "runtime/buffer.h"
 
 #include <limits>
@@ -13,13 +14,15 @@ class ExternalAllocation : public rt::Allocation {
   using Allocation::Allocation;
 };
 
+/// The stream a transfer runs on (`stream`, else the device's default stream), ordered after the
+/// earlier work of the other streams that the default-stream rule says (runtime/ordering.h).
 std::shared_ptr<rt::StreamImpl> stream_of(const std::shared_ptr<rt::DeviceImpl>& device,
                                           Stream* stream) {
-  if (!stream) return device->default_stream();
+  if (!stream) return rt::ordered_stream(*device, nullptr);
   if (stream->impl()->device() != device.get())
     fail(ErrorKind::Argument, "the stream belongs to device '", stream->impl()->device()->info().name,
          "', the buffer to '", device->info().name, "'");
-  return stream->impl();
+  return rt::ordered_stream(*device, &stream->impl());
 }
 
 void require_valid(const BufferBase& b, const char* what) {
@@ -77,7 +80,9 @@ void BufferBase::upload_bytes(const void* src, size_t bytes, size_t offset, Stre
     fail(ErrorKind::Argument, "upload of ", bytes, " bytes at offset ", offset, " overruns a buffer of ",
          bytes_, " bytes");
   if (bytes == 0) return;
-  stream_of(device_, stream)->upload(alloc_, offset_ + offset, src, bytes);
+  std::shared_ptr<rt::StreamImpl> s = stream_of(device_, stream);
+  rt::CountEnqueued counted(*device_, *s);
+  s->upload(alloc_, offset_ + offset, src, bytes);
 }
 
 void BufferBase::download_bytes(void* dst, size_t bytes, size_t offset, Stream* stream) const {
@@ -85,13 +90,16 @@ void BufferBase::download_bytes(void* dst, size_t bytes, size_t offset, Stream* 
   if (bytes > bytes_ || offset > bytes_ - bytes)
     fail(ErrorKind::Argument, "download of ", bytes, " bytes at offset ", offset,
          " overruns a buffer of ", bytes_, " bytes");
+  // Not counted: the data is in `dst` when download returns.
   stream_of(device_, stream)->download(alloc_, offset_ + offset, dst, bytes);
 }
 
 void BufferBase::fill_bytes(const void* pattern, size_t pattern_bytes, Stream* stream) const {
   require_valid(*this, "fill");
   if (bytes_ == 0) return;
-  stream_of(device_, stream)->fill(alloc_, offset_, bytes_, pattern, pattern_bytes);
+  std::shared_ptr<rt::StreamImpl> s = stream_of(device_, stream);
+  rt::CountEnqueued counted(*device_, *s);
+  s->fill(alloc_, offset_, bytes_, pattern, pattern_bytes);
 }
 
 void BufferBase::copy_bytes_from(const BufferBase& src, Stream* stream) const {
@@ -104,7 +112,9 @@ void BufferBase::copy_bytes_from(const BufferBase& src, Stream* stream) const {
     fail(ErrorKind::Argument, "copy between devices '", src.device_->info().name, "' and '",
          device_->info().name, "': download and upload instead");
   if (bytes_ == 0) return;
-  stream_of(device_, stream)->copy(alloc_, offset_, src.alloc_, src.offset_, bytes_);
+  std::shared_ptr<rt::StreamImpl> s = stream_of(device_, stream);
+  rt::CountEnqueued counted(*device_, *s);
+  s->copy(alloc_, offset_, src.alloc_, src.offset_, bytes_);
 }
 
 BufferBase BufferBase::sub(size_t offset_bytes, size_t bytes) const {

@@ -60,7 +60,10 @@ class Buffer : public BufferBase {
 
   size_t size() const { return bytes() / sizeof(T); }
 
-  /// Copies `data` into the buffer (from element 0); enqueued on `stream` (default stream).
+  /// Copies `data` into the buffer (from element 0), enqueued on `stream` (default: the device's
+  /// default stream). `data` is staged at once and may be reused when the call returns. Without a
+  /// stream, work enqueued later on any stream of the device sees the data; on a created stream,
+  /// later work on that stream and on the default stream does (class Stream).
   void upload(std::span<const T> data, Stream* stream = nullptr) const {
     check_count(data.size(), "upload");
     upload_bytes(data.data(), data.size() * sizeof(T), 0, stream);
@@ -74,7 +77,9 @@ class Buffer : public BufferBase {
       upload(std::span<const T>(data), stream);
     }
   }
-  /// Waits for the stream's work, then returns the contents.
+  /// Returns the contents once the work the download is ordered after has finished: without a
+  /// stream, all work enqueued earlier on every stream of the device; on a created stream, that
+  /// stream's earlier work and the default stream's (class Stream).
   std::vector<T> download(Stream* stream = nullptr) const {
     if constexpr (std::is_same_v<T, bool>) {
       std::vector<uint8_t> bytes(size());
@@ -90,9 +95,11 @@ class Buffer : public BufferBase {
     check_count(out.size(), "download");
     download_bytes(out.data(), out.size() * sizeof(T), 0, stream);
   }
-  /// Sets every element to `value`.
+  /// Sets every element to `value`, enqueued on `stream` (default: the default stream) and
+  /// ordered like upload.
   void fill(const T& value, Stream* stream = nullptr) const { fill_bytes(&value, sizeof(T), stream); }
-  /// Copies all of `src` (same element count) into this buffer.
+  /// Copies all of `src` (same element count, same device) into this buffer, enqueued on `stream`
+  /// (default: the default stream) and ordered like upload.
   void copy_from(const Buffer<T>& src, Stream* stream = nullptr) const { copy_bytes_from(src, stream); }
   /// Elements [offset, offset + count) as a buffer sharing this memory.
   Buffer<T> slice(size_t offset, size_t count) const {

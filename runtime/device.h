@@ -35,6 +35,8 @@ class Device {
     return Buffer<T>(BufferBase::allocate(impl_, detail::checked_bytes("alloc", count, sizeof(T)),
                                           tl::dtype_of<T>()));
   }
+  /// A new buffer holding `data`, uploaded on the default stream: work launched later on any
+  /// stream of this device sees the data (class Stream says why).
   template <class T>
   Buffer<T> upload(std::span<const T> data) const {
     Buffer<T> b = alloc<T>(data.size());
@@ -48,9 +50,11 @@ class Device {
     return b;
   }
 
-  /// The stream that launches and copies use unless one is given.
-  Stream default_stream() const { return Stream(impl_->default_stream()); }
-  Stream create_stream() const { return Stream(impl_->create_stream()); }
+  /// The stream that launches and transfers use unless one is given. Its work is ordered after
+  /// the earlier work of every other stream of the device, and theirs after its (class Stream).
+  Stream default_stream() const { return adopted(impl_->default_stream(), true); }
+  /// A new stream: ordered with the default stream, not with other created streams (class Stream).
+  Stream create_stream() const { return adopted(impl_->create_stream(), false); }
   Event create_event() const { return Event(impl_, impl_->create_event()); }
   /// Waits for all work of all streams of this device.
   void synchronize() const { impl_->synchronize(); }
@@ -60,6 +64,10 @@ class Device {
 
  private:
   explicit Device(std::shared_ptr<rt::DeviceImpl> impl) : impl_(std::move(impl)) {}
+  Stream adopted(std::shared_ptr<rt::StreamImpl> s, bool is_default) const {
+    rt::adopt_stream(*impl_, s, is_default);
+    return Stream(std::move(s));
+  }
   std::shared_ptr<rt::DeviceImpl> impl_;
 };
 

@@ -254,9 +254,10 @@ void KernelBase::launch(const LaunchConfig& config, std::span<const KernelArg> a
   std::vector<std::shared_ptr<rt::Allocation>> keep;
   for (const KernelArg& a : args)
     if (a.kind == Kind::Buffer) keep.push_back(a.buffer.allocation());
-  std::shared_ptr<rt::StreamImpl> stream =
-      config.stream ? config.stream->impl() : device->default_stream();
   if (config.grid.programs() == 0) return;  // an empty grid launches nothing
+  std::shared_ptr<rt::StreamImpl> stream =
+      rt::ordered_stream(*device, config.stream ? &config.stream->impl() : nullptr);
+  rt::CountEnqueued counted(*device, *stream);
   stream->launch(compiled, config.grid, pack(*compiled, args), std::move(keep));
 }
 

@@ -7,6 +7,15 @@
 
 namespace tessera {
 
+/// A queue of device work that runs in the order it was enqueued: launches, uploads, fills,
+/// copies, downloads and event records.
+///
+/// Across the streams of a device, the rule of CUDA's legacy default stream holds
+/// (docs/design.md, "Ordering"): work on the device's default stream (every call given no stream:
+/// `dev.upload(x)`, `buf.download()`, `buf.fill(v)`, a launch without a stream) starts after all
+/// work enqueued earlier on the device's other streams, and work on another stream starts after
+/// all work enqueued earlier on the default stream. Streams from create_stream() are not ordered
+/// among themselves: order them with an Event (record on one, wait_in the other).
 class Stream {
  public:
   explicit Stream(std::shared_ptr<rt::StreamImpl> impl) : impl_(std::move(impl)) {}
@@ -23,8 +32,11 @@ class Event {
  public:
   Event(std::shared_ptr<rt::DeviceImpl> device, std::shared_ptr<rt::EventImpl> impl)
       : device_(std::move(device)), impl_(std::move(impl)) {}
-  /// Marks the point in `stream`'s work where this event completes.
-  void record(const Stream& stream) const { stream.impl()->record(impl_); }
+  /// Marks the point in `stream`'s work where this event completes; like any work on `stream`,
+  /// that point comes after what the default-stream rule orders it after (class Stream).
+  void record(const Stream& stream) const {
+    rt::ordered_stream(*stream.impl()->device(), &stream.impl())->record(impl_);
+  }
   /// Makes `stream` wait for this event before its later work.
   void wait_in(const Stream& stream) const { stream.impl()->wait(impl_); }
   /// Milliseconds from `start` to this event (both recorded; waits for them).
