@@ -14,6 +14,13 @@ constexpr std::string_view kCapNames[] = {
 };
 constexpr int kNumCaps = sizeof(kCapNames) / sizeof(kCapNames[0]);
 
+constexpr std::string_view kQuirkNames[] = {
+#define X(name, text) text,
+    TESSERA_QUIRKS(X)
+#undef X
+};
+constexpr int kNumQuirks = sizeof(kQuirkNames) / sizeof(kQuirkNames[0]);
+
 Target make_cuda(int sm, bool arch_specific) {
   Target t;
   t.name = "cuda-sm_" + std::to_string(sm) + (arch_specific ? "a" : "");
@@ -54,6 +61,7 @@ Target make_lavapipe() {
                 Cap::FloatAtomicAdd, Cap::Int64Atomics, Cap::BufferDeviceAddress,
                 Cap::InfNanPreserve})
     t.set(c);
+  t.set(Quirk::SpecialConstantFolding);
   return t;
 }
 
@@ -71,6 +79,7 @@ Target make_vulkan_nvidia() {
                 Cap::FloatAtomicAdd, Cap::Int64Atomics, Cap::BufferDeviceAddress,
                 Cap::CooperativeMatrix, Cap::FusedFma, Cap::InfNanPreserve, Cap::IeeeMinMax})
     t.set(c);
+  t.set(Quirk::NarrowNegateUnwrapped);
   using ir::DType;
   t.matrix_shapes = {{16, 16, 16, DType::f16, DType::f16, DType::f32},
                      {16, 8, 16, DType::f16, DType::f16, DType::f32},
@@ -149,6 +158,14 @@ std::optional<Cap> parse_cap(std::string_view text) {
   return std::nullopt;
 }
 
+std::string_view quirk_name(Quirk q) { return kQuirkNames[static_cast<int>(q)]; }
+
+std::optional<Quirk> parse_quirk(std::string_view text) {
+  for (int i = 0; i < kNumQuirks; ++i)
+    if (kQuirkNames[i] == text) return static_cast<Quirk>(i);
+  return std::nullopt;
+}
+
 std::string MatrixShape::str() const {
   return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + ":" +
          std::string(ir::dtype_name(a)) + "*" + std::string(ir::dtype_name(b)) + "+" +
@@ -158,6 +175,11 @@ std::string MatrixShape::str() const {
 void Target::set(Cap c, bool on) {
   uint64_t bit = uint64_t{1} << static_cast<int>(c);
   caps = on ? (caps | bit) : (caps & ~bit);
+}
+
+void Target::set(Quirk q, bool on) {
+  uint64_t bit = uint64_t{1} << static_cast<int>(q);
+  quirks = on ? (quirks | bit) : (quirks & ~bit);
 }
 
 bool Target::supports_dtype(ir::DType t) const {
@@ -190,6 +212,15 @@ std::string Target::str() const {
   }
   os << ", matrix=";
   for (size_t i = 0; i < matrix_shapes.size(); ++i) os << (i ? "|" : "") << matrix_shapes[i].str();
+  if (quirks) {
+    os << ", quirks=";
+    first = true;
+    for (int i = 0; i < kNumQuirks; ++i) {
+      if (!has(static_cast<Quirk>(i))) continue;
+      os << (first ? "" : "+") << kQuirkNames[i];
+      first = false;
+    }
+  }
   os << "}";
   return os.str();
 }
@@ -255,6 +286,12 @@ std::optional<Target> parse_target(std::string_view text, std::string* error) {
         auto cap = parse_cap(c);
         if (!cap) return err("unknown capability '" + std::string(c) + "'");
         t.set(*cap);
+      }
+    } else if (key == "quirks") {
+      for (std::string_view q : split(value, '+')) {
+        auto quirk = parse_quirk(q);
+        if (!quirk) return err("unknown quirk '" + std::string(q) + "'");
+        t.set(*quirk);
       }
     } else if (key == "matrix") {
       for (std::string_view m : split(value, '|')) {

@@ -6,7 +6,8 @@
 /// Text form (one line, wrapped here):
 ///   vulkan-lavapipe{isa=spirv1.6, subgroup=8, threads=256, shared=32768, push=128,
 ///                   grid=65535x65535x65535, caps=int64+int8+int16+fp16+fp64+subgroup_shuffle+
-///                   float_atomic_add+int64_atomics+bda+inf_nan_preserve, matrix=}
+///                   float_atomic_add+int64_atomics+bda+inf_nan_preserve, matrix=,
+///                   quirks=special_constant_folding}
 #pragma once
 
 #include <cstdint>
@@ -50,6 +51,35 @@ enum class Cap : uint8_t {
 std::string_view cap_name(Cap c);
 std::optional<Cap> parse_cap(std::string_view text);
 
+/// Driver bugs that the lowering works around, one row each: enum name and text. Each row's
+/// comment says which driver, what it gets wrong where its SPIR-V is right, and how it was found;
+/// the runtime sets them from the driver id (runtime/vulkan/physical.cpp), profiles of that
+/// driver carry them, and a conformance case in tests/conformance/drivers.cpp guards each.
+///  - NarrowNegateUnwrapped (NVIDIA's proprietary Vulkan driver): OpSNegate on an 8-bit integer
+///    leaves the 32-bit register unwrapped, so a later widening sees it: `(-a).to(int32)` gives
+///    128 for int8 a = -128 (OpSNegate then OpSConvert; CUDA, lavapipe and the interpreters give
+///    -128). Found by `tessera fuzz` on an H200. The emitter negates 8- and 16-bit integers in 32
+///    bits and wraps the result explicitly (OpBitFieldSExtract or UExtract) before narrowing.
+///  - SpecialConstantFolding (Mesa's lavapipe, 22.3): float arithmetic with a constant operand
+///    that is +-0, +-inf or NaN is folded as if no inf, NaN or -0 existed, despite
+///    SignedZeroInfNanPreserve and NoContraction: x * 0 gives 0 for inf and NaN (and +0 for -x),
+///    0 / x gives 0 for x = 0, x + 0 gives -0 for -0, x / 0 gives NaN (f32) or 0 (f16). Found as
+///    "f16 0/0 gives 0" by `tessera fuzz` on lavapipe, narrowed with conformance probes. The
+///    emitter makes such constants opaque: selected by a condition on the launch's grid that
+///    never holds, so the driver cannot fold them.
+#define TESSERA_QUIRKS(X)                                 \
+  X(NarrowNegateUnwrapped, "narrow_negate_unwrapped")     \
+  X(SpecialConstantFolding, "special_constant_folding")
+
+enum class Quirk : uint8_t {
+#define X(name, text) name,
+  TESSERA_QUIRKS(X)
+#undef X
+};
+
+std::string_view quirk_name(Quirk q);
+std::optional<Quirk> parse_quirk(std::string_view text);
+
 /// One supported cooperative-matrix (tensor-core) shape: A[MxK] x B[KxN] + C[MxN].
 struct MatrixShape {
   int m = 0, n = 0, k = 0;
@@ -70,9 +100,13 @@ struct Target {
   int64_t max_grid[3] = {2147483647, 65535, 65535};
   uint64_t caps = 0;
   std::vector<MatrixShape> matrix_shapes;
+  /// The driver bugs this device has (bits of Quirk). Text: `quirks=a+b`, printed only when set.
+  uint64_t quirks = 0;
 
   bool has(Cap c) const { return (caps >> static_cast<int>(c)) & 1; }
   void set(Cap c, bool on = true);
+  bool has(Quirk q) const { return (quirks >> static_cast<int>(q)) & 1; }
+  void set(Quirk q, bool on = true);
   /// Can kernels use this dtype (fp16, fp64, int64 ... by their capabilities)? bf16 always:
   /// stored as 16 bits and computed in f32 where the device has no bf16 arithmetic.
   bool supports_dtype(ir::DType t) const;

@@ -45,6 +45,37 @@ const ArithRow& row(OpKind kind) {
 
 }  // namespace
 
+namespace {
+
+/// Is a float constant of `width` bits (bf16: its f32 bits) +-0, +-inf or NaN?
+bool is_special_float(uint64_t bits, uint32_t width) {
+  const int mantissa = width == 16 ? 10 : width == 32 ? 23 : 52;
+  const uint64_t exponent = width == 16 ? 0x1f : width == 32 ? 0xff : 0x7ff;
+  const uint64_t sign = uint64_t{1} << (width - 1);
+  const uint64_t magnitude = bits & ~sign;
+  return magnitude == 0 || ((bits >> mantissa) & exponent) == exponent;
+}
+
+}  // namespace
+
+/// A special constant becomes a value the driver cannot know while compiling: chosen by whether
+/// the launch's grid is empty, which it never is (num_programs(0) is at least 1), against 1.5, an
+/// arm no folding rule treats specially. It costs a compare and a select where it is used.
+Value Emitter::float_operand(const ir::Value* v) {
+  Value value = get(v);
+  if (!target.has(target::Quirk::SpecialConstantFolding) || !v->def ||
+      v->def->kind != OpKind::Constant || !v->type.is_float() || !v->type.shape.empty())
+    return value;
+  interp::RuntimeValue c = interp::constant_value(*v->def);
+  uint64_t bits = 0;
+  std::memcpy(&bits, c.raw(), static_cast<size_t>(c.elem_bytes()));
+  if (v->type.dtype == DType::bf16) bits <<= 16;  // held in f32
+  if (!is_special_float(bits, b.width(value.type))) return value;
+  Value grid_x = num_programs_[0];
+  Value never = b.compare(spv::OpIEqual, grid_x, b.c_int(grid_x.type, 0));
+  return b.select(never, b.c_float(value.type, 1.5), value);
+}
+
 /// The constant's bits exactly as the interpreter computes them (its attribute converted to the
 /// dtype by the cast rules: 2.5 as i1 is true, 1e10 as i32 saturates, ...).
 void Emitter::emit_constant(const ir::Op& op) {
@@ -146,10 +177,24 @@ Value Emitter::float_min_max(Value a, Value c, bool is_max, bool propagate) {
 
 namespace {
 
+/// -a (wrapping). `wrap` (Quirk::NarrowNegateUnwrapped): an 8- or 16-bit integer is negated in 32
+/// bits and wrapped there explicitly (the low bits sign- or zero-extended) before narrowing, so
+/// the narrow register holds the wrapped value whatever the driver's OpSNegate leaves in it.
+Value negate(Builder& b, Value a, bool is_signed, bool wrap) {
+  const uint32_t bits = b.width(a.type);
+  if (!wrap || bits >= 32) return b.unary(spv::OpSNegate, a);
+  const uint32_t wide = b.t_int(32, is_signed);
+  const spv::Op convert = is_signed ? spv::OpSConvert : spv::OpUConvert;
+  Value negated = b.binary(spv::OpISub, b.c_int(wide, 0), b.convert(convert, wide, a));
+  Value wrapped = b.op(is_signed ? spv::OpBitFieldSExtract : spv::OpBitFieldUExtract, wide,
+                       {negated, b.c_u32(0), b.c_u32(bits)});
+  return b.convert(convert, a.type, wrapped);
+}
+
 /// Division and remainder with the interpreter's answers where C leaves them undefined:
 /// x / 0 == 0, x % 0 == x, MIN / -1 == MIN (wrapping) and MIN % -1 == 0.
 Value int_div_rem(Builder& b, bool is_div, bool is_signed, Value a, Value c,
-                  std::optional<int64_t> known) {
+                  std::optional<int64_t> known, bool wrap_negate) {
   // The remainder is a - (a / c) * c: NVIDIA's Vulkan driver computes OpSRem as if its operands
   // were unsigned (measured on an H200, driver 580), and GPUs divide in software either way.
   spv::Op div = is_signed ? spv::OpSDiv : spv::OpUDiv;
@@ -167,7 +212,8 @@ Value int_div_rem(Builder& b, bool is_div, bool is_signed, Value a, Value c,
   Value odd = b.binary(spv::OpLogicalOr, by_zero, by_minus_one);
   Value safe = b.select(odd, one, c);
   Value q = b.binary(div, a, safe);
-  if (is_div) return b.select(odd, b.select(by_zero, zero, b.unary(spv::OpSNegate, a)), q);
+  if (is_div)
+    return b.select(odd, b.select(by_zero, zero, negate(b, a, is_signed, wrap_negate)), q);
   return b.select(odd, b.select(by_zero, a, zero), rem_of(q, safe));
 }
 
@@ -213,7 +259,8 @@ Value Emitter::binary_value(OpKind kind, DType dtype, Value a, Value c, bool pro
   }
   bool is_signed = ir::is_signed_int(dtype);
   if (kind == OpKind::Div || kind == OpKind::Rem)
-    return int_div_rem(b, kind == OpKind::Div, is_signed, a, c, std::nullopt);
+    return int_div_rem(b, kind == OpKind::Div, is_signed, a, c, std::nullopt,
+                       target.has(target::Quirk::NarrowNegateUnwrapped));
   if (kind == OpKind::Shl || kind == OpKind::Shr)
     return int_shift(b, kind == OpKind::Shl, is_signed, a, c, std::nullopt);
   const ArithRow& r = row(kind);
@@ -222,12 +269,13 @@ Value Emitter::binary_value(OpKind kind, DType dtype, Value a, Value c, bool pro
 
 void Emitter::emit_binary(const ir::Op& op) {
   DType dtype = op.result()->type.dtype;
-  Value a = get(op.operand(0)), c = get(op.operand(1));
+  Value a = float_operand(op.operand(0)), c = float_operand(op.operand(1));
   std::optional<int64_t> known = constant_of(op.operand(1));
   bool is_signed = ir::is_signed_int(dtype);
   if (known && dtype != DType::i1 && !op.result()->type.is_ptr) {
     if (op.kind == OpKind::Div || op.kind == OpKind::Rem)
-      return set(op.result(), int_div_rem(b, op.kind == OpKind::Div, is_signed, a, c, known));
+      return set(op.result(), int_div_rem(b, op.kind == OpKind::Div, is_signed, a, c, known,
+                                          target.has(target::Quirk::NarrowNegateUnwrapped)));
     if (op.kind == OpKind::Shl || op.kind == OpKind::Shr)
       return set(op.result(), int_shift(b, op.kind == OpKind::Shl, is_signed, a, c, known));
   }
@@ -236,7 +284,7 @@ void Emitter::emit_binary(const ir::Op& op) {
 
 void Emitter::emit_compare(const ir::Op& op) {
   const ir::Type& t = op.operand(0)->type;
-  Value a = get(op.operand(0)), c = get(op.operand(1));
+  Value a = float_operand(op.operand(0)), c = float_operand(op.operand(1));
   if (t.is_bool()) {
     // i1 is unsigned: false < true.
     auto lnot = [&](Value v) { return b.unary(spv::OpLogicalNot, v); };
@@ -279,10 +327,12 @@ void Emitter::emit_unary(const ir::Op& op) {
     if (op.kind == OpKind::Neg) return set(op.result(), b.unary(spv::OpFNegate, a));
     return set(op.result(), b.ext(GLSLstd450FAbs, a.type, {a}));
   }
-  if (op.kind == OpKind::Neg) return set(op.result(), b.unary(spv::OpSNegate, a));
-  if (!ir::is_signed_int(t.dtype)) return set(op.result(), a);  // |x| of an unsigned x
+  const bool is_signed = ir::is_signed_int(t.dtype);
+  const bool wrap = target.has(target::Quirk::NarrowNegateUnwrapped);
+  if (op.kind == OpKind::Neg) return set(op.result(), negate(b, a, is_signed, wrap));
+  if (!is_signed) return set(op.result(), a);  // |x| of an unsigned x
   Value negative = b.compare(spv::OpSLessThan, a, b.c_int(a.type, 0));
-  set(op.result(), b.select(negative, b.unary(spv::OpSNegate, a), a));  // |MIN| == MIN
+  set(op.result(), b.select(negative, negate(b, a, is_signed, wrap), a));  // |MIN| == MIN
 }
 
 void Emitter::emit_where(const ir::Op& op) {

@@ -242,7 +242,8 @@ void Emitter::emit_math(const ir::Op& op) {
 /// there, and the one rounding to the narrow format is then correct.
 void Emitter::emit_fma(const ir::Op& op) {
   DType dtype = op.result()->type.dtype;
-  Value a = get(op.operand(0)), c = get(op.operand(1)), d = get(op.operand(2));
+  Value a = float_operand(op.operand(0)), c = float_operand(op.operand(1)),
+        d = float_operand(op.operand(2));
   if (dtype == DType::f32 || dtype == DType::f64)
     return set(op.result(), b.ext(GLSLstd450Fma, a.type, {a, c, d}));
   Value product = fbinary(spv::OpFMul, widen_to_f32(a, dtype), widen_to_f32(c, dtype));

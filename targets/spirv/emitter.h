@@ -56,6 +56,10 @@ class Emitter {
   Value constant_int(ir::DType dtype, int64_t value);
   /// The value of an integer `constant` op defining `v`, if it is one.
   std::optional<int64_t> constant_of(const ir::Value* v) const;
+  /// get(v) for an operand of float arithmetic, a comparison or fma: on a target with
+  /// Quirk::SpecialConstantFolding a constant +-0, +-inf or NaN is hidden from the driver's
+  /// folding (emit_arith.cpp).
+  Value float_operand(const ir::Value* v);
   [[noreturn]] void unsupported(const ir::Op* op, const std::string& what) const;
   /// Fails unless the target has `cap`, which `what` needs.
   void require_cap(target::Cap cap, const ir::Op* op, const std::string& what) const;

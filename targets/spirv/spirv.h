@@ -43,6 +43,12 @@
 ///    give 0 (or the sign fill); float -> int saturates and maps NaN to 0; constants take the
 ///    interpreter's value of their attribute; shuffle "up"/"down" past the subgroup give the
 ///    caller's own value (a negative distance reads the other way).
+///  - Driver bugs named by a target::Quirk are worked around where the target has it:
+///    narrow_negate_unwrapped (NVIDIA): 8/16-bit integer negation (neg, abs, x / -1) is done in
+///    32 bits and wrapped by OpBitFieldSExtract/UExtract before OpSConvert/UConvert back;
+///    special_constant_folding (lavapipe): a constant +-0, +-inf or NaN operand of float
+///    arithmetic, a comparison or fma is `num_programs(0) == 0 ? 1.5 : c`, so the driver cannot
+///    fold `x * 0` to 0 or `0 / x` to 0.
 ///
 /// Atomics use the native instruction where there is one (32/64-bit integers; f32 add when the
 /// target has float_atomic_add); every other case (float min/max, whose NaN and signed-zero

@@ -22,6 +22,7 @@ void register_scan(std::vector<Case>& out);
 void register_dot(std::vector<Case>& out);
 void register_control(std::vector<Case>& out);
 void register_seed_kernels(std::vector<Case>& out);
+void register_drivers(std::vector<Case>& out);
 
 namespace {
 
@@ -29,6 +30,7 @@ constexpr Registrar kCategories[] = {
     register_plumbing, register_binary, register_bitwise, register_compare, register_unary,
     register_math,     register_cast,   register_shape,   register_memory,  register_atomics,
     register_reduce,   register_scan,   register_dot,     register_control, register_seed_kernels,
+    register_drivers,
 };
 
 std::vector<Case> build() {

@@ -1,0 +1,120 @@
+/// \file The driver workarounds (target::Quirk): each one's instructions are emitted when the
+/// target has the quirk and not otherwise.
+#include "kernels.h"
+
+namespace spirv_test {
+namespace {
+
+using tessera::target::Quirk;
+
+Target with_quirk(Quirk q, bool on) {
+  Target t = profile();
+  for (Quirk other : {Quirk::NarrowNegateUnwrapped, Quirk::SpecialConstantFolding})
+    t.set(other, false);
+  t.set(q, on);
+  return t;
+}
+
+TEST_CASE("spirv: narrow_negate_unwrapped negates 8/16-bit integers in 32 bits and wraps them") {
+  struct Row {
+    DType dtype;
+    const char* narrow;  // the SPIR-V type's friendly name
+    const char* extract;
+  };
+  const Row rows[] = {{DType::i8, "%char", "OpBitFieldSExtract %int"},
+                      {DType::i16, "%short", "OpBitFieldSExtract %int"},
+                      {DType::u8, "%uchar", "OpBitFieldUExtract %uint"},
+                      {DType::u16, "%ushort", "OpBitFieldUExtract %uint"}};
+  for (const Row& r : rows) {
+    CAPTURE(name(r.dtype));
+    const std::string text = value_kernel({r.dtype}, "  %r = neg %a0 : " + name(r.dtype), r.dtype);
+    Emitted plain = emit_both(text, with_quirk(Quirk::NarrowNegateUnwrapped, false));
+    CHECK(plain.has(std::string("OpSNegate ") + r.narrow));
+    CHECK(!plain.has("OpBitField"));
+    Emitted wrapped = emit_both(text, with_quirk(Quirk::NarrowNegateUnwrapped, true));
+    CHECK(!wrapped.has("OpSNegate"));
+    CHECK(wrapped.has(r.extract));
+    CHECK(wrapped.has("OpISub"));
+    // |MIN| is MIN: abs negates the same way.
+    if (tessera::ir::is_signed_int(r.dtype)) {
+      const std::string abs = value_kernel({r.dtype}, "  %r = abs %a0 : " + name(r.dtype), r.dtype);
+      CHECK(emit_both(abs, with_quirk(Quirk::NarrowNegateUnwrapped, true)).has(r.extract));
+      CHECK(!emit_both(abs, with_quirk(Quirk::NarrowNegateUnwrapped, false)).has("OpBitField"));
+    }
+  }
+  // 32-bit integers keep OpSNegate either way.
+  const std::string wide = value_kernel({DType::i32}, "  %r = neg %a0 : i32", DType::i32);
+  Emitted e = emit_both(wide, with_quirk(Quirk::NarrowNegateUnwrapped, true));
+  CHECK(e.has("OpSNegate %int"));
+  CHECK(!e.has("OpBitField"));
+}
+
+/// Does the disassembly hold the constant 1.5 (f32 and f64 "_1_5", f16 "0x1_8p_0")?
+bool has_one_and_half(const Emitted& e) { return e.has("_1_5 ") || e.has("_0x1_8p_0 "); }
+
+std::string const_kernel(DType d, const std::string& value, const std::string& op) {
+  return value_kernel({d},
+                      "  %c = constant {value = " + value + "} : " + name(d) + "\n  %r = " + op +
+                          " %a0, %c : " + name(d),
+                      d);
+}
+
+TEST_CASE("spirv: special_constant_folding hides +-0, inf and NaN operands behind a select") {
+  struct Row {
+    DType dtype;
+    const char* value;
+    const char* op;
+  };
+  const Row rows[] = {{DType::f32, "0.0", "mul"}, {DType::f16, "0.0", "div"},
+                      {DType::f64, "-0.0", "add"}, {DType::f32, "inf", "sub"},
+                      {DType::bf16, "nan", "mul"}, {DType::f16, "-inf", "min"}};
+  for (const Row& r : rows) {
+    CAPTURE(std::string(r.value));
+    CAPTURE(std::string(r.op));
+    const std::string text = const_kernel(r.dtype, r.value, r.op);
+    Emitted plain = emit_both(text, with_quirk(Quirk::SpecialConstantFolding, false));
+    Emitted hidden = emit_both(text, with_quirk(Quirk::SpecialConstantFolding, true));
+    // The select against 1.5 on num_programs(0) == 0, which never holds.
+    CHECK(!has_one_and_half(plain));
+    CHECK(has_one_and_half(hidden));
+    CHECK(hidden.count("OpSelect") == plain.count("OpSelect") + 1);
+    CHECK(hidden.count("OpIEqual %bool") == plain.count("OpIEqual %bool") + 1);
+  }
+  // Ordinary constants stay constants.
+  for (const char* value : {"2.0", "-1.5", "1.0e-30"}) {
+    CAPTURE(std::string(value));
+    const std::string text = const_kernel(DType::f32, value, "mul");
+    Emitted e = emit_both(text, with_quirk(Quirk::SpecialConstantFolding, true));
+    CHECK(e.count("OpSelect") ==
+          emit(text, with_quirk(Quirk::SpecialConstantFolding, false)).count("OpSelect"));
+  }
+  // fma's operands too.
+  const std::string fma = value_kernel(
+      {DType::f32, DType::f32},
+      "  %c = constant {value = 0.0} : f32\n  %r = fma %a0, %c, %a1 : f32", DType::f32);
+  CHECK(emit_both(fma, with_quirk(Quirk::SpecialConstantFolding, true)).has("_1_5 "));
+  CHECK(!emit_both(fma, with_quirk(Quirk::SpecialConstantFolding, false)).has("_1_5 "));
+}
+
+TEST_CASE("target: quirks print and parse, and the driver profiles carry theirs") {
+  Target lavapipe = profile("vulkan-lavapipe"), nvidia = profile("vulkan-nvidia");
+  CHECK(lavapipe.has(Quirk::SpecialConstantFolding));
+  CHECK(!lavapipe.has(Quirk::NarrowNegateUnwrapped));
+  CHECK(nvidia.has(Quirk::NarrowNegateUnwrapped));
+  CHECK(!nvidia.has(Quirk::SpecialConstantFolding));
+  CHECK(lavapipe.str().find(", quirks=special_constant_folding") != std::string::npos);
+  CHECK(nvidia.str().find(", quirks=narrow_negate_unwrapped") != std::string::npos);
+  CHECK(profile("cuda-sm_90").str().find("quirks") == std::string::npos);
+  for (const Target& t : {lavapipe, nvidia}) {
+    auto back = tessera::target::parse_target(t.str());
+    REQUIRE(back);
+    CHECK(back->quirks == t.quirks);
+    CHECK(*back == t);
+  }
+  std::string error;
+  CHECK(!tessera::target::parse_target("x{isa=spirv1.6, quirks=no_such_bug}", &error));
+  CHECK(error == "unknown quirk 'no_such_bug'");
+}
+
+}  // namespace
+}  // namespace spirv_test
