@@ -20,10 +20,6 @@ double timeout_seconds() {
   return seconds;
 }
 
-interp::Deadline timeout_deadline() {
-  return interp::Deadline::after(timeout_seconds(), "TESSERA_TIMEOUT");
-}
-
 std::string timeout_text(double seconds) {
   std::ostringstream os;
   os << seconds << " s (TESSERA_TIMEOUT)";

@@ -2,7 +2,7 @@
 /// may take before it ends with an error, so that no call waits without an answer.
 #pragma once
 
-#include "core/interp/interpreter.h"
+#include <string>
 
 namespace tessera::rt {
 
@@ -14,9 +14,6 @@ constexpr double kDefaultTimeoutSeconds = 600;
 /// that a program or test may change it at any time; kDefaultTimeoutSeconds when unset. A value
 /// that is not a number >= 0 is an ErrorKind::Argument error naming it.
 double timeout_seconds();
-
-/// A deadline timeout_seconds() from now, naming TESSERA_TIMEOUT in its message (none when 0).
-interp::Deadline timeout_deadline();
 
 /// "1 s (TESSERA_TIMEOUT)": the limit as messages name it.
 std::string timeout_text(double seconds);

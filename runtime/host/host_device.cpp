@@ -29,6 +29,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+/// A deadline TESSERA_TIMEOUT from now, naming the setting in its message (none when it is 0).
+interp::Deadline timeout_deadline() {
+  return interp::Deadline::after(timeout_seconds(), "TESSERA_TIMEOUT");
+}
+
 /// The live allocations of the host device, for the interpreter's bounds checks.
 class LiveMemory : public interp::MemoryMap {
  public:
