@@ -1,7 +1,8 @@
 # \file Conformance and differential fuzzing through the `tessera` tool: the catalogue of
 # tests/conformance/ on every device CI has (one line per device; QUICK caps sizes for slow
-# devices), `fuzz: host`, a few hundred random programs optimized vs unoptimized, and `fuzz:
-# simt:32`, random programs through the SIMT lowering against the host interpreter.
+# devices), `fuzz: host`, a few hundred random programs optimized vs unoptimized, `fuzz:
+# simt:32`, random programs through the SIMT lowering against the host interpreter, and `fuzz:
+# vulkan:0`, the same through SPIR-V on lavapipe.
 function(tessera_conformance device)
   cmake_parse_arguments(ARG "QUICK" "" "" ${ARGN})
   set(quick)
@@ -25,3 +26,6 @@ tessera_conformance(vulkan:0 QUICK)
 add_test(NAME "fuzz: host" COMMAND tessera_tool fuzz --device host --count 300 --seed 1)
 # The same generator against the SIMT lowering at subgroup 32 (device vs host interpreter).
 add_test(NAME "fuzz: simt:32" COMMAND tessera_tool fuzz --device simt:32 --count 200 --seed 2)
+# And against lavapipe (vulkan:0): SPIR-V, SPIRV-Tools and the driver (driver bugs are worked
+# around by target quirks; sin/cos arguments stay where Vulkan specifies them).
+add_test(NAME "fuzz: vulkan:0" COMMAND tessera_tool fuzz --device vulkan:0 --count 60 --seed 3)

@@ -9,6 +9,10 @@
 /// integers must agree bit for bit, floats within a tolerance (bit for bit on the host device).
 /// A mismatch is shrunk (smaller shapes, fewer ops) and printed as textual IR. Except on the host,
 /// each check runs in a child process, so a backend that crashes or hangs fails one program.
+///
+/// On SPIR-V targets the programs keep sin and cos arguments within 2^16 * 2pi (inf and NaN
+/// aside): beyond, Vulkan leaves their results free and Tessera promises only [-1, 1]
+/// (GenOptions::trig_range). That is the only allowance for Vulkan; the comparison is the same.
 #pragma once
 
 #include <string>

@@ -138,7 +138,16 @@ Value* Gen::emit_unary() {
                                    OpKind::Sqrt, OpKind::Rsqrt, OpKind::Sin,   OpKind::Cos,
                                    OpKind::Tanh, OpKind::Erf,   OpKind::Floor, OpKind::Ceil};
     if (chance(15)) return make(OpKind::Fma, {a, partner(a), partner(a)}, a->type);
-    return make(kMath[uniform(0, o_.exact ? 11 : 9)], {a}, a->type);  // floor/ceil are steps
+    const OpKind k = kMath[uniform(0, o_.exact ? 11 : 9)];  // floor/ceil are steps
+    if ((k == OpKind::Sin || k == OpKind::Cos) && o_.trig_range > 0) {
+      const Type t = a->type, b1 = t.with_dtype(DType::i1);
+      Value* mag = make(OpKind::Abs, {a}, t);
+      Value* big = make(OpKind::And, {make(OpKind::CmpGt, {mag, constant(t, o_.trig_range)}, b1),
+                                      make(OpKind::CmpLt, {mag, constant(t, INFINITY)}, b1)},
+                        b1);
+      a = make(OpKind::Where, {big, constant(t, 0.0), a}, t);
+    }
+    return make(k, {a}, a->type);
   }
   Value* a = find([](Value* v) { return v->type.dtype != DType::i1; });
   return make(chance(50) ? OpKind::Neg : OpKind::Abs, {a}, a->type);

@@ -25,6 +25,11 @@ struct GenOptions {
   /// may turn a last-bit difference into a large one: no float compares, remainders, floor,
   /// ceil, float -> int conversions or bitcasts, float argmax/argmin or products.
   bool exact = true;
+  /// > 0: sin and cos arguments with |x| above it (inf and NaN aside) become 0 first. Vulkan
+  /// specifies sin and cos only in [-pi, pi]; Tessera's SPIR-V reduces arguments to it and is
+  /// accurate while |x| < 2^16 * 2pi, beyond which it promises only a value in [-1, 1]
+  /// (targets/spirv/spirv.h). Set for SPIR-V targets: exactly that freedom, nothing wider.
+  double trig_range = 0;
 };
 
 /// One kernel parameter: a buffer (input or output) or the i32 element count `n`.
