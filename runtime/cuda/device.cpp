@@ -173,10 +173,11 @@ void CudaDevice::fault(const std::shared_ptr<Context>& ctx, CUresult r, const ch
   fail(ErrorKind::DeviceFault, msg);
 }
 
-void poll_pause(uint64_t round) {
-  if (round < 64) return std::this_thread::yield();
-  const uint64_t us = std::min<uint64_t>(uint64_t{10} << std::min<uint64_t>((round - 64) / 16, 7), 1000);
-  std::this_thread::sleep_for(std::chrono::microseconds(us));
+void poll_pause(std::chrono::steady_clock::duration waited) {
+  using std::chrono::microseconds;
+  if (waited < std::chrono::milliseconds(2)) return std::this_thread::yield();
+  const auto us = std::chrono::duration_cast<microseconds>(waited).count() / 10;
+  std::this_thread::sleep_for(microseconds(std::min<int64_t>(us, 1000)));
 }
 
 double poll_timeout_seconds() { return timeout_seconds(); }
