@@ -19,8 +19,11 @@ namespace ordering_cases {
 
 namespace tl = tessera::tl;
 
-/// dst[i] = src[i] + lcg^iters(i): `iters` steps of a linear congruential generator (wrapping
-/// i32), then the copy. The loop's result feeds the store, so it cannot be dropped or folded.
+/// Steps of the inner loop of spin_add.
+constexpr int kInner = 64;
+
+/// dst[i] = src[i] + lcg^(iters * kInner)(i): steps of a linear congruential generator (wrapping
+/// i32), then the copy. The loops' result feeds the store, so they cannot be dropped or folded.
 inline void spin_add(tl::ptr<int32_t> src, tl::ptr<int32_t> dst, tl::i32 n, tl::i32 iters,
                      int BLOCK) {
   auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
@@ -28,7 +31,10 @@ inline void spin_add(tl::ptr<int32_t> src, tl::ptr<int32_t> dst, tl::i32 n, tl::
   auto acc = offs;
   for (auto i : tl::range(0, iters)) {
     (void)i;
-    acc = acc * 1664525 + 1013904223;
+    for (auto j : tl::range(0, kInner)) {
+      (void)j;
+      acc = acc * 1664525 + 1013904223;
+    }
   }
   tl::store(dst + offs, tl::load(src + offs, mask) + acc, mask);
 }
@@ -46,7 +52,7 @@ constexpr int kN = 256;  // four programs
 /// What spin_add leaves in dst[i] for src[i] (wrapping like the device).
 inline int32_t spun(int32_t src, int32_t i, int iters) {
   uint32_t acc = static_cast<uint32_t>(i);
-  for (int k = 0; k < iters; ++k) acc = acc * 1664525u + 1013904223u;
+  for (int k = 0; k < iters * kInner; ++k) acc = acc * 1664525u + 1013904223u;
   return static_cast<int32_t>(static_cast<uint32_t>(src) + acc);
 }
 

@@ -10,7 +10,7 @@ using tessera::Device;
 namespace {
 
 /// Iterations of the spin kernel that keep a stream busy for tens of milliseconds on `name`.
-int spin_iters(const std::string& name) { return name == "host" ? 20000 : 4000; }
+int spin_iters(const std::string& name) { return name == "host" ? 300 : 60; }
 
 }  // namespace
 
