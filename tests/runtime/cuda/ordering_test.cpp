@@ -1,7 +1,7 @@
-/// \file Cross-stream order on cuda:0 (tests/support/ordering_cases.h): every Tessera stream is
+/// \file Cross-stream order on cuda:0 (tests/runtime/ordering_cases.h): every Tessera stream is
 /// a non-blocking CUDA stream, so only the public layer's joins order them (SKIPs without a GPU).
 #include "helpers.h"
-#include "support/ordering_cases.h"
+#include "../ordering_cases.h"
 
 namespace cuda_test {
 namespace {

@@ -1,8 +1,8 @@
-// \file Cross-stream order on the interpreters (tests/support/ordering_cases.h): each stream is a
+// \file Cross-stream order on the interpreters (tests/runtime/ordering_cases.h): each stream is a
 // worker thread there, so unordered work really overtakes.
 #include <doctest/doctest.h>
 
-#include "support/ordering_cases.h"
+#include "../ordering_cases.h"
 
 namespace oc = ordering_cases;
 using tessera::Device;

@@ -1,10 +1,10 @@
-// \file Cross-stream order on vulkan:0 (tests/support/ordering_cases.h). Lavapipe runs each
+// \file Cross-stream order on vulkan:0 (tests/runtime/ordering_cases.h). Lavapipe runs each
 // stream's submissions on its own queue thread, and an unsubmitted batch waits for nobody, so
 // unordered work reads stale data there.
 #include <doctest/doctest.h>
 
 #include "runtime/vulkan/vk_test.h"
-#include "support/ordering_cases.h"
+#include "../ordering_cases.h"
 
 namespace oc = ordering_cases;
 
