@@ -53,9 +53,14 @@ void spirv_validate_emitted(const ir::Function& fn, const target::Target& t, Art
   spirv_validate(fn, t, a, d, "emitted");
 }
 
-void spirv_optimize(const ir::Function& fn, const target::Target&, Artifact& a,
+void spirv_optimize(const ir::Function& fn, const target::Target& t, Artifact& a,
                     const Dumps& dumps) {
   if (spirv_tools_skip(a, dumps, "optimize")) return;
+  if (spirv::counts_loops(t)) {
+    if (dumps.has("times"))
+      dumps.out() << "// spirv step optimize skipped: " << spirv::kLoopCountingNote << "\n";
+    return;
+  }
   a.spirv = spirv::optimize(a.spirv, fn.name);
 }
 

@@ -10,6 +10,21 @@
 
 namespace tessera::target {
 
+/// Where a kernel of a target without a device trap (SPIR-V) leaves its fault for the runtime: a
+/// device assert that failed, or a loop that reached the target's loop_limit. The first failing
+/// invocation claims the record and fills it; the launch runs on (Vulkan has no trap), and the
+/// runtime raises ErrorKind::DeviceFault naming the kernel and the fault when it next waits on
+/// the stream. Little-endian u32 words in host-visible memory.
+struct FaultWords {
+  uint32_t claimed = 0;      ///< 0 until an invocation fails; then 1
+  uint32_t code = 0;         ///< 1 + the index of the fault's text in Artifact::faults
+  uint32_t launch = 0;       ///< the launch's tag (the word after the record's address)
+  uint32_t program[3] = {};  ///< program id of the failing invocation
+  uint32_t thread = 0;       ///< its index in the workgroup
+  uint32_t rank = 0;         ///< how many of `index` are valid
+  int32_t index[4] = {};     ///< the element's index in the tile (an assert)
+};
+
 struct Artifact {
   std::string kernel;            ///< entry point name (the kernel function's name)
   /// The entry point's symbol in the binary where it differs from `kernel` (PTX: a kernel name
@@ -32,6 +47,12 @@ struct Artifact {
   /// Vulkan: the block did not fit in push constants; push only its 64-bit device address
   /// (a buffer the runtime fills per launch).
   bool params_by_address = false;
+  /// The fault channel (SPIR-V kernels with asserts, or on a target with a loop_limit): the byte
+  /// offset in the block of a u64, the device address of a FaultWords record (0: none, faults
+  /// are then dropped), followed by a u32 tag the kernel copies into the record; -1: no channel.
+  int64_t fault_offset = -1;
+  /// What each fault code means: "<file:line>: <what happened>" (code = index + 1).
+  std::vector<std::string> faults;
 
   uint32_t threads = 0;          ///< threads per workgroup (x dimension only)
   uint32_t subgroup = 0;         ///< the subgroup size the code was lowered for (required)

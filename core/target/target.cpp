@@ -61,6 +61,7 @@ Target make_lavapipe() {
                 Cap::FloatAtomicAdd, Cap::Int64Atomics, Cap::BufferDeviceAddress,
                 Cap::InfNanPreserve})
     t.set(c);
+  t.loop_limit = 65535;  // gallivm's LP_MAX_TGSI_LOOP_ITERATIONS
   t.set(Quirk::SpecialConstantFolding);
   return t;
 }
@@ -212,6 +213,7 @@ std::string Target::str() const {
   }
   os << ", matrix=";
   for (size_t i = 0; i < matrix_shapes.size(); ++i) os << (i ? "|" : "") << matrix_shapes[i].str();
+  if (loop_limit) os << ", loops=" << loop_limit;
   if (quirks) {
     os << ", quirks=";
     first = true;
@@ -270,8 +272,10 @@ std::optional<Target> parse_target(std::string_view text, std::string* error) {
       if (t.sm_arch_specific) value.remove_suffix(1);
       if (!parse_int(value, &n)) return err("bad sm '" + std::string(value) + "'");
       t.sm = static_cast<int>(n);
-    } else if (key == "subgroup" || key == "threads" || key == "shared" || key == "push") {
+    } else if (key == "subgroup" || key == "threads" || key == "shared" || key == "push" ||
+               key == "loops") {
       if (!parse_int(value, &n)) return err("bad number in '" + std::string(field) + "'");
+      if (key == "loops") t.loop_limit = n;
       if (key == "subgroup") t.subgroup_size = static_cast<int>(n);
       if (key == "threads") t.max_threads = static_cast<int>(n);
       if (key == "shared") t.max_shared_bytes = n;

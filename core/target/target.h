@@ -7,7 +7,7 @@
 ///   vulkan-lavapipe{isa=spirv1.6, subgroup=8, threads=256, shared=32768, push=128,
 ///                   grid=65535x65535x65535, caps=int64+int8+int16+fp16+fp64+subgroup_shuffle+
 ///                   float_atomic_add+int64_atomics+bda+inf_nan_preserve, matrix=,
-///                   quirks=special_constant_folding}
+///                   loops=65535, quirks=special_constant_folding}
 #pragma once
 
 #include <cstdint>
@@ -100,6 +100,13 @@ struct Target {
   int64_t max_grid[3] = {2147483647, 65535, 65535};
   uint64_t caps = 0;
   std::vector<MatrixShape> matrix_shapes;
+  /// The most loop iterations one invocation may run in all before the driver ends its loops
+  /// early without a word (0: no limit). Mesa's llvmpipe (lavapipe) stops every loop of an
+  /// invocation once 65535 iterations have run, counting every loop together: a kernel
+  /// counting to 100000 gets 65535. On such a target the SPIR-V counts iterations the same way
+  /// and a launch that reaches the limit fails with a DeviceFault naming the loop
+  /// (targets/spirv/spirv.h). Text: `loops=N`, printed only when set.
+  int64_t loop_limit = 0;
   /// The driver bugs this device has (bits of Quirk). Text: `quirks=a+b`, printed only when set.
   uint64_t quirks = 0;
 

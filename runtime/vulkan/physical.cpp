@@ -259,6 +259,9 @@ target::Target PhysicalFacts::target(const std::string& name) const {
   // driver was measured (conformance on an H200) to return the other operand for a NaN and to
   // order -0 below +0, so min/max need no compare-and-select sequence there.
   t.set(Cap::IeeeMinMax, props.vendorID == 0x10DE);
+  // llvmpipe ends an invocation's loops after 65535 iterations in all (gallivm's
+  // LP_MAX_TGSI_LOOP_ITERATIONS), silently: kernels count and report it instead.
+  if (p12.driverID == VK_DRIVER_ID_MESA_LLVMPIPE) t.loop_limit = 65535;
   // Driver bugs the SPIR-V works around (target.h says what each gets wrong and how it was found).
   t.set(target::Quirk::NarrowNegateUnwrapped, p12.driverID == VK_DRIVER_ID_NVIDIA_PROPRIETARY);
   t.set(target::Quirk::SpecialConstantFolding, p12.driverID == VK_DRIVER_ID_MESA_LLVMPIPE);

@@ -272,6 +272,8 @@ VulkanKernel::VulkanKernel(std::shared_ptr<Context> ctx, VkPipelineCache cache,
   param_bytes_ = a.param_bytes;
   grid_offset_ = a.grid_offset;
   params_by_address_ = a.params_by_address;
+  fault_offset_ = a.fault_offset;
+  faults_ = a.faults;
   push_bytes_ = a.params_by_address ? 8 : round4(a.param_bytes);
   ctx_->check_alive();
   check_artifact(*ctx_, a);

@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "core/target/artifact.h"
 #include "runtime/backend.h"
@@ -52,6 +53,10 @@ class VulkanKernel : public CompiledKernel {
   uint32_t param_bytes() const { return param_bytes_; }  ///< the whole parameter block
   int64_t grid_offset() const { return grid_offset_; }
   bool params_by_address() const { return params_by_address_; }
+  /// Where the launch writes its fault record's address and tag (-1: the kernel has no fault
+  /// channel), and what each fault code means (target::Artifact).
+  int64_t fault_offset() const { return fault_offset_; }
+  const std::vector<std::string>& faults() const { return faults_; }
 
  private:
   std::shared_ptr<Context> ctx_;
@@ -59,6 +64,8 @@ class VulkanKernel : public CompiledKernel {
   uint32_t param_bytes_ = 0;
   int64_t grid_offset_ = -1;
   bool params_by_address_ = false;
+  int64_t fault_offset_ = -1;
+  std::vector<std::string> faults_;
   UniqueShaderModule module_;
   UniquePipelineLayout layout_;
   UniquePipeline pipeline_;

@@ -250,10 +250,11 @@ void VulkanStream::retire_locked() {
     in_flight_.pop_front();
   }
   if (ring_) ring_->retire(completed_);
+  collect_fault_locked();
 }
 
 void VulkanStream::wait_locked(uint64_t value) {
-  if (value == 0 || completed_ >= value) return;
+  if (value == 0 || completed_ >= value) return throw_fault_locked();
   Context& ctx = *shared_.ctx;
   double seconds = 0;
   VkResult r = ctx.wait_semaphore(semaphore_->handle(), value, &seconds);
@@ -275,6 +276,7 @@ void VulkanStream::wait_locked(uint64_t value) {
   ctx.check(r, "vkWaitSemaphores");
   completed_ = std::max(completed_, value);
   retire_locked();
+  throw_fault_locked();  // a fault reported by this stream's kernels
 }
 
 void VulkanStream::fail_lost(std::string_view call) {
@@ -312,6 +314,7 @@ void VulkanStream::launch(std::shared_ptr<const CompiledKernel> kernel, Grid gri
     uint32_t logical[3] = {grid.x, grid.y, grid.z};
     std::memcpy(params.data() + k->grid_offset(), logical, sizeof logical);
   }
+  attach_fault_record(k, params);
   const void* push = params.data();
   VkDeviceAddress block_address = 0;
   if (k->params_by_address()) {  // the block goes into this launch's slot of the param ring

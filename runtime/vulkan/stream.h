@@ -11,6 +11,7 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -122,6 +123,17 @@ class VulkanStream final : public StreamImpl, public std::enable_shared_from_thi
   StagingRing& ring();
   StagingRing::Region stage_locked(VkDeviceSize bytes);
 
+  // The fault channel (fault.cpp; target::FaultWords). The caller holds mutex_.
+  /// Writes the stream's record address and a fresh tag into a launch's `params` when `k` has a
+  /// fault channel, and remembers which kernel the tag names.
+  void attach_fault_record(const std::shared_ptr<const VulkanKernel>& k,
+                           std::vector<std::byte>& params);
+  /// Reads the slots of the launches whose submissions have finished: a claimed one becomes a
+  /// fault owed to the launching thread, and the slot is cleared.
+  void collect_fault_locked();
+  /// Throws (ErrorKind::DeviceFault) the first fault owed to the calling thread, if any.
+  void throw_fault_locked();
+
   // Transfers (transfer.cpp). The caller holds mutex_.
   const PoolAllocation& pool_allocation(const Allocation& a, const char* what) const;
   void copy_locked(Span dst, Span src, VkDeviceSize bytes);
@@ -138,6 +150,22 @@ class VulkanStream final : public StreamImpl, public std::enable_shared_from_thi
   std::deque<Submission> in_flight_;
   uint64_t submitted_ = 0;  ///< the last submitted value (the open batch will be submitted_ + 1)
   uint64_t completed_ = 0;  ///< the last value known finished
+  /// Fault records: one slot per launch with a channel, reused after kFaultSlots launches.
+  static constexpr uint32_t kFaultSlots = 256;
+  struct FaultSource {
+    uint32_t tag;    ///< the launch's tag; its slot is tag % kFaultSlots
+    uint64_t value;  ///< the submission holding the launch
+    std::shared_ptr<const VulkanKernel> kernel;
+    std::thread::id thread;  ///< who launched it: the fault is owed to that thread
+  };
+  struct OwedFault {
+    std::thread::id thread;
+    std::string text;
+  };
+  std::unique_ptr<BoundBuffer> fault_records_;  ///< host-visible FaultWords slots
+  std::deque<FaultSource> fault_sources_;       ///< launches with a channel, not yet collected
+  uint32_t fault_tag_ = 0;
+  std::vector<OwedFault> owed_;  ///< collected faults, each thrown by its thread's next wait
   uint64_t op_ = 0;         ///< the current operation, for barrier decisions
 };
 

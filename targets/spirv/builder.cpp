@@ -306,6 +306,7 @@ void Builder::require_for_op(spv::Op opcode, uint32_t type) {
     require(spv::CapabilityGroupNonUniformShuffle);
   if (opcode == spv::OpGroupNonUniformShuffleUp || opcode == spv::OpGroupNonUniformShuffleDown)
     require(spv::CapabilityGroupNonUniformShuffleRelative);
+  if (opcode == spv::OpGroupNonUniformUMax) require(spv::CapabilityGroupNonUniformArithmetic);
   if (is_integer_atomic(opcode) && is_int(type) && width(type) == 64)
     require(spv::CapabilityInt64Atomics);
   if (opcode == spv::OpAtomicFAddEXT) {

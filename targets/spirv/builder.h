@@ -184,6 +184,8 @@ class Builder {
   void branch_cond(Value cond, uint32_t if_true, uint32_t if_false);
   void selection_merge(uint32_t merge);
   void loop_merge(uint32_t merge, uint32_t continue_target);
+  /// The Loop Control mask of every loop_merge (None unless the emitter asks for more).
+  uint32_t loop_control = spv::LoopControlMaskNone;
   void ret();
 
   /// The module's words: header, then the sections in the specification's order.

@@ -198,7 +198,7 @@ void Builder::selection_merge(uint32_t merge) {
 }
 
 void Builder::loop_merge(uint32_t merge, uint32_t continue_target) {
-  emit(spv::OpLoopMerge, {merge, continue_target, spv::LoopControlMaskNone});
+  emit(spv::OpLoopMerge, {merge, continue_target, loop_control});
 }
 
 void Builder::ret() {

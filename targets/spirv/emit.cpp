@@ -114,6 +114,7 @@ void Emitter::emit_region(const ir::Region& region) {
 }
 
 void Emitter::emit_op(const ir::Op& op) {
+  current_op_ = &op;
   // clang-format off
   switch (op.kind) {
     case OpKind::ProgramId:   return emit_identity(op);
@@ -171,8 +172,7 @@ void Emitter::emit_op(const ir::Op& op) {
     case OpKind::Assume:      return;
     case OpKind::Print:
       unsupported(&op, "print is not supported on Vulkan devices (no device printf)");
-    case OpKind::Assert:
-      unsupported(&op, "assert is not supported on Vulkan devices (no device fault channel)");
+    case OpKind::Assert:      return emit_assert(op);
     default:
       TESSERA_CHECK(false, "SPIR-V: op '", op.name(), "' cannot appear in a SIMT function");
   }
@@ -223,6 +223,7 @@ std::vector<uint32_t> Emitter::build() {
   declare_shared();
   emit_prologue();
   emit_region(*fn.body);
+  report_loop_limit();
   b.ret();
   b.end_function();
   b.entry_point(spv::ExecutionModelGLCompute, function, fn.name, interface_);
@@ -261,7 +262,7 @@ target::Artifact emit(const ir::Function& fn, const target::Target& target,
                   "' does not validate: ", error);
   };
   check("emitted");
-  if (options.optimize && tools_apply) {
+  if (options.optimize && tools_apply && !counts_loops(target)) {
     words = optimize(words, fn.name);
     check("optimized");
   }
@@ -274,6 +275,8 @@ target::Artifact emit(const ir::Function& fn, const target::Target& target,
   a.param_bytes = emitter.param_bytes();
   a.grid_offset = emitter.grid_offset();
   a.params_by_address = emitter.params_by_address();
+  a.fault_offset = emitter.fault_offset();
+  a.faults = emitter.faults();
   a.threads = static_cast<uint32_t>(ir::simt_threads(fn));
   a.subgroup = static_cast<uint32_t>(ir::simt_subgroup(fn));
   a.shared_bytes = static_cast<uint64_t>(ir::shared_memory_bytes(fn));

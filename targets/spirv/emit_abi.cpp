@@ -15,6 +15,10 @@ void Emitter::emit_prologue() {
   ir::ParamLayout layout = ir::param_layout(fn);
   grid_offset_ = (layout.size + 3) / 4 * 4;
   param_bytes_ = grid_offset_ + 12;
+  if (wants_fault_channel()) {  // the record's address (8-byte aligned), then the launch tag
+    fault_offset_ = (param_bytes_ + 7) / 8 * 8;
+    param_bytes_ = static_cast<uint32_t>(fault_offset_) + 12;
+  }
   params_by_address_ = param_bytes_ > static_cast<uint32_t>(target.push_constant_bytes);
 
   std::map<uint32_t, uint32_t> members;  // offset -> type
@@ -26,6 +30,10 @@ void Emitter::emit_prologue() {
       members[slot.offset & ~3u] = b.t_uint(32);
   }
   for (uint32_t k = 0; k < 3; ++k) members[grid_offset_ + 4 * k] = b.t_uint(32);
+  if (fault_offset_ >= 0) {
+    members[static_cast<uint32_t>(fault_offset_)] = b.t_uint(64);
+    members[static_cast<uint32_t>(fault_offset_) + 8] = b.t_uint(32);
+  }
   for (const auto& [offset, type] : members) {
     member_of_offset_[offset] = static_cast<uint32_t>(member_types_.size());
     member_types_.push_back(type);
@@ -84,6 +92,7 @@ void Emitter::emit_prologue() {
   }
   for (size_t i = 0; i < fn.params.size(); ++i)
     set(fn.params[i].value, param_value(fn.params[i].value->type, layout.slots[i].offset));
+  declare_loop_counters();
 }
 
 /// The block member at `offset` (a 4- or 8-byte word of `type`).

@@ -115,6 +115,7 @@ Value cas_loop(Emitter& e, Value address, uint32_t word, Value shift, DType dtyp
   b.begin_block(header);
   PhiRef old = b.phi(word);
   b.add_incoming(old, first, entry);
+  e.count_inner_pass();
   b.loop_merge(merge, latch);
   b.branch(body);
   b.begin_block(body);
@@ -138,6 +139,7 @@ Value cas_loop(Emitter& e, Value address, uint32_t word, Value shift, DType dtyp
   b.add_incoming(old, seen, latch);
   b.branch_cond(done, merge, header);
   b.begin_block(merge);
+  e.merge_inner_count();
   if (o.semantics & (spv::MemorySemanticsAcquireMask | spv::MemorySemanticsAcquireReleaseMask))
     b.op_void(spv::OpMemoryBarrier, {scope, b.semantics(kAcquire)});
   return element_of(old.value);

@@ -84,19 +84,24 @@ void Emitter::emit_for(const ir::Op& op) {
     set(f.iter_args()[k], carried.back().value);
   }
   // iv < upper for a positive step, iv > upper for a negative one.
-  Value below = b.compare(is_signed ? spv::OpSLessThan : spv::OpULessThan, iv.value, upper);
-  Value above = b.compare(is_signed ? spv::OpSGreaterThan : spv::OpUGreaterThan, iv.value, upper);
-  Value more;
-  if (std::optional<int64_t> k = constant_of(f.step()))
-    more = *k > 0 ? below : above;
-  else
-    more = b.select(b.compare(is_signed ? spv::OpSGreaterThan : spv::OpUGreaterThan, step,
+  auto more_at = [&](Value at) {
+    Value below = b.compare(is_signed ? spv::OpSLessThan : spv::OpULessThan, at, upper);
+    Value above = b.compare(is_signed ? spv::OpSGreaterThan : spv::OpUGreaterThan, at, upper);
+    if (std::optional<int64_t> k = constant_of(f.step())) return *k > 0 ? below : above;
+    return b.select(b.compare(is_signed ? spv::OpSGreaterThan : spv::OpUGreaterThan, step,
                               b.c_int(step.type, 0)),
                     below, above);
+  };
+  Value more = more_at(iv.value);
+  if (loop_counting()) count_iteration();
   b.loop_merge(merge, latch);
   b.branch_cond(more, body, merge);
   b.begin_block(body);
+  ++loop_depth_;
   emit_region(*f.body());
+  --loop_depth_;
+  if (loop_counting())  // the end of a pass: does the loop go on?
+    note_loop_limit(op, more_at(b.binary(spv::OpIAdd, iv.value, step)), loop_depth_);
   std::vector<Value> next;
   for (const ir::Value* v : terminator_operands(f.body())) next.push_back(get(v));
   b.branch(latch);
@@ -121,9 +126,11 @@ void Emitter::emit_while(const ir::Op& op) {
     b.add_incoming(carried.back(), init, entry);
     set(w.before()->args[k], carried.back().value);
   }
+  if (loop_counting()) count_iteration();
   b.loop_merge(merge, latch);
   b.branch(before);
   b.begin_block(before);
+  ++loop_depth_;
   emit_region(*w.before());
   std::vector<const ir::Value*> cond = terminator_operands(w.before());  // %c, then the values
   std::vector<Value> passed;
@@ -132,6 +139,9 @@ void Emitter::emit_while(const ir::Op& op) {
   b.begin_block(after);
   for (size_t k = 0; k < passed.size(); ++k) set(w.after()->args[k], passed[k]);
   emit_region(*w.after());
+  --loop_depth_;
+  // The end of a pass; whether the loop goes on is known in the next one: assume it does.
+  if (loop_counting()) note_loop_limit(op, b.c_bool(true), loop_depth_);
   std::vector<Value> next;
   for (const ir::Value* v : terminator_operands(w.after())) next.push_back(get(v));
   b.branch(latch);

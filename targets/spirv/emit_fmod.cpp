@@ -10,7 +10,8 @@ namespace tessera::spirv::impl {
 namespace {
 
 /// A structured loop `while (d != 0) { k = min(d, step); r = (r << k) % m; d -= k; }` on u64.
-Value reduce_significand(Builder& b, Value r, Value d, Value m, uint64_t step) {
+Value reduce_significand(Emitter& e, Value r, Value d, Value m, uint64_t step) {
+  Builder& b = e.b;
   uint32_t u64 = b.t_uint(64);
   uint32_t entry = b.current_label(), header = b.new_label(), body = b.new_label(),
            latch = b.new_label(), merge = b.new_label();
@@ -20,6 +21,7 @@ Value reduce_significand(Builder& b, Value r, Value d, Value m, uint64_t step) {
   b.add_incoming(rem, r, entry);
   b.add_incoming(left, d, entry);
   Value more = b.compare(spv::OpINotEqual, left.value, b.c_int(u64, 0));
+  e.count_inner_pass();
   b.loop_merge(merge, latch);
   b.branch_cond(more, body, merge);
   b.begin_block(body);
@@ -33,6 +35,7 @@ Value reduce_significand(Builder& b, Value r, Value d, Value m, uint64_t step) {
   b.add_incoming(left, next_left, latch);
   b.branch(header);
   b.begin_block(merge);
+  e.merge_inner_count();
   return rem.value;
 }
 
@@ -71,7 +74,7 @@ Value Emitter::fmod(Value x, Value y) {
   my = b.select(regular, my, b.c_int(u64, 1));
   Value d = b.select(regular, b.binary(spv::OpISub, ex, ey), b.c_int(u64, 0));
   // r << k stays below 2^64: r < my < 2^(mant_bits + 1).
-  Value r = reduce_significand(b, b.binary(spv::OpUMod, mx, my), d, my, 63 - (mant_bits + 1));
+  Value r = reduce_significand(*this, b.binary(spv::OpUMod, mx, my), d, my, 63 - (mant_bits + 1));
   Value scale = b.binary(spv::OpISub, b.bitcast(i32, b.convert(spv::OpUConvert, b.t_uint(32), ey)),
                          b.c_int(i32, bias + mant_bits));
   Value magnitude =

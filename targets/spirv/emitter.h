@@ -38,6 +38,9 @@ class Emitter {
   uint32_t param_bytes() const { return param_bytes_; }
   uint32_t grid_offset() const { return grid_offset_; }
   bool params_by_address() const { return params_by_address_; }
+  /// The fault channel's offset in the block (-1: none) and what each fault code means.
+  int64_t fault_offset() const { return fault_offset_; }
+  const std::vector<std::string>& faults() const { return faults_; }
 
   Builder b;
   const ir::Function& fn;
@@ -92,6 +95,25 @@ class Emitter {
   void emit_shuffle(const ir::Op& op);  // emit_simt.cpp
   void emit_barrier();
   void emit_coopmat(const ir::Op& op);  // emit_coopmat.cpp
+  void emit_assert(const ir::Op& op);   // emit_fault.cpp
+
+  // --- the fault channel (emit_fault.cpp) --------------------------------------------------------
+  /// A new fault code whose text is `text` (Artifact::faults).
+  uint32_t fault_code(std::string text);
+  /// Where `failed` holds: claims the record and writes `code`, the launch tag, the program and
+  /// thread ids and `index` (up to 4 i32 values).
+  void raise_fault(Value failed, Value code, const std::vector<Value>& index);
+  /// On targets with a loop_limit (loop_counting()), every loop's header calls count_iteration
+  /// and the end of its body note_loop_limit (`op` names the loop in the fault; `continues`: the
+  /// loop goes on after this pass; `depth`: the loops around it).
+  bool loop_counting() const { return target.loop_limit > 0; }
+  void count_iteration();
+  void note_loop_limit(const ir::Op& op, Value continues, int depth);
+  /// The loops an op's emission makes itself (compare-and-swap, fmod) count a pass at their
+  /// header (as if they went on) and, since their trip counts differ between lanes while
+  /// lavapipe runs a subgroup's lanes together, take the subgroup's largest count at their merge.
+  void count_inner_pass();
+  void merge_inner_count();
 
   // --- shared numeric helpers ----------------------------------------------------------------
   /// Float add/sub/mul with NoContraction (emit_arith.cpp).
@@ -127,6 +149,9 @@ class Emitter {
 
  private:
   void check_support() const;  // emit.cpp
+  bool wants_fault_channel() const;  // emit_fault.cpp
+  void declare_loop_counters();
+  void report_loop_limit();
   void emit_prologue();        // emit_abi.cpp
   Value load_param_word(uint32_t offset, uint32_t type);
   Value param_value(const ir::Type& type, uint32_t offset);
@@ -151,6 +176,13 @@ class Emitter {
   std::vector<uint32_t> member_types_;
   uint32_t param_bytes_ = 0, grid_offset_ = 0;
   bool params_by_address_ = false;
+  // The fault channel (emit_fault.cpp).
+  int64_t fault_offset_ = -1;
+  std::vector<std::string> faults_;
+  Value loop_count_, loop_first_;  ///< Private u32: iterations so far, the loop at the limit
+  std::map<const ir::Op*, uint32_t> loop_codes_;  ///< each counted loop's fault code
+  int loop_depth_ = 0;  ///< loops around the code being emitted (emit_control.cpp)
+  const ir::Op* current_op_ = nullptr;  ///< the op emit_op() is emitting (inner loops name it)
 };
 
 /// The alignment of a `base_align`-aligned address plus `offset` bytes.

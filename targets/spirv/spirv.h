@@ -114,6 +114,15 @@ std::string disassemble(const std::vector<uint32_t>& words);
 /// predates SPV_KHR_cooperative_matrix: emit() and targets::emit() neither validate nor optimize
 /// such a module, which goes to the driver as emitted.
 bool uses_cooperative_matrix(const std::vector<uint32_t>& words);
+
+/// Does the target have a loop limit (Target::loop_limit, lavapipe), so that kernels count their
+/// loops' passes? Such modules are validated but not optimized: the checks at the end of a loop
+/// body must stay there, and spirv-opt merges a body's last block into the continue construct,
+/// which lavapipe runs at the start of the next pass (too late when it cut the loop at the end of
+/// this one). lavapipe optimizes the module itself (NIR, LLVM).
+inline bool counts_loops(const target::Target& t) { return t.loop_limit > 0; }
+inline constexpr std::string_view kLoopCountingNote =
+    "the target counts loop passes (loop_limit): spirv-opt would move the counts";
 inline constexpr std::string_view kCooperativeMatrixNote =
     "SPIR-V with SPV_KHR_cooperative_matrix: not validated, not optimized: SPIRV-Tools 2023.1 "
     "predates the extension";

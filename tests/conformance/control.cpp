@@ -348,6 +348,64 @@ void loop_in_if_case(Context& ctx) {
   }
 }
 
+/// One loop of `n` passes, `m` x `m` nested passes and a while loop of `w` passes.
+void long_loops_kernel(tl::ptr<int32_t> out, tl::i32 n, tl::i32 m, tl::i32 w) {
+  tl::tensor a = n * 0;
+  for (auto i : tl::range(0, n)) {
+    (void)i;
+    a = a + 1;
+  }
+  tl::tensor b = n * 0;
+  for (auto i : tl::range(0, m)) {
+    (void)i;
+    for (auto j : tl::range(0, m)) {
+      (void)j;
+      b = b + 1;
+    }
+  }
+  tl::tensor c = n * 0;
+  tl::while_([&] { return c < w; }, [&] { c = c + 1; });
+  tl::store(out + tl::arange(0, 4), tl::where(tl::arange(0, 4) == 0, a,
+                                              tl::where(tl::arange(0, 4) == 1, b, c)));
+}
+
+/// More than 65535 loop passes in one program (lavapipe ends every loop there): exact results,
+/// or, on a target with a loop limit, a DeviceFault naming the loop and the limit.
+void long_loops_case(Context& ctx) {
+  auto k = TESSERA_KERNEL(long_loops_kernel, out, n, m, w);
+  const int64_t limit = ctx.facts().target.loop_limit;
+  struct Run {
+    int n, m, w;
+  };
+  for (Run r : {Run{70000, 0, 0}, Run{0, 300, 0}, Run{0, 0, 70000}}) {
+    const std::string what = "n " + std::to_string(r.n) + ", m " + std::to_string(r.m) +
+                             ", w " + std::to_string(r.w);
+    DevArray o = ctx.poisoned(DType::i32, 4);
+    std::string fault;
+    bool device_fault = false;
+    HostArray got;
+    try {
+      k[{1}](o.buf, r.n, r.m, r.w);
+      got = ctx.download(o);
+    } catch (const Error& e) {
+      device_fault = e.kind() == ErrorKind::DeviceFault;
+      fault = std::string(to_string(e.kind())) + ": " + e.what();
+    }
+    if (limit > 0) {
+      ctx.expect(device_fault &&
+                     fault.find("kernel long_loops_kernel: the loop at ") != std::string::npos &&
+                     fault.find("reached the limit of " + std::to_string(limit)) !=
+                         std::string::npos,
+                 what + ": past the target's loop limit, wanted a DeviceFault naming the loop, got: " +
+                     (fault.empty() ? "no error" : fault));
+    } else {
+      ctx.expect(fault.empty(), what + ": " + fault);
+      if (fault.empty())
+        ctx.check_ints(what, got, {r.n, int64_t{r.m} * r.m, r.w, r.w});
+    }
+  }
+}
+
 }  // namespace
 
 void register_control(std::vector<Case>& out) {
@@ -362,6 +420,7 @@ void register_control(std::vector<Case>& out) {
   add(out, "nested_for", {}, nested_for_case);
   add(out, "carried_variables", {}, carried_variables_case);
   add(out, "loop_in_if", {}, loop_in_if_case);
+  add(out, "long_loops", {}, long_loops_case);
 }
 
 }  // namespace tessera::conformance

@@ -123,8 +123,9 @@ bool DeviceFacts::has(Need n) const {
     case Need::Int64Atomics:
       return target.has(Cap::Int64Atomics);
     case Need::Print:
-    case Need::Assert:
       return !target.isa.starts_with("spirv");  // Vulkan has no printf
+    case Need::Assert:
+      return true;  // Vulkan: through the fault channel (targets/spirv/spirv.h)
     case Need::FusedFma:
       return target.has(Cap::FusedFma);
   }

@@ -35,7 +35,7 @@ enum class Need : uint8_t {
   FloatAtomicAdd,
   Int64Atomics,
   Print,   ///< device_print (Vulkan has no printf)
-  Assert,  ///< device_assert raising a device fault (Vulkan has no way to report one)
+  Assert,  ///< device_assert raising a device fault
   FusedFma,  ///< fma rounding once (Vulkan allows two roundings; lavapipe does that)
 };
 std::string_view need_name(Need n);

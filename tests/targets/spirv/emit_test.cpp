@@ -54,7 +54,9 @@ TEST_CASE("spirv: the artifact carries the launch facts") {
   CHECK(a.params.slots[3].offset == 24);
   CHECK(a.params.size == 32);
   CHECK(a.grid_offset == 32);
-  CHECK(a.param_bytes == 44);
+  // lavapipe's loop limit: every kernel has the fault channel, its address at 48, its tag at 56.
+  CHECK(a.fault_offset == 48);
+  CHECK(a.param_bytes == 60);
   CHECK(!a.params_by_address);
 }
 
@@ -83,7 +85,7 @@ TEST_CASE("spirv: narrow parameters are read from their 32-bit words") {
   CHECK(e.has("OpShiftRightLogical %uint %"));
   CHECK(!e.has("StoragePushConstant8"));
   CHECK(!e.has("StoragePushConstant16"));
-  CHECK(e.artifact.param_bytes == 16 + 12);
+  CHECK(e.artifact.param_bytes == 16 + 12 + 16);  // the grid, then the fault channel
 }
 
 TEST_CASE("spirv: a block over the push-constant limit is read through its address") {
@@ -99,7 +101,8 @@ TEST_CASE("spirv: a block over the push-constant limit is read through its addre
   const Artifact& a = e.artifact;
   CHECK(a.params_by_address);
   CHECK(a.grid_offset == 136);
-  CHECK(a.param_bytes == 148);
+  CHECK(a.fault_offset == 152);  // lavapipe's loop limit: every kernel has the fault channel
+  CHECK(a.param_bytes == 164);
   CHECK(e.has("OpMemberDecorate %ParamsAddress 0 Offset 0"));
   CHECK(e.has("OpConvertUToPtr %_ptr_PhysicalStorageBuffer_Params"));
   CHECK(e.has("OpLoad %ulong %"));

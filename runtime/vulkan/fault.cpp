@@ -1,0 +1,98 @@
+/// \file The fault channel of Vulkan kernels (target::FaultWords): each stream owns host-visible
+/// records, one slot per launch with a channel (reused after kFaultSlots launches, once the launch
+/// that used it has been collected), whose address goes into the launch's parameter block with a
+/// tag naming the launch. A kernel cannot trap, so a failing invocation fills the record and the
+/// launch runs to its end. Once its submission has finished the stream reads the slot; a fault is
+/// owed to the thread that launched the kernel, and that thread's next wait on the stream throws
+/// ErrorKind::DeviceFault naming the kernel, its fault and the failing invocation. Other threads'
+/// work is not affected: the device stays usable and later work runs as usual.
+#include <algorithm>
+#include <cstring>
+
+#include "runtime/vulkan/memory.h"
+#include "runtime/vulkan/stream.h"
+
+namespace tessera::rt::vk {
+namespace {
+
+/// " (program (x, y, z), thread t, index (i, j))", as CUDA's device asserts say it.
+std::string invocation(const target::FaultWords& w) {
+  std::string s = " (program (" + std::to_string(w.program[0]) + ", " +
+                  std::to_string(w.program[1]) + ", " + std::to_string(w.program[2]) +
+                  "), thread " + std::to_string(w.thread);
+  if (w.rank > 0) {
+    s += ", index (";
+    for (uint32_t i = 0; i < w.rank && i < 4; ++i)
+      s += (i ? ", " : "") + std::to_string(w.index[i]);
+    s += ")";
+  }
+  return s + ")";
+}
+
+}  // namespace
+
+void VulkanStream::attach_fault_record(const std::shared_ptr<const VulkanKernel>& k,
+                                       std::vector<std::byte>& params) {
+  if (k->fault_offset() < 0) return;
+  Context& ctx = *shared_.ctx;
+  constexpr VkDeviceSize kBytes = VkDeviceSize{kFaultSlots} * sizeof(target::FaultWords);
+  if (!fault_records_) {
+    int type = pick_memory_type(
+        ctx.facts().memory, buffer_memory_type_bits(ctx),
+        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0, 0);
+    if (type < 0)
+      fail(ErrorKind::Runtime, ctx.name(), " has no host-visible coherent memory for the fault ",
+           "records of kernel ", k->name);
+    fault_records_ = std::make_unique<BoundBuffer>(
+        create_bound_buffer(ctx, kBytes, static_cast<uint32_t>(type), /*map=*/true));
+    std::memset(fault_records_->mapped, 0, kBytes);
+  }
+  // Every slot is in use by a launch not yet collected: wait for the oldest one's submission.
+  if (fault_sources_.size() >= kFaultSlots) {
+    uint64_t oldest = fault_sources_.front().value;
+    if (oldest > submitted_) submit_locked();
+    wait_locked(oldest);
+  }
+  uint32_t tag = ++fault_tag_;
+  uint64_t address =
+      fault_records_->address + VkDeviceSize{tag % kFaultSlots} * sizeof(target::FaultWords);
+  size_t at = static_cast<size_t>(k->fault_offset());
+  TESSERA_CHECK(at + 12 <= params.size(), "kernel ", k->name, ": fault channel past the block");
+  std::memcpy(params.data() + at, &address, sizeof address);
+  std::memcpy(params.data() + at + 8, &tag, sizeof tag);
+  fault_sources_.push_back({tag, submitted_ + 1, k, std::this_thread::get_id()});
+  batch_.host_read = true;  // the slot is read by the host once the batch is done
+}
+
+void VulkanStream::collect_fault_locked() {
+  while (!fault_sources_.empty() && fault_sources_.front().value <= completed_) {
+    const FaultSource& s = fault_sources_.front();
+    std::byte* slot = static_cast<std::byte*>(fault_records_->mapped) +
+                      size_t{s.tag % kFaultSlots} * sizeof(target::FaultWords);
+    target::FaultWords w;
+    std::memcpy(&w, slot, sizeof w);
+    if (w.claimed != 0) {
+      std::memset(slot, 0, sizeof w);
+      const auto& faults = s.kernel->faults();
+      std::string text = w.code >= 1 && w.code <= faults.size()
+                             ? faults[w.code - 1]
+                             : "kernel " + s.kernel->name + " reported fault code " +
+                                   std::to_string(w.code);
+      owed_.push_back({s.thread, text + invocation(w) + " on " + shared_.ctx->name()});
+    }
+    fault_sources_.pop_front();
+  }
+}
+
+void VulkanStream::throw_fault_locked() {
+  collect_fault_locked();
+  auto it = std::find_if(owed_.begin(), owed_.end(), [](const OwedFault& f) {
+    return f.thread == std::this_thread::get_id();
+  });
+  if (it == owed_.end()) return;
+  std::string why = std::move(it->text);
+  owed_.erase(it);
+  throw Error(ErrorKind::DeviceFault, why);
+}
+
+}  // namespace tessera::rt::vk
