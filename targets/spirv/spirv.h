@@ -66,10 +66,16 @@
 /// Such a module is neither validated nor optimized (SPIRV-Tools 2023.1 predates the extension):
 /// see uses_cooperative_matrix().
 ///
+/// Faults (target::FaultWords, Artifact::fault_offset and faults): a module with an `assert`, and
+/// every module for a target with a loop_limit, takes a u64 fault-record address and a u32 launch
+/// tag after the grid words. A failing assert's first invocation claims the record and fills it,
+/// and the invocation runs on (no trap). On a loop_limit target (lavapipe) every loop counts its
+/// passes as the driver does (emit_fault.cpp) and the first loop that reached the limit while it
+/// would go on is reported at the kernel's end; such modules are not optimized (counts_loops()).
+///
 /// Refused (tessera::Error, ErrorKind::Unsupported, naming the kernel): dtypes the target lacks
 /// (Target::supports_dtype), 64-bit atomics without int64 atomics, shuffles without
-/// subgroup_shuffle, `print` and `assert` (Vulkan has
-/// no device printf or fault channel here), more threads or shared memory than the target allows,
+/// subgroup_shuffle, `print` (Vulkan has no device printf here), more threads or shared memory than the target allows,
 /// a subgroup size other than the target's, targets without buffer device address, cooperative
 /// matrices without the coopmat capability, matrix types and multiplies outside the target's
 /// matrix shapes, and bf16 matrices (they would need SPV_KHR_bfloat16).
