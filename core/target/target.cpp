@@ -45,6 +45,10 @@ Target make_cuda(int sm, bool arch_specific) {
                      {16, 8, 16, DType::bf16, DType::bf16, DType::f32},
                      {16, 8, 8, DType::f32, DType::f32, DType::f32},
                      {16, 8, 32, DType::i8, DType::i8, DType::i32}};
+  // ptxas negates 8/16-bit integers without wrapping them, as NVIDIA's Vulkan driver does: the
+  // PTX `neg.s16` then `cvt.s32.s16` that LLVM writes for (-a).to(int32) gave 32768 for
+  // a = -32768 (conformance driver/narrow_negate_widen on an H200, driver 580).
+  t.set(Quirk::NarrowNegateUnwrapped);
   return t;
 }
 
@@ -81,6 +85,7 @@ Target make_vulkan_nvidia() {
                 Cap::CooperativeMatrix, Cap::FusedFma, Cap::InfNanPreserve, Cap::IeeeMinMax})
     t.set(c);
   t.set(Quirk::NarrowNegateUnwrapped);
+  t.set(Quirk::NarrowFloatUnrounded);
   using ir::DType;
   t.matrix_shapes = {{16, 16, 16, DType::f16, DType::f16, DType::f32},
                      {16, 8, 16, DType::f16, DType::f16, DType::f32},

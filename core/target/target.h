@@ -67,9 +67,16 @@ std::optional<Cap> parse_cap(std::string_view text);
 ///    "f16 0/0 gives 0" by `tessera fuzz` on lavapipe, narrowed with conformance probes. The
 ///    emitter makes such constants opaque: selected by a condition on the launch's grid that
 ///    never holds, so the driver cannot fold them.
+///  - NarrowFloatUnrounded (NVIDIA's proprietary Vulkan driver): an f32 value rounded to f16 and
+///    widened back keeps its f32 value (f16 sqrt, computed in f32 and rounded, widened to f32 gave
+///    1.73205078 for sqrt(3), not f16's 1.73242188; conformance driver/f16_nan on an H200, driver
+///    580). ptxas also negates 8/16-bit integers unwrapped: the CUDA profiles carry
+///    NarrowNegateUnwrapped, and the PTX emitter wraps with `bfe`. The SPIR-V emitter passes each
+///    f16 rounding's bits through an OR with a zero the driver cannot see (the grid condition).
 #define TESSERA_QUIRKS(X)                                 \
   X(NarrowNegateUnwrapped, "narrow_negate_unwrapped")     \
-  X(SpecialConstantFolding, "special_constant_folding")
+  X(SpecialConstantFolding, "special_constant_folding")   \
+  X(NarrowFloatUnrounded, "narrow_float_unrounded")
 
 enum class Quirk : uint8_t {
 #define X(name, text) name,

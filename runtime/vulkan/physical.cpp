@@ -264,6 +264,7 @@ target::Target PhysicalFacts::target(const std::string& name) const {
   if (p12.driverID == VK_DRIVER_ID_MESA_LLVMPIPE) t.loop_limit = 65535;
   // Driver bugs the SPIR-V works around (target.h says what each gets wrong and how it was found).
   t.set(target::Quirk::NarrowNegateUnwrapped, p12.driverID == VK_DRIVER_ID_NVIDIA_PROPRIETARY);
+  t.set(target::Quirk::NarrowFloatUnrounded, p12.driverID == VK_DRIVER_ID_NVIDIA_PROPRIETARY);
   t.set(target::Quirk::SpecialConstantFolding, p12.driverID == VK_DRIVER_ID_MESA_LLVMPIPE);
   t.matrix_shapes = matrix_shapes;
   return t;

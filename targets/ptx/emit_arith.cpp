@@ -136,17 +136,37 @@ llvm::Value* binary(Emitter& e, const ir::Op& op, llvm::Value* x, llvm::Value* y
   TESSERA_CHECK(false, "no binary row for '", op.name(), "'");
 }
 
+/// -x of an integer. Quirk::NarrowNegateUnwrapped (ptxas): an 8- or 16-bit x is negated in 32
+/// bits and wrapped there with `bfe` (the low bits sign- or zero-extended, in inline PTX that
+/// ptxas cannot merge with the negation) before narrowing, so the register holds the wrapped value.
+llvm::Value* negate(Emitter& e, llvm::Value* x, bool is_signed) {
+  auto& b = e.b;
+  const unsigned bits = x->getType()->getIntegerBitWidth();
+  if (!e.target.has(target::Quirk::NarrowNegateUnwrapped) || bits >= 32) return b.CreateNeg(x);
+  llvm::Value* wide = is_signed ? b.CreateSExt(x, b.getInt32Ty()) : b.CreateZExt(x, b.getInt32Ty());
+  llvm::Value* negated = b.CreateNeg(wide);
+  std::string text = std::string(is_signed ? "bfe.s32" : "bfe.u32") + " $0, $1, 0, " +
+                     std::to_string(bits) + ";";
+  auto* fty = llvm::FunctionType::get(b.getInt32Ty(), {b.getInt32Ty()}, false);
+  llvm::Value* wrapped = b.CreateCall(llvm::InlineAsm::get(fty, text, "=r,r", false), {negated});
+  return b.CreateTrunc(wrapped, x->getType());
+}
+
 llvm::Value* unary(Emitter& e, const ir::Op& op, llvm::Value* x) {
   const ir::Type& t = op.operand(0)->type;
   auto& b = e.b;
   switch (op.kind) {
     case OpKind::Neg:
-      return t.is_float() ? b.CreateFNeg(x) : b.CreateNeg(x);
+      return t.is_float() ? b.CreateFNeg(x) : negate(e, x, is_signed(t));
     case OpKind::Not:
       return b.CreateNot(x);
     case OpKind::Abs:
       if (t.is_float()) return e.intrinsic(llvm::Intrinsic::fabs, {x->getType()}, {x});
       if (!is_signed(t)) return x;
+      if (e.target.has(target::Quirk::NarrowNegateUnwrapped) && t.is_int() &&
+          ir::dtype_bits(t.dtype) < 32)  // |MIN| == MIN, through the wrapped negation
+        return b.CreateSelect(b.CreateICmpSLT(x, llvm::ConstantInt::get(x->getType(), 0)),
+                              negate(e, x, true), x);
       return e.intrinsic(llvm::Intrinsic::abs, {x->getType()}, {x, b.getFalse()});  // MIN wraps
     default:
       TESSERA_CHECK(false, "not a unary op: ", op.name());

@@ -26,8 +26,20 @@ Value Emitter::bf16_round(Value f32) {
 
 Value Emitter::narrow_from_f32(Value f32, DType dtype) {
   if (dtype == DType::bf16) return bf16_round(f32);
-  if (dtype == DType::f16) return b.convert(spv::OpFConvert, b.t_float(16), f32);
+  if (dtype == DType::f16) return pin_rounding(b.convert(spv::OpFConvert, b.t_float(16), f32));
   return f32;
+}
+
+/// Quirk::NarrowFloatUnrounded: the f16 value's bits OR a zero that only the launch's grid
+/// decides (num_programs(0) == 0, which never holds), so the driver cannot fold the rounding away
+/// with a widening after it.
+Value Emitter::pin_rounding(Value f16) {
+  if (!target.has(target::Quirk::NarrowFloatUnrounded)) return f16;
+  uint32_t u16 = b.t_uint(16);
+  Value grid_x = num_programs_[0];
+  Value never = b.compare(spv::OpIEqual, grid_x, b.c_int(grid_x.type, 0));
+  Value zero = b.select(never, b.c_int(u16, 1), b.c_int(u16, 0));
+  return b.bitcast(f16.type, b.binary(spv::OpBitwiseOr, b.bitcast(u16, f16), zero));
 }
 
 Value Emitter::widen_to_f32(Value v, DType dtype) {
@@ -197,7 +209,8 @@ Value Emitter::convert(Value v, DType from, DType to) {
   // f64 -> f16 in one correct rounding: drivers may go through f32 and round twice (lavapipe
   // turned -106.4375000001 into -106.5); rounding to odd in f32 first makes the second exact.
   if (from == DType::f64 && to == DType::f16)
-    return b.convert(spv::OpFConvert, type, f64_to_f32_odd(b, v));
+    return pin_rounding(b.convert(spv::OpFConvert, type, f64_to_f32_odd(b, v)));
+  if (to == DType::f16) return pin_rounding(b.convert(spv::OpFConvert, type, v));
   if ((from == DType::f32 || from == DType::bf16) && to == DType::f64 &&
       !target.has(target::Cap::DenormPreserve32))
     return f32_to_f64_keeping_subnormals(b, v);

@@ -131,6 +131,8 @@ class Emitter {
   Value bf16_round(Value f32);  // emit_cast.cpp
   /// f32 -> the narrow float `dtype` (f16: FConvert, bf16: bf16_round); identity for f32.
   Value narrow_from_f32(Value f32, ir::DType dtype);
+  /// An f16 rounding kept from the driver's folding where it has Quirk::NarrowFloatUnrounded.
+  Value pin_rounding(Value f16);
   /// `dtype`'s value as f32 (f16: FConvert; bf16 and f32: as is).
   Value widen_to_f32(Value v, ir::DType dtype);
   /// The exact sum a + b rounded to odd in f32 (for one correct rounding to <= 22 bits later).

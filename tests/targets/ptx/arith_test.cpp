@@ -64,6 +64,29 @@ TEST_CASE("ptx: every binary op and comparison assembles on every dtype") {
   }
 }
 
+TEST_CASE("ptx: narrow_negate_unwrapped negates 8/16-bit integers in 32 bits and wraps with bfe") {
+  // ptxas turned LLVM's neg.s16 + cvt.s32.s16 into 32768 for -(-32768) (an H200, driver 580).
+  using tessera::ir::DType;
+  for (DType d : {DType::i8, DType::i16, DType::u8, DType::u16}) {
+    CAPTURE(tessera::ir::dtype_name(d));
+    const std::string t(tessera::ir::dtype_name(d));
+    const std::string text = kernel("%out: ptr<" + t + ">, %a: " + t,
+                                    "  %r = neg %a : " + t + "\n  %c = abs %a : " + t +
+                                        "\n  %s = add %r, %c : " + t +
+                                        "\n  %p = constant {value = 1} : i1\n"
+                                        "  global_store %out, %p, %s {align = " +
+                                        std::to_string(tessera::ir::dtype_bytes(d)) +
+                                        ", width = 1}");
+    Target quirky = profile("cuda-sm_90");
+    REQUIRE(quirky.has(tessera::target::Quirk::NarrowNegateUnwrapped));
+    Emitted e = emit(text, quirky);
+    CHECK(e.has(tessera::ir::is_signed_int(d) ? "bfe.s32" : "bfe.u32"));
+    Target plain = quirky;
+    plain.set(tessera::target::Quirk::NarrowNegateUnwrapped, false);
+    CHECK(!emit(text, plain).has("bfe."));
+  }
+}
+
 TEST_CASE("ptx: float arithmetic rounds each op (no contraction into fma)") {
   std::string body = R"(  %tr = constant {value = 1} : i1
   %z = constant {value = 0.0} : f32

@@ -9,7 +9,8 @@ using tessera::target::Quirk;
 
 Target with_quirk(Quirk q, bool on) {
   Target t = profile();
-  for (Quirk other : {Quirk::NarrowNegateUnwrapped, Quirk::SpecialConstantFolding})
+  for (Quirk other : {Quirk::NarrowNegateUnwrapped, Quirk::SpecialConstantFolding,
+                      Quirk::NarrowFloatUnrounded})
     t.set(other, false);
   t.set(q, on);
   return t;
@@ -96,6 +97,20 @@ TEST_CASE("spirv: special_constant_folding hides +-0, inf and NaN operands behin
   CHECK(!emit_both(fma, with_quirk(Quirk::SpecialConstantFolding, false)).has("_1_5 "));
 }
 
+TEST_CASE("spirv: narrow_float_unrounded keeps each f16 rounding from the driver's folding") {
+  // A cast to f16 and an f16 sqrt (computed in f32, then rounded).
+  for (const std::string& body :
+       {std::string("  %r = cast %a0 : f16"), std::string("  %h = cast %a0 : f16\n  %r = sqrt %h : f16")}) {
+    CAPTURE(body);
+    const std::string text = value_kernel({DType::f32}, body, DType::f16);
+    Emitted pinned = emit_both(text, with_quirk(Quirk::NarrowFloatUnrounded, true));
+    CHECK(pinned.has("OpBitwiseOr %ushort"));
+    CHECK(pinned.has("OpBitcast %half"));
+    Emitted plain = emit_both(text, with_quirk(Quirk::NarrowFloatUnrounded, false));
+    CHECK(!plain.has("OpBitwiseOr %ushort"));
+  }
+}
+
 TEST_CASE("target: quirks print and parse, and the driver profiles carry theirs") {
   Target lavapipe = profile("vulkan-lavapipe"), nvidia = profile("vulkan-nvidia");
   CHECK(lavapipe.has(Quirk::SpecialConstantFolding));
@@ -103,8 +118,11 @@ TEST_CASE("target: quirks print and parse, and the driver profiles carry theirs"
   CHECK(nvidia.has(Quirk::NarrowNegateUnwrapped));
   CHECK(!nvidia.has(Quirk::SpecialConstantFolding));
   CHECK(lavapipe.str().find(", quirks=special_constant_folding") != std::string::npos);
-  CHECK(nvidia.str().find(", quirks=narrow_negate_unwrapped") != std::string::npos);
-  CHECK(profile("cuda-sm_90").str().find("quirks") == std::string::npos);
+  CHECK(nvidia.has(Quirk::NarrowFloatUnrounded));
+  CHECK(nvidia.str().find(", quirks=narrow_negate_unwrapped+narrow_float_unrounded") !=
+        std::string::npos);
+  // ptxas has the negation bug too.
+  CHECK(profile("cuda-sm_90").str().find("quirks=narrow_negate_unwrapped}") != std::string::npos);
   for (const Target& t : {lavapipe, nvidia}) {
     auto back = tessera::target::parse_target(t.str());
     REQUIRE(back);
