@@ -209,6 +209,35 @@ Kernel(void (*)(Params...), std::string, std::string_view) -> Kernel<Params...>;
 
 }  // namespace tessera
 
+namespace tessera::detail {
+/// The kernel name TESSERA_KERNEL gives: the function as written, without the parentheses of
+/// `(scale<float, 4>)`, with spaces collapsed and every qualifier dropped, also inside template
+/// arguments (`(ns::scale<ns::T, 4>)` is "scale<T, 4>"), since the name must hold no "::".
+inline std::string kernel_macro_name(std::string_view text) {
+  while (text.size() >= 2 && text.front() == '(' && text.back() == ')')
+    text = text.substr(1, text.size() - 2);
+  auto word = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  };
+  std::string out;  // # has already made every run of white space one space
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == ':' && i + 1 < text.size() && text[i + 1] == ':') {
+      while (!out.empty() && out.back() == ' ') out.pop_back();
+      while (!out.empty() && word(out.back())) out.pop_back();
+      for (++i; i + 1 < text.size() && text[i + 1] == ' ';) ++i;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+}  // namespace tessera::detail
+
 /// A kernel named after its function, with its parameter names for argument errors:
 /// `auto gelu = TESSERA_KERNEL(gelu_kernel, x, y, n, BLOCK);`
-#define TESSERA_KERNEL(fn, ...) ::tessera::Kernel(fn, #fn, #__VA_ARGS__)
+/// A template specialization whose arguments hold a comma is written in parentheses, as the
+/// preprocessor would split it at that comma: `TESSERA_KERNEL((scale<float, 4>), x, y)` is the
+/// kernel "scale<float, 4>"; one argument needs none (`TESSERA_KERNEL(scale<float>, x, y)`).
+/// Qualifiers are dropped from the name (`ns::fn` is "fn").
+#define TESSERA_KERNEL(fn, ...) \
+  ::tessera::Kernel(fn, ::tessera::detail::kernel_macro_name(#fn), #__VA_ARGS__)

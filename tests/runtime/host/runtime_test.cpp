@@ -207,3 +207,51 @@ TEST_CASE("runtime: bool buffers round-trip (std::vector<bool> is widened to byt
   CHECK(b.size() == 5);
   CHECK(b.download() == flags);
 }
+
+namespace kt {
+template <class T, int SCALE>
+void scale_kernel(tl::ptr<T> x, tl::ptr<T> y, tl::i32 n, int BLOCK) {
+  auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+  auto mask = offs < n;
+  tl::store(y + offs, tl::load(x + offs, mask) * SCALE, mask);
+}
+}  // namespace kt
+
+TEST_CASE("runtime: TESSERA_KERNEL takes a template of several arguments in parentheses") {
+  Device dev = Device::open("host");
+  const int n = 1000;
+  std::vector<float> hx(n);
+  std::vector<int> hi(n);
+  for (int i = 0; i < n; ++i) {
+    hx[static_cast<size_t>(i)] = 0.25f * static_cast<float>(i) - 7.0f;
+    hi[static_cast<size_t>(i)] = 3 * i - 500;
+  }
+  auto x = dev.upload(hx);
+  auto ix = dev.upload(hi);
+  auto y = dev.alloc<float>(n);
+  auto iy = dev.alloc<int>(n);
+
+  auto scale3 = TESSERA_KERNEL((kt::scale_kernel<float, 3>), x, y, n, BLOCK);
+  CHECK(scale3.name() == "scale_kernel<float, 3>");
+  scale3[{tessera::cdiv(n, 128)}](x, y, n, 128);
+  auto r = y.download();
+  for (int i = 0; i < n; ++i) CHECK(r[static_cast<size_t>(i)] == hx[static_cast<size_t>(i)] * 3.0f);
+
+  auto scale_int = TESSERA_KERNEL((kt::scale_kernel<int, -5>), x, y, n, BLOCK);
+  CHECK(scale_int.name() == "scale_kernel<int, -5>");
+  scale_int[{tessera::cdiv(n, 256)}](ix, iy, n, 256);
+  auto ri = iy.download();
+  for (int i = 0; i < n; ++i) CHECK(ri[static_cast<size_t>(i)] == hi[static_cast<size_t>(i)] * -5);
+  // The parameter names still reach argument errors.
+  std::string msg = error_of([&] { scale_int[{1}](x, iy, n, 256); }, ErrorKind::Argument);
+  CHECK(msg.find("argument 1 'x' (tl::ptr<i32>) of kernel 'scale_kernel<int, -5>'") == 0);
+}
+
+TEST_CASE("runtime: TESSERA_KERNEL's name drops parentheses and qualifiers, also in arguments") {
+  using tessera::detail::kernel_macro_name;
+  CHECK(kernel_macro_name("gelu_kernel") == "gelu_kernel");
+  CHECK(kernel_macro_name("samples::gelu_kernel") == "gelu_kernel");
+  CHECK(kernel_macro_name("(scale<float, 4>)") == "scale<float, 4>");
+  CHECK(kernel_macro_name("((::ns::scale<ns::T, std::int8_t>))") == "scale<T, int8_t>");
+  CHECK(kernel_macro_name("ns :: f<a :: b, 2>") == "f<b, 2>");
+}
