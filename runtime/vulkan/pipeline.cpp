@@ -2,14 +2,19 @@
 /// disk-backed pipeline cache.
 #include "runtime/vulkan/pipeline.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <set>
 #include <vector>
 
 #include "core/support/dump.h"
@@ -54,11 +59,64 @@ std::string cache_path(const PhysicalFacts& facts) {
       .string();
 }
 
+/// What a path that cannot hold the cache is, for the warning.
+const char* describe_mode(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+  return "not a regular file";
+}
+
+/// One line on stderr per unusable path and process.
+void warn_unusable(const std::string& path, const char* what) {
+  static std::mutex mutex;
+  static std::set<std::string> warned;
+  std::lock_guard lock(mutex);
+  if (!warned.insert(path).second) return;
+  std::fprintf(stderr,
+               "tessera: warning: the Vulkan pipeline cache %s is %s; the cache is neither read "
+               "nor written (point TESSERA_CACHE_DIR elsewhere)\n",
+               path.c_str(), what);
+}
+
+/// Whether `path` may hold the cache: missing (it will be made) or a regular file. Anything else
+/// there (a directory, a FIFO, a device such as /dev/zero, through a link or not, or a folder on
+/// the way that is not a folder) is left alone, with one warning per path and process: reading a
+/// FIFO blocks until a writer comes, /dev/zero never ends, and replacing them would destroy what
+/// the user put there.
+bool usable_path(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISREG(st.st_mode)) return true;
+    warn_unusable(path, describe_mode(st.st_mode));
+    return false;
+  }
+  if (errno != ENOTDIR) return true;  // missing: made when saved (other failures: saving fails)
+  warn_unusable(path, "below something that is not a directory");
+  return false;
+}
+
+/// The file's bytes; empty if it cannot be read or is not a regular file. Opened without
+/// blocking and checked on the open descriptor, so a FIFO put there after usable_path() cannot
+/// hang the device's opening.
+std::vector<char> read_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return {};
+  std::vector<char> raw;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    char buf[1 << 16];
+    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) raw.insert(raw.end(), buf, buf + n);
+  } else {
+    warn_unusable(path, describe_mode(st.st_mode));
+  }
+  ::close(fd);
+  return raw;
+}
+
 /// The cache data in `path` if the file is intact and made by this device and driver.
 std::vector<std::byte> read_cache(const std::string& path, const PhysicalFacts& facts) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {};
-  std::vector<char> raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<char> raw = read_file(path);
   if (raw.size() < kFileHeader) return {};
   std::vector<std::byte> file(raw.size());
   std::memcpy(file.data(), raw.data(), raw.size());
@@ -88,8 +146,8 @@ uint32_t round4(uint32_t v) {
 
 PipelineCache::PipelineCache(std::shared_ptr<Context> ctx)
     : ctx_(std::move(ctx)), path_(cache_path(ctx_->facts())) {
-  std::vector<std::byte> data =
-      path_.empty() ? std::vector<std::byte>() : read_cache(path_, ctx_->facts());
+  usable_ = !path_.empty() && usable_path(path_);
+  std::vector<std::byte> data = usable_ ? read_cache(path_, ctx_->facts()) : std::vector<std::byte>();
   VkPipelineCacheCreateInfo info{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
   info.initialDataSize = data.size();
   info.pInitialData = data.empty() ? nullptr : data.data();
@@ -111,7 +169,7 @@ PipelineCache::~PipelineCache() {
 }
 
 void PipelineCache::save() const {
-  if (path_.empty() || ctx_->lost()) return;
+  if (!usable_ || ctx_->lost() || !usable_path(path_)) return;
   size_t size = 0;
   if (ctx_->fns().vkGetPipelineCacheData(ctx_->device(), cache_.get(), &size, nullptr) !=
       VK_SUCCESS)
@@ -274,6 +332,8 @@ VulkanKernel::VulkanKernel(std::shared_ptr<Context> ctx, VkPipelineCache cache,
   params_by_address_ = a.params_by_address;
   fault_offset_ = a.fault_offset;
   faults_ = a.faults;
+  print_offset_ = a.print_offset;
+  prints_ = a.prints;
   push_bytes_ = a.params_by_address ? 8 : round4(a.param_bytes);
   ctx_->check_alive();
   check_artifact(*ctx_, a);

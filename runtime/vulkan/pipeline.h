@@ -16,7 +16,8 @@
 namespace tessera::rt::vk {
 
 /// The on-disk pipeline cache: loaded when the device opens (a missing, foreign or corrupt file
-/// is ignored), saved atomically (temporary file + rename) when it closes.
+/// is ignored), saved atomically (temporary file + rename) when it closes. A path that is not a
+/// regular file (a directory, a FIFO, a device) is neither read nor written, with one warning.
 class PipelineCache {
  public:
   explicit PipelineCache(std::shared_ptr<Context> ctx);
@@ -35,6 +36,7 @@ class PipelineCache {
  private:
   std::shared_ptr<Context> ctx_;
   std::string path_;
+  bool usable_ = false;  ///< path_ is set and was missing or a regular file at open
   size_t loaded_bytes_ = 0;
   UniquePipelineCache cache_;
 };
@@ -57,6 +59,10 @@ class VulkanKernel : public CompiledKernel {
   /// channel), and what each fault code means (target::Artifact).
   int64_t fault_offset() const { return fault_offset_; }
   const std::vector<std::string>& faults() const { return faults_; }
+  /// Where the launch writes its print buffer's address, capacity and tag (-1: the kernel does
+  /// not print), and its print sites (target::Artifact).
+  int64_t print_offset() const { return print_offset_; }
+  const std::vector<target::Artifact::PrintSite>& prints() const { return prints_; }
 
  private:
   std::shared_ptr<Context> ctx_;
@@ -66,6 +72,8 @@ class VulkanKernel : public CompiledKernel {
   bool params_by_address_ = false;
   int64_t fault_offset_ = -1;
   std::vector<std::string> faults_;
+  int64_t print_offset_ = -1;
+  std::vector<target::Artifact::PrintSite> prints_;
   UniqueShaderModule module_;
   UniquePipelineLayout layout_;
   UniquePipeline pipeline_;

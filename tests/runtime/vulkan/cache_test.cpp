@@ -1,10 +1,13 @@
 // \file The pipeline cache on disk: written when a device closes, read when one opens, and a
 // corrupt file ignored (and replaced) rather than trusted.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <string>
 
 #include "vk_test.h"
 
@@ -98,4 +101,101 @@ TEST_CASE(
   std::ofstream(path, std::ios::trunc);
   CHECK(open_use_close(path) == 0);
   CHECK(open_use_close(path) > 0);
+}
+
+namespace {
+
+/// Sends stderr to a file while alive; text() is what was written.
+class StderrCapture {
+ public:
+  StderrCapture() : path_(fs::temp_directory_path() / ("tessera-stderr-" + std::to_string(getpid()))) {
+    std::fflush(stderr);
+    saved_ = dup(2);
+    FILE* f = std::fopen(path_.c_str(), "w");
+    dup2(fileno(f), 2);
+    std::fclose(f);
+  }
+  ~StderrCapture() { restore(); fs::remove(path_); }
+  std::string text() {
+    restore();
+    std::ifstream in(path_);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+
+ private:
+  void restore() {
+    if (saved_ < 0) return;
+    std::fflush(stderr);
+    dup2(saved_, 2);
+    close(saved_);
+    saved_ = -1;
+  }
+  fs::path path_;
+  int saved_ = -1;
+};
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+/// Opens vulkan:0 twice with `make` having put something at the cache file's path; the device
+/// works, loads nothing, warns once naming the path and `what`, and leaves the thing alone.
+void check_unusable(const std::string& path, const std::string& what,
+                    const std::function<void()>& check_untouched) {
+  StderrCapture capture;
+  CHECK(open_use_close(path) == 0);
+  CHECK(open_use_close(path) == 0);
+  std::string err = capture.text();
+  CHECK(count(err, "tessera: warning: the Vulkan pipeline cache " + path + " is " + what +
+                       "; the cache is neither read nor written") == 1);
+  check_untouched();
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(fs::path(path).parent_path(), ec))
+    CHECK(entry.path().string().find(".tmp.") == std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("vulkan: a pipeline cache path that is a directory, a FIFO or /dev/zero is ignored") {
+  VKTEST_DEVICE(dev);
+  CacheDir dir;
+  std::string path = tessera::rt::vk::open_device(0)->pipeline_cache().path();
+  fs::remove_all(dir.path());
+  fs::create_directories(fs::path(path).parent_path());
+  // Each case moves the cache folder, so that its path is new (one warning per path and process).
+  auto fresh = [&](const std::string& tag) {
+    fs::path d = dir.path() / tag;
+    setenv("TESSERA_CACHE_DIR", d.c_str(), 1);
+    fs::create_directories(d / "vulkan");
+    return (d / "vulkan" / fs::path(path).filename()).string();
+  };
+
+  SUBCASE("a directory") {
+    std::string p = fresh("dir");
+    fs::create_directories(fs::path(p) / "inside");
+    check_unusable(p, "a directory", [&] {
+      CHECK(fs::is_directory(p));
+      CHECK(std::distance(fs::directory_iterator(p), fs::directory_iterator()) == 1);
+    });
+  }
+  SUBCASE("a FIFO (opening would block until a writer came)") {
+    std::string p = fresh("fifo");
+    REQUIRE(mkfifo(p.c_str(), 0600) == 0);
+    check_unusable(p, "a FIFO", [&] { CHECK(fs::is_fifo(p)); });
+  }
+  SUBCASE("a link to /dev/zero (reading would never end)") {
+    std::string p = fresh("zero");
+    fs::create_symlink("/dev/zero", p);
+    check_unusable(p, "a device", [&] {
+      CHECK(fs::is_symlink(p));
+      CHECK(fs::read_symlink(p) == "/dev/zero");
+    });
+  }
+  SUBCASE("TESSERA_CACHE_DIR=/dev/zero") {
+    setenv("TESSERA_CACHE_DIR", "/dev/zero", 1);
+    std::string p = "/dev/zero/vulkan/" + fs::path(path).filename().string();
+    check_unusable(p, "below something that is not a directory", [] {});
+  }
 }
