@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <variant>
 
+#include "core/ir/limits.h"
 #include "core/support/error.h"
 
 namespace tessera::ir {
@@ -267,6 +268,9 @@ class Parser {
     if (text.empty()) expected("a type");
     std::optional<Type> t = parse_type(text);
     if (!t) error(start, "invalid type '" + std::string(text) + "'");
+    if (capped_elements(t->shape) > kMaxTileElements)
+      error(start, "type '" + std::string(text) + "' is over the limit of " +
+                       std::to_string(kMaxTileElements) + " (2^20) elements per tile");
     return *t;
   }
 
@@ -406,6 +410,8 @@ class Parser {
     if (name.empty()) expected("an op name");
     OpKind kind;
     if (!parse_op_kind(name, &kind)) error(name_pos, "unknown op '" + std::string(name) + "'");
+    if (++ops_ > kMaxOps)
+      error(name_pos, "more than " + std::to_string(kMaxOps) + " ops, the limit of one module");
     Op* op = module_->new_op(kind, {}, {}, {}, Location{});
     op->parent = region;
     region->ops.push_back(op);
@@ -475,6 +481,10 @@ class Parser {
   }
 
   void region(Op* op) {
+    skip_space();
+    if (depth_ >= kMaxRegionDepth)
+      error(pos_, "regions nested " + std::to_string(depth_ + 1) + " deep, over the limit of " +
+                      std::to_string(kMaxRegionDepth));
     expect('{', "to begin a region");
     Region* r = module_->new_region(op);
     op->regions.push_back(r);
@@ -488,7 +498,9 @@ class Parser {
       }
       expect(':', "after the region arguments");
     }
+    depth_ += 1;
     ops_until_brace(r, "the region");
+    depth_ -= 1;
   }
 
   void region_arg(Region* r) {
@@ -506,6 +518,8 @@ class Parser {
   Module* module_ = nullptr;
   std::unordered_map<std::string, Value*> values_;  ///< this function's names
   std::vector<PendingUse> pending_;
+  int depth_ = 0;    ///< regions open around the current op (ir::kMaxRegionDepth)
+  int64_t ops_ = 0;  ///< ops parsed (ir::kMaxOps)
 };
 
 }  // namespace

@@ -95,6 +95,7 @@ Range::~Range() {
   if (!opened_ || closed_) return;
   Tracer* tracer = Tracer::active();
   if (!tracer) return;
+  tracer->leave_region();
   tracer->pop_scope();
   tracer->end_capture(vars_);
   tracer->builder().set_insertion_end(outer_);
@@ -119,6 +120,7 @@ Range::iterator& Range::iterator::operator++() {
 
 void Range::open() {
   Tracer& tracer = Tracer::current(loc_);
+  tracer.enter_region("for", loc_);
   Capture c = capture_live(tracer);
   vars_ = std::move(c.vars);
   inits_ = std::move(c.values);
@@ -138,6 +140,7 @@ void Range::open() {
 void Range::close() {
   Tracer& tracer = Tracer::current(loc_);
   closed_ = true;
+  tracer.leave_region();
   tracer.pop_scope();
   tracer.pop_scope();
   tracer.end_capture(vars_);
@@ -208,6 +211,7 @@ void if_(const Operand& cond, const std::function<void()>& then_fn,
          const std::function<void()>& else_fn, Here loc) {
   Tracer& tracer = Tracer::current(loc);
   ir::Value* c = detail::condition_value(cond, "if", loc);
+  tracer.enter_region("if", loc);
   Capture cap = capture_live(tracer);
   ir::Region* outer = tracer.builder().region();
   ir::Region* then_r = tracer.module().new_region(nullptr);
@@ -221,6 +225,7 @@ void if_(const Operand& cond, const std::function<void()>& then_fn,
     Capture& c;
     ir::Region* outer;
     ~Restore() {
+      t.leave_region();
       t.pop_scope();
       t.pop_scope();
       t.end_capture(c.vars);
@@ -277,6 +282,7 @@ void if_(const Operand& cond, const std::function<void()>& then_fn,
 void while_(const std::function<tensor()>& cond, const std::function<void()>& body, Here loc) {
   Tracer& tracer = Tracer::current(loc);
   ir::Module& m = tracer.module();
+  tracer.enter_region("while", loc);
   Capture cap = capture_live(tracer);
   ir::Region* outer = tracer.builder().region();
   ir::Region* before = m.new_region(nullptr);
@@ -295,6 +301,7 @@ void while_(const std::function<tensor()>& cond, const std::function<void()>& bo
       Capture& c;
       ir::Region* outer;
       ~Restore() {
+        t.leave_region();
         t.pop_scope();
         t.pop_scope();
         t.end_capture(c.vars);

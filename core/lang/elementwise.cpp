@@ -171,6 +171,7 @@ tensor& tensor::operator>>=(const Operand& rhs) { return *this = Operand(*this, 
 
 const ir::Type& tensor::type() const {
   TESSERA_CHECK(value_, "type() of an empty tl::tensor");
+  check_trace(nullptr);
   return value_->type;
 }
 

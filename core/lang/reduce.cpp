@@ -59,6 +59,7 @@ tensor builtin_reduce(ir::ReduceKind kind, const tensor& x, int axis, bool keep_
 void trace_combine(ir::Op* op, const std::vector<ir::Value*>& inputs, const Combine& combine,
                    std::string_view name, const Here& loc) {
   Tracer& tracer = Tracer::current(loc);
+  tracer.enter_region(name, loc);
   ir::Builder& b = tracer.builder();
   ir::Region* outer = b.region();
   ir::Region* region = b.add_region(op);
@@ -81,6 +82,7 @@ void trace_combine(ir::Op* op, const std::vector<ir::Value*>& inputs, const Comb
   }
   tracer.at(loc).create(OpKind::Yield, yields, {});
   b.set_insertion_end(outer);
+  tracer.leave_region();
 }
 
 std::vector<ir::Value*> same_shape_tiles(const std::vector<tensor>& xs, std::string_view op,

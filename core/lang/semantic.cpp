@@ -4,6 +4,8 @@
 #include <bit>
 #include <limits>
 
+#include "core/ir/limits.h"
+
 namespace tessera::tl::detail {
 
 using ir::Type;
@@ -14,6 +16,7 @@ tensor wrap(ir::Value* v) { return tensor(v); }
 
 ir::Value* value_of(const tensor& t, std::string_view op, const Here& loc) {
   if (!t.defined()) user_error(loc, op, "operand is an empty tl::tensor (it was never assigned)");
+  t.check_trace(&loc, op);
   return t.value();
 }
 
@@ -139,6 +142,13 @@ void check_shape(const ir::Shape& shape, std::string_view op, const Here& loc) {
                               " has a dimension that is not a power of two (" +
                               std::to_string(d) + ")");
   }
+  check_tile_size(shape, op, loc);
+}
+
+void check_tile_size(const ir::Shape& shape, std::string_view op, const Here& loc) {
+  if (ir::capped_elements(shape) <= ir::kMaxTileElements) return;
+  user_error(loc, op, "a tile of shape " + ir::shape_str(shape) + " is over the limit of " +
+                          std::to_string(ir::kMaxTileElements) + " (2^20) elements per tile");
 }
 
 int normalize_axis(int axis, int rank, std::string_view op, const Here& loc) {
@@ -161,6 +171,7 @@ ir::Shape broadcast_shapes(const ir::Shape& a, const ir::Shape& b, std::string_v
                               " are not broadcastable");
     out[i] = std::max(da, db);
   }
+  check_tile_size(out, op, loc);
   return out;
 }
 

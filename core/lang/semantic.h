@@ -46,8 +46,10 @@ ir::Value* broadcast_value(ir::Value* v, const ir::Shape& shape, std::string_vie
 /// Broadcasts the values to one common shape, in place.
 void broadcast_all(std::vector<ir::Value*>& values, std::string_view op, const Here& loc);
 
-/// Checks that every dimension is a positive power of two.
+/// Checks that every dimension is a positive power of two, and the tile size.
 void check_shape(const ir::Shape& shape, std::string_view op, const Here& loc);
+/// A user error if a tile of `shape` has more than ir::kMaxTileElements elements.
+void check_tile_size(const ir::Shape& shape, std::string_view op, const Here& loc);
 int normalize_axis(int axis, int rank, std::string_view op, const Here& loc);
 
 /// A scalar operand used where a scalar is required (loop bounds, branch conditions): a user

@@ -36,6 +36,7 @@ tensor arange(int64_t start, int64_t end, Here loc) {
                                   " elements, which is not a power of two");
   if (start < INT32_MIN || end - 1 > INT32_MAX)
     user_error(loc, "arange", "bounds must fit in i32");
+  detail::check_tile_size({n}, "arange", loc);
   return wrap(builder_at(loc).create_value(OpKind::Arange, {}, Type::tile(DType::i32, {n}),
                                            {{"end", end}, {"start", start}}));
 }
@@ -150,6 +151,7 @@ tensor tensor::operator[](const Index& idx) const {
   const Here& loc = idx.loc;
   ir::Value* v = value_;
   if (!v) user_error(loc, "expand_dims", "indexing an empty tl::tensor");
+  check_trace(&loc, "expand_dims");
   int kept = 0;
   for (const Slice& s : index) kept += s.new_axis ? 0 : 1;
   if (kept != v->type.rank())

@@ -55,19 +55,35 @@ struct Index {
   Here loc;
 };
 
+/// A traced value. Its IR value lives in the module of the trace that made it, so a tensor is
+/// usable only while that trace is the active one: one kept in a static, or captured from one
+/// kernel's trace and used in another trace or after it, is a user error ("used outside the
+/// trace that made it"), never a read of a finished trace's (perhaps freed) module.
 class tensor {
  public:
   tensor() { attach(); }
-  explicit tensor(ir::Value* value) : value_(value) { attach(); }
-  tensor(const tensor& o) : value_(o.value_) { attach(); }
+  explicit tensor(ir::Value* value) : value_(value), trace_(value ? current_trace() : 0) {
+    attach();
+  }
+  tensor(const tensor& o) : value_(o.value_), trace_(o.trace_) { attach(); }
   tensor& operator=(const tensor& o) {
     value_ = o.value_;
+    trace_ = o.trace_;
     return *this;
   }
   ~tensor() { detach(); }
 
-  ir::Value* value() const { return value_; }
+  /// The IR value; a user error if it belongs to a trace other than the active one.
+  ir::Value* value() const {
+    check_trace(nullptr);
+    return value_;
+  }
   bool defined() const { return value_ != nullptr; }
+  /// A user error naming `loc` (when given) if the value belongs to a trace other than the
+  /// active one (none active: only values made outside every trace are usable).
+  void check_trace(const Here* loc, std::string_view op = "tensor") const {
+    if (value_ && trace_ != current_trace()) stale(loc, op);
+  }
   const ir::Type& type() const;
   DType dtype() const { return type().dtype; }
   const Shape& shape() const { return type().shape; }
@@ -99,8 +115,12 @@ class tensor {
   friend class Tracer;
   void attach();
   void detach();
+  /// The serial number of the active trace (0: none); every trace has its own, never reused.
+  static uint64_t current_trace();
+  [[noreturn]] static void stale(const Here* loc, std::string_view op);
 
   ir::Value* value_ = nullptr;
+  uint64_t trace_ = 0;  // current_trace() when value_ was made
   // Intrusive links in the tracer's list of live variables, and how many open IR scopes
   // (loops, branches) captured this variable.
   tensor* prev_ = nullptr;
@@ -116,7 +136,9 @@ class Operand {
  public:
   enum class Kind { Tensor, Int, Float, Bool };
 
-  Operand(const tensor& t, Here loc = Here::current()) : kind_(Kind::Tensor), tensor_(t), loc_(loc) {}
+  Operand(const tensor& t, Here loc = Here::current()) : kind_(Kind::Tensor), tensor_(t), loc_(loc) {
+    t.check_trace(&loc_);
+  }
   template <std::integral T>
   Operand(T v, Here loc = Here::current()) : loc_(loc) {
     if constexpr (std::same_as<T, bool>) {

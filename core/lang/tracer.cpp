@@ -2,12 +2,15 @@
 #include "core/lang/tracer.h"
 
 #include <algorithm>
+#include <atomic>
 
+#include "core/ir/limits.h"
 #include "core/support/error.h"
 
 namespace tessera::tl {
 namespace {
 thread_local Tracer* g_active = nullptr;
+std::atomic<uint64_t> g_serials{0};
 }  // namespace
 
 void user_error(const std::source_location& loc, std::string_view op, const std::string& message) {
@@ -18,7 +21,8 @@ Tracer::Tracer(std::string kernel_name)
     : module_(std::make_unique<ir::Module>()),
       function_(module_->add_function(std::move(kernel_name))),
       builder_(*module_, function_->body),
-      previous_(g_active) {
+      previous_(g_active),
+      serial_(++g_serials) {
   // The sentinel may have attached itself to an enclosing tracer; make it our empty list.
   if (head_.tracer_) head_.tracer_->unlink(&head_);
   head_.prev_ = head_.next_ = &head_;
@@ -57,11 +61,23 @@ std::string short_function_name(std::string_view pretty) {
 }  // namespace
 
 ir::Builder& Tracer::at(const std::source_location& loc) {
+  if (++ops_ > ir::kMaxOps)
+    user_error(loc, "kernel", "more than " + std::to_string(ir::kMaxOps) +
+                                  " operations traced, the limit of one kernel (a C++ loop that "
+                                  "never ends? tl::range makes an IR loop, traced once)");
   // A kernel traced without a name is named after the function of its first op.
   if (function_->name.empty()) function_->name = short_function_name(loc.function_name());
   if (!function_->loc.known()) function_->loc = Location::from(loc);
   builder_.set_loc(Location::from(loc));
   return builder_;
+}
+
+void Tracer::enter_region(std::string_view op, const std::source_location& loc) {
+  if (depth_ + 1 > ir::kMaxRegionDepth)
+    user_error(loc, op, "regions nested " + std::to_string(depth_ + 1) + " deep, over the limit of " +
+                            std::to_string(ir::kMaxRegionDepth) +
+                            " (for, if, while and combine functions inside one another)");
+  depth_ += 1;
 }
 
 ir::Value* Tracer::add_param(const std::string& name, ir::Type type,
@@ -120,6 +136,17 @@ void Tracer::forget(tensor* var) {
 
 void tensor::attach() {
   if (Tracer* t = Tracer::active()) t->link(this);
+}
+
+uint64_t tensor::current_trace() { return g_active ? g_active->serial_ : 0; }
+
+void tensor::stale(const Here* loc, std::string_view op) {
+  std::string message =
+      "a tl::tensor used outside the trace that made it (kept in a static, or captured from "
+      "another kernel's trace, or used after its trace ended); make kernel values inside the "
+      "kernel, and pass values between kernels through buffers";
+  if (loc) user_error(*loc, op, message);
+  fail(ErrorKind::User, "error: ", message);
 }
 
 void tensor::detach() {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <source_location>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/ir/builder.h"
@@ -54,6 +55,10 @@ class Tracer {
   void end_capture(const std::vector<tensor*>& vars);
   /// Called by ~tensor for a captured variable: forgets it in every open scope.
   void forget(tensor* var);
+  /// A region opens inside the current one (for, if, while, a combine function): a user error at
+  /// `loc` past ir::kMaxRegionDepth levels. leave_region() closes it.
+  void enter_region(std::string_view op, const std::source_location& loc);
+  void leave_region() { depth_ -= 1; }
   /// Open scopes register their captured-variable lists here so forget() can find them.
   void push_scope(std::vector<tensor*>* vars) { scopes_.push_back(vars); }
   void pop_scope() { scopes_.pop_back(); }
@@ -70,6 +75,9 @@ class Tracer {
   std::vector<std::vector<tensor*>*> scopes_;
   std::string deferred_error_;
   Tracer* previous_;
+  uint64_t serial_;  // this trace's number, tensor::trace_ of the values it makes
+  int depth_ = 0;    // regions open around the insertion point
+  int64_t ops_ = 0;  // operations traced (calls of at()), against ir::kMaxOps
 };
 
 /// Builds a user error: "<file>:<line>: error: '<op>': <message>".

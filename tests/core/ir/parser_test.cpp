@@ -223,5 +223,34 @@ TEST_CASE("parser: the default source name is <input>") {
   }
 }
 
+/// A function of `depth` ifs inside one another, each on its own line.
+std::string nested_ifs(int depth) {
+  std::string text = "func @f(%c: i1) {\n";
+  for (int i = 0; i < depth; ++i) text += "if %c ({\n";
+  for (int i = 0; i < depth; ++i) text += "yield\n}, {\nyield\n})\n";
+  return text + "}\n";
+}
+
+TEST_CASE("parser: regions nest 256 deep at most, a tile has 2^20 elements at most") {
+  std::unique_ptr<Module> m = parse(nested_ifs(256));
+  std::vector<std::string> problems = verify_all(*m);
+  CHECK(problems.size() == 0);
+  for (const std::string& p : problems) MESSAGE(p);
+  // The 257th region opens on line 258 (the function is line 1), at its '{'.
+  CHECK(parse_error(nested_ifs(257)) ==
+        "t.tir:258:8: error: regions nested 257 deep, over the limit of 256");
+  CHECK(parse_error(nested_ifs(20000)) ==
+        "t.tir:258:8: error: regions nested 257 deep, over the limit of 256");
+  CHECK(parse_error("func @f(%a: tile<2048x1024xf32>) {\n}\n") ==
+        "t.tir:1:13: error: type 'tile<2048x1024xf32>' is over the limit of 1048576 (2^20) "
+        "elements per tile");
+  CHECK(parse_error("func @f() {\n  %0 = arange {start = 0, end = 16777216} : tile<16777216xi32>\n}\n") ==
+        "t.tir:2:45: error: type 'tile<16777216xi32>' is over the limit of 1048576 (2^20) elements "
+        "per tile");
+  CHECK(parse_error("func @f(%a: tile<1048576x1048576x1048576x1048576xf32>) {\n}\n").find(
+            "is over the limit") != std::string::npos);
+  CHECK(parse("func @f(%a: tile<1024x1024xf32>) {\n  yield\n}\n")->functions.size() == 1);
+}
+
 }  // namespace
 }  // namespace tessera::ir

@@ -2,6 +2,7 @@
 // file:line, the op and the shapes; these tests assert the exact messages.
 #include <doctest/doctest.h>
 
+#include <functional>
 #include <string>
 
 #include "core/lang/tl.h"
@@ -176,4 +177,109 @@ TEST_CASE("lang errors: the kernel language outside a traced kernel") {
     CHECK(e.kind() == ErrorKind::User);
     CHECK(std::string(e.what()).find("called outside a kernel being traced") != std::string::npos);
   }
+}
+
+namespace {
+
+tl::tensor g_kept;  // a kernel value kept past its trace: every use below is a user error
+const char* kStale =
+    "a tl::tensor used outside the trace that made it (kept in a static, or captured from "
+    "another kernel's trace, or used after its trace ended); make kernel values inside the "
+    "kernel, and pass values between kernels through buffers";
+
+void keeps_a_value(tl::ptr<float> x) {
+  auto offs = tl::arange(0, 64);
+  g_kept = offs;
+  tl::store(x + offs, 1.0f);
+}
+void uses_kept_in_operator(tl::ptr<float>) { g_line = __LINE__; (void)(g_kept + 1); }
+void uses_kept_in_sum(tl::ptr<float>) { g_line = __LINE__; (void)tl::sum(g_kept); }
+void uses_kept_in_store(tl::ptr<float> x) { g_line = __LINE__; tl::store(g_kept, x); }
+void uses_kept_as_pointer(tl::ptr<float>) { g_line = __LINE__; (void)tl::load(g_kept); }
+void uses_kept_index(tl::ptr<float>) { g_line = __LINE__; (void)g_kept[{tl::_, tl::None}]; }
+
+}  // namespace
+
+TEST_CASE("lang errors: a tl::tensor kept from a finished trace is an error, not freed memory") {
+  // The first trace's module is gone when trace_error returns; g_kept still points into it.
+  CHECK(trace_error(keeps_a_value) == "");
+  REQUIRE(g_kept.defined());
+  CHECK_ERROR(uses_kept_in_operator, ("'tensor': " + std::string(kStale)));
+  CHECK_ERROR(uses_kept_in_sum, ("'reduce': " + std::string(kStale)));
+  CHECK_ERROR(uses_kept_in_store, ("'store': " + std::string(kStale)));
+  CHECK_ERROR(uses_kept_as_pointer, ("'load': " + std::string(kStale)));
+  CHECK_ERROR(uses_kept_index, ("'expand_dims': " + std::string(kStale)));
+  // Outside every trace: asking its shape is the same error, without a line to name.
+  try {
+    (void)g_kept.shape();
+    FAIL("expected an error");
+  } catch (const tessera::Error& e) {
+    CHECK(e.kind() == ErrorKind::User);
+    CHECK(std::string(e.what()) == "error: " + std::string(kStale));
+  }
+  g_kept = tl::tensor();
+}
+
+// --- limits (core/ir/limits.h) -----------------------------------------------------------------
+
+namespace {
+
+void huge_arange(tl::ptr<float>) { g_line = __LINE__; (void)tl::arange(0, 1 << 24); }
+void largest_arange(tl::ptr<float> x) { auto o = tl::arange(0, 1 << 20); tl::store(x + o, 1.0f); }
+void huge_broadcast(tl::ptr<float>) {
+  auto a = tl::arange(0, 2048);
+  auto b = tl::arange(0, 1024);
+  g_line = __LINE__; (void)(a[{tl::_, tl::None}] + b[{tl::None, tl::_}]);
+}
+void huge_zeros(tl::ptr<float>) { g_line = __LINE__; (void)tl::zeros<float>({4096, 512}); }
+
+int g_if_line = 0;
+/// `depth` ifs inside one another around a store.
+void nested_ifs(tl::ptr<float> x, tl::tensor& v, int depth) {
+  if (depth == 0) {
+    tl::store(x, v);
+    return;
+  }
+  g_if_line = __LINE__; tl::if_(v > 0.0f, [&] { v += 1.0f; nested_ifs(x, v, depth - 1); });
+}
+void ifs_at_limit(tl::ptr<float> x) { auto v = tl::load(x); nested_ifs(x, v, 256); }
+void ifs_over_limit(tl::ptr<float> x) { auto v = tl::load(x); nested_ifs(x, v, 10000); }
+void loops_over_limit(tl::ptr<float> x) {
+  auto v = tl::load(x);
+  std::function<void(int)> nest = [&](int depth) {
+    if (depth == 0) return tl::store(x, v);
+    g_line = __LINE__; for (auto i : tl::range(0, 2)) { v += i.to(tl::float32); nest(depth - 1); }
+  };
+  nest(300);
+}
+void endless_loop(tl::ptr<float> x) {
+  auto v = tl::load(x);
+  for (int i = 0; i < 10000000; ++i) { g_line = __LINE__; v = v + 1.0f; }
+  tl::store(x, v);
+}
+
+}  // namespace
+
+TEST_CASE("lang limits: a tile over 2^20 elements is an error at its line") {
+  CHECK_ERROR(huge_arange, ("'arange': a tile of shape [16777216] is over the limit of 1048576 (2^20) "
+                            "elements per tile"));
+  CHECK(trace_error(largest_arange) == "");
+  CHECK_ERROR(huge_broadcast, ("'add': a tile of shape [2048, 1024] is over the limit of 1048576 (2^20) "
+                               "elements per tile"));
+  CHECK_ERROR(huge_zeros, ("'full': a tile of shape [4096, 512] is over the limit of 1048576 (2^20) "
+                           "elements per tile"));
+}
+
+TEST_CASE("lang limits: regions nest 256 deep at most") {
+  CHECK(trace_error(ifs_at_limit) == "");
+  g_line = g_if_line;  // the innermost if_ is the 257th
+  CHECK_ERROR(ifs_over_limit, ("'if': regions nested 257 deep, over the limit of 256 (for, if, while "
+                               "and combine functions inside one another)"));
+  CHECK_ERROR(loops_over_limit, ("'for': regions nested 257 deep, over the limit of 256 (for, if, "
+                                 "while and combine functions inside one another)"));
+}
+
+TEST_CASE("lang limits: a kernel traces 200000 operations at most") {
+  CHECK_ERROR(endless_loop, ("'kernel': more than 200000 operations traced, the limit of one kernel (a "
+                             "C++ loop that never ends? tl::range makes an IR loop, traced once)"));
 }

@@ -255,3 +255,30 @@ TEST_CASE("runtime: TESSERA_KERNEL's name drops parentheses and qualifiers, also
   CHECK(kernel_macro_name("((::ns::scale<ns::T, std::int8_t>))") == "scale<T, int8_t>");
   CHECK(kernel_macro_name("ns :: f<a :: b, 2>") == "f<b, 2>");
 }
+
+namespace {
+/// `depth` ifs inside one another, each adding 1 when the value is positive.
+void nest_ifs(tl::tensor& v, int depth) {
+  if (depth == 0) return;
+  tl::if_(v > 0.0f, [&] {
+    v += 1.0f;
+    nest_ifs(v, depth - 1);
+  });
+}
+void deepest_kernel(tl::ptr<float> x) {
+  auto v = tl::load(x);
+  nest_ifs(v, 256);
+  tl::store(x, v);
+}
+}  // namespace
+
+TEST_CASE("runtime: a kernel at the region nesting limit (256) compiles and runs (host, simt:32)") {
+  for (const char* name : {"host", "simt:32"}) {
+    CAPTURE(name);
+    Device dev = Device::open(name);
+    auto x = dev.upload(std::vector<float>{0.5f});
+    auto k = TESSERA_KERNEL(deepest_kernel, x);
+    k[{1}](x);
+    CHECK(x.download() == std::vector<float>{256.5f});
+  }
+}
