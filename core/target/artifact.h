@@ -53,6 +53,36 @@ struct Artifact {
   int64_t fault_offset = -1;
   /// What each fault code means: "<file:line>: <what happened>" (code = index + 1).
   std::vector<std::string> faults;
+  /// The print channel (SPIR-V kernels with a `print`): the byte offset in the block of a u64,
+  /// the device address of a print buffer (0: none, prints are dropped), a u32, the buffer's
+  /// capacity in records, and a u32 tag the kernel copies into each record; -1: no channel. The
+  /// buffer is a PrintHeader followed by PrintRecords; each print reserves a record with an atomic
+  /// add on `count` and fills it, or, past the capacity, adds one to `dropped`.
+  int64_t print_offset = -1;
+  struct PrintHeader {
+    uint32_t count = 0;    ///< records reserved (those past the capacity were dropped)
+    uint32_t dropped = 0;  ///< records dropped because the buffer was full
+  };
+  struct PrintRecord {      ///< little-endian u32 words
+    uint32_t code = 0;      ///< 1 + the index of the print's site in `prints`
+    uint32_t launch = 0;    ///< the launch's tag
+    uint32_t program[3] = {};
+    uint32_t thread = 0;    ///< the invocation's index in the workgroup
+    uint32_t pass = 0;      ///< loop passes this invocation had begun (orders the records)
+    int32_t index[4] = {};  ///< the element's index in the printed tile (site's rank valid)
+    uint32_t value[2] = {}; ///< the value's bits (low word first), zero-extended to 64
+  };
+  /// A print site (one SIMT `print` op): how its records are written out.
+  struct PrintSite {
+    std::string prefix;
+    ir::DType dtype = ir::DType::i32;  ///< the value's dtype (a pointer's pointee)
+    bool is_ptr = false;
+    bool hex = false;
+    int rank = 0;            ///< index words in use (0: a scalar)
+    uint32_t statement = 0;  ///< the tile-level print it comes from: sites that share one
+                             ///< print the elements of one tile, ordered by their index
+  };
+  std::vector<PrintSite> prints;  ///< by code - 1
 
   uint32_t threads = 0;          ///< threads per workgroup (x dimension only)
   uint32_t subgroup = 0;         ///< the subgroup size the code was lowered for (required)

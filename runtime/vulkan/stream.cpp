@@ -251,6 +251,7 @@ void VulkanStream::retire_locked() {
   }
   if (ring_) ring_->retire(completed_);
   collect_fault_locked();
+  collect_print_locked();
 }
 
 void VulkanStream::wait_locked(uint64_t value) {
@@ -315,6 +316,7 @@ void VulkanStream::launch(std::shared_ptr<const CompiledKernel> kernel, Grid gri
     std::memcpy(params.data() + k->grid_offset(), logical, sizeof logical);
   }
   attach_fault_record(k, params);
+  attach_print_buffer(k, params);
   const void* push = params.data();
   VkDeviceAddress block_address = 0;
   if (k->params_by_address()) {  // the block goes into this launch's slot of the param ring

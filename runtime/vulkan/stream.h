@@ -134,6 +134,17 @@ class VulkanStream final : public StreamImpl, public std::enable_shared_from_thi
   /// Throws (ErrorKind::DeviceFault) the first fault owed to the calling thread, if any.
   void throw_fault_locked();
 
+  // Device print (print.cpp; target::Artifact::PrintRecord). The caller holds mutex_.
+  /// Writes the stream's print buffer's address, capacity and a fresh tag into a launch's
+  /// `params` when `k` prints. The buffer holds the records of one submission: a print launch
+  /// after one in an earlier submission waits for that submission (and its records) first.
+  void attach_print_buffer(const std::shared_ptr<const VulkanKernel>& k,
+                           std::vector<std::byte>& params);
+  /// Writes the records of the print launches whose submissions have finished to stdout (in the
+  /// order documented in print.cpp), and the dropped records' count to stderr; then empties the
+  /// buffer when no submitted launch still writes to it.
+  void collect_print_locked();
+
   // Transfers (transfer.cpp). The caller holds mutex_.
   const PoolAllocation& pool_allocation(const Allocation& a, const char* what) const;
   void copy_locked(Span dst, Span src, VkDeviceSize bytes);
@@ -166,6 +177,17 @@ class VulkanStream final : public StreamImpl, public std::enable_shared_from_thi
   std::deque<FaultSource> fault_sources_;       ///< launches with a channel, not yet collected
   uint32_t fault_tag_ = 0;
   std::vector<OwedFault> owed_;  ///< collected faults, each thrown by its thread's next wait
+  /// Device print: a host-visible buffer (allocated at the first launch that prints) and the
+  /// launches writing to it, not yet collected.
+  struct PrintSource {
+    uint32_t tag;    ///< the launch's tag, in each of its records
+    uint64_t value;  ///< the submission holding the launch
+    std::shared_ptr<const VulkanKernel> kernel;
+  };
+  std::unique_ptr<BoundBuffer> print_buffer_;
+  VkDeviceSize print_bytes_ = 0;
+  std::deque<PrintSource> print_sources_;
+  uint32_t print_tag_ = 0;
   uint64_t op_ = 0;         ///< the current operation, for barrier decisions
 };
 

@@ -109,6 +109,7 @@ void Emitter::emit_identity(const ir::Op& op) {
 }
 
 void Emitter::emit_region(const ir::Region& region) {
+  if (print_offset_ >= 0) count_print_pass(region);
   for (const ir::Op* op : region.ops)
     if (!op->has(ir::kTerminator)) emit_op(*op);
 }
@@ -170,8 +171,7 @@ void Emitter::emit_op(const ir::Op& op) {
     case OpKind::MultipleOf: case OpKind::MaxContiguous:
       return set(op.result(), get(op.operand(0)));
     case OpKind::Assume:      return;
-    case OpKind::Print:
-      unsupported(&op, "print is not supported on Vulkan devices (no device printf)");
+    case OpKind::Print:       return emit_print(op);
     case OpKind::Assert:      return emit_assert(op);
     default:
       TESSERA_CHECK(false, "SPIR-V: op '", op.name(), "' cannot appear in a SIMT function");
@@ -277,6 +277,8 @@ target::Artifact emit(const ir::Function& fn, const target::Target& target,
   a.params_by_address = emitter.params_by_address();
   a.fault_offset = emitter.fault_offset();
   a.faults = emitter.faults();
+  a.print_offset = emitter.print_offset();
+  a.prints = emitter.prints();
   a.threads = static_cast<uint32_t>(ir::simt_threads(fn));
   a.subgroup = static_cast<uint32_t>(ir::simt_subgroup(fn));
   a.shared_bytes = static_cast<uint64_t>(ir::shared_memory_bytes(fn));

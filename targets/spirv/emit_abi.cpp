@@ -19,6 +19,10 @@ void Emitter::emit_prologue() {
     fault_offset_ = (param_bytes_ + 7) / 8 * 8;
     param_bytes_ = static_cast<uint32_t>(fault_offset_) + 12;
   }
+  if (wants_print_channel()) {  // the buffer's address, its capacity in records, the launch tag
+    print_offset_ = (param_bytes_ + 7) / 8 * 8;
+    param_bytes_ = static_cast<uint32_t>(print_offset_) + 16;
+  }
   params_by_address_ = param_bytes_ > static_cast<uint32_t>(target.push_constant_bytes);
 
   std::map<uint32_t, uint32_t> members;  // offset -> type
@@ -33,6 +37,11 @@ void Emitter::emit_prologue() {
   if (fault_offset_ >= 0) {
     members[static_cast<uint32_t>(fault_offset_)] = b.t_uint(64);
     members[static_cast<uint32_t>(fault_offset_) + 8] = b.t_uint(32);
+  }
+  if (print_offset_ >= 0) {
+    members[static_cast<uint32_t>(print_offset_)] = b.t_uint(64);
+    members[static_cast<uint32_t>(print_offset_) + 8] = b.t_uint(32);
+    members[static_cast<uint32_t>(print_offset_) + 12] = b.t_uint(32);
   }
   for (const auto& [offset, type] : members) {
     member_of_offset_[offset] = static_cast<uint32_t>(member_types_.size());
@@ -93,6 +102,7 @@ void Emitter::emit_prologue() {
   for (size_t i = 0; i < fn.params.size(); ++i)
     set(fn.params[i].value, param_value(fn.params[i].value->type, layout.slots[i].offset));
   declare_loop_counters();
+  declare_print_counter();
 }
 
 /// The block member at `offset` (a 4- or 8-byte word of `type`).

@@ -15,6 +15,7 @@
 #include "core/ir/ops.h"
 #include "core/ir/simt.h"
 #include "core/support/error.h"
+#include "core/target/artifact.h"
 #include "core/target/target.h"
 #include "targets/spirv/builder.h"
 
@@ -41,6 +42,9 @@ class Emitter {
   /// The fault channel's offset in the block (-1: none) and what each fault code means.
   int64_t fault_offset() const { return fault_offset_; }
   const std::vector<std::string>& faults() const { return faults_; }
+  /// The print channel's offset in the block (-1: none) and the kernel's print sites.
+  int64_t print_offset() const { return print_offset_; }
+  const std::vector<target::Artifact::PrintSite>& prints() const { return prints_; }
 
   Builder b;
   const ir::Function& fn;
@@ -96,6 +100,7 @@ class Emitter {
   void emit_barrier();
   void emit_coopmat(const ir::Op& op);  // emit_coopmat.cpp
   void emit_assert(const ir::Op& op);   // emit_fault.cpp
+  void emit_print(const ir::Op& op);    // emit_print.cpp
 
   // --- the fault channel (emit_fault.cpp) --------------------------------------------------------
   /// A new fault code whose text is `text` (Artifact::faults).
@@ -154,6 +159,11 @@ class Emitter {
   bool wants_fault_channel() const;  // emit_fault.cpp
   void declare_loop_counters();
   void report_loop_limit();
+  // The print channel (emit_print.cpp).
+  bool wants_print_channel() const;
+  void declare_print_counter();
+  /// At the start of a loop's body (a for) or condition (a while): one more pass begun.
+  void count_print_pass(const ir::Region& region);
   void emit_prologue();        // emit_abi.cpp
   Value load_param_word(uint32_t offset, uint32_t type);
   Value param_value(const ir::Type& type, uint32_t offset);
@@ -185,6 +195,11 @@ class Emitter {
   std::map<const ir::Op*, uint32_t> loop_codes_;  ///< each counted loop's fault code
   int loop_depth_ = 0;  ///< loops around the code being emitted (emit_control.cpp)
   const ir::Op* current_op_ = nullptr;  ///< the op emit_op() is emitting (inner loops name it)
+  // The print channel (emit_print.cpp).
+  int64_t print_offset_ = -1;
+  std::vector<target::Artifact::PrintSite> prints_;
+  Value print_pass_;                      ///< Private u32: loop passes begun
+  const ir::Op* last_print_ = nullptr;    ///< the print emitted last (sites of one statement)
 };
 
 /// The alignment of a `base_align`-aligned address plus `offset` bytes.

@@ -73,9 +73,14 @@
 /// passes as the driver does (emit_fault.cpp) and the first loop that reached the limit while it
 /// would go on is reported at the kernel's end; such modules are not optimized (counts_loops()).
 ///
+/// Prints (Artifact::print_offset and prints): a module with a `print` takes a u64 print-buffer
+/// address, a u32 capacity in records and a u32 launch tag after the grid (and fault) words; each
+/// print appends an Artifact::PrintRecord (emit_print.cpp), which the runtime formats.
+///
 /// Refused (tessera::Error, ErrorKind::Unsupported, naming the kernel): dtypes the target lacks
 /// (Target::supports_dtype), 64-bit atomics without int64 atomics, shuffles without
-/// subgroup_shuffle, `print` (Vulkan has no device printf here), more threads or shared memory than the target allows,
+/// subgroup_shuffle, a `print` of a tile of rank above 4, more threads or shared memory than the
+/// target allows,
 /// a subgroup size other than the target's, targets without buffer device address, cooperative
 /// matrices without the coopmat capability, matrix types and multiplies outside the target's
 /// matrix shapes, and bf16 matrices (they would need SPV_KHR_bfloat16).

@@ -123,7 +123,7 @@ bool DeviceFacts::has(Need n) const {
     case Need::Int64Atomics:
       return target.has(Cap::Int64Atomics);
     case Need::Print:
-      return !target.isa.starts_with("spirv");  // Vulkan has no printf
+      return true;  // Vulkan: through the print buffer (runtime/vulkan/print.cpp)
     case Need::Assert:
       return true;  // Vulkan: through the fault channel (targets/spirv/spirv.h)
     case Need::FusedFma:

@@ -34,7 +34,7 @@ enum class Need : uint8_t {
   Fp64,
   FloatAtomicAdd,
   Int64Atomics,
-  Print,   ///< device_print (Vulkan has no printf)
+  Print,   ///< device_print
   Assert,  ///< device_assert raising a device fault
   FusedFma,  ///< fma rounding once (Vulkan allows two roundings; lavapipe does that)
 };

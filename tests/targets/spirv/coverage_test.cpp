@@ -1,6 +1,6 @@
 /// \file Every op kind the SIMT IR admits (core/ir/simt.h: the SIMT ops and the scalar tile ops)
-/// appears in a module that validates, or is refused with an Unsupported error (print,
-/// mma, ldmatrix), or (the coopmat ops) in a module that SPIRV-Tools 2023.1 cannot validate,
+/// appears in a module that validates, or is refused with an Unsupported error (mma,
+/// ldmatrix, wgmma), or (the coopmat ops) in a module that SPIRV-Tools 2023.1 cannot validate,
 /// whose words coopmat_test.cpp checks.
 #include <set>
 
@@ -39,6 +39,7 @@ std::vector<std::string> corpus() {
                                  "  %r = where %a0, %a1, %a2 : f16", DType::f16));
   kernels.push_back(value_kernel({DType::f32}, "  %r = cast %a0 : i8", DType::i8));
   kernels.push_back(value_kernel({DType::f32}, "  %r = bitcast %a0 : u32", DType::u32));
+  kernels.push_back(kernel("%n: i32", "  print %n, %n {prefix = \"n = \", rank = 1}"));
   kernels.push_back(
       value_kernel({DType::u64, DType::u64}, "  %r = atomic_cas %in0, %a0, %a1 : u64", DType::u64));
   kernels.push_back(
@@ -141,8 +142,6 @@ std::string coopmat_kernel() {
 std::string refused_kernel(OpKind kind) {
   const char* attrs = "shared_0 = tile<512xf16>";
   switch (kind) {
-    case OpKind::Print:
-      return kernel("%n: i32", "  print %n");
     case OpKind::Assert:
       return kernel("%c: i1", "  assert %c");
     case OpKind::LdMatrix:
@@ -189,17 +188,14 @@ TEST_CASE("spirv: every op kind of a SIMT function validates or is refused") {
     tessera::ir::walk(module->kernel().body,
                       [&](const tessera::ir::Op* op) { covered.insert(op->kind); });
   }
-  // print has no Vulkan lowering, mma and ldmatrix no SPIR-V form: they are refused
-  // (errors_test.cpp checks the messages).
-  // wgmma and its fences: Hopper's PTX only.
-  std::set<OpKind> refused = {OpKind::Print,       OpKind::Mma,
-                              OpKind::LdMatrix,    OpKind::Wgmma,       OpKind::WgmmaFence,
-                              OpKind::WgmmaCommit, OpKind::WgmmaWait,   OpKind::FenceAsyncShared};
+  // mma and ldmatrix have no SPIR-V form: they are refused (errors_test.cpp checks the
+  // messages). wgmma and its fences: Hopper's PTX only.
+  std::set<OpKind> refused = {OpKind::Mma,         OpKind::LdMatrix,  OpKind::Wgmma,
+                              OpKind::WgmmaFence,  OpKind::WgmmaCommit, OpKind::WgmmaWait,
+                              OpKind::FenceAsyncShared};
   for (OpKind kind : refused) {
     CAPTURE(tessera::ir::op_name(kind));
-    bool wide = kind != OpKind::Print;  // subgroup 32
-    emit_error(refused_kernel(kind), profile(wide ? "vulkan-nvidia" : "vulkan-lavapipe"),
-               ErrorKind::Unsupported);
+    emit_error(refused_kernel(kind), profile("vulkan-nvidia"), ErrorKind::Unsupported);
   }
   for (int k = 0; k < tessera::ir::num_op_kinds(); ++k) {
     auto kind = static_cast<OpKind>(k);

@@ -46,14 +46,6 @@ TEST_CASE("spirv: a shuffle needs the subgroup_shuffle capability") {
   emit(text, profile("vulkan-lavapipe"));
 }
 
-TEST_CASE("spirv: print is Unsupported on Vulkan") {
-  std::string print = kernel("%n: i32", "  print %n {prefix = \"n = \"}");
-  std::string m = emit_error(print, profile(), ErrorKind::Unsupported);
-  CHECK(mentions(m, "kernel 'k'"));
-  CHECK(mentions(m, "print is not supported on Vulkan devices"));
-  CHECK(mentions(m, "test.tir:2"));
-}
-
 TEST_CASE("spirv: mma and ldmatrix are Unsupported (no mma.sync fragments on Vulkan)") {
   std::string text =
       kernel("%h: f16, %f: f32",
