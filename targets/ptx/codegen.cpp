@@ -5,11 +5,13 @@
 #include <cstdio>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "core/ir/abi.h"
 #include "core/ir/simt.h"
 #include "core/support/error.h"
 #include "targets/ptx/emitter.h"
+#include "targets/ptx/fatal.h"
 #include "targets/ptx/ptx.h"
 
 #pragma GCC diagnostic push
@@ -91,35 +93,71 @@ std::unique_ptr<llvm::TargetMachine> target_machine(const target::Target& target
                              llvm::CodeGenOptLevel::Aggressive));
 }
 
-/// The kernel as an optimized LLVM module.
-std::unique_ptr<llvm::Module> build(llvm::LLVMContext& ctx, llvm::TargetMachine& tm,
-                                    const ir::Function& fn, const target::Target& target) {
-  auto module = std::make_unique<llvm::Module>(fn.name, ctx);
-  module->setTargetTriple(kTriple);
-  module->setDataLayout(tm.createDataLayout());
-  Emitter emitter(*module, fn, target);
+/// One kernel's LLVM objects, on the heap: after a fatal error of LLVM they may be half updated,
+/// so they are kept, never destroyed (fatal.cpp says why throwing is safe enough). Members are
+/// destroyed in the order the code before used (pass managers, then module, machine, context).
+struct LlvmWork {
+  /// The optimization pipeline's managers, dropped (in this order) when the pipeline is done.
+  struct Optimizer {
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cam;
+    llvm::ModuleAnalysisManager mam;
+    llvm::PassBuilder pb;
+    llvm::ModulePassManager mpm;
+    explicit Optimizer(llvm::TargetMachine* tm) : pb(tm) {}
+  };
+
+  llvm::LLVMContext ctx;
+  std::unique_ptr<llvm::TargetMachine> tm;
+  std::unique_ptr<llvm::Module> module;
+  std::unique_ptr<Optimizer> optimizer;
+  llvm::SmallString<0> ptx;
+  llvm::raw_svector_ostream ptx_os{ptx};  // NVPTX's streamer writes here until codegen is gone
+  llvm::legacy::PassManager codegen;
+};
+
+/// Runs `f` on fresh LLVM objects with LLVM's fatal errors thrown as LlvmFatalError naming the
+/// kernel; the objects of a compilation that LLVM gave up on are kept for the process's life.
+void run_llvm(const ir::Function& fn, const std::function<void(LlvmWork&)>& f) {
+  auto work = std::make_unique<LlvmWork>();
+  try {
+    guard_llvm(fn.name, [&] { f(*work); });
+  } catch (const LlvmFatalError&) {
+    static std::mutex mutex;
+    static auto* kept = new std::vector<std::unique_ptr<LlvmWork>>();  // reachable, never freed
+    std::lock_guard lock(mutex);
+    kept->push_back(std::move(work));
+    throw;
+  }
+}
+
+/// The kernel as an optimized LLVM module, in w.module.
+void build(LlvmWork& w, const ir::Function& fn, const target::Target& target) {
+  w.tm = target_machine(target);
+  w.module = std::make_unique<llvm::Module>(fn.name, w.ctx);
+  llvm::Module& module = *w.module;
+  module.setTargetTriple(kTriple);
+  module.setDataLayout(w.tm->createDataLayout());
+  Emitter emitter(module, fn, target);
   emitter.emit_kernel();
   std::string problems;
   llvm::raw_string_ostream os(problems);
-  TESSERA_CHECK(!llvm::verifyModule(*module, &os), "ptx: invalid LLVM IR for kernel '", fn.name,
+  TESSERA_CHECK(!llvm::verifyModule(module, &os), "ptx: invalid LLVM IR for kernel '", fn.name,
                 "': ", problems);
 
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cam;
-  llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(&tm);
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cam, mam);
-  llvm::ModulePassManager mpm;
-  if (llvm::Error error = pb.parsePassPipeline(mpm, kPipeline))
+  w.optimizer = std::make_unique<LlvmWork::Optimizer>(w.tm.get());
+  LlvmWork::Optimizer& o = *w.optimizer;
+  o.pb.registerModuleAnalyses(o.mam);
+  o.pb.registerCGSCCAnalyses(o.cam);
+  o.pb.registerFunctionAnalyses(o.fam);
+  o.pb.registerLoopAnalyses(o.lam);
+  o.pb.crossRegisterProxies(o.lam, o.fam, o.cam, o.mam);
+  if (llvm::Error error = o.pb.parsePassPipeline(o.mpm, kPipeline))
     fail(ErrorKind::Internal, "ptx: LLVM rejects the pass pipeline: ",
          llvm::toString(std::move(error)));
-  mpm.run(*module, mam);
-  return module;
+  o.mpm.run(module, o.mam);
+  w.optimizer.reset();
 }
 
 /// The `.version` line says what this file needs; the driver JIT and ptxas accept it.
@@ -137,37 +175,36 @@ std::string pin_version(std::string ptx) {
 
 std::string emit_llvm_ir(const ir::Function& fn, const target::Target& target) {
   check_supported(fn, target);
-  llvm::LLVMContext ctx;
-  std::unique_ptr<llvm::TargetMachine> tm = target_machine(target);
-  std::unique_ptr<llvm::Module> module = build(ctx, *tm, fn, target);
   std::string text;
-  llvm::raw_string_ostream os(text);
-  module->print(os, nullptr);
+  run_llvm(fn, [&](LlvmWork& w) {
+    build(w, fn, target);
+    llvm::raw_string_ostream os(text);
+    w.module->print(os, nullptr);
+  });
   return text;
 }
 
 target::Artifact emit(const ir::Function& fn, const target::Target& target, std::string* llvm_ir) {
   check_supported(fn, target);
-  llvm::LLVMContext ctx;
-  std::unique_ptr<llvm::TargetMachine> tm = target_machine(target);
-  std::unique_ptr<llvm::Module> module = build(ctx, *tm, fn, target);
-  if (llvm_ir) {
-    llvm::raw_string_ostream ir_os(*llvm_ir);
-    module->print(ir_os, nullptr);
-  }
-
-  llvm::SmallString<0> ptx;
-  llvm::raw_svector_ostream os(ptx);
-  llvm::legacy::PassManager pm;
-  TESSERA_CHECK(!tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile),
-                "NVPTX cannot emit assembly");
-  pm.run(*module);
+  std::string ptx;
+  run_llvm(fn, [&](LlvmWork& w) {
+    build(w, fn, target);
+    if (llvm_ir) {
+      llvm::raw_string_ostream ir_os(*llvm_ir);
+      w.module->print(ir_os, nullptr);
+    }
+    TESSERA_CHECK(!w.tm->addPassesToEmitFile(w.codegen, w.ptx_os, nullptr,
+                                             llvm::CodeGenFileType::AssemblyFile),
+                  "NVPTX cannot emit assembly");
+    w.codegen.run(*w.module);
+    ptx = std::string(w.ptx.str());
+  });
 
   target::Artifact a;
   a.kernel = fn.name;
   a.symbol = kernel_symbol(fn.name);
   a.isa = "ptx";
-  a.ptx = pin_version(std::string(ptx.str()));
+  a.ptx = pin_version(std::move(ptx));
   a.target = target.str();
   a.params = ir::param_layout(fn);
   a.param_bytes = a.params.size;

@@ -5,6 +5,7 @@
 
 #include "core/ir/abi.h"
 #include "helpers.h"
+#include "targets/ptx/fatal.h"
 
 namespace ptx_test {
 namespace {
@@ -201,6 +202,39 @@ TEST_CASE("ptx: the LLVM IR dump shows the kernel's calling convention and block
   CHECK(ir.find("define ptx_kernel void @vector_add(ptr addrspace(1)") != std::string::npos);
   CHECK(ir.find("!\"maxntidx\", i32 128") != std::string::npos);
   CHECK(ir.find("target triple = \"nvptx64-nvidia-cuda\"") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace ptx_test
+
+namespace ptx_test {
+namespace {
+
+TEST_CASE("ptx: an LLVM fatal error is an Internal error naming the kernel, and the process goes on") {
+  // No input of the public API is known to reach one (kernel names are made safe by
+  // kernel_symbol), so LLVM's report_fatal_error is called inside the guard emit() runs under.
+  const std::string message = "Symbol name with unsupported characters";
+  for (int round = 0; round < 2; ++round) {  // the handler stays installed and keeps working
+    try {
+      tessera::ptx::raise_llvm_fatal_error_for_test("my kernel<2>", message, false);
+      FAIL("expected an error");
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::Internal);
+      CHECK(std::string(e.what()) ==
+            "ptx: LLVM fatal error while compiling kernel 'my kernel<2>': " + message);
+    }
+  }
+  try {
+    tessera::ptx::raise_llvm_fatal_error_for_test("k", "Allocation failed", true);
+    FAIL("expected an error");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::OutOfMemory);
+    CHECK(std::string(e.what()) ==
+          "ptx: LLVM ran out of memory while compiling kernel 'k': Allocation failed");
+  }
+  // LLVM still compiles kernels afterwards.
+  Emitted e = emit_both(kVectorAdd);
+  CHECK(e.has(".visible .entry vector_add("));
 }
 
 }  // namespace
