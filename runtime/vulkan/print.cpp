@@ -71,7 +71,8 @@ std::string line_of(const Record& r, const VulkanKernel& k) {
   std::ostringstream os;
   os << "pid (" << r.program[0] << ", " << r.program[1] << ", " << r.program[2] << ") ";
   if (r.code == 0 || r.code > k.prints().size())
-    return os.str() + "(kernel " + k.name + ": unknown print site " + std::to_string(r.code) + ")\n";
+    return os.str() + "(kernel " + k.name + ": unknown print site " + std::to_string(r.code) +
+           ")\n";
   const Site& site = k.prints()[r.code - 1];
   if (site.rank > 0) {
     os << "idx (";

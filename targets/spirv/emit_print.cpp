@@ -132,7 +132,8 @@ void Emitter::emit_print(const ir::Op& op) {
   store(offsetof(Record, thread), builtin(spv::BuiltInLocalInvocationIndex, u32));
   store(offsetof(Record, pass), b.load(u32, print_pass_, 0, false));
   for (int k = 0; k < rank; ++k)
-    store(offsetof(Record, index) + 4 * static_cast<size_t>(k), b.bitcast(u32, get(d.indices()[k])));
+    store(offsetof(Record, index) + 4 * static_cast<size_t>(k),
+          b.bitcast(u32, get(d.indices()[k])));
   store(offsetof(Record, value), value[0]);
   store(offsetof(Record, value) + 4, value[1]);
   b.branch(reserved);
