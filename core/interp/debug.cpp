@@ -9,6 +9,7 @@
 
 #include "core/interp/exec.h"
 #include "core/interp/scalar.h"
+#include "core/support/fault_text.h"
 
 namespace tessera::interp {
 namespace {
@@ -104,12 +105,16 @@ int64_t first_false(const RuntimeValue& cond) {
 }
 
 void check(const Exec& ex, const Op& op) {
-  const RuntimeValue& cond = ex.get(op.operand(0));
+  const RuntimeValue& cond = ex.get(op.operands.back());
   const int64_t i = first_false(cond);
   if (i < 0) return;
   const std::string index = cond.shape.empty() ? "" : ", index " + index_str(cond.shape, i);
   if (op.kind == OpKind::Assume) ex.fault(op, "assumption violated", index);
-  ex.fault(op, "device assert failed", index + ": " + op.str_attr_or("message", ""));
+  const ir::AssertOp a(const_cast<Op*>(&op));
+  std::vector<uint64_t> values;
+  for (const ir::Value* v : a.values())
+    values.push_back(static_cast<uint64_t>(int_element(ex.get(v), i)));
+  ex.fault(op, assert_heading(op), index + ": " + format_assert_message(a.message(), values));
 }
 
 }  // namespace

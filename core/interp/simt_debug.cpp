@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/interp/simt_exec.h"
+#include "core/support/fault_text.h"
 
 namespace tessera::interp::simt {
 namespace {
@@ -35,14 +36,30 @@ void print(Machine& m, const Instr& in, const Mask& mask) {
   m.out << os.str() << std::flush;
 }
 
-/// assert %i.., %cond {message, rank = imm[0]}.
+/// Thread t's element of an integer slot of `dtype`, extended to 64 bits by its signedness.
+uint64_t slot_int(const Slot& s, ir::DType dtype, uint32_t t) {
+  const bool sign = ir::is_signed_int(dtype);
+  switch (s.bytes) {
+    case 1: return sign ? static_cast<uint64_t>(s.as<int8_t>()[t]) : s.as<uint8_t>()[t];
+    case 2: return sign ? static_cast<uint64_t>(s.as<int16_t>()[t]) : s.as<uint16_t>()[t];
+    case 4: return sign ? static_cast<uint64_t>(s.as<int32_t>()[t]) : s.as<uint32_t>()[t];
+    default: return s.as<uint64_t>()[t];
+  }
+}
+
+/// assert %i.., %v.., %cond {message, rank = imm[0], values = imm[1]}.
 void check_assert(Machine& m, const Instr& in, const Mask& mask) {
   const uint8_t* cond = in.in.back().as<uint8_t>();
   for (uint32_t t = 0; t < m.threads; ++t) {
     if (!mask.on[t] || cond[t]) continue;
     const std::string index = in.imm[0] > 0 ? ", index " + index_of(in, t) : "";
-    m.fault(*in.op, static_cast<int>(t), "device assert failed",
-            index + ": " + in.op->str_attr_or("message", ""));
+    std::vector<uint64_t> values;
+    for (int64_t k = in.imm[0]; k < in.imm[0] + in.imm[1]; ++k) {
+      const auto at = static_cast<size_t>(k);
+      values.push_back(slot_int(in.in[at], in.op->operand(at)->type.dtype, t));
+    }
+    m.fault(*in.op, static_cast<int>(t), assert_heading(*in.op),
+            index + ": " + format_assert_message(in.op->str_attr_or("message", ""), values));
   }
 }
 
@@ -59,9 +76,12 @@ Handler select_debug(Instr& in) {
   if (op.kind == ir::OpKind::Assume) return check_assume;
   const ir::SimtDebugOp view(&op);
   in.imm[0] = view.rank();
-  in.imm[1] = op.int_attr_or("hex", 0) != 0;
-  TESSERA_CHECK(in.imm[0] >= 0 && static_cast<size_t>(in.imm[0]) + 1 == in.in.size(), "'",
-                op.name(), "' with rank ", in.imm[0], " and ", in.in.size(), " operands");
+  // print: imm[1] = hex; assert: imm[1] = the number of reported values.
+  in.imm[1] = op.kind == ir::OpKind::Print ? op.int_attr_or("hex", 0) != 0 : view.num_values();
+  const int64_t values = op.kind == ir::OpKind::Print ? 0 : in.imm[1];
+  TESSERA_CHECK(in.imm[0] >= 0 && static_cast<size_t>(in.imm[0] + values) + 1 == in.in.size(),
+                "'", op.name(), "' with rank ", in.imm[0], ", ", values, " values and ",
+                in.in.size(), " operands");
   return op.kind == ir::OpKind::Print ? print : check_assert;
 }
 

@@ -91,7 +91,13 @@
 ///
 /// Debugging and hints
 ///   print %v... {prefix, hex}   prints the program id, the prefix and each value.
-///   assert %cond {message}      a false element is a device fault naming the message.
+///   assert %v.., %cond {message, values, fault}
+///                               a false element is a device fault naming the message (and
+///                               beginning with `fault`, default "device assert failed"). The
+///                               `values` operands (default none, at most kMaxAssertValues;
+///                               integers (not i1) of %cond's shape) are reported with it: in the
+///                               message, `{k}` stands for the failing element's k-th value in decimal and
+///                               `{k:x}` for it in hex (core/support/fault_text.h).
 ///   multiple_of %x {values}     %x (integers, or pointers: Triton's
 ///                               `tl.multiple_of(ptr + offs, 16)`), with a promise that dimension
 ///                               i's elements are multiples of values[i] (for scalars:
@@ -116,7 +122,9 @@
 ///   condition %c, %v...         ends a while's before-region.
 #pragma once
 
+#include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "core/ir/ir.h"
@@ -255,12 +263,29 @@ struct PrintOp : OpView<OpKind::Print> {
   std::string prefix() const { return op->str_attr_or("prefix", ""); }
   bool hex() const { return op->int_attr_or("hex", 0) != 0; }
 };
+/// The most values an assert reports (the fault records of the GPU targets hold this many).
+inline constexpr int kMaxAssertValues = 3;
+
 struct AssertOp : OpView<OpKind::Assert> {
   using OpView::OpView;
-  /// The condition: the last operand (SIMT asserts put element indices before it).
+  /// The condition: the last operand (SIMT asserts put element indices before the values).
   Value* cond() const { return op->operands.back(); }
   std::string message() const { return op->str_attr_or("message", ""); }
+  /// How many values the assert reports (attribute `values`, default 0).
+  int num_values() const { return static_cast<int>(op->int_attr_or("values", 0)); }
+  /// The reported values: the operands right before the condition.
+  std::span<Value* const> values() const {
+    const size_t n = static_cast<size_t>(num_values());
+    return {op->operands.data() + op->operands.size() - 1 - n, n};
+  }
 };
+
+/// What an assert's fault says first: its attribute `fault` (the bounds checks say
+/// "out-of-bounds load", ...), else "device assert failed".
+inline std::string assert_heading(const Op& assert_op) {
+  return assert_op.str_attr_or("fault", "device assert failed");
+}
+
 
 struct ForOp : OpView<OpKind::For> {
   using OpView::OpView;

@@ -315,13 +315,20 @@ struct CoopMatStoreOp : OpView<OpKind::CoopMatStore> {
   bool col_major() const { return op->int_attr_or("col_major", 0) != 0; }
 };
 
-/// `print` and `assert` in a SIMT function: `rank` (default 0) i32 indices, then the printed
-/// value or the condition (AssertOp::cond() and the tile-IR reading of `print` do not apply).
+/// `print` and `assert` in a SIMT function: `rank` (default 0) i32 indices, an assert's
+/// reported values (attribute `values`, default 0: scalars, see AssertOp), then the printed value
+/// or the condition (the tile-IR reading of `print` does not apply).
 struct SimtDebugOp {
   const Op* op;
   explicit SimtDebugOp(const Op* o);
   int rank() const { return static_cast<int>(op->int_attr_or("rank", 0)); }
-  std::span<Value* const> indices() const { return {op->operands.data(), op->operands.size() - 1}; }
+  int num_values() const { return static_cast<int>(op->int_attr_or("values", 0)); }
+  std::span<Value* const> indices() const {
+    return {op->operands.data(), static_cast<size_t>(rank())};
+  }
+  std::span<Value* const> values() const {
+    return {op->operands.data() + rank(), static_cast<size_t>(num_values())};
+  }
   Value* value() const { return op->operands.back(); }  ///< the value or the condition
 };
 

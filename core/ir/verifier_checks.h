@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/ir/ir.h"
+#include "core/ir/ops.h"
 #include "core/ir/simt.h"
 #include "core/support/error.h"
 
@@ -96,6 +97,12 @@ class OpChecker {
   std::vector<std::string>& diags_;
   bool failed_ = false;
 };
+
+/// The `values` attribute of an assert (0 to kMaxAssertValues; 0 when absent, reported when
+/// out of range).
+inline int64_t assert_values(OpChecker& c) {
+  return c.op.find_attr("values") ? c.int_attr_in("values", 0, kMaxAssertValues).value_or(0) : 0;
+}
 
 // One function per op family; each switches on the kinds it owns.
 void check_identity_or_construction(OpChecker& c);  // verifier_ops.cpp

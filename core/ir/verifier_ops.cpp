@@ -183,8 +183,19 @@ void check_print(OpChecker& c) {
 }
 
 void check_assert(OpChecker& c) {
-  if (!c.in(0).is_bool()) c.fail("expects an operand of dtype i1, got ", c.in(0).str());
   c.str_attr("message", false);
+  c.str_attr("fault", false);
+  const int64_t values = assert_values(c);
+  if (c.num_in() != static_cast<size_t>(values) + 1) {
+    c.fail("expects ", values + 1, " operands (", values, " values, then the condition), got ",
+           c.num_in());
+    return;
+  }
+  const Type& cond = c.in(c.num_in() - 1);
+  if (!cond.is_bool()) c.fail("expects a condition of dtype i1, got ", cond.str());
+  for (size_t i = 0; i + 1 < c.num_in(); ++i)
+    if (!c.in(i).is_int() || c.in(i).is_bool() || c.in(i).shape != cond.shape)
+      c.fail("expects value #", i, " to be integers of the condition's shape, got ", c.in(i).str());
 }
 
 void check_hint(OpChecker& c) {

@@ -395,18 +395,28 @@ void check_simt_debug(OpChecker& c) {
     c.flag_attr("hex");
   } else {
     c.str_attr("message", false);
+    c.str_attr("fault", false);
   }
   std::optional<int64_t> rank = rank_attr(c);
   if (!rank) return;
+  const int64_t values = is_print ? 0 : assert_values(c);
   const char* what = is_print ? "the value" : "the condition";
-  if (c.num_in() != static_cast<size_t>(*rank) + 1) {
-    c.fail("expects rank + 1 = ", *rank + 1, " operands (", *rank, " i32 indices, then ", what,
-           "), got ", c.num_in());
+  if (c.num_in() != static_cast<size_t>(*rank + values) + 1) {
+    if (is_print)
+      c.fail("expects rank + 1 = ", *rank + 1, " operands (", *rank, " i32 indices, then ", what,
+             "), got ", c.num_in());
+    else
+      c.fail("expects rank + values + 1 = ", *rank + values + 1, " operands (", *rank,
+             " i32 indices, ", values, " values, then ", what, "), got ", c.num_in());
     return;
   }
-  size_t last = static_cast<size_t>(*rank);
-  for (size_t i = 0; i < last; ++i)
+  size_t last = static_cast<size_t>(*rank + values);
+  for (size_t i = 0; i < static_cast<size_t>(*rank); ++i)
     c.expect_type("operand #" + std::to_string(i) + " (an index)", c.in(i), kI32);
+  for (size_t i = static_cast<size_t>(*rank); i < last; ++i)
+    if (!c.in(i).is_int() || c.in(i).is_bool() || c.in(i).is_tile())
+      c.fail("expects operand #", i, " (a reported value) to be an integer scalar, got ",
+             c.in(i).str());
   std::string last_what = "operand #" + std::to_string(last) + " (" + what + ")";
   if (!is_print)
     c.expect_type(last_what, c.in(last), kBool);

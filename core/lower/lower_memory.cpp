@@ -202,15 +202,23 @@ void Lowerer::lower_assert(const ir::Op& op) {
   ir::AssertOp a(const_cast<ir::Op*>(&op));
   const ir::Value* c = a.cond();
   std::vector<ir::Attribute> attrs = {{"message", a.message()}, {"rank", int64_t{c->type.rank()}}};
+  if (a.num_values() > 0) attrs.push_back({"values", int64_t{a.num_values()}});
+  if (op.has_attr("fault")) attrs.push_back({"fault", ir::assert_heading(op)});
   if (!c->type.is_tile()) {
-    b().create(OpKind::Assert, {scalar(c)}, {}, attrs);
+    std::vector<ir::Value*> operands;
+    for (const ir::Value* v : a.values()) operands.push_back(scalar(v));
+    operands.push_back(scalar(c));
+    b().create(OpKind::Assert, operands, {}, attrs);
     return;
   }
   Layout l = homes().layout_for(c);
   Regs r = regs(c, l);
+  std::vector<Regs> values;  // each reported value in the condition's layout
+  for (const ir::Value* v : a.values()) values.push_back(regs(v, l));
   guarded(owner(l), [&] {
     for (int i = 0; i < l.num_regs(); ++i) {
       std::vector<ir::Value*> operands = element_index(l, i);
+      for (const Regs& v : values) operands.push_back(v[static_cast<size_t>(i)]);
       operands.push_back(r[static_cast<size_t>(i)]);
       b().create(OpKind::Assert, operands, {}, attrs);
     }

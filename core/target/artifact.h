@@ -23,6 +23,9 @@ struct FaultWords {
   uint32_t thread = 0;       ///< its index in the workgroup
   uint32_t rank = 0;         ///< how many of `index` are valid
   int32_t index[4] = {};     ///< the element's index in the tile (an assert)
+  uint32_t num_values = 0;   ///< how many of `values` an assert reported
+  uint32_t unused = 0;
+  uint64_t values[3] = {};   ///< an assert's reported values (ir::AssertOp::values)
 };
 
 struct Artifact {

@@ -2,10 +2,14 @@
 /// generations and fault recovery, the caching allocator and the pinned staging pool.
 #include "runtime/cuda/device.h"
 
+#include <algorithm>
 #include <cstring>
+#include <iterator>
+#include <span>
 #include <thread>
 
 #include "core/support/error.h"
+#include "core/support/fault_text.h"
 #include "runtime/cuda/stream.h"
 #include "runtime/timeout.h"
 #include "targets/compile.h"
@@ -40,21 +44,15 @@ target::Target target_for(int sm) {
   return *t;
 }
 
-/// "device assert failed in kernel k at f.cpp:3: msg (program (x, y, z), thread t, index (i))".
+/// "device assert failed in kernel k at f.cpp:3: msg (program (x, y, z), thread t, index (i);"
+/// (the caller closes the parenthesis after the driver's words).
 std::string describe_assert(const ptx::FaultRecord& rec) {
   ptx::FaultRecord r;
   std::memcpy(&r, &rec, sizeof r);
   r.message[sizeof r.message - 1] = '\0';
-  std::string where = "program (" + std::to_string(r.program[0]) + ", " +
-                      std::to_string(r.program[1]) + ", " + std::to_string(r.program[2]) +
-                      "), thread " + std::to_string(r.thread);
-  if (r.rank > 0) {
-    where += ", index (";
-    for (uint32_t i = 0; i < r.rank && i < 4; ++i)
-      where += (i ? ", " : "") + std::to_string(r.index[i]);
-    where += ")";
-  }
-  return "device assert failed in kernel " + std::string(r.message) + " (" + where + ";";
+  const size_t n = std::min<size_t>(r.num_values, std::size(r.values));
+  return format_assert_message(r.message, std::span<const uint64_t>(r.values, n)) + " (" +
+         describe_invocation(r.program, r.thread, r.rank, r.index) + ";";
 }
 
 }  // namespace

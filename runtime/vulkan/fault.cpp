@@ -8,29 +8,14 @@
 /// work is not affected: the device stays usable and later work runs as usual.
 #include <algorithm>
 #include <cstring>
+#include <iterator>
+#include <span>
 
+#include "core/support/fault_text.h"
 #include "runtime/vulkan/memory.h"
 #include "runtime/vulkan/stream.h"
 
 namespace tessera::rt::vk {
-namespace {
-
-/// " (program (x, y, z), thread t, index (i, j))", as CUDA's device asserts say it.
-std::string invocation(const target::FaultWords& w) {
-  std::string s = " (program (" + std::to_string(w.program[0]) + ", " +
-                  std::to_string(w.program[1]) + ", " + std::to_string(w.program[2]) +
-                  "), thread " + std::to_string(w.thread);
-  if (w.rank > 0) {
-    s += ", index (";
-    for (uint32_t i = 0; i < w.rank && i < 4; ++i)
-      s += (i ? ", " : "") + std::to_string(w.index[i]);
-    s += ")";
-  }
-  return s + ")";
-}
-
-}  // namespace
-
 void VulkanStream::attach_fault_record(const std::shared_ptr<const VulkanKernel>& k,
                                        std::vector<std::byte>& params) {
   if (k->fault_offset() < 0) return;
@@ -74,11 +59,16 @@ void VulkanStream::collect_fault_locked() {
     if (w.claimed != 0) {
       std::memset(slot, 0, sizeof w);
       const auto& faults = s.kernel->faults();
+      const size_t n = std::min<size_t>(w.num_values, std::size(w.values));
       std::string text = w.code >= 1 && w.code <= faults.size()
-                             ? faults[w.code - 1]
+                             ? format_assert_message(faults[w.code - 1],
+                                                         std::span<const uint64_t>(w.values, n))
                              : "kernel " + s.kernel->name + " reported fault code " +
                                    std::to_string(w.code);
-      owed_.push_back({s.thread, text + invocation(w) + " on " + shared_.ctx->name()});
+      owed_.push_back({s.thread, text + " (" +
+                                     describe_invocation(w.program, w.thread, w.rank,
+                                                                 w.index) +
+                                     ") on " + shared_.ctx->name()});
     }
     fault_sources_.pop_front();
   }

@@ -2,7 +2,10 @@
 /// arguments, each aligned to its size, integers below 32 bits widened and floats as doubles),
 /// device assert (the fault record of ptx.h, then `trap`), assume and the value hints.
 #include <cstddef>
+#include <iterator>
+#include <span>
 
+#include "core/ir/ops.h"
 #include "core/ir/simt.h"
 #include "core/support/error.h"
 #include "targets/ptx/emitter.h"
@@ -139,7 +142,16 @@ void device_assert(Emitter& e, const ir::Op& op) {
   store(b.getInt32(static_cast<uint32_t>(rank)), offsetof(FaultRecord, rank));
   for (int i = 0; i < rank; ++i)
     store(e.get(d.indices()[i]), offsetof(FaultRecord, index) + 4 * static_cast<size_t>(i));
-  std::string text = e.fn.name + " at " + op.loc.str() + ": " + op.str_attr_or("message", "");
+  std::span<ir::Value* const> values = d.values();
+  store(b.getInt32(static_cast<uint32_t>(values.size())), offsetof(FaultRecord, num_values));
+  for (size_t i = 0; i < values.size() && i < std::size(FaultRecord{}.values); ++i) {
+    llvm::Value* v = e.get(values[i]);
+    v = ir::is_signed_int(values[i]->type.dtype) ? b.CreateSExtOrTrunc(v, b.getInt64Ty())
+                                                  : b.CreateZExtOrTrunc(v, b.getInt64Ty());
+    store(v, offsetof(FaultRecord, values) + 8 * i);
+  }
+  std::string text = ir::assert_heading(op) + " in kernel " + e.fn.name + " at " + op.loc.str() +
+                     ": " + op.str_attr_or("message", "");
   text = text.substr(0, sizeof(FaultRecord::message) - 1);
   llvm::Value* message = e.string_constant(text, "tessera_assert");
   b.CreateMemCpy(field(offsetof(FaultRecord, message)), llvm::Align(1), message, llvm::Align(1),

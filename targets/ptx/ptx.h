@@ -49,7 +49,12 @@ struct FaultRecord {
   uint32_t thread = 0;       ///< thread index in the workgroup
   uint32_t rank = 0;         ///< how many of `index` are valid
   int32_t index[4] = {};     ///< the element index in the tile
-  char message[256] = {};    ///< "<kernel> at <file:line>: <message>", NUL-terminated, truncated
+  uint32_t num_values = 0;   ///< how many of `values` the assert reported
+  uint32_t unused = 0;
+  uint64_t values[3] = {};   ///< the assert's reported values (ir::AssertOp::values)
+  /// "<heading> in kernel <kernel> at <file:line>: <message>", NUL-terminated, truncated; the
+  /// message's `{k}` stand for `values` (ir::format_assert_message).
+  char message[256] = {};
 };
 /// A module global (`.global .u64`) that holds the FaultRecord's device address; present only in
 /// modules that contain asserts.

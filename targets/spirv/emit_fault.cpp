@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <iterator>
 
+#include "core/ir/ops.h"
 #include "core/target/artifact.h"
 
 namespace tessera::spirv::impl {
@@ -45,7 +47,8 @@ uint32_t Emitter::fault_code(std::string text) {
   return static_cast<uint32_t>(faults_.size());
 }
 
-void Emitter::raise_fault(Value failed, Value code, const std::vector<Value>& index) {
+void Emitter::raise_fault(Value failed, Value code, const std::vector<Value>& index,
+                          const std::vector<Value>& values) {
   TESSERA_CHECK(fault_offset_ >= 0, "SPIR-V: a fault in kernel '", fn.name,
                 "' without a fault channel");
   uint32_t u32 = b.t_uint(32), u64 = b.t_uint(64);
@@ -83,6 +86,13 @@ void Emitter::raise_fault(Value failed, Value code, const std::vector<Value>& in
   store(offsetof(FaultWords, rank), b.c_u32(static_cast<uint32_t>(rank)));
   for (size_t k = 0; k < rank; ++k)
     store(offsetof(FaultWords, index) + 4 * k, b.bitcast(u32, index[k]));
+  size_t reported = std::min(values.size(), std::size(FaultWords{}.values));
+  store(offsetof(FaultWords, num_values), b.c_u32(static_cast<uint32_t>(reported)));
+  for (size_t k = 0; k < reported; ++k) {
+    Value at = b.binary(spv::OpIAdd, record,
+                        b.c_int(u64, word_offset(offsetof(FaultWords, values) + 8 * k)));
+    b.store(psb_pointer(at, u64), values[k], 8, true);
+  }
   b.branch(written);
   b.begin_block(written);
   b.branch(claimed);
@@ -95,9 +105,18 @@ void Emitter::emit_assert(const ir::Op& op) {
   ir::SimtDebugOp d(&op);
   std::vector<Value> index;
   for (int k = 0; k < d.rank(); ++k) index.push_back(get(d.indices()[k]));
-  uint32_t code = fault_code("device assert failed in kernel " + fn.name + " at " + op.loc.str() +
-                             ": " + op.str_attr_or("message", ""));
-  raise_fault(b.unary(spv::OpLogicalNot, get(d.value())), b.c_u32(code), index);
+  std::vector<Value> values;  // each widened to 64 bits by its signedness
+  for (const ir::Value* v : d.values()) {
+    int bits = ir::dtype_bits(v->type.dtype);
+    Value x = get(v);
+    if (bits < 64)
+      x = b.convert(ir::is_signed_int(v->type.dtype) ? spv::OpSConvert : spv::OpUConvert,
+                    b.t_int(64, ir::is_signed_int(v->type.dtype)), x);
+    values.push_back(b.bitcast(b.t_uint(64), x));
+  }
+  uint32_t code = fault_code(ir::assert_heading(op) + " in kernel " + fn.name + " at " +
+                             op.loc.str() + ": " + op.str_attr_or("message", ""));
+  raise_fault(b.unary(spv::OpLogicalNot, get(d.value())), b.c_u32(code), index, values);
 }
 
 /// lavapipe's count (gallivm, Mesa 22.3): every pass through a loop's body decrements one

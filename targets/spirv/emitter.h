@@ -107,7 +107,8 @@ class Emitter {
   uint32_t fault_code(std::string text);
   /// Where `failed` holds: claims the record and writes `code`, the launch tag, the program and
   /// thread ids and `index` (up to 4 i32 values).
-  void raise_fault(Value failed, Value code, const std::vector<Value>& index);
+  void raise_fault(Value failed, Value code, const std::vector<Value>& index,
+                   const std::vector<Value>& values = {});
   /// On targets with a loop_limit (loop_counting()), every loop's header calls count_iteration
   /// and the end of its body note_loop_limit (`op` names the loop in the fault; `continues`: the
   /// loop goes on after this pass; `depth`: the loops around it).

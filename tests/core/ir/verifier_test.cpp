@@ -127,8 +127,15 @@ TEST_CASE("verifier: SIMT functions, word for word") {
         "of the function, got 0 (no attribute 'shared_0')\n");
   CHECK(
       simt(ok, "  %0 = cmp_lt %n, %n : i1" + loc(2) + "  assert %n, %n, %0 {rank = 1}" + loc(3)) ==
-      "/src/k.cpp:3: error: 'assert' op expects rank + 1 = 2 operands (1 i32 indices, then the "
-      "condition), got 3\n");
+      "/src/k.cpp:3: error: 'assert' op expects rank + values + 1 = 2 operands (1 i32 indices, 0 "
+      "values, then the condition), got 3\n");
+  CHECK(simt(ok, "  %0 = cmp_lt %n, %n : i1" + loc(2) +
+                     "  assert %n, %n, %0 {rank = 1, values = 1, message = \"{0}\"}" + loc(3)) ==
+        "");
+  CHECK(simt(ok, "  %0 = cmp_lt %n, %n : i1" + loc(2) + "  assert %n, %0, %0 {rank = 1, values = 1}" +
+                     loc(3)) ==
+        "/src/k.cpp:3: error: 'assert' op expects operand #1 (a reported value) to be an integer "
+        "scalar, got i1\n");
   CHECK(simt(ok, "  %0 = add %p, %p : ptr<f32>" + loc(2)) ==
         "/src/k.cpp:2: error: 'add' op expects integer or float operands, got ptr<f32>\n");
   CHECK(simt("shared_1 = tile<2xf32>, " + ok, "") ==

@@ -37,6 +37,22 @@ TEST_CASE("ptx: assert records the failure in the fault record and traps") {
   CHECK(e.has("membar.sys;"));          // ... and makes it visible to the host before trapping
 }
 
+TEST_CASE("ptx: an assert's reported values and heading go into the fault record") {
+  std::string body = R"(  %lane = lane_id : i32
+  %c8 = constant {value = 8} : i32
+  %ok = cmp_lt %lane, %c8 : i1
+  %a = bitcast %p : u64
+  assert %lane, %a, %lane, %ok {fault = "out-of-bounds load", message = "at {0:x}, lane {1}", rank = 1, values = 2})";
+  Emitted e = emit_both(kernel("%p: ptr<f32>", body));
+  // The count (2 at offset 40), then each value widened to 64 bits at offsets 48 and 56.
+  CHECK(e.has("st.volatile.global.u32 \t[%rd1+40]"));
+  CHECK(e.count("st.volatile.global.u64") == 2);
+  auto m = parse(kernel("%p: ptr<f32>", body));
+  std::string ir = tessera::ptx::emit_llvm_ir(m->kernel(), profile());
+  CHECK(ir.find("out-of-bounds load in kernel k at test.tir:6: at {0:x}, lane {1}") !=
+        std::string::npos);
+}
+
 TEST_CASE("ptx: the assert message names the kernel's source location") {
   std::string text =
       "func @k() attributes {stage = \"simt\", threads = 32, subgroup = 32} {\n"

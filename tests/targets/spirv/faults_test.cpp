@@ -61,6 +61,22 @@ TEST_CASE("spirv: an assert fills the fault record through the channel on every 
   }
 }
 
+TEST_CASE("spirv: an assert's reported values are widened to 64 bits into the record") {
+  for (const char* name : {"vulkan-lavapipe", "vulkan-nvidia"}) {
+    CAPTURE(name);
+    Target t = profile(name);
+    Emitted e = emit_both(
+        kernel("%c: i1, %i: i32, %a: u64",
+               "  assert %i, %i, %a, %c {fault = \"out-of-bounds store\", message = \"{0} {1:x}\", "
+               "rank = 1, values = 2}",
+               "", 64, t.subgroup_size),
+        t);
+    REQUIRE(e.artifact.faults.size() == 1);
+    CHECK(e.artifact.faults[0] == "out-of-bounds store in kernel k at test.tir:2: {0} {1:x}");
+    CHECK(e.count("OpSConvert") >= 1);  // the i32 value, sign-extended
+  }
+}
+
 TEST_CASE("spirv: without asserts and a loop limit a kernel has no fault channel") {
   Target nvidia = profile("vulkan-nvidia");
   Emitted e = emit_both(loop_kernel(nvidia.subgroup_size), nvidia);
