@@ -53,6 +53,9 @@ struct DeviceInfo {
   std::string target;       ///< the target description's text form
   int rank = 0;             ///< preference for Device::best(): higher is better
   bool is_cpu = false;      ///< runs on the host CPU (interpreters, lavapipe): keep problems small
+  /// Every launch runs in debug mode (CompileOptions::debug): the interpreters, which define
+  /// what an access may touch.
+  bool checks_bounds = false;
 };
 
 namespace rt {

@@ -210,8 +210,24 @@ std::shared_ptr<const ir::Module> KernelBase::ir_for(std::span<const KernelArg> 
   return passes::compile(*traced_for(args), *target::profile("host"), {}, passes::Stage::Tile).tile;
 }
 
+namespace {
+
+/// TESSERA_DEBUG, read once (at the first launch): "1" turns debug mode on for every launch.
+bool debug_from_env() {
+  static const bool on = [] {
+    const char* text = std::getenv("TESSERA_DEBUG");
+    const std::string v = text ? text : "";
+    if (v.empty() || v == "0") return false;
+    if (v == "1") return true;
+    fail(ErrorKind::Argument, "TESSERA_DEBUG='", v, "' is neither 0 nor 1");
+  }();
+  return on;
+}
+
+}  // namespace
+
 std::vector<std::byte> KernelBase::pack(const rt::CompiledKernel& compiled,
-                                        std::span<const KernelArg> args) const {
+                                        std::span<const KernelArg> args, bool debug) const {
   std::vector<std::byte> block(compiled.params.size);
   size_t slot = 0;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -224,6 +240,15 @@ std::vector<std::byte> KernelBase::pack(const rt::CompiledKernel& compiled,
       put_scalar(block, offset, t, args[i]);
     }
   }
+  // Debug mode: each pointer's buffer, as the hidden parameters after the user's say
+  // (core/passes/bounds.h): its address and size.
+  for (size_t i = 0; debug && i < args.size(); ++i) {
+    if (params_[i].cls != ParamClass::Pointer) continue;
+    put<uint64_t>(block, compiled.params.slots.at(slot++).offset, args[i].buffer.address());
+    put<uint64_t>(block, compiled.params.slots.at(slot++).offset, args[i].buffer.bytes());
+  }
+  TESSERA_CHECK(slot == compiled.params.slots.size(), "kernel '", name_, "': ", slot,
+                " parameters packed for ", compiled.params.slots.size(), " slots");
   return block;
 }
 
@@ -237,7 +262,9 @@ void KernelBase::launch(const LaunchConfig& config, std::span<const KernelArg> a
   if (config.options.num_stages < 1)
     fail(ErrorKind::Argument, "kernel '", name_, "': num_stages must be at least 1, got ",
          config.options.num_stages);
-  CompiledKey key{device.get(), std::move(specs), config.options};
+  LaunchOptions options = config.options;
+  options.debug = options.debug || debug_from_env() || device->info().checks_bounds;
+  CompiledKey key{device.get(), std::move(specs), options};
   std::shared_ptr<const rt::CompiledKernel> compiled;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -246,8 +273,8 @@ void KernelBase::launch(const LaunchConfig& config, std::span<const KernelArg> a
   }
   if (!compiled) {
     std::shared_ptr<const ir::Module> traced = module_for(key.specs);
-    capture(*traced, config.options);
-    compiled = device->compile(*traced, config.options);
+    capture(*traced, options);
+    compiled = device->compile(*traced, options);
     std::lock_guard<std::mutex> lock(mutex_);
     compiled_.emplace(key, compiled);
   }
@@ -258,7 +285,7 @@ void KernelBase::launch(const LaunchConfig& config, std::span<const KernelArg> a
   std::shared_ptr<rt::StreamImpl> stream =
       rt::ordered_stream(*device, config.stream ? &config.stream->impl() : nullptr);
   rt::CountEnqueued counted(*device, *stream);
-  stream->launch(compiled, config.grid, pack(*compiled, args), std::move(keep));
+  stream->launch(compiled, config.grid, pack(*compiled, args, options.debug), std::move(keep));
 }
 
 void KernelBase::capture(const ir::Module& traced, const LaunchOptions& options) const {

@@ -127,8 +127,9 @@ class KernelBase {
   std::shared_ptr<const ir::Module> module_for(const std::vector<tl::ArgSpec>& specs) const;
   /// Under TESSERA_CAPTURE=DIR: writes `traced` with `options` to DIR.
   void capture(const ir::Module& traced, const LaunchOptions& options) const;
-  std::vector<std::byte> pack(const rt::CompiledKernel& compiled,
-                              std::span<const KernelArg> args) const;
+  /// The parameter block; with `debug`, each pointer's buffer follows (core/passes/bounds.h).
+  std::vector<std::byte> pack(const rt::CompiledKernel& compiled, std::span<const KernelArg> args,
+                              bool debug) const;
   std::string param_label(size_t i) const;
 
   mutable std::string name_;  // learned from the first trace when not given

@@ -9,6 +9,7 @@
 #include "core/ir/printer.h"
 #include "core/ir/verifier.h"
 #include "core/lower/simt_lowering.h"
+#include "core/passes/bounds.h"
 #include "core/passes/canonicalize.h"
 #include "core/passes/cse.h"
 #include "core/passes/dce.h"
@@ -92,6 +93,12 @@ bool optimize_tile(State& s) {
   return false;  // its passes dump themselves
 }
 
+bool bounds(State& s) {
+  if (!s.options.debug || !add_bounds_checks(*s.out.tile)) return false;
+  optimize(*s.out.tile, pass_options(s));  // the checks' splats and compares, merged and folded
+  return true;
+}
+
 bool make_plan(State& s) {
   s.out.plan = std::make_unique<lower::LoweringPlan>(s.out.tile->kernel(), s.target, s.options);
   if (s.dumps.has("layouts")) s.dumps.out() << s.out.plan->str();
@@ -124,9 +131,10 @@ struct Step {
   StepFn run;
 };
 
-constexpr std::array<Step, 7> kSteps = {{
+constexpr std::array<Step, 8> kSteps = {{
     {{"verify", Stage::Tile, "check the kernel as traced"}, verify},
     {{"optimize", Stage::Tile, "the cleanup passes on the tile IR, to a fixed point"}, optimize_tile},
+    {{"bounds", Stage::Tile, "debug mode: every access checked against its buffer"}, bounds},
     {{"verify", Stage::Tile, "check the optimized tile IR"}, verify},
     {{"plan", Stage::Simt, "layouts, dot plans and loop plans"}, make_plan},
     {{"to-simt", Stage::Simt, "per-thread code following the plans"}, to_simt},

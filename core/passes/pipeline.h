@@ -6,6 +6,8 @@
 ///   tile IR as traced
 ///     verify
 ///     optimize        canonicalize, fold, cse, dce, to a fixed point
+///     bounds          debug mode (CompileOptions::debug): every access checked against its
+///                     buffer (core/passes/bounds.h), then optimize again
 ///     verify                                      -> Stage::Tile: what the host interpreter runs
 ///     plan            layouts, dot plans, loop plans (core/lower/plan.h)
 ///     to-simt         per-thread code following the plans (core/lower/simt_lowering.h)

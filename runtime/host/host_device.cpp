@@ -375,6 +375,7 @@ class HostDevice : public DeviceImpl {
     info_.rank = -1;
     info_.target = target_.str();
     info_.is_cpu = true;
+    info_.checks_bounds = true;
   }
 
   /// subgroup == 0: the tile interpreter; otherwise the SIMT interpreter at that subgroup size.
@@ -394,6 +395,7 @@ class HostDevice : public DeviceImpl {
     }
     info_.target = target_.str();
     info_.is_cpu = true;
+    info_.checks_bounds = true;
   }
 
   const DeviceInfo& info() const override { return info_; }
