@@ -24,7 +24,9 @@ VK_BOUNDS_CASE("an access below the buffer names its negative offset",
 VK_BOUNDS_CASE("a slice ends where it ends", a_slice_ends_where_it_ends)
 VK_BOUNDS_CASE("kernels that stay inside their buffers compute the same",
                checked_kernels_compute_the_same)
-VK_BOUNDS_CASE("loops, selects and atomics are checked", loops_selects_and_atomics_are_checked)
+VK_BOUNDS_CASE("a loop-carried pointer is checked", a_loop_carried_pointer_is_checked)
+VK_BOUNDS_CASE("a pointer from two buffers is checked", a_pointer_from_two_buffers_is_checked)
+VK_BOUNDS_CASE("an atomic is checked", an_atomic_is_checked)
 
 TEST_CASE("vulkan bounds: without debug mode nothing is checked (the overrun lands)") {
   auto dev = vktest::device();
