@@ -110,15 +110,23 @@ void Homes::region(const ir::Region& r) {
 void Homes::loop_args(const ir::Region& body, size_t first, std::span<ir::Value* const> inits) {
   // First pass: an argument takes its init's home, a pointer tile the coalesced layout; others
   // wait for what the body yields.
+  bool waiting = false;
   for (size_t i = 0; i < inits.size(); ++i) {
     const ir::Value* arg = body.args[first + i];
     if (!arg->type.is_tile()) continue;
     free_[arg] = false;
     if (!is_free(inits[i]) && known(inits[i])) homes_[arg] = homes_.at(inits[i]);
     else if (arg->type.is_ptr) homes_[arg] = coalesced(arg);
-    else homes_.erase(arg);
+    else {
+      homes_.erase(arg);
+      waiting = true;
+    }
   }
   region(body);
+  // With every argument's home fixed before the body was walked, a second walk would see the
+  // same homes; skipping it keeps nested loops linear (each level walked twice made 256 nested
+  // loops take 2^256 walks).
+  if (!waiting) return;
   const ir::Op* y = body.terminator();
   for (size_t i = 0; i < inits.size(); ++i) {
     const ir::Value* arg = body.args[first + i];
