@@ -137,4 +137,9 @@ Value Emitter::param_value(const ir::Type& type, uint32_t offset) {
   return b.bitcast(vt, narrow);
 }
 
+Value Emitter::grid_is_empty() {
+  Value grid_x = num_programs_[0];
+  return b.compare(spv::OpIEqual, grid_x, b.c_int(grid_x.type, 0));
+}
+
 }  // namespace tessera::spirv::impl

@@ -71,8 +71,7 @@ Value Emitter::float_operand(const ir::Value* v) {
   std::memcpy(&bits, c.raw(), static_cast<size_t>(c.elem_bytes()));
   if (v->type.dtype == DType::bf16) bits <<= 16;  // held in f32
   if (!is_special_float(bits, b.width(value.type))) return value;
-  Value grid_x = num_programs_[0];
-  Value never = b.compare(spv::OpIEqual, grid_x, b.c_int(grid_x.type, 0));
+  Value never = grid_is_empty();
   return b.select(never, b.c_float(value.type, 1.5), value);
 }
 

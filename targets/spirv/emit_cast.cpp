@@ -36,8 +36,7 @@ Value Emitter::narrow_from_f32(Value f32, DType dtype) {
 Value Emitter::pin_rounding(Value f16) {
   if (!target.has(target::Quirk::NarrowFloatUnrounded)) return f16;
   uint32_t u16 = b.t_uint(16);
-  Value grid_x = num_programs_[0];
-  Value never = b.compare(spv::OpIEqual, grid_x, b.c_int(grid_x.type, 0));
+  Value never = grid_is_empty();
   Value zero = b.select(never, b.c_int(u16, 1), b.c_int(u16, 0));
   return b.bitcast(f16.type, b.binary(spv::OpBitwiseOr, b.bitcast(u16, f16), zero));
 }

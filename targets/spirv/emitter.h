@@ -139,6 +139,10 @@ class Emitter {
   Value narrow_from_f32(Value f32, ir::DType dtype);
   /// An f16 rounding kept from the driver's folding where it has Quirk::NarrowFloatUnrounded.
   Value pin_rounding(Value f16);
+  /// num_programs(0) == 0: a condition that never holds (a launch has at least one program) but
+  /// that a driver cannot know while compiling, for the workarounds that hide a value from its
+  /// folding (float_operand, pin_rounding).
+  Value grid_is_empty();
   /// `dtype`'s value as f32 (f16: FConvert; bf16 and f32: as is).
   Value widen_to_f32(Value v, ir::DType dtype);
   /// The exact sum a + b rounded to odd in f32 (for one correct rounding to <= 22 bits later).
