@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "core/ir/limits.h"
 #include "core/ir/ops.h"
 #include "core/ir/printer.h"
 #include "core/support/error.h"
@@ -89,6 +90,14 @@ LoweringPlan::LoweringPlan(const ir::Function& fn, const target::Target& target,
     fail(ErrorKind::Unsupported, "kernel '", fn.name, "': ", threads_,
          " threads are not a whole number of subgroups of ", target.subgroup_size);
   ir::walk(fn.body, [&](const ir::Op* op) {
+    for (const ir::Value* r : op->results) {
+      const int64_t share = ir::capped_elements(r->type.shape) / threads_;
+      if (r->type.is_tile() && share > ir::kMaxElementsPerThread)
+        fail(ErrorKind::Unsupported, op->loc.str(), ": error: '", op->name(), "' makes a tile of ",
+             r->type.str(), ", at least ", share, " elements per thread with num_warps = ",
+             options.num_warps, ", over the limit of ", ir::kMaxElementsPerThread,
+             " per thread (docs/design.md, Limits); use more warps or smaller tiles");
+    }
     if (op->kind == ir::OpKind::Dot) dots_.emplace(op, plan_dot(*op, target, threads_));
   });
   homes_ = std::make_unique<Homes>(fn, axis_, threads_,

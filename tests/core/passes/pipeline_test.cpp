@@ -194,5 +194,30 @@ TEST_CASE("pipeline: an unknown TESSERA_DUMP word is an error that lists the val
   CHECK_FALSE(Dumps::parse("ir", "x").has("ptx"));
 }
 
+TEST_CASE("pipeline: a tile over 4096 elements per thread is Unsupported when lowered to threads") {
+  const char* text = R"(
+func @k(%out: ptr<i32>) {
+  %r = arange {end = 1048576, start = 0} : tile<1048576xi32>
+  %o = splat %out : tile<1048576xptr<i32>>
+  %p = ptr_add %o, %r : tile<1048576xptr<i32>>
+  store %p, %r
+}
+)";
+  auto m = ir::parse(text);
+  const target::Target t = *target::profile("vulkan-lavapipe");
+  try {
+    passes::compile(*m, t, {.num_warps = 4}, passes::Stage::Simt, Dumps{});
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::Unsupported);
+    CHECK_MESSAGE(std::string(e.what()).find("'arange' makes a tile of tile<1048576xi32>, at least "
+                                             "8192 elements per thread with num_warps = 4, over the "
+                                             "limit of 4096 per thread") != std::string::npos,
+                  e.what());
+  }
+  // Over twice the warps it is at the limit, and lowers.
+  CHECK(passes::compile(*m, t, {.num_warps = 8}, passes::Stage::Simt, Dumps{}).simt);
+}
+
 }  // namespace
 }  // namespace tessera::test
