@@ -192,9 +192,3 @@ void launch(VulkanDevice& dev, const std::shared_ptr<const tessera::rt::Compiled
 }
 
 }  // namespace vktest
-
-/// LeakSanitizer (scripts/test's ASan build): Debian's Khronos validation layer 1.3.239 leaks a
-/// few kilobytes of its own state per device; the layer is a test-only guest, not ours to fix.
-extern "C" const char* __lsan_default_suppressions() {
-  return "leak:libVkLayer_khronos_validation.so\n";
-}
