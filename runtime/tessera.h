@@ -1,5 +1,5 @@
 /// \file Everything a Tessera user includes: the kernel language (tessera::tl) and the runtime
-/// (Device, Buffer, Stream, Event, Kernel).
+/// (Device, Buffer, Stream, Event, Kernel), and tessera::version().
 #pragma once
 
 #include "core/lang/tl.h"
@@ -8,3 +8,4 @@
 #include "runtime/device.h"
 #include "runtime/kernel.h"
 #include "runtime/stream.h"
+#include "runtime/version.h"
