@@ -9,14 +9,26 @@ if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_L
   list(APPEND TESSERA_WARNINGS -Wno-restrict -Wno-stringop-overflow)
 endif()
 
-# tessera_object_library(<name> DIRS <dir>...): an OBJECT library of every .cpp under the dirs
-# (globbed, so adding a file needs no CMake edit).
+# tessera_object_library(<name> DIRS <dir>... [EXCLUDE <file or dir>...]): an OBJECT library of
+# every .cpp under the dirs (globbed, so adding a file needs no CMake edit) but those excluded
+# (paths relative to the current source folder; a folder excludes everything under it).
 function(tessera_object_library name)
-  cmake_parse_arguments(ARG "" "" "DIRS" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "DIRS;EXCLUDE" ${ARGN})
   set(sources)
   foreach(dir ${ARG_DIRS})
     file(GLOB_RECURSE found CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${dir}/*.cpp)
     list(APPEND sources ${found})
+  endforeach()
+  foreach(excluded ${ARG_EXCLUDE})
+    cmake_path(ABSOLUTE_PATH excluded BASE_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR} NORMALIZE)
+    set(kept)
+    foreach(src ${sources})
+      cmake_path(IS_PREFIX excluded ${src} NORMALIZE under)
+      if(NOT under)
+        list(APPEND kept ${src})
+      endif()
+    endforeach()
+    set(sources ${kept})
   endforeach()
   if(NOT sources)
     set(sources ${PROJECT_SOURCE_DIR}/cmake/empty.cpp)

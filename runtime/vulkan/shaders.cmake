@@ -1,11 +1,7 @@
 # \file The Vulkan backend's utility shaders (GLSL in runtime/vulkan/shaders/), compiled by glslc
 # at build time into SPIR-V word lists that runtime/vulkan/utility.cpp includes, so no shader
-# files ship beside the library. Included from runtime/CMakeLists.txt.
-find_program(TESSERA_GLSLC glslc)
-if(NOT TESSERA_GLSLC)
-  message(FATAL_ERROR "glslc not found: the Vulkan backend compiles its shaders with it "
-                      "(Debian: apt-get install glslc; scripts/install-deps does)")
-endif()
+# files ship beside the library. Included from runtime/CMakeLists.txt when the backend is built
+# (cmake/TesseraBackends.cmake found TESSERA_GLSLC and TESSERA_VULKAN_INCLUDE).
 
 set(TESSERA_VULKAN_SHADER_DIR ${CMAKE_CURRENT_BINARY_DIR}/generated)
 

@@ -16,7 +16,8 @@ TEST_CASE("version: tessera::version() is project(Tessera VERSION ...) of CMakeL
   text << in.rdbuf();
   std::smatch m;
   std::string s = text.str();
-  REQUIRE(std::regex_search(s, m, std::regex(R"(project\(Tessera\s+VERSION\s+([0-9]+\.[0-9]+\.[0-9]+))")));
+  std::regex project(R"(project\(Tessera\s+VERSION\s+([0-9]+\.[0-9]+\.[0-9]+))");
+  REQUIRE(std::regex_search(s, m, project));
   CHECK(tessera::version() == m[1].str());
   CHECK(std::regex_match(std::string(tessera::version()), std::regex(R"([0-9]+\.[0-9]+\.[0-9]+)")));
 }
