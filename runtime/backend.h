@@ -56,6 +56,9 @@ struct DeviceInfo {
   /// Every launch runs in debug mode (CompileOptions::debug): the interpreters, which define
   /// what an access may touch.
   bool checks_bounds = false;
+  /// Memory for buffers, in bytes (0: unknown): the machine's RAM for host and simt devices,
+  /// cuDeviceTotalMem on CUDA, the largest device-local heap on Vulkan.
+  uint64_t memory_bytes = 0;
 };
 
 namespace rt {

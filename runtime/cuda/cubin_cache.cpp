@@ -5,11 +5,12 @@
 
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include "runtime/cache.h"
 
 namespace tessera::rt::cuda {
 namespace {
@@ -30,11 +31,7 @@ std::filesystem::path path_of(const std::string& key) {
 }  // namespace
 
 std::string cubin_cache_dir() {
-  if (const char* dir = std::getenv("TESSERA_CACHE_DIR"); dir && *dir)
-    return (std::filesystem::path(dir) / "cuda").string();
-  if (const char* home = std::getenv("HOME"); home && *home)
-    return (std::filesystem::path(home) / ".cache" / "tessera" / "cuda").string();
-  return "";
+  return tessera::cache_dir("cuda");
 }
 
 std::string cubin_key(const std::string& ptx, const std::string& device_name, int driver_version) {

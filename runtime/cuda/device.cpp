@@ -98,6 +98,7 @@ CudaDevice::CudaDevice(const Driver& driver, int ordinal, CUdevice device)
                       " MiB, driver " + std::to_string(d_.version / 1000) + "." +
                       std::to_string(d_.version % 1000 / 10) + ")";
   info_.target = target_.str();
+  info_.memory_bytes = memory;
   info_.rank = 40;
 }
 

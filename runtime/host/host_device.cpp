@@ -3,6 +3,8 @@
 /// run the same lowering as the GPU targets, so they test it without a GPU. Memory is host memory,
 /// every access is checked against the live allocations, and each stream is a worker thread that
 /// runs its work in order (so launches are asynchronous, as on a GPU).
+#include <unistd.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -360,6 +362,12 @@ target::Target simt_profile_target(std::string_view profile) {
   return t;
 }
 
+/// The machine's memory, which the interpreters' buffers take from (0 if unknown).
+uint64_t system_memory_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+}
+
 /// The GPU profiles that have a SIMT device "simt:<profile>".
 constexpr std::string_view kSimtProfiles[] = {"cuda-sm_90a", "vulkan-nvidia"};
 
@@ -376,6 +384,7 @@ class HostDevice : public DeviceImpl {
     info_.target = target_.str();
     info_.is_cpu = true;
     info_.checks_bounds = true;
+    info_.memory_bytes = system_memory_bytes();
   }
 
   /// subgroup == 0: the tile interpreter; otherwise the SIMT interpreter at that subgroup size.
@@ -396,6 +405,7 @@ class HostDevice : public DeviceImpl {
     info_.target = target_.str();
     info_.is_cpu = true;
     info_.checks_bounds = true;
+    info_.memory_bytes = system_memory_bytes();
   }
 
   const DeviceInfo& info() const override { return info_; }

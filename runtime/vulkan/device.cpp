@@ -20,6 +20,15 @@ std::string describe(const PhysicalFacts& f) {
   return f.device_name() + "; driver " + driver + "; Vulkan " + v(f.props.apiVersion);
 }
 
+/// The largest device-local heap: where buffers live.
+uint64_t device_local_bytes(const VkPhysicalDeviceMemoryProperties& m) {
+  uint64_t most = 0;
+  for (uint32_t i = 0; i < m.memoryHeapCount; ++i)
+    if (m.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
+      most = std::max<uint64_t>(most, m.memoryHeaps[i].size);
+  return most;
+}
+
 }  // namespace
 
 Discovery discover() {
@@ -82,6 +91,7 @@ VulkanDevice::VulkanDevice(std::shared_ptr<Instance> instance, PhysicalFacts fac
   info_.is_cpu = facts_.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
   target_ = facts_.target(info_.name);
   info_.target = target_.str();
+  info_.memory_bytes = device_local_bytes(facts_.memory);
 }
 
 VulkanDevice::~VulkanDevice() = default;

@@ -9,7 +9,6 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +17,7 @@
 #include <vector>
 
 #include "core/support/dump.h"
+#include "runtime/cache.h"
 
 namespace tessera::rt::vk {
 namespace {
@@ -44,19 +44,13 @@ std::string hex(const uint8_t* bytes, size_t n) {
 }
 
 std::string cache_path(const PhysicalFacts& facts) {
-  fs::path dir;
-  if (const char* env = std::getenv("TESSERA_CACHE_DIR"); env && *env)
-    dir = env;
-  else if (const char* home = std::getenv("HOME"); home && *home)
-    dir = fs::path(home) / ".cache" / "tessera";
-  else
-    return "";
+  const fs::path dir = tessera::cache_dir("vulkan");
+  if (dir.empty()) return "";
   char ids[64];
   std::snprintf(ids, sizeof ids, "%04x-%04x-", facts.props.vendorID, facts.props.deviceID);
   char driver[16];
   std::snprintf(driver, sizeof driver, "-%08x", facts.props.driverVersion);
-  return (dir / "vulkan" / (ids + hex(facts.p11.deviceUUID, VK_UUID_SIZE) + driver + ".pipelines"))
-      .string();
+  return (dir / (ids + hex(facts.p11.deviceUUID, VK_UUID_SIZE) + driver + ".pipelines")).string();
 }
 
 /// What a path that cannot hold the cache is, for the warning.
