@@ -21,4 +21,7 @@ endfunction()
 tessera_vulkan_shader(fill fill.comp)
 tessera_vulkan_shader(copy_vec4 copy.comp -DVEC4)
 tessera_vulkan_shader(copy_u32 copy.comp)
-target_include_directories(tessera_runtime PRIVATE ${TESSERA_VULKAN_SHADER_DIR})
+# Only utility.cpp includes them: the other files' commands name no build folder, so a second
+# build of the same tree (scripts/check-package's subproject) finds them in ccache.
+set_property(SOURCE vulkan/utility.cpp APPEND PROPERTY INCLUDE_DIRECTORIES
+             ${TESSERA_VULKAN_SHADER_DIR})
