@@ -73,6 +73,12 @@ add_test(NAME "tool: help lines fit in 80 columns"
                         echo checked" $<TARGET_FILE:tessera_tool>)
 set_tests_properties("tool: help lines fit in 80 columns" PROPERTIES
                      PASS_REGULAR_EXPRESSION "^checked\n$")
+# conformance, fuzz and bench keep their own short usage for bad arguments: every option it
+# names must be in the help that tools/help.cpp holds for them, so the two cannot drift apart.
+add_test(NAME "tool: the help names every option of the usage lines"
+         COMMAND sh -c "for c in conformance fuzz bench; do                           \"$0\" $c --no-such-option 2>&1 >/dev/null | grep -o -- '--[a-z0-9-]*' |                           sort -u | while read o; do                             \"$0\" $c --help | grep -q -- \"$o\" || echo \"missing: $c $o\";                           done;                         done; echo checked" $<TARGET_FILE:tessera_tool>)
+set_tests_properties("tool: the help names every option of the usage lines" PROPERTIES
+                     PASS_REGULAR_EXPRESSION "^checked\n$")
 
 # --version prints the project's version (tessera::version()).
 tool_stdout("tessera --version" "^tessera ${PROJECT_VERSION}\nexit 0\n$" --version)
