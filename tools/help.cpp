@@ -1,6 +1,8 @@
 /// \file The help texts of `tessera` and of each subcommand (kept under 80 columns).
 #include "tools/help.h"
 
+#include <algorithm>
+
 namespace tessera::tools {
 namespace {
 
@@ -182,8 +184,10 @@ std::string general_help() {
       "every stage, the disk caches, conformance, fuzzing and benchmarks.\n"
       "\n"
       "commands:\n";
+  size_t width = 0;
+  for (const CommandHelp& c : commands()) width = std::max(width, c.name.size());
   for (const CommandHelp& c : commands())
-    text += "  " + std::string(c.name) + std::string(13 - c.name.size(), ' ') +
+    text += "  " + std::string(c.name) + std::string(width + 2 - c.name.size(), ' ') +
             std::string(c.summary) + "\n";
   text +=
       "\n"
