@@ -66,7 +66,7 @@ class CudaStream : public StreamImpl {
 
   CudaDevice* device_;
   const Driver& d_;
-  bool is_default_;
+  [[maybe_unused]] bool is_default_;  // set, never read (Clang: -Wunused-private-field)
   std::mutex mutex_;
   std::shared_ptr<Context> ctx_;
   CUstream stream_ = nullptr;
