@@ -1,7 +1,8 @@
 /// \file Tensor descriptors (tl::make_tensor_descriptor): blocks read and written at offsets that
 /// lie inside the tensor, across its edges and before its start (elements outside read as zero
-/// and are never written), padded row strides, ranks 1 to 3, i64 index arithmetic, and a matmul
-/// whose operands and output go through descriptors with M, N and K not multiples of the block.
+/// and are never written), padded row strides, ranks 1 to 3, i64 index arithmetic, and matmuls
+/// whose operands and output go through descriptors with M, N and K not multiples of the block,
+/// one of them persistent (fewer programs than tiles, a loop over tiles around the K loop).
 #include <cmath>
 
 #include "tests/conformance/framework.h"
@@ -41,6 +42,23 @@ void desc_matmul_kernel(tl::pointer a, tl::pointer b, tl::ptr<float> c, tl::i32 
   auto acc = tl::zeros<float>({BM, BN});
   for (auto k : tl::range(0, K, BK)) acc = tl::dot(da.load({m0, k}), db.load({k, n0}), acc);
   dc.store({m0, n0}, acc);
+}
+
+/// The same product as a persistent kernel: fewer programs than C tiles, each walking the tiles
+/// pid, pid + num_programs, ... (Triton's persistent matmul without its TMA).
+void desc_persistent_matmul_kernel(tl::pointer a, tl::pointer b, tl::ptr<float> c, tl::i32 M,
+                                   tl::i32 N, tl::i32 K, int BM, int BN, int BK) {
+  auto da = tl::make_tensor_descriptor(a, {M, K}, {K, 1}, {BM, BK});
+  auto db = tl::make_tensor_descriptor(b, {K, N}, {N, 1}, {BK, BN});
+  auto dc = tl::make_tensor_descriptor(c, {M, N}, {N, 1}, {BM, BN});
+  auto tiles_n = tl::cdiv(N, BN);
+  auto tiles = tl::cdiv(M, BM) * tiles_n;
+  for (auto t : tl::range(tl::program_id(0), tiles, tl::num_programs(0))) {
+    auto m0 = t / tiles_n * BM, n0 = t % tiles_n * BN;
+    auto acc = tl::zeros<float>({BM, BN});
+    for (auto k : tl::range(0, K, BK)) acc = tl::dot(da.load({m0, k}), db.load({k, n0}), acc);
+    dc.store({m0, n0}, acc);
+  }
 }
 
 void add(std::vector<Case>& out, std::string name, std::vector<Need> needs,
@@ -93,12 +111,16 @@ void rank_case(Context& ctx) {
   ctx.check_untouched("rank 1 past the blocks", got_w, programs * BN, n);
 }
 
-void matmul_case(Context& ctx, DType t) {
+void matmul_case(Context& ctx, DType t, bool persistent) {
   auto k = TESSERA_KERNEL(desc_matmul_kernel, a, b, c, M, N, K, BM, BN, BK);
+  auto kp = TESSERA_KERNEL(desc_persistent_matmul_kernel, a, b, c, M, N, K, BM, BN, BK);
   const int M = 70, N = 50, K = 40, BM = 32, BN = 32, BK = 16;
   HostArray a = ctx.random(t, size_t(M) * K, -1, 1), b = ctx.random(t, size_t(K) * N, -1, 1);
   DevArray da = ctx.upload(a), db = ctx.upload(b), o = ctx.poisoned(DType::f32, size_t(M) * N);
-  k[{Grid(cdiv(M, BM), cdiv(N, BN))}](da.buf, db.buf, o.buf, M, N, K, BM, BN, BK);
+  if (persistent)  // 6 tiles over 4 programs: two programs take two tiles
+    kp[{4}](da.buf, db.buf, o.buf, M, N, K, BM, BN, BK);
+  else
+    k[{Grid(cdiv(M, BM), cdiv(N, BN))}](da.buf, db.buf, o.buf, M, N, K, BM, BN, BK);
   std::vector<double> want(size_t(M) * N), scale(want.size());
   for (int i = 0; i < M; ++i)
     for (int j = 0; j < N; ++j)
@@ -116,7 +138,9 @@ void register_descriptors(std::vector<Case>& out) {
     add(out, "copy_2d/" + dname(t), needs_of(t), [t](Context& ctx) { copy_case(ctx, t); });
   add(out, "rank_1_and_3", {Need::Int64}, rank_case);
   for (DType t : {DType::f16, DType::bf16})
-    add(out, "matmul/" + dname(t), needs_of(t), [t](Context& ctx) { matmul_case(ctx, t); });
+    add(out, "matmul/" + dname(t), needs_of(t), [t](Context& ctx) { matmul_case(ctx, t, false); });
+  add(out, "persistent_matmul/f16", needs_of(DType::f16),
+      [](Context& ctx) { matmul_case(ctx, DType::f16, true); });
 }
 
 }  // namespace tessera::conformance
