@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cmath>
+#include <utility>
 
 #include "core/lang/tl.h"
 
@@ -118,6 +119,20 @@ inline void matmul_relu_kernel(tl::pointer a_ptr, tl::pointer b_ptr, tl::pointer
                    stride_cm, stride_cn, BLOCK_M, BLOCK_N, BLOCK_K, pid_m, pid_n);
 }
 
+/// The C tile (pid_m, pid_n) of this program in grouped order (Triton's tutorial matmul, GROUP_M):
+/// GROUP_M consecutive programs walk down a column of C tiles before moving right.
+inline std::pair<tl::tensor, tl::tensor> grouped_program(tl::i32 M, tl::i32 N, int BLOCK_M,
+                                                         int BLOCK_N, int GROUP_M) {
+  auto pid = tl::program_id(0);
+  auto num_pid_m = tl::cdiv(M, BLOCK_M);
+  auto num_pid_n = tl::cdiv(N, BLOCK_N);
+  auto num_pid_in_group = GROUP_M * num_pid_n;
+  auto first_pid_m = (pid / num_pid_in_group) * GROUP_M;
+  auto group_size_m = tl::minimum(num_pid_m - first_pid_m, GROUP_M);  // the last group may be short
+  auto pid_in_group = pid % num_pid_in_group;
+  return {first_pid_m + pid_in_group % group_size_m, pid_in_group / group_size_m};
+}
+
 /// matmul_relu_kernel in grouped program order (Triton's tutorial matmul, GROUP_M): a 1-D grid
 /// of cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N) programs; GROUP_M consecutive programs walk down a
 /// column of C tiles before moving right, so programs running together share B column panels
@@ -128,17 +143,30 @@ inline void matmul_relu_grouped_kernel(tl::pointer a_ptr, tl::pointer b_ptr, tl:
                                        tl::i32 stride_ak, tl::i32 stride_bk, tl::i32 stride_bn,
                                        tl::i32 stride_cm, tl::i32 stride_cn, int BLOCK_M,
                                        int BLOCK_N, int BLOCK_K, int GROUP_M) {
-  auto pid = tl::program_id(0);
-  auto num_pid_m = tl::cdiv(M, BLOCK_M);
-  auto num_pid_n = tl::cdiv(N, BLOCK_N);
-  auto num_pid_in_group = GROUP_M * num_pid_n;
-  auto first_pid_m = (pid / num_pid_in_group) * GROUP_M;
-  auto group_size_m = tl::minimum(num_pid_m - first_pid_m, GROUP_M);  // the last group may be short
-  auto pid_in_group = pid % num_pid_in_group;
-  auto pid_m = first_pid_m + pid_in_group % group_size_m;
-  auto pid_n = pid_in_group / group_size_m;
+  auto [pid_m, pid_n] = grouped_program(M, N, BLOCK_M, BLOCK_N, GROUP_M);
   matmul_relu_tile(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
                    stride_cm, stride_cn, BLOCK_M, BLOCK_N, BLOCK_K, pid_m, pid_n);
+}
+
+/// matmul_relu_grouped_kernel with tensor descriptors (Triton 3's tl.make_tensor_descriptor) for
+/// A, B and C instead of pointer tiles: the descriptors clip the edges, so the kernel needs no
+/// masks. Row-major operands (unit inner strides), as a descriptor's last stride must be.
+inline void matmul_relu_desc_kernel(tl::pointer a_ptr, tl::pointer b_ptr, tl::pointer c_ptr,
+                                    tl::i32 M, tl::i32 N, tl::i32 K, tl::i32 stride_am,
+                                    tl::i32 stride_bk, tl::i32 stride_cm, int BLOCK_M,
+                                    int BLOCK_N, int BLOCK_K, int GROUP_M) {
+  auto [pid_m, pid_n] = grouped_program(M, N, BLOCK_M, BLOCK_N, GROUP_M);
+  auto a_desc = tl::make_tensor_descriptor(a_ptr, {M, K}, {stride_am, 1}, {BLOCK_M, BLOCK_K});
+  auto b_desc = tl::make_tensor_descriptor(b_ptr, {K, N}, {stride_bk, 1}, {BLOCK_K, BLOCK_N});
+  auto c_desc = tl::make_tensor_descriptor(c_ptr, {M, N}, {stride_cm, 1}, {BLOCK_M, BLOCK_N});
+  auto m0 = pid_m * BLOCK_M, n0 = pid_n * BLOCK_N;
+  auto acc = tl::zeros<float>({BLOCK_M, BLOCK_N});
+  for (auto k : tl::range(0, K, BLOCK_K)) {
+    auto a = a_desc.load({m0, k});
+    auto b = b_desc.load({k, n0});
+    acc = tl::dot(a, b, acc);
+  }
+  c_desc.store({m0, n0}, tl::maximum(acc, 0.0f));
 }
 
 /// C = A @ B for int8 A and B, accumulated and stored in i32 (exact), no epilogue: the plain

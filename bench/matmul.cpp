@@ -1,9 +1,9 @@
 /// \file Matmul+ReLU cases: the samples' kernel generalized to a dtype (bench/kernels.h), f32
-/// accumulation, output in the input dtype, in the plain 2-D program order and in Triton's grouped
-/// order (GROUP_M = 8, a 1-D grid). Every tile configuration of the dtype's row in the table is
-/// checked and (see config_timed) timed and the best is reported; a configuration the device
-/// cannot hold (shared memory, threads) is skipped with the reason. The int8 rows are in
-/// bench/matmul_int8.cpp.
+/// accumulation, output in the input dtype, in the plain 2-D program order, in Triton's grouped
+/// order (GROUP_M = 8, a 1-D grid), and grouped with tensor descriptors. Every tile
+/// configuration of the dtype's row in the table is checked and (see config_timed) timed and the
+/// best is reported; a configuration the device cannot hold (shared memory, threads) is skipped
+/// with the reason. The int8 rows are in bench/matmul_int8.cpp.
 #include <algorithm>
 #include <cstdlib>
 #include <cmath>
@@ -21,6 +21,16 @@ namespace {
 constexpr size_t kTimedSmall = 2;
 /// Programs of the grouped kernel that walk down one column of C tiles together.
 constexpr int kGroupM = 8;
+
+/// The kernel of a row: the seed's (plain 2-D program order), grouped, or grouped with tensor
+/// descriptors.
+enum class Variant { Plain, Grouped, Descriptor };
+
+std::string kernel_name(Variant v) {
+  return v == Variant::Plain     ? "matmul_relu"
+         : v == Variant::Grouped ? "matmul_relu_grouped"
+                                 : "matmul_relu_desc";
+}
 
 }  // namespace
 
@@ -174,10 +184,10 @@ Row run_config(Bench& b, Row row, const Problem<T>& p, const std::function<void(
 }
 
 template <class T>
-void run_matmul(Bench& b, const std::string& dtype, bool grouped, MatmulShape s) {
+void run_matmul(Bench& b, const std::string& dtype, Variant variant, MatmulShape s) {
   const bool tf32 = dtype == "tf32";
   Row base;
-  base.kernel = grouped ? "matmul_relu_grouped" : "matmul_relu";
+  base.kernel = kernel_name(variant);
   base.dtype = dtype;
   base.shape = {s.m, s.n, s.k};
   base.workload = base.kernel + " " + dtype + " " + shape_label(base.shape);
@@ -197,6 +207,9 @@ void run_matmul(Bench& b, const std::string& dtype, bool grouped, MatmulShape s)
     auto in_groups = TESSERA_KERNEL(matmul_relu_grouped_kernel, a_ptr, b_ptr, c_ptr, M, N, K,
                                     stride_am, stride_ak, stride_bk, stride_bn, stride_cm,
                                     stride_cn, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M);
+    auto with_desc = TESSERA_KERNEL(matmul_relu_desc_kernel, a_ptr, b_ptr, c_ptr, M, N, K,
+                                    stride_am, stride_bk, stride_cm, BLOCK_M, BLOCK_N, BLOCK_K,
+                                    GROUP_M);
     const auto M = static_cast<int32_t>(s.m), N = static_cast<int32_t>(s.n),
                K = static_cast<int32_t>(s.k);
     const std::vector<MatmulConfig> configs = matmul_configs(dtype);
@@ -205,8 +218,12 @@ void run_matmul(Bench& b, const std::string& dtype, bool grouped, MatmulShape s)
       const uint64_t grid_m = cdiv(s.m, cfg.block_m), grid_n = cdiv(s.n, cfg.block_n);
       const LaunchOptions options{.num_warps = cfg.num_warps, .num_stages = cfg.num_stages};
       std::function<void()> launch = [&, grid_m, grid_n, options] {
-        if (grouped)
+        if (variant == Variant::Grouped)
           in_groups[{Grid(grid_m * grid_n), options}](p.a, p.b, p.c, M, N, K, K, 1, N, 1, N, 1,
+                                                      cfg.block_m, cfg.block_n, cfg.block_k,
+                                                      kGroupM);
+        else if (variant == Variant::Descriptor)
+          with_desc[{Grid(grid_m * grid_n), options}](p.a, p.b, p.c, M, N, K, K, N, N,
                                                       cfg.block_m, cfg.block_n, cfg.block_k,
                                                       kGroupM);
         else
@@ -214,30 +231,34 @@ void run_matmul(Bench& b, const std::string& dtype, bool grouped, MatmulShape s)
                                                  cfg.block_m, cfg.block_n, cfg.block_k);
       };
       Row row = base;
-      row.config = config_label(cfg, grouped ? kGroupM : 0);
+      row.config = config_label(cfg, variant == Variant::Plain ? 0 : kGroupM);
       tried.push_back(
           guarded(row, [&] { return run_config(b, row, p, launch, config_timed(b, tried)); }));
     }
     return base;
   });
+  if (tried.empty() && setup.status == "pass") {  // TESSERA_BENCH_CONFIG left no configuration
+    setup.status = "skip";
+    setup.detail += "; no configuration of the table matches TESSERA_BENCH_CONFIG";
+  }
   b.add(tried.empty() ? setup : best_of(tried));
 }
 
 }  // namespace
 
 void add_matmul_cases(std::vector<Case>& cases, bool small) {
-  auto add = [&](const std::string& dtype, MatmulShape s, bool grouped,
-                 void (*run)(Bench&, const std::string&, bool, MatmulShape)) {
-    const std::string kernel = grouped ? "matmul_relu_grouped " : "matmul_relu ";
-    cases.push_back({kernel + dtype + " " + shape_label({s.m, s.n, s.k}),
-                     [=](Bench& b) { run(b, dtype, grouped, s); }});
+  auto add = [&](const std::string& dtype, MatmulShape s, Variant variant,
+                 void (*run)(Bench&, const std::string&, Variant, MatmulShape)) {
+    cases.push_back({kernel_name(variant) + " " + dtype + " " + shape_label({s.m, s.n, s.k}),
+                     [=](Bench& b) { run(b, dtype, variant, s); }});
   };
   const MatmulShape mid = matmul_mid(small), big = matmul_big(small);
-  add("tf32", mid, false, run_matmul<float>);
-  for (bool grouped : {false, true}) add("fp16", mid, grouped, run_matmul<half>);
-  for (bool grouped : {false, true}) add("bf16", mid, grouped, run_matmul<bfloat16>);
-  for (bool grouped : {false, true}) add("fp16", big, grouped, run_matmul<half>);
-  for (bool grouped : {false, true}) add("bf16", big, grouped, run_matmul<bfloat16>);
+  constexpr Variant kAll[] = {Variant::Plain, Variant::Grouped, Variant::Descriptor};
+  add("tf32", mid, Variant::Plain, run_matmul<float>);
+  for (Variant v : kAll) add("fp16", mid, v, run_matmul<half>);
+  for (Variant v : kAll) add("bf16", mid, v, run_matmul<bfloat16>);
+  for (Variant v : kAll) add("fp16", big, v, run_matmul<half>);
+  for (Variant v : kAll) add("bf16", big, v, run_matmul<bfloat16>);
 }
 
 }  // namespace tessera::bench

@@ -117,12 +117,8 @@ def matmul_relu_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, strid
 
 
 @triton.jit
-def matmul_relu_grouped_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
-                               stride_bn, stride_cm, stride_cn, BLOCK_M: tl.constexpr,
-                               BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                               GROUP_M: tl.constexpr):
-    """The seed's kernel in grouped program order (bench/kernels.h): a 1-D grid, the program id
-    remapped as in Triton's tutorial; the tile walk and epilogue are the seed's."""
+def grouped_program(M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr):
+    """This program's C tile (pid_m, pid_n) in grouped order (bench/kernels.h grouped_program)."""
     pid = tl.program_id(0)
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
@@ -130,8 +126,17 @@ def matmul_relu_grouped_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_a
     first_pid_m = (pid // num_pid_in_group) * GROUP_M
     group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
     pid_in_group = pid % num_pid_in_group
-    pid_m = first_pid_m + pid_in_group % group_size_m
-    pid_n = pid_in_group // group_size_m
+    return first_pid_m + pid_in_group % group_size_m, pid_in_group // group_size_m
+
+
+@triton.jit
+def matmul_relu_grouped_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
+                               stride_bn, stride_cm, stride_cn, BLOCK_M: tl.constexpr,
+                               BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                               GROUP_M: tl.constexpr):
+    """The seed's kernel in grouped program order (bench/kernels.h): a 1-D grid, the program id
+    remapped as in Triton's tutorial; the tile walk and epilogue are the seed's."""
+    pid_m, pid_n = grouped_program(M, N, BLOCK_M, BLOCK_N, GROUP_M)
     indices_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     indices_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     indices_k = tl.arange(0, BLOCK_K)
@@ -148,6 +153,27 @@ def matmul_relu_grouped_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_a
     c_ptrs = c_ptr + indices_m[:, None] * stride_cm + indices_n[None, :] * stride_cn
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty),
              mask=(indices_m[:, None] < M) & (indices_n[None, :] < N))
+
+
+@triton.jit
+def matmul_relu_desc_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
+                            BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                            GROUP_M: tl.constexpr):
+    """The grouped kernel with tensor descriptors (bench/kernels.h matmul_relu_desc_kernel). On
+    Hopper Triton lowers the descriptors to TMA; the descriptors need the global scratch that
+    peers.py registers with triton.set_allocator."""
+    pid_m, pid_n = grouped_program(M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    a_desc = tl.make_tensor_descriptor(a_ptr, [M, K], [stride_am, 1], [BLOCK_M, BLOCK_K])
+    b_desc = tl.make_tensor_descriptor(b_ptr, [K, N], [stride_bk, 1], [BLOCK_K, BLOCK_N])
+    c_desc = tl.make_tensor_descriptor(c_ptr, [M, N], [stride_cm, 1], [BLOCK_M, BLOCK_N])
+    m0 = pid_m * BLOCK_M
+    n0 = pid_n * BLOCK_N
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        a = a_desc.load([m0, k])
+        b = b_desc.load([k, n0])
+        acc = tl.dot(a, b, acc)
+    c_desc.store([m0, n0], tl.maximum(acc, 0.0).to(c_ptr.dtype.element_ty))
 
 
 @triton.jit

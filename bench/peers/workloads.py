@@ -5,6 +5,7 @@
 # (int8: exactly) and times it.
 
 import math
+import os
 import time
 
 import torch
@@ -187,7 +188,11 @@ def seed_matmul_rows(p, name, kernel, dtype, shape, extra, out, launch, check, g
     """The Triton port of a Tessera matmul kernel under each of tessera bench's configurations
     for the dtype (SEED_MATMUL), the best kept; `launch(bm, bn, bk, warps, stages)` writes out."""
     tried = []
+    only = os.environ.get("TESSERA_BENCH_CONFIG", "")  # as tessera bench: a label substring
     for bm, bn, bk, warps, stages in SEED_MATMUL[dtype]:
+        if only not in config_label(bm, bn, bk, warps, stages, group):
+            continue
+
         def run(bm=bm, bn=bn, bk=bk, warps=warps, stages=stages):
             launch(bm, bn, bk, warps, stages)
             return out
@@ -195,6 +200,11 @@ def seed_matmul_rows(p, name, kernel, dtype, shape, extra, out, launch, check, g
         row.update(config=config_label(bm, bn, bk, warps, stages, group), **extra)
         out.fill_(math.nan if out.dtype.is_floating_point else torch.iinfo(out.dtype).min)
         tried.append(measure(p, row, run, check, TOLERANCE[dtype]))
+    if not tried:
+        row = base_row(name, kernel, dtype, shape, "triton-seed")
+        row.update(status="skip", detail="no configuration of the table matches "
+                   "TESSERA_BENCH_CONFIG", **{k: v for k, v in extra.items() if k != "detail"})
+        return row
     return best(tried)
 
 
@@ -256,6 +266,21 @@ def run_matmul_grouped(p, name, dtype, m, n, k):
             a, b, c, m, n, k, *strides, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=GROUP_M,
             num_warps=warps, num_stages=stages)
     p.add(seed_matmul_rows(p, name, "matmul_relu_grouped", dtype, (m, n, k), extra, c, seed,
+                           check, group=GROUP_M))
+
+
+def run_matmul_desc(p, name, dtype, m, n, k):
+    """tessera bench's descriptor rows: the port of its descriptor kernel under its table. Triton
+    builds the descriptors on the device, in global scratch from the allocator set here."""
+    a, b, c, check, extra = float_matmul_problem(p, name, dtype, m, n, k)
+    triton.set_allocator(
+        lambda size, alignment, stream: torch.empty(size, device="cuda", dtype=torch.int8))
+
+    def seed(bm, bn, bk, warps, stages):
+        K.matmul_relu_desc_kernel[(triton.cdiv(m, bm) * triton.cdiv(n, bn),)](
+            a, b, c, m, n, k, a.stride(0), b.stride(0), c.stride(0), BLOCK_M=bm, BLOCK_N=bn,
+            BLOCK_K=bk, GROUP_M=GROUP_M, num_warps=warps, num_stages=stages)
+    p.add(seed_matmul_rows(p, name, "matmul_relu_desc", dtype, (m, n, k), extra, c, seed,
                            check, group=GROUP_M))
 
 
@@ -400,6 +425,9 @@ def workloads(p):
             out.append(("matmul_relu_grouped %s %s" % (dtype, shape_label((m, n, k))),
                         lambda p, name, dtype=dtype, m=m, n=n, k=k:
                         run_matmul_grouped(p, name, dtype, m, n, k)))
+            out.append(("matmul_relu_desc %s %s" % (dtype, shape_label((m, n, k))),
+                        lambda p, name, dtype=dtype, m=m, n=n, k=k:
+                        run_matmul_desc(p, name, dtype, m, n, k)))
     for size in ("matmul_mid", "matmul_big"):
         m, n, k = s[size]
         out.append(("matmul int8 %s" % shape_label((m, n, k)),

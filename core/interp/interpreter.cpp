@@ -49,7 +49,8 @@ Handler handler_for(ir::OpKind kind) {
       return exec_unary;
     case K::Cast: case K::Bitcast:
       return exec_cast;
-    case K::Load: case K::Store: case K::AtomicRmw: case K::AtomicCas:
+    case K::Load: case K::Store: case K::AtomicRmw: case K::AtomicCas: case K::DescLoad:
+    case K::DescStore:
       return exec_memory;
     case K::Reduce: case K::Scan:
       return exec_reduce;

@@ -120,6 +120,68 @@ RuntimeValue atomic_cas(const Exec& ex, const Op& op) {
   return out;
 }
 
+/// One element of a tensor descriptor's block: its address, and whether it lies in the tensor.
+struct DescElement {
+  uint64_t address;
+  bool inside;
+};
+
+/// The elements of the block `block` of descriptor op `op` (ops.h: desc_load), row-major.
+std::vector<DescElement> desc_elements(const Exec& ex, const Op& op, const ir::Shape& block) {
+  const size_t rank = block.size();
+  const bool wide = op.operand(1)->type.dtype == ir::DType::i64;
+  const auto wrap = [wide](int64_t x) {
+    return wide ? x : static_cast<int64_t>(static_cast<int32_t>(static_cast<uint32_t>(x)));
+  };
+  const auto index = [&](size_t i) { return int_element(ex.get(op.operand(1 + i))); };
+  const uint64_t base = ex.get(op.operand(0)).data<uint64_t>()[0];
+  const int64_t elem = ir::dtype_bytes(op.operand(0)->type.dtype);
+  std::vector<DescElement> out;
+  out.reserve(static_cast<size_t>(ir::num_elements(block)));
+  std::vector<int64_t> at(rank, 0);  // the element's position in the block
+  for (int64_t n = 0; n < ir::num_elements(block); ++n) {
+    bool inside = true;
+    int64_t offset = 0;
+    for (size_t d = 0; d < rank; ++d) {
+      const int64_t c = wrap(index(2 * rank + d) + at[d]);
+      inside = inside && c >= 0 && c < index(d);
+      offset = wrap(offset + wrap(c * index(rank + d)));
+    }
+    out.push_back({base + static_cast<uint64_t>(offset * elem), inside});
+    for (size_t d = rank; d-- > 0;) {  // the next position, last dimension fastest
+      if (++at[d] < block[d]) break;
+      at[d] = 0;
+    }
+  }
+  return out;
+}
+
+RuntimeValue desc_load(const Exec& ex, const Op& op) {
+  RuntimeValue out = RuntimeValue::of_type(op.result()->type);  // outside the tensor: zero
+  const int n = out.elem_bytes();
+  const bool is_bool = out.dtype == ir::DType::i1;
+  const std::vector<DescElement> elements = desc_elements(ex, op, out.shape);
+  for (size_t i = 0; i < elements.size(); ++i) {
+    if (!elements[i].inside) continue;
+    require_access(ex, op, "load", elements[i].address, n);
+    std::byte* dst = out.raw() + i * n;
+    std::memcpy(dst, host(elements[i].address), n);
+    if (is_bool) *dst = static_cast<std::byte>(*dst != std::byte{0});
+  }
+  return out;
+}
+
+void desc_store(const Exec& ex, const Op& op) {
+  const RuntimeValue& value = ex.get(op.operands.back());
+  const int n = value.elem_bytes();
+  const std::vector<DescElement> elements = desc_elements(ex, op, value.shape);
+  for (size_t i = 0; i < elements.size(); ++i) {
+    if (!elements[i].inside) continue;
+    require_access(ex, op, "store", elements[i].address, n);
+    std::memcpy(host(elements[i].address), value.raw() + i * n, n);
+  }
+}
+
 }  // namespace
 
 std::optional<AccessFault> check_access(const MemoryMap& memory, std::string_view access,
@@ -146,6 +208,10 @@ void exec_memory(Exec& ex, const Op& op) {
       return ex.set(op.result(), atomic_rmw(ex, op));
     case OpKind::AtomicCas:
       return ex.set(op.result(), atomic_cas(ex, op));
+    case OpKind::DescLoad:
+      return ex.set(op.result(), desc_load(ex, op));
+    case OpKind::DescStore:
+      return desc_store(ex, op);
     default:
       TESSERA_CHECK(false, "not a memory op: ", op.name());
   }

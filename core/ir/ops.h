@@ -67,6 +67,18 @@
 ///       cta gpu sys (default gpu). Float max/min order -0 < +0 and ignore NaN in val.
 ///   atomic_cas %ptr, %cmp, %val {sem, scope}
 ///       per lane, atomically old = *p; if (old == cmp) *p = val; yields old (bitwise compare).
+///   desc_load %base, %dim0.., %stride0.., %off0..
+///       a tensor descriptor's block (Triton's make_tensor_descriptor + load): %base a scalar
+///       pointer, then rank scalars each of the tensor's shape, its strides (in elements) and
+///       the block's offsets, all of one integer dtype (i32 or i64); rank is the result's.
+///       Element i of the block is the tensor's element c = off + i when 0 <= c[d] < dim[d]
+///       for every d, at %base + sum(c[d] * stride[d]) (computed in the index dtype, wrapping);
+///       every other element is zero and reads no memory.
+///   desc_store %base, %dim0.., %stride0.., %off0.., %value
+///       writes the block %value (the pointee dtype; its rank is the descriptor's) to the same
+///       addresses; elements outside the tensor write nothing.
+///   Targets without a tensor-memory engine run both as the masked load and store above
+///   (core/passes/descriptors.h expands them before planning).
 ///
 /// Reductions, scans and the matrix product
 ///   reduce %t {axis, kind}
@@ -187,6 +199,30 @@ struct StoreOp : OpView<OpKind::Store> {
   Value* ptr() const { return op->operand(0); }
   Value* value() const { return op->operand(1); }
   Value* mask() const { return op->operands.size() > 2 ? op->operand(2) : nullptr; }
+};
+
+/// The operands shared by desc_load and desc_store: base, then rank each of dims, strides and
+/// offsets.
+struct DescOperands {
+  const Op* op;
+  int rank;
+  Value* base() const { return op->operand(0); }
+  Value* dim(int d) const { return op->operand(1 + d); }
+  Value* stride(int d) const { return op->operand(1 + rank + d); }
+  Value* offset(int d) const { return op->operand(1 + 2 * rank + d); }
+};
+struct DescLoadOp : OpView<OpKind::DescLoad> {
+  using OpView::OpView;
+  DescOperands desc() const {
+    return {op, static_cast<int>(op->operands.size() - 1) / 3};
+  }
+};
+struct DescStoreOp : OpView<OpKind::DescStore> {
+  using OpView::OpView;
+  DescOperands desc() const {
+    return {op, static_cast<int>(op->operands.size() - 2) / 3};
+  }
+  Value* value() const { return op->operands.back(); }
 };
 
 enum class AtomicOp { Add, Max, Min, And, Or, Xor, Xchg };

@@ -147,6 +147,7 @@ void check_semantics(OpChecker& c) {
     case OpKind::Cast: case OpKind::Bitcast: case OpKind::PtrAdd:
       return check_elementwise(c);
     case OpKind::Load: case OpKind::Store: case OpKind::AtomicRmw: case OpKind::AtomicCas:
+    case OpKind::DescLoad: case OpKind::DescStore:
       return check_memory(c);
     case OpKind::Reduce: case OpKind::ReduceGeneric: case OpKind::Scan: case OpKind::ScanGeneric:
     case OpKind::Dot:

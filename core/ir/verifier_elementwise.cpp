@@ -158,6 +158,34 @@ void check_store(OpChecker& c) {
   c.str_attr("cache", false);
 }
 
+/// desc_load and desc_store: a scalar base pointer, then rank (the block's) scalars each of
+/// dims, strides and offsets, of one index dtype (i32 or i64); the block has the pointee dtype.
+void check_desc(OpChecker& c) {
+  const bool is_store = c.op.kind == OpKind::DescStore;
+  const size_t indices = c.num_in() - (is_store ? 2 : 1);
+  const Type& block = is_store ? c.in(c.num_in() - 1) : c.out();
+  if (indices % 3 != 0 || indices == 0)
+    return void(c.fail("expects a base pointer, then the same number (the rank) of dims, strides "
+                       "and offsets", is_store ? ", then the value" : "", "; got ", c.num_in(),
+                       " operands"));
+  const size_t rank = indices / 3;
+  if (!c.in(0).is_ptr || !c.in(0).shape.empty())
+    return void(c.fail("expects operand #0 (the base) to be a scalar pointer, got ", c.in(0).str()));
+  const Type index = c.in(1);
+  if (index.is_ptr || !index.shape.empty() || (index.dtype != DType::i32 && index.dtype != DType::i64))
+    return void(c.fail("expects the dims, strides and offsets to be i32 or i64 scalars, got ",
+                       index.str()));
+  for (size_t i = 2; i <= indices; ++i)
+    if (!c.expect_type("operand #" + std::to_string(i) + " (a dim, stride or offset)", c.in(i),
+                       index, " (the type of operand #1)"))
+      return;
+  if (block.shape.size() != rank || !block.is_tile())
+    return void(c.fail("expects the block (", is_store ? "the value" : "the result",
+                       ") to be a tile of rank ", rank, ", got ", block.str()));
+  c.expect_type(is_store ? "the value" : "result", block, Type{c.in(0).dtype, false, block.shape},
+                " (the pointee type in the block's shape)");
+}
+
 void check_atomic_rmw(OpChecker& c) {
   std::optional<AtomicOp> op =
       c.enum_attr("op", parse_atomic_op, "add, max, min, and, or, xor, xchg", true);
@@ -193,6 +221,7 @@ void check_memory(OpChecker& c) {
     case OpKind::Store: return check_store(c);
     case OpKind::AtomicRmw: return check_atomic_rmw(c);
     case OpKind::AtomicCas: return check_atomic_cas(c);
+    case OpKind::DescLoad: case OpKind::DescStore: return check_desc(c);
     default:
       TESSERA_CHECK(false, "not a memory op: ", c.op.name());
   }

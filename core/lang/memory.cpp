@@ -41,26 +41,33 @@ ir::Value* mask_value(const Operand& mask, ir::Value* p, std::string_view op, co
   return detail::broadcast_value(m, p->type.shape, op, loc);
 }
 
-/// A value operand for a store or atomic: converted to the pointee dtype, broadcast to the
-/// pointer's shape (a value of larger shape than the pointer is an error).
-ir::Value* data_value(const Operand& value, ir::Value* p, std::string_view op, const Here& loc,
-                      bool convert) {
+/// A value operand for a store, an atomic or a block: converted to `dtype`, broadcast to `shape`
+/// (a value of larger shape is an error naming `what`, the shape's role).
+ir::Value* data_value(const Operand& value, DType dtype, const ir::Shape& shape,
+                      std::string_view what, std::string_view op, const Here& loc, bool convert) {
   if (value.is_tensor() && value.as_tensor().defined() && value.as_tensor().type().is_ptr)
     user_error(loc, op, "cannot store a pointer value (" + value.as_tensor().type().str() + ")");
   ir::Value* v;
   if (value.is_tensor() && !convert) {
     v = detail::value_of(value, op, loc);
-    if (v->type.dtype != p->type.dtype)
+    if (v->type.dtype != dtype)
       user_error(loc, op, "value dtype " + std::string(ir::dtype_name(v->type.dtype)) +
                               " differs from the pointee dtype " +
-                              std::string(ir::dtype_name(p->type.dtype)));
+                              std::string(ir::dtype_name(dtype)));
   } else {
-    v = detail::materialize(value, p->type.dtype, op, loc);
+    v = detail::materialize(value, dtype, op, loc);
   }
-  if (!broadcasts_to(v->type.shape, p->type.shape))
-    user_error(loc, op, "value shape " + ir::shape_str(v->type.shape) +
-                            " does not match pointer shape " + ir::shape_str(p->type.shape));
-  return detail::broadcast_value(v, p->type.shape, op, loc);
+  if (!broadcasts_to(v->type.shape, shape))
+    user_error(loc, op, "value shape " + ir::shape_str(v->type.shape) + " does not match " +
+                            std::string(what) + " " + ir::shape_str(shape));
+  return detail::broadcast_value(v, shape, op, loc);
+}
+
+/// A value operand for a store or atomic: converted to the pointee dtype, broadcast to the
+/// pointer's shape.
+ir::Value* data_value(const Operand& value, ir::Value* p, std::string_view op, const Here& loc,
+                      bool convert) {
+  return data_value(value, p->type.dtype, p->type.shape, "pointer shape", op, loc, convert);
 }
 
 bool is_true_literal(const Operand& x) {
@@ -158,6 +165,86 @@ tensor atomic_cas(const tensor& ptr, const Operand& cmp, const Operand& val, con
   return wrap(builder_at(loc).create_value(OpKind::AtomicCas, {p, c, v},
                                            Type{p->type.dtype, false, p->type.shape},
                                            {{"scope", o.scope}, {"sem", o.sem}}));
+}
+
+// --- tensor descriptors -------------------------------------------------------------------------
+
+namespace {
+
+/// An integer scalar of a descriptor (a shape, stride or offset); `what` names it.
+ir::Value* index_value(const Operand& x, std::string_view op, const std::string& what,
+                       const Here& loc) {
+  ir::Value* v = detail::require_scalar(x, op, what, loc);
+  if (v->type.is_ptr || !ir::is_int(v->type.dtype) || v->type.dtype == DType::i1)
+    user_error(loc, op, what + " has type " + v->type.str() + ", expected an integer scalar");
+  return v;
+}
+
+/// i64 if any value needs more than i32 (a 64-bit integer, or u32), else i32.
+DType index_dtype(const std::vector<ir::Value*>& values) {
+  for (const ir::Value* v : values)
+    if (ir::dtype_bytes(v->type.dtype) == 8 || v->type.dtype == DType::u32) return DType::i64;
+  return DType::i32;
+}
+
+}  // namespace
+
+tensor_descriptor make_tensor_descriptor(const tensor& base, std::initializer_list<Operand> shape,
+                                         std::initializer_list<Operand> strides,
+                                         const Shape& block_shape, Here loc) {
+  constexpr std::string_view op = "make_tensor_descriptor";
+  ir::Value* p = pointer_value(base, op, loc);
+  if (!p->type.shape.empty())
+    user_error(loc, op, "the base is a tile of pointers (" + p->type.str() +
+                            "), expected one pointer");
+  if (shape.size() != strides.size() || shape.size() != block_shape.size() || shape.size() == 0)
+    user_error(loc, op, "shape, strides and block_shape need one entry per dimension; got " +
+                            std::to_string(shape.size()) + ", " + std::to_string(strides.size()) +
+                            " and " + std::to_string(block_shape.size()));
+  detail::check_shape(block_shape, op, loc);
+  tensor_descriptor d;
+  d.base_ = base;
+  int i = 0;
+  for (const Operand& x : shape)
+    d.dims_.push_back(detail::wrap(index_value(x, op, "shape[" + std::to_string(i++) + "]", loc)));
+  i = 0;
+  for (const Operand& x : strides)
+    d.strides_.push_back(
+        detail::wrap(index_value(x, op, "strides[" + std::to_string(i++) + "]", loc)));
+  d.block_ = block_shape;
+  return d;
+}
+
+std::vector<ir::Value*> tensor_descriptor::operands(std::initializer_list<Operand> offsets,
+                                                    std::string_view op, const Here& loc) const {
+  if (offsets.size() != block_.size())
+    user_error(loc, op, "the descriptor has " + std::to_string(block_.size()) +
+                            " dimensions; got " + std::to_string(offsets.size()) + " offsets");
+  std::vector<ir::Value*> indices;
+  for (const tensor& t : dims_) indices.push_back(detail::value_of(t, op, loc));
+  for (const tensor& t : strides_) indices.push_back(detail::value_of(t, op, loc));
+  int i = 0;
+  for (const Operand& x : offsets)
+    indices.push_back(index_value(x, op, "offsets[" + std::to_string(i++) + "]", loc));
+  const DType index = index_dtype(indices);
+  std::vector<ir::Value*> out = {detail::value_of(base_, op, loc)};
+  for (ir::Value* v : indices) out.push_back(detail::cast_to(v, index, loc));
+  return out;
+}
+
+tensor tensor_descriptor::load(std::initializer_list<Operand> offsets, Here loc) const {
+  std::vector<ir::Value*> operands = this->operands(offsets, "desc_load", loc);
+  const DType dtype = operands[0]->type.dtype;
+  return wrap(builder_at(loc).create_value(OpKind::DescLoad, operands,
+                                           Type::tile(dtype, block_)));
+}
+
+void tensor_descriptor::store(std::initializer_list<Operand> offsets, const Operand& value,
+                              Here loc) const {
+  std::vector<ir::Value*> operands = this->operands(offsets, "desc_store", loc);
+  operands.push_back(data_value(value, operands[0]->type.dtype, block_, "the block shape",
+                                "desc_store", loc, true));
+  builder_at(loc).create(OpKind::DescStore, operands, {});
 }
 
 }  // namespace tessera::tl

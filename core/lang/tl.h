@@ -90,6 +90,42 @@ tensor load(const tensor& ptr, const Operand& mask, const Operand& other,
 void store(const tensor& ptr, const Operand& value, Here loc = Here::current());
 void store(const tensor& ptr, const Operand& value, const Operand& mask, Here loc = Here::current());
 
+// --- tensor descriptors ---------------------------------------------------------------------
+/// A tensor in global memory read and written a block at a time (Triton's
+/// tl.make_tensor_descriptor): `shape` and `strides` (in elements) have one integer per
+/// dimension, `block_shape` one power of two per dimension.
+///
+///   auto a = tl::make_tensor_descriptor(a_ptr, {M, K}, {stride_am, 1}, {BLOCK_M, BLOCK_K});
+///   auto tile = a.load({pid_m * BLOCK_M, k});  // [BLOCK_M, BLOCK_K]; zero outside the tensor
+///   c.store({pid_m * BLOCK_M, pid_n * BLOCK_N}, acc);  // elements outside the tensor dropped
+///
+/// Offsets may be negative or past the end: only the elements inside the tensor are accessed.
+/// Addresses are computed in i32 unless a shape, stride or offset is a 64-bit (or u32) value,
+/// then in i64: pass int64 values for tensors of more than 2^31 elements.
+class tensor_descriptor {
+ public:
+  /// The block at `offsets` (one per dimension), in the base pointer's dtype.
+  tensor load(std::initializer_list<Operand> offsets, Here loc = Here::current()) const;
+  /// Writes `value` (converted to the pointee dtype, broadcast to the block) at `offsets`.
+  void store(std::initializer_list<Operand> offsets, const Operand& value,
+             Here loc = Here::current()) const;
+  const Shape& block_shape() const { return block_; }
+
+ private:
+  friend tensor_descriptor make_tensor_descriptor(const tensor&, std::initializer_list<Operand>,
+                                                  std::initializer_list<Operand>, const Shape&,
+                                                  Here);
+  /// base, then the dims and strides, then `offsets`, in one index dtype.
+  std::vector<ir::Value*> operands(std::initializer_list<Operand> offsets, std::string_view op,
+                                   const Here& loc) const;
+  tensor base_;
+  std::vector<tensor> dims_, strides_;
+  Shape block_;
+};
+tensor_descriptor make_tensor_descriptor(const tensor& base, std::initializer_list<Operand> shape,
+                                         std::initializer_list<Operand> strides,
+                                         const Shape& block_shape, Here loc = Here::current());
+
 // --- atomics (yield the old values) -------------------------------------------------------------
 struct AtomicOptions {
   std::string sem = "acq_rel";  ///< relaxed, acquire, release, acq_rel

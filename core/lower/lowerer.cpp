@@ -339,6 +339,10 @@ void Lowerer::lower_op(const ir::Op& op) {
     case OpKind::For: return lower_for(op);
     case OpKind::If: return lower_if(op);
     case OpKind::While: return lower_while(op);
+    case OpKind::DescLoad:
+    case OpKind::DescStore:  // no target plans them yet: passes::compile expands them first
+      TESSERA_CHECK(false, op.loc.str(), ": '", op.name(),
+                    "' reached the lowering; the `descriptors` step expands it");
     default: break;
   }
   if (op.results.empty()) {

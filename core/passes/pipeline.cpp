@@ -12,6 +12,7 @@
 #include "core/passes/bounds.h"
 #include "core/passes/canonicalize.h"
 #include "core/passes/cse.h"
+#include "core/passes/descriptors.h"
 #include "core/passes/dce.h"
 #include "core/passes/fold.h"
 #include "core/support/error.h"
@@ -88,6 +89,8 @@ bool verify(State& s) {
   return false;
 }
 
+bool descriptors(State& s) { return expand_descriptors(*s.out.tile); }
+
 bool optimize_tile(State& s) {
   optimize(*s.out.tile, pass_options(s));
   return false;  // its passes dump themselves
@@ -131,8 +134,10 @@ struct Step {
   StepFn run;
 };
 
-constexpr std::array<Step, 8> kSteps = {{
+constexpr std::array<Step, 9> kSteps = {{
     {{"verify", Stage::Tile, "check the kernel as traced"}, verify},
+    {{"descriptors", Stage::Tile, "tensor-descriptor accesses as masked pointer accesses"},
+     descriptors},
     {{"optimize", Stage::Tile, "the cleanup passes on the tile IR, to a fixed point"}, optimize_tile},
     {{"bounds", Stage::Tile, "debug mode: every access checked against its buffer"}, bounds},
     {{"verify", Stage::Tile, "check the optimized tile IR"}, verify},

@@ -5,6 +5,8 @@
 ///
 ///   tile IR as traced
 ///     verify
+///     descriptors     tensor-descriptor loads and stores as masked pointer accesses
+///                     (core/passes/descriptors.h)
 ///     optimize        canonicalize, fold, cse, dce, to a fixed point
 ///     bounds          debug mode (CompileOptions::debug): every access checked against its
 ///                     buffer (core/passes/bounds.h), then optimize again

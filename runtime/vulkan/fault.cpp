@@ -22,14 +22,8 @@ void VulkanStream::attach_fault_record(const std::shared_ptr<const VulkanKernel>
   Context& ctx = *shared_.ctx;
   constexpr VkDeviceSize kBytes = VkDeviceSize{kFaultSlots} * sizeof(target::FaultWords);
   if (!fault_records_) {
-    int type = pick_memory_type(
-        ctx.facts().memory, buffer_memory_type_bits(ctx),
-        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0, 0);
-    if (type < 0)
-      fail(ErrorKind::Runtime, ctx.name(), " has no host-visible coherent memory for the fault ",
-           "records of kernel ", k->name);
     fault_records_ = std::make_unique<BoundBuffer>(
-        create_bound_buffer(ctx, kBytes, static_cast<uint32_t>(type), /*map=*/true));
+        create_host_buffer(ctx, kBytes, "the fault records of kernel " + k->name));
     std::memset(fault_records_->mapped, 0, kBytes);
   }
   // Every slot is in use by a launch not yet collected: wait for the oldest one's submission.

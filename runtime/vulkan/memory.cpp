@@ -29,6 +29,16 @@ int pick_memory_type(const VkPhysicalDeviceMemoryProperties& props, uint32_t typ
   return best;
 }
 
+BoundBuffer create_host_buffer(Context& ctx, VkDeviceSize bytes, std::string_view what,
+                               VkMemoryPropertyFlags prefer) {
+  int type = pick_memory_type(
+      ctx.facts().memory, buffer_memory_type_bits(ctx),
+      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, prefer, 0);
+  if (type < 0)
+    fail(ErrorKind::Runtime, ctx.name(), " has no host-visible coherent memory for ", what);
+  return create_bound_buffer(ctx, bytes, static_cast<uint32_t>(type), /*map=*/true);
+}
+
 MemoryPool::MemoryPool(std::shared_ptr<Context> ctx, VkDeviceSize block_bytes)
     : ctx_(std::move(ctx)) {
   const PhysicalFacts& facts = ctx_->facts();

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string_view>
 #include <vector>
 
 #include "runtime/backend.h"
@@ -78,5 +79,11 @@ class PoolAllocation : public Allocation {
 int pick_memory_type(const VkPhysicalDeviceMemoryProperties& props, uint32_t type_bits,
                      VkMemoryPropertyFlags want, VkMemoryPropertyFlags prefer,
                      VkMemoryPropertyFlags avoid);
+
+/// A mapped buffer of `bytes` in host-visible coherent memory (with `prefer` flags where a type
+/// has them) for the host to read what kernels write; Runtime error "<device> has no host-visible
+/// coherent memory for <what>" where the device has none.
+BoundBuffer create_host_buffer(Context& ctx, VkDeviceSize bytes, std::string_view what,
+                               VkMemoryPropertyFlags prefer = 0);
 
 }  // namespace tessera::rt::vk

@@ -92,15 +92,9 @@ void VulkanStream::attach_print_buffer(const std::shared_ptr<const VulkanKernel>
   if (k->print_offset() < 0) return;
   Context& ctx = *shared_.ctx;
   if (!print_buffer_) {
-    int type = pick_memory_type(
-        ctx.facts().memory, buffer_memory_type_bits(ctx),
-        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0, 0);
-    if (type < 0)
-      fail(ErrorKind::Runtime, ctx.name(), " has no host-visible coherent memory for the print ",
-           "buffer of kernel ", k->name);
     print_bytes_ = print_buffer_bytes();
     print_buffer_ = std::make_unique<BoundBuffer>(
-        create_bound_buffer(ctx, print_bytes_, static_cast<uint32_t>(type), /*map=*/true));
+        create_host_buffer(ctx, print_bytes_, "the print buffer of kernel " + k->name));
     std::memset(print_buffer_->mapped, 0, sizeof(Header));
   }
   // The buffer is emptied once no submitted launch writes to it: one submission's launches share

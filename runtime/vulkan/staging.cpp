@@ -8,13 +8,7 @@ namespace tessera::rt::vk {
 
 StagingRing::StagingRing(std::shared_ptr<Context> ctx, VkDeviceSize bytes) : ctx_(std::move(ctx)) {
   bytes = std::max(kAlignment, bytes / kAlignment * kAlignment);
-  int type =
-      pick_memory_type(ctx_->facts().memory, buffer_memory_type_bits(*ctx_),
-                       VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
-                       VK_MEMORY_PROPERTY_HOST_CACHED_BIT, 0);
-  if (type < 0)
-    fail(ErrorKind::Runtime, ctx_->name(), " has no host-visible coherent memory for staging");
-  storage_ = create_bound_buffer(*ctx_, bytes, static_cast<uint32_t>(type), /*map=*/true);
+  storage_ = create_host_buffer(*ctx_, bytes, "staging", VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
 }
 
 std::optional<StagingRing::Region> StagingRing::try_allocate(VkDeviceSize bytes, uint64_t ticket) {

@@ -16,6 +16,7 @@ void register_math(std::vector<Case>& out);
 void register_cast(std::vector<Case>& out);
 void register_shape(std::vector<Case>& out);
 void register_memory(std::vector<Case>& out);
+void register_descriptors(std::vector<Case>& out);
 void register_atomics(std::vector<Case>& out);
 void register_reduce(std::vector<Case>& out);
 void register_scan(std::vector<Case>& out);
@@ -27,9 +28,10 @@ void register_drivers(std::vector<Case>& out);
 namespace {
 
 constexpr Registrar kCategories[] = {
-    register_plumbing, register_binary, register_bitwise, register_compare, register_unary,
-    register_math,     register_cast,   register_shape,   register_memory,  register_atomics,
-    register_reduce,   register_scan,   register_dot,     register_control, register_seed_kernels,
+    register_plumbing, register_binary,  register_bitwise, register_compare,
+    register_unary,    register_math,    register_cast,    register_shape,
+    register_memory,   register_descriptors, register_atomics, register_reduce,
+    register_scan,     register_dot,     register_control, register_seed_kernels,
     register_drivers,
 };
 

@@ -60,6 +60,7 @@ class Kernel {
     set_line(1);
   }
   tessera::ir::Function& fn() { return *fn_; }
+  tessera::ir::Module& module() { return module_; }
   tessera::ir::Builder& builder() { return b_; }
   void set_line(uint32_t line) { b_.set_loc(Location::make("kernel.cpp", line)); }
 

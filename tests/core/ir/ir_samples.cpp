@@ -85,6 +85,10 @@ class KernelBuilder {
         v(OpKind::PtrAdd, {v(OpKind::Splat, {p_[3]}, Type::ptr_tile(DType::i32, {kB})), range_},
           Type::ptr_tile(DType::i32, {kB}));
     v(OpKind::AtomicCas, {qs, range_, splat_}, ti(DType::i32), {{"sem", std::string("acq_rel")}});
+    // A 1-D descriptor over p_[0] of p_[2] elements: the block at offset pid, stored back.
+    Value* one = b_.constant_int(i32(), 1);
+    Value* block = v(OpKind::DescLoad, {p_[0], p_[2], one, pid_}, ti(DType::f32));
+    b_.create(OpKind::DescStore, {p_[0], p_[2], one, pid_, block}, {});
   }
 
   void reductions() {

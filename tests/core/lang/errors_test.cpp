@@ -107,6 +107,27 @@ void bad_branch_only_one_side(tl::ptr<float>, tl::i32 n) {
   g_line = __LINE__; tl::if_(n > 0, [&] { t = tl::zeros<float>({16}); });
 }
 
+void bad_desc_rank(tl::ptr<float> x, tl::i32 n) {
+  g_line = __LINE__; (void)tl::make_tensor_descriptor(x, {n, n}, {n}, {16, 16});
+}
+void bad_desc_block(tl::ptr<float> x, tl::i32 n) {
+  g_line = __LINE__; (void)tl::make_tensor_descriptor(x, {n}, {1}, {12});
+}
+void bad_desc_base(tl::ptr<float> x, tl::i32 n) {
+  g_line = __LINE__; (void)tl::make_tensor_descriptor(x + tl::arange(0, 16), {n}, {1}, {16});
+}
+void bad_desc_stride(tl::ptr<float> x, tl::i32 n) {
+  g_line = __LINE__; (void)tl::make_tensor_descriptor(x, {n}, {1.5f}, {16});
+}
+void bad_desc_offsets(tl::ptr<float> x, tl::i32 n) {
+  auto d = tl::make_tensor_descriptor(x, {n, n}, {n, 1}, {16, 16});
+  g_line = __LINE__; (void)d.load({0});
+}
+void bad_desc_value(tl::ptr<float> x, tl::i32 n) {
+  auto d = tl::make_tensor_descriptor(x, {n, n}, {n, 1}, {16, 16});
+  g_line = __LINE__; d.store({0, 0}, tl::zeros<float>({32, 16}));
+}
+
 }  // namespace
 
 /// Traces `fn` first (which sets g_line), then compares its error with the expected text.
@@ -282,4 +303,18 @@ TEST_CASE("lang limits: regions nest 256 deep at most") {
 TEST_CASE("lang limits: a kernel traces 200000 operations at most") {
   CHECK_ERROR(endless_loop, ("'kernel': more than 200000 operations traced, the limit of one kernel (a "
                              "C++ loop that never ends? tl::range makes an IR loop, traced once)"));
+}
+
+TEST_CASE("lang errors: tensor descriptors name the parameter that is wrong") {
+  CHECK_ERROR(bad_desc_rank, ("'make_tensor_descriptor': shape, strides and block_shape need one "
+                              "entry per dimension; got 2, 1 and 2"));
+  CHECK_ERROR(bad_desc_block, ("'make_tensor_descriptor': shape [12] has a dimension that is not a "
+                               "power of two (12)"));
+  CHECK_ERROR(bad_desc_base, ("'make_tensor_descriptor': the base is a tile of pointers "
+                              "(tile<16xptr<f32>>), expected one pointer"));
+  CHECK_ERROR(bad_desc_stride, ("'make_tensor_descriptor': strides[0] has type f32, expected an "
+                                "integer scalar"));
+  CHECK_ERROR(bad_desc_offsets, ("'desc_load': the descriptor has 2 dimensions; got 1 offsets"));
+  CHECK_ERROR(bad_desc_value, ("'desc_store': value shape [32, 16] does not match the block shape "
+                               "[16, 16]"));
 }

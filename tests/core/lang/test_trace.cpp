@@ -61,7 +61,35 @@ void row_sum_kernel(tl::ptr<float> x, tl::ptr<float> out, tl::i32 n, int BLOCK) 
   tl::store(out + row, tl::sum(acc, 0));
 }
 
+void desc_kernel(tl::ptr<tessera::half> x, tl::i32 m, tl::i64 n) {
+  auto a = tl::make_tensor_descriptor(x, {m, m}, {m, 1}, {32, 16});
+  auto b = tl::make_tensor_descriptor(x, {m, n}, {m, 1}, {32, 16});
+  a.store({1, 2}, a.load({tl::program_id(0), 0}) + 1);
+  (void)b.load({0, 0});
+}
+
 }  // namespace
+
+TEST_CASE("trace: tensor descriptors are desc_load and desc_store in their index dtype") {
+  auto m = trace_with(desc_kernel, {{tessera::ir::DType::f16}, i32_scalar(),
+                                    {tessera::ir::DType::i64}});
+  auto* body = m->kernel().body;
+  REQUIRE(count_ops(body, OpKind::DescLoad) == 2);
+  REQUIRE(count_ops(body, OpKind::DescStore) == 1);
+  auto* load = first_op(body, OpKind::DescLoad);
+  CHECK(load->result()->type.str() == "tile<32x16xf16>");
+  CHECK(load->operands.size() == 7);  // base, 2 dims, 2 strides, 2 offsets
+  CHECK(load->operand(1)->type.str() == "i32");
+  auto* store = first_op(body, OpKind::DescStore);
+  CHECK(store->operands.back()->type.str() == "tile<32x16xf16>");  // converted back to f16
+  // The second descriptor's n is i64: every index of its access is i64.
+  const tessera::ir::Op* wide = nullptr;
+  tessera::ir::walk(body, [&](tessera::ir::Op* op) {
+    if (op->kind == OpKind::DescLoad && op != load) wide = op;
+  });
+  REQUIRE(wide != nullptr);
+  for (size_t i = 1; i < wide->operands.size(); ++i) CHECK(wide->operand(i)->type.str() == "i64");
+}
 
 TEST_CASE("trace: gelu has one load, one store and f32 tiles of BLOCK elements") {
   auto m = trace_with(gelu_kernel, {f32_ptr(), f32_ptr(), i32_scalar(), constant(128)});

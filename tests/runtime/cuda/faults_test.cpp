@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "helpers.h"
+#include "tests/support/capture.h"
 
 namespace cuda_test {
 namespace {
@@ -150,27 +151,6 @@ TEST_CASE("cuda errors: driver failures name the call, the error and the kernel"
   CHECK(contains(what, "kernel 'k': grid (1, 70000, 1) exceeds cuda:0's limit"));
 }
 
-/// Runs `fn` with the process's stdout going to a file; returns what was written.
-template <class F>
-std::string capture_stdout(F fn) {
-  std::fflush(stdout);
-  char name[] = "/tmp/tessera_stdout_XXXXXX";
-  int fd = mkstemp(name);
-  int saved = dup(1);
-  dup2(fd, 1);
-  fn();
-  std::fflush(stdout);
-  dup2(saved, 1);
-  close(saved);
-  std::string text;
-  lseek(fd, 0, SEEK_SET);
-  char buf[4096];
-  for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
-  close(fd);
-  unlink(name);
-  return text;
-}
-
 TEST_CASE("cuda: device print writes the interpreter's line format through vprintf") {
   CUDA_DEVICE_OR_SKIP(dev);
   std::string text = kernel("%v: f32", R"(  %lane = lane_id : i32
@@ -186,7 +166,7 @@ TEST_CASE("cuda: device print writes the interpreter's line format through vprin
   }))",
                             "", 32);
   auto k = load(dev, text);
-  std::string out = capture_stdout([&] {
+  std::string out = tessera::test::capture(1, [&] {
     dev.impl()->default_stream()->launch(k, Grid(2), pack(k->params, {scalar(2.5f)}, {0}), {});
     dev.synchronize();
   });

@@ -9,11 +9,14 @@
 #include <iostream>
 #include <sstream>
 
+#include "tests/support/capture.h"
 #include "vk_test.h"
 
 namespace tl = tessera::tl;
 
 namespace {
+
+using tessera::test::capture;
 
 /// A tile (1-D and 2-D), a scalar, a hex scalar, then a scalar and a tile in each pass of a loop.
 void print_kernel(tl::ptr<float> x, tl::i32 n, tl::i32 reps, int BLOCK) {
@@ -27,33 +30,6 @@ void print_kernel(tl::ptr<float> x, tl::i32 n, tl::i32 reps, int BLOCK) {
     tl::device_print("i = ", {i});
     tl::device_print("w = ", {tl::arange(0, BLOCK) + i * 10});
   }
-}
-
-/// Runs `fn` with file descriptor `fd` (1: stdout, 2: stderr) going to a file; returns what was
-/// written to it.
-template <class F>
-std::string capture(int fd, F fn) {
-  std::cout.flush();
-  std::cerr.flush();
-  std::fflush(nullptr);
-  char name[] = "/tmp/tessera_print_XXXXXX";
-  int file = mkstemp(name);
-  REQUIRE(file >= 0);
-  int saved = dup(fd);
-  dup2(file, fd);
-  fn();
-  std::cout.flush();
-  std::cerr.flush();
-  std::fflush(nullptr);
-  dup2(saved, fd);
-  close(saved);
-  std::string text;
-  lseek(file, 0, SEEK_SET);
-  char buf[4096];
-  for (ssize_t n; (n = read(file, buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
-  close(file);
-  unlink(name);
-  return text;
 }
 
 std::string run_prints(const tessera::Device& dev) {

@@ -1,0 +1,22 @@
+/// \file Tensor descriptors as masked pointer accesses: desc_load and desc_store (core/ir/ops.h)
+/// rewritten into the loads and stores a Triton user writes by hand, for every target (none plans
+/// a tensor-memory engine such as Hopper's TMA yet):
+///
+///   idx_d  = off_d + arange(0, B_d)                       one per dimension, [B_d]
+///   in_d   = idx_d >= 0 && idx_d < dim_d
+///   ptrs   = base + sum_d expand(idx_d * stride_d)        broadcast to the block
+///   mask   = and_d expand(in_d)
+///   load(ptrs, mask, 0) / store(ptrs, value, mask)
+///
+/// in the descriptor's index dtype (i32 or i64), so that the tile optimizer and the layout
+/// planner see the same ops as in a kernel written with pointer tiles.
+#pragma once
+
+#include "core/ir/ir.h"
+
+namespace tessera::passes {
+
+/// Rewrites every desc_load and desc_store of the module; returns true if there was one.
+bool expand_descriptors(ir::Module& m);
+
+}  // namespace tessera::passes
