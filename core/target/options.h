@@ -5,7 +5,8 @@
 namespace tessera {
 
 struct CompileOptions {
-  int num_warps = 4;   ///< 32 x num_warps threads per program (workgroup) on every target
+  int num_warps = 4;   ///< 32 x num_warps threads per program (workgroup) on every target; a
+                       ///< power of two in 1..32 (else the launch is an Argument error)
   int num_stages = 3;  ///< software-pipelining depth of loops that load the operands of a dot
   /// Debug mode: every global load, store and atomic is checked against the buffer its pointer
   /// came from (core/passes/bounds.h), a violation is a DeviceFault. On at every launch with
