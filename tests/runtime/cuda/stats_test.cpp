@@ -6,31 +6,12 @@
 
 #include "helpers.h"
 #include "samples/kernels/matmul_relu.h"
+#include "tests/support/env.h"
 
 namespace cuda_test {
 namespace {
 
-/// Sets an environment variable for the scope and restores what was there.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value)
-      setenv(name, value, 1);
-    else
-      unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      setenv(name_, old_->c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using tessera::test::ScopedEnv;
 
 /// What std::cerr receives in the scope.
 class CaptureCerr {
@@ -142,7 +123,7 @@ TEST_CASE("cuda: a traced matmul's ptxstats line counts its shared memory; unset
   CHECK(lines[0].shared > 0);  // the dot stages its tiles in shared memory
 
   {
-    ScopedEnv dump("TESSERA_DUMP", nullptr);
+    ScopedEnv dump("TESSERA_DUMP", std::nullopt);
     CaptureCerr capture;
     auto quiet = dev.impl()->compile(*traced, {});
     CHECK(capture.text().find("ptxstats") == std::string::npos);

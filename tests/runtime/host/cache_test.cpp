@@ -10,32 +10,9 @@
 
 #include "runtime/cache.h"
 #include "runtime/tessera.h"
+#include "tests/support/env.h"
 
-namespace {
-
-/// Sets (or, with nullopt, unsets) an environment variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value)
-      setenv(name, value->c_str(), 1);
-    else
-      unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      setenv(name_, old_->c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
-}  // namespace
+using tessera::test::ScopedEnv;
 
 TEST_CASE("cache: the root is TESSERA_CACHE_DIR, else $HOME/.cache/tessera, else none") {
   SUBCASE("TESSERA_CACHE_DIR") {
