@@ -34,7 +34,7 @@ std::string kernel_name(Variant v) {
 
 }  // namespace
 
-std::vector<MatmulConfig> matmul_configs(const std::string& dtype) {
+std::vector<MatmulConfig> matmul_configs(const std::string& dtype, int group_m) {
   // BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages. fp16/bf16: tiles for Hopper's tensor cores
   // (BLOCK_K 64, 3-4 stages), then the earlier table (128x128x32 / 8 / 3, 64x64x32 / 4 / 3) and
   // the large tiles with BLOCK_K 32 (whose stages fit 48 KiB of shared memory: Vulkan);
@@ -60,7 +60,7 @@ std::vector<MatmulConfig> matmul_configs(const std::string& dtype) {
   if (!only || !*only) return table.at(dtype);
   std::vector<MatmulConfig> kept;
   for (const MatmulConfig& c : table.at(dtype))
-    if (config_label(c).find(only) != std::string::npos) kept.push_back(c);
+    if (config_label(c, group_m).find(only) != std::string::npos) kept.push_back(c);
   return kept;
 }
 
@@ -212,7 +212,8 @@ void run_matmul(Bench& b, const std::string& dtype, Variant variant, MatmulShape
                                     GROUP_M);
     const auto M = static_cast<int32_t>(s.m), N = static_cast<int32_t>(s.n),
                K = static_cast<int32_t>(s.k);
-    const std::vector<MatmulConfig> configs = matmul_configs(dtype);
+    const int group_m = variant == Variant::Plain ? 0 : kGroupM;
+    const std::vector<MatmulConfig> configs = matmul_configs(dtype, group_m);
     for (size_t i = 0; i < configs.size(); ++i) {
       const MatmulConfig& cfg = configs[i];
       const uint64_t grid_m = cdiv(s.m, cfg.block_m), grid_n = cdiv(s.n, cfg.block_n);
@@ -231,7 +232,7 @@ void run_matmul(Bench& b, const std::string& dtype, Variant variant, MatmulShape
                                                  cfg.block_m, cfg.block_n, cfg.block_k);
       };
       Row row = base;
-      row.config = config_label(cfg, variant == Variant::Plain ? 0 : kGroupM);
+      row.config = config_label(cfg, group_m);
       tried.push_back(
           guarded(row, [&] { return run_config(b, row, p, launch, config_timed(b, tried)); }));
     }

@@ -15,9 +15,11 @@ struct MatmulConfig {
 /// The tile configurations tried per input dtype ("tf32": f32 inputs on the TF32 path, "fp16",
 /// "bf16", "int8"), in order; every one is checked, the fastest that passes is reported. Tune by
 /// editing the table in bench/matmul.cpp (peers.py's SEED_MATMUL mirrors it). The environment
-/// variable TESSERA_BENCH_CONFIG keeps only the configurations whose label (config_label's
-/// "BMxBNxBK num_warps=W num_stages=S") contains its text, for profiling one of them.
-std::vector<MatmulConfig> matmul_configs(const std::string& dtype);
+/// variable TESSERA_BENCH_CONFIG keeps only the configurations whose label as the row shows it
+/// (config_label's "BMxBNxBK num_warps=W num_stages=S", with " group=G" after the tile for a
+/// grouped kernel: pass its group_m) contains its text, for profiling one of them; peers.py
+/// filters its labels the same way.
+std::vector<MatmulConfig> matmul_configs(const std::string& dtype, int group_m = 0);
 
 /// "128x128x64 num_warps=8 num_stages=3" ("128x128x64 group=8 ..." with a GROUP_M).
 std::string config_label(const MatmulConfig& c, int group_m = 0);
