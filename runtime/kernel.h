@@ -30,22 +30,32 @@ constexpr uint64_t cdiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 /// A grid with its launch options and, optionally, a stream to launch on (default: the device's
 /// default stream; class Stream says how the streams of a device are ordered).
 struct LaunchConfig {
-  Grid grid;
-  LaunchOptions options;
-  const Stream* stream = nullptr;
+  Grid grid;                       ///< the number of programs along each axis
+  LaunchOptions options;           ///< num_warps, debug, ...: part of the compiled kernel's key
+  const Stream* stream = nullptr;  ///< the stream to launch on; null: the default stream
+  /// Made implicitly from `{grid}`, `{grid, options}` or `{grid, options, &stream}`.
   LaunchConfig(Grid g, LaunchOptions o = {}, const Stream* s = nullptr)
       : grid(g), options(o), stream(s) {}
 };
 
 /// A launch argument with its C++ type erased.
 struct KernelArg {
-  enum class Kind { Buffer, Int, UInt, Float, Bool, DType };
-  Kind kind = Kind::Int;
-  BufferBase buffer;
+  /// What the C++ argument was.
+  enum class Kind {
+    Buffer,  ///< a Buffer<T> (any element type)
+    Int,     ///< a signed integer or an enum value
+    UInt,    ///< an unsigned integer
+    Float,   ///< float, double, tessera::half or tessera::bfloat16
+    Bool,    ///< a bool
+    DType,   ///< a tl::DType (a compile-time dtype parameter)
+  };
+  Kind kind = Kind::Int;             ///< what the argument was
+  BufferBase buffer;                 ///< the buffer (Kind::Buffer)
   ir::DType dtype = ir::DType::i32;  ///< buffer element dtype, or the C++ scalar's dtype
-  int64_t i = 0;
-  double f = 0;
+  int64_t i = 0;                     ///< the value (Int, UInt as two's complement, Bool, DType)
+  double f = 0;                      ///< the value (Float)
 
+  /// The argument for a C++ value; a type that is none of Kind's does not compile.
   template <class T>
   static KernelArg from(const T& value);
   std::string describe() const;  ///< "a buffer of f32 on host", "int 1024", ...
@@ -86,11 +96,15 @@ KernelArg KernelArg::from(const T& value) {
 /// The type-independent part of a kernel: argument checking, specialization, caches, launch.
 class KernelBase {
  public:
+  /// A kernel called `name` (empty: learned from the first trace) whose parameters are
+  /// `params`, named `param_names` in argument errors.
   KernelBase(std::string name, std::vector<std::string> param_names,
              std::vector<tl::ParamDesc> params);
   virtual ~KernelBase() = default;
 
+  /// The kernel's name, as errors, caches and TESSERA_DUMP show it.
   const std::string& name() const { return name_; }
+  /// The parameters' names ("x", "y", "n", "BLOCK"; "arg0"... when not given).
   const std::vector<std::string>& param_names() const { return param_names_; }
 
   /// Checks `args`, compiles (or reuses) the kernel for the device and launches it.
@@ -101,9 +115,11 @@ class KernelBase {
   std::shared_ptr<const ir::Module> traced_for(std::span<const KernelArg> args) const;
   /// Number of distinct specializations traced so far (tests check caching with it).
   size_t traced_count() const;
+  /// Number of distinct (device, specialization, options) compilations so far.
   size_t compiled_count() const;
 
  protected:
+  /// Traces the kernel function for one specialization (Kernel does, with its function).
   virtual std::unique_ptr<ir::Module> trace(const std::vector<tl::ArgSpec>& specs) const = 0;
 
  private:
@@ -145,10 +161,13 @@ class KernelBase {
 /// Splits "x, y, n, BLOCK" into names.
 std::vector<std::string> split_param_names(std::string_view names);
 
+/// A kernel: a C++ function of kernel-language parameters (tl::ptr, tl::i32, ... and
+/// compile-time constants), traced and compiled on first launch per device and specialization.
+/// `kernel[{grid}](args...)` launches it; see the file's example and TESSERA_KERNEL.
 template <class... Params>
 class Kernel : public KernelBase {
  public:
-  using Fn = void (*)(Params...);
+  using Fn = void (*)(Params...);  ///< the kernel function's type
 
   /// `name` defaults to the function's name (learned when first traced); `param_names` is the
   /// parameter list as written, "x, y, n, BLOCK", used in argument errors.
@@ -157,9 +176,14 @@ class Kernel : public KernelBase {
                    tl::describe_params<Params...>()),
         fn_(fn) {}
 
+  /// What `kernel[config]` returns: call it with the arguments to launch.
   class Launcher {
    public:
+    /// `k` launched with `c`.
     Launcher(const Kernel* k, LaunchConfig c) : kernel_(k), config_(c) {}
+    /// Checks `args` against the kernel's parameters (an Error of kind Argument names the wrong
+    /// one), compiles the specialization if it is new, and enqueues the launch on the config's
+    /// stream.
     template <class... Args>
     void operator()(const Args&... args) const {
       std::array<KernelArg, sizeof...(Args)> erased{KernelArg::from(args)...};
@@ -171,6 +195,7 @@ class Kernel : public KernelBase {
     LaunchConfig config_;
   };
 
+  /// The launch with grid, options and stream `config`: `k[{grid}](args...)`.
   Launcher operator[](const LaunchConfig& config) const { return Launcher(this, config); }
 
   /// The optimized tile IR for these arguments.
@@ -187,6 +212,7 @@ class Kernel : public KernelBase {
   }
 
  protected:
+  /// Traces the function for `specs`.
   std::unique_ptr<ir::Module> trace(const std::vector<tl::ArgSpec>& specs) const override {
     return tl::trace(fn_, name(), param_names(), specs);
   }
@@ -201,12 +227,16 @@ class Kernel : public KernelBase {
   Fn fn_;
 };
 
+/// \name Deduction guides
+//@{
+/// `tessera::Kernel(fn)` takes its parameter types from the function.
 template <class... Params>
 Kernel(void (*)(Params...)) -> Kernel<Params...>;
 template <class... Params>
 Kernel(void (*)(Params...), std::string) -> Kernel<Params...>;
 template <class... Params>
 Kernel(void (*)(Params...), std::string, std::string_view) -> Kernel<Params...>;
+//@}
 
 }  // namespace tessera
 

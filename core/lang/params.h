@@ -48,8 +48,8 @@ class ptr : public tensor {
  public:
   using tensor::tensor;
   using tensor::operator=;
-  static constexpr ParamClass param_class = ParamClass::Pointer;
-  static constexpr std::optional<DType> param_dtype = dtype_of<T>();
+  static constexpr ParamClass param_class = ParamClass::Pointer;      ///< passed as a pointer
+  static constexpr std::optional<DType> param_dtype = dtype_of<T>();  ///< T's dtype
 };
 
 /// A pointer parameter whose element dtype is the launch argument's.
@@ -57,8 +57,8 @@ class pointer : public tensor {
  public:
   using tensor::tensor;
   using tensor::operator=;
-  static constexpr ParamClass param_class = ParamClass::Pointer;
-  static constexpr std::optional<DType> param_dtype = std::nullopt;
+  static constexpr ParamClass param_class = ParamClass::Pointer;     ///< passed as a pointer
+  static constexpr std::optional<DType> param_dtype = std::nullopt;  ///< the argument's dtype
 };
 
 /// A scalar parameter of dtype D.
@@ -67,8 +67,8 @@ class scalar_of : public tensor {
  public:
   using tensor::tensor;
   using tensor::operator=;
-  static constexpr ParamClass param_class = ParamClass::Scalar;
-  static constexpr std::optional<DType> param_dtype = D;
+  static constexpr ParamClass param_class = ParamClass::Scalar;  ///< passed as a scalar value
+  static constexpr std::optional<DType> param_dtype = D;         ///< always D
 };
 
 /// A scalar parameter whose dtype is the launch argument's.
@@ -76,23 +76,23 @@ class scalar : public tensor {
  public:
   using tensor::tensor;
   using tensor::operator=;
-  static constexpr ParamClass param_class = ParamClass::Scalar;
-  static constexpr std::optional<DType> param_dtype = std::nullopt;
+  static constexpr ParamClass param_class = ParamClass::Scalar;      ///< passed as a scalar value
+  static constexpr std::optional<DType> param_dtype = std::nullopt;  ///< the argument's dtype
 };
 
-using i1 = scalar_of<DType::i1>;
-using i8 = scalar_of<DType::i8>;
-using i16 = scalar_of<DType::i16>;
-using i32 = scalar_of<DType::i32>;
-using i64 = scalar_of<DType::i64>;
-using u8 = scalar_of<DType::u8>;
-using u16 = scalar_of<DType::u16>;
-using u32 = scalar_of<DType::u32>;
-using u64 = scalar_of<DType::u64>;
-using f16 = scalar_of<DType::f16>;
-using bf16 = scalar_of<DType::bf16>;
-using f32 = scalar_of<DType::f32>;
-using f64 = scalar_of<DType::f64>;
+using i1 = scalar_of<DType::i1>;      ///< a bool scalar parameter
+using i8 = scalar_of<DType::i8>;      ///< an int8_t scalar parameter
+using i16 = scalar_of<DType::i16>;    ///< an int16_t scalar parameter
+using i32 = scalar_of<DType::i32>;    ///< an int32_t scalar parameter (an int argument)
+using i64 = scalar_of<DType::i64>;    ///< an int64_t scalar parameter
+using u8 = scalar_of<DType::u8>;      ///< a uint8_t scalar parameter
+using u16 = scalar_of<DType::u16>;    ///< a uint16_t scalar parameter
+using u32 = scalar_of<DType::u32>;    ///< a uint32_t scalar parameter
+using u64 = scalar_of<DType::u64>;    ///< a uint64_t scalar parameter
+using f16 = scalar_of<DType::f16>;    ///< a tessera::half scalar parameter
+using bf16 = scalar_of<DType::bf16>;  ///< a tessera::bfloat16 scalar parameter
+using f32 = scalar_of<DType::f32>;    ///< a float scalar parameter
+using f64 = scalar_of<DType::f64>;    ///< a double scalar parameter
 
 template <class P>
 concept ParamHandle = std::is_base_of_v<tensor, P> && requires {

@@ -14,17 +14,22 @@
 
 namespace tessera::tl {
 
+/// The loop tl::range makes; iterate over it once with a range-based `for` (it is neither copied
+/// nor reused).
 class Range {
  public:
+  /// A loop from `lo` to `hi` (exclusive) by `step`, i32 or i64 scalars of the active trace.
   Range(ir::Value* lo, ir::Value* hi, ir::Value* step, std::source_location loc);
   Range(const Range&) = delete;
   Range& operator=(const Range&) = delete;
   ~Range();
 
+  /// Visits the body once: `*it` is the induction variable, `++it` closes the loop.
   class iterator {
    public:
-    tensor operator*() const;
-    iterator& operator++();
+    tensor operator*() const;  ///< the induction variable, a scalar of the bounds' dtype
+    iterator& operator++();    ///< closes the loop body (the loop is traced once)
+    /// False once the body has been traced.
     bool operator!=(const iterator& other) const { return done_ != other.done_; }
 
    private:
@@ -34,8 +39,8 @@ class Range {
     bool done_;
   };
 
-  iterator begin();
-  iterator end() { return iterator(this, true); }
+  iterator begin();  ///< opens the loop: live variables become its iteration arguments
+  iterator end() { return iterator(this, true); }  ///< the end of the one-pass iteration
 
  private:
   void open();

@@ -29,19 +29,28 @@
 namespace tessera::tl {
 
 // --- program identity ---------------------------------------------------------------------
+/// This program's index along grid `axis` (0, 1 or 2), an i32 scalar (Triton's tl.program_id).
 tensor program_id(int axis, Here loc = Here::current());
+/// The grid's size along `axis` (0, 1 or 2), an i32 scalar (Triton's tl.num_programs).
 tensor num_programs(int axis, Here loc = Here::current());
 
 // --- tile construction ----------------------------------------------------------------------
 /// [start, end) as an i32 tile; end - start must be a power of two.
 tensor arange(int64_t start, int64_t end, Here loc = Here::current());
+/// A tile of `shape` and `dtype` with every element `value` (a scalar tensor or a number).
 tensor full(const Shape& shape, const Operand& value, DType dtype, Here loc = Here::current());
+/// A tile of `shape` and `dtype` filled with zeros.
 tensor zeros(const Shape& shape, DType dtype, Here loc = Here::current());
+/// A tile of `shape` filled with zeros, of the dtype of the C++ type T (`tl::zeros<float>`).
 template <class T>
 tensor zeros(const Shape& shape, Here loc = Here::current());
+/// `x` broadcast to `shape` (numpy rules: size-1 dimensions stretch, new ones on the left).
 tensor broadcast_to(const tensor& x, const Shape& shape, Here loc = Here::current());
+/// `x` with a size-1 dimension inserted at `axis` (`x[{_, None}]` for axis 1).
 tensor expand_dims(const tensor& x, int axis, Here loc = Here::current());
+/// `x` with the same elements in row-major order under a new `shape` of the same size.
 tensor reshape(const tensor& x, const Shape& shape, Here loc = Here::current());
+/// `x` with its dimensions reordered: result dimension i is `x`'s dimension `order[i]`.
 tensor permute(const tensor& x, const std::vector<int64_t>& order, Here loc = Here::current());
 /// Transpose of a 2-D tile (or of the last two dimensions).
 tensor trans(const tensor& x, Here loc = Here::current());
@@ -49,18 +58,33 @@ tensor trans(const tensor& x, Here loc = Here::current());
 tensor cat(const tensor& a, const tensor& b, int axis = 0, Here loc = Here::current());
 
 // --- elementwise ----------------------------------------------------------------------------
+/// `a` where `cond` (i1) is true, else `b`, elementwise with broadcasting.
 tensor where(const Operand& cond, const Operand& a, const Operand& b, Here loc = Here::current());
-enum class PropagateNan { All, None };
+/// How tl::minimum and tl::maximum treat NaN operands (Triton's propagate_nan).
+enum class PropagateNan {
+  All,   ///< a NaN in either operand gives NaN
+  None,  ///< a NaN operand is ignored when the other is a number
+};
+/// The elementwise minimum of `a` and `b`.
 tensor minimum(const Operand& a, const Operand& b, PropagateNan nan = PropagateNan::All,
                Here loc = Here::current());
+/// The elementwise maximum of `a` and `b`.
 tensor maximum(const Operand& a, const Operand& b, PropagateNan nan = PropagateNan::All,
                Here loc = Here::current());
+/// `x` limited to [lo, hi], elementwise (Triton's tl.clamp).
 tensor clamp(const Operand& x, const Operand& lo, const Operand& hi, Here loc = Here::current());
 /// True division: integer operands are converted to f32 first (Triton's `/`).
 tensor fdiv(const Operand& a, const Operand& b, Here loc = Here::current());
 /// Integer ceiling division (Triton's tl.cdiv).
 tensor cdiv(const Operand& a, const Operand& b, Here loc = Here::current());
+/// a * b + c with one rounding, elementwise (floating-point operands).
 tensor fma(const Operand& a, const Operand& b, const Operand& c, Here loc = Here::current());
+/// \name Math functions
+/// Elementwise math, named as in Triton: floating-point operands only (tl::abs also takes
+/// integers); an integer operand is a user error.
+//@{
+/// e^x (exp2 is 2^x, log and log2 the inverses, rsqrt is 1/sqrt, sigmoid is 1/(1+e^-x); floor,
+/// ceil and abs as in C).
 tensor exp(const Operand& x, Here loc = Here::current());
 tensor exp2(const Operand& x, Here loc = Here::current());
 tensor log(const Operand& x, Here loc = Here::current());
@@ -75,19 +99,25 @@ tensor floor(const Operand& x, Here loc = Here::current());
 tensor ceil(const Operand& x, Here loc = Here::current());
 tensor abs(const Operand& x, Here loc = Here::current());
 tensor sigmoid(const Operand& x, Here loc = Here::current());
+//@}
 
 // --- memory ---------------------------------------------------------------------------------
+/// Hints for tl::load (Triton's cache_modifier and volatile).
 struct LoadOptions {
   std::string cache;  ///< "", "ca", "cg", "cs", "cv" (hints; a target may ignore them)
-  bool is_volatile = false;
+  bool is_volatile = false;  ///< read memory every time (no caching, no reordering of the read)
 };
-/// Reads one element per pointer. Lanes where `mask` is false read nothing and yield `other`.
+/// Reads one element per pointer of the pointer tile (or scalar) `ptr`.
 tensor load(const tensor& ptr, Here loc = Here::current());
+/// Reads one element per pointer where `mask` is true; masked-off lanes read nothing and yield
+/// an unspecified value (pass `other` to choose it).
 tensor load(const tensor& ptr, const Operand& mask, Here loc = Here::current());
+/// Reads one element per pointer. Lanes where `mask` is false read nothing and yield `other`.
 tensor load(const tensor& ptr, const Operand& mask, const Operand& other,
             const LoadOptions& options = {}, Here loc = Here::current());
 /// Writes one element per pointer (converting `value` to the pointee dtype, as Triton does).
 void store(const tensor& ptr, const Operand& value, Here loc = Here::current());
+/// Writes one element per pointer where `mask` is true; masked-off lanes write nothing.
 void store(const tensor& ptr, const Operand& value, const Operand& mask, Here loc = Here::current());
 
 // --- tensor descriptors ---------------------------------------------------------------------
@@ -109,6 +139,7 @@ class tensor_descriptor {
   /// Writes `value` (converted to the pointee dtype, broadcast to the block) at `offsets`.
   void store(std::initializer_list<Operand> offsets, const Operand& value,
              Here loc = Here::current()) const;
+  /// The shape of the blocks read and written, as given to tl::make_tensor_descriptor.
   const Shape& block_shape() const { return block_; }
 
  private:
@@ -122,15 +153,23 @@ class tensor_descriptor {
   std::vector<tensor> dims_, strides_;
   Shape block_;
 };
+/// A tl::tensor_descriptor over the tensor at `base` (a scalar pointer) with the given `shape`,
+/// `strides` (in elements) and `block_shape`; see tl::tensor_descriptor.
 tensor_descriptor make_tensor_descriptor(const tensor& base, std::initializer_list<Operand> shape,
                                          std::initializer_list<Operand> strides,
                                          const Shape& block_shape, Here loc = Here::current());
 
 // --- atomics (yield the old values) -------------------------------------------------------------
+/// The memory order and scope of an atomic operation (Triton's sem and scope).
 struct AtomicOptions {
   std::string sem = "acq_rel";  ///< relaxed, acquire, release, acq_rel
   std::string scope = "gpu";    ///< cta, gpu, sys
 };
+/// \name Atomics
+/// Read-modify-write of one element per pointer, as in Triton; each returns the old values.
+//@{
+/// Atomically combines `val` into `*ptr` where `mask` is true (add, max, min, and, or, xor;
+/// xchg stores `val`) and returns the values before; masked-off lanes touch nothing.
 tensor atomic_add(const tensor& ptr, const Operand& val, const Operand& mask = true,
                   const AtomicOptions& o = {}, Here loc = Here::current());
 tensor atomic_max(const tensor& ptr, const Operand& val, const Operand& mask = true,
@@ -145,12 +184,18 @@ tensor atomic_xor(const tensor& ptr, const Operand& val, const Operand& mask = t
                   const AtomicOptions& o = {}, Here loc = Here::current());
 tensor atomic_xchg(const tensor& ptr, const Operand& val, const Operand& mask = true,
                    const AtomicOptions& o = {}, Here loc = Here::current());
+//@}
+/// Compare and swap: where `*ptr == cmp`, stores `val`; returns the values before.
 tensor atomic_cas(const tensor& ptr, const Operand& cmp, const Operand& val,
                   const AtomicOptions& o = {}, Here loc = Here::current());
 
 // --- reductions and scans ---------------------------------------------------------------------
-// `axis` = -1 counts from the end; `keep_dims` keeps the reduced axis as size 1. Sums of
-// narrow integers accumulate in i32 (u32 for unsigned), sums of f16/bf16 in f32, as in Triton.
+/// \name Reductions
+/// Reduce `x` along `axis` (-1 counts from the end); `keep_dims` keeps the reduced axis as size 1.
+//@{
+/// The sum along `axis` (prod: product, max/min: extremes, NaN if any is NaN; argmax/argmin:
+/// the index of the extreme, ties to the lower index; xor_sum: bitwise xor). Sums of narrow
+/// integers accumulate in i32 (u32 for unsigned), sums of f16/bf16 in f32, as in Triton.
 tensor sum(const tensor& x, int axis = 0, bool keep_dims = false, Here loc = Here::current());
 tensor prod(const tensor& x, int axis = 0, bool keep_dims = false, Here loc = Here::current());
 tensor max(const tensor& x, int axis = 0, bool keep_dims = false, Here loc = Here::current());
@@ -158,40 +203,63 @@ tensor min(const tensor& x, int axis = 0, bool keep_dims = false, Here loc = Her
 tensor argmax(const tensor& x, int axis = 0, bool keep_dims = false, Here loc = Here::current());
 tensor argmin(const tensor& x, int axis = 0, bool keep_dims = false, Here loc = Here::current());
 tensor xor_sum(const tensor& x, int axis = 0, bool keep_dims = false, Here loc = Here::current());
+//@}
 /// Generic reduction: `combine(lhs..., rhs...)` returns the combined values; it must be
 /// associative. Reduces several same-shape tiles together (e.g. Welford's mean and M2).
 using Combine = std::function<std::vector<tensor>(const std::vector<tensor>& lhs,
                                                   const std::vector<tensor>& rhs)>;
 std::vector<tensor> reduce(const std::vector<tensor>& xs, int axis, const Combine& combine,
                            bool keep_dims = false, Here loc = Here::current());
+/// Generic reduction of one tile with a two-operand `combine` (Triton's tl.reduce).
 tensor reduce(const tensor& x, int axis,
               const std::function<tensor(const tensor&, const tensor&)>& combine,
               bool keep_dims = false, Here loc = Here::current());
+/// Inclusive prefix sum along `axis` (from the end when `reverse`); accumulates as tl::sum.
 tensor cumsum(const tensor& x, int axis = 0, bool reverse = false, Here loc = Here::current());
+/// Inclusive prefix product along `axis` (from the end when `reverse`).
 tensor cumprod(const tensor& x, int axis = 0, bool reverse = false, Here loc = Here::current());
+/// Inclusive scan of several same-shape tiles together with an associative `combine`.
 std::vector<tensor> associative_scan(const std::vector<tensor>& xs, int axis,
                                      const Combine& combine, bool reverse = false,
                                      Here loc = Here::current());
+/// Inclusive scan of one tile with an associative two-operand `combine` (Triton's
+/// tl.associative_scan).
 tensor associative_scan(const tensor& x, int axis,
                         const std::function<tensor(const tensor&, const tensor&)>& combine,
                         bool reverse = false, Here loc = Here::current());
 
 // --- matrix product -----------------------------------------------------------------------------
-enum class InputPrecision { Tf32, Ieee };
+/// How tl::dot multiplies f32 inputs (Triton's input_precision).
+enum class InputPrecision {
+  Tf32,  ///< round the inputs to TF32 where the target has TF32 tensor cores (the default)
+  Ieee,  ///< full f32 products
+};
 /// acc + a x b for a:[M,K], b:[K,N]. Without acc the accumulator is zeros of f32 (i32 for int8
 /// inputs). f32 inputs use TF32 unless InputPrecision::Ieee is asked, like Triton.
 tensor dot(const tensor& a, const tensor& b, Here loc = Here::current());
+/// acc + a x b, accumulating into `acc`'s dtype.
 tensor dot(const tensor& a, const tensor& b, const tensor& acc,
            InputPrecision precision = InputPrecision::Tf32, Here loc = Here::current());
 
 // --- debugging and hints ------------------------------------------------------------------------
+/// Prints `pid (x, y, z) idx (i) <prefix><value>` lines for every element of `values` (in hex
+/// when `hex`), in the host interpreter's order on every device (Triton's tl.device_print).
 void device_print(const std::string& prefix, const std::vector<tensor>& values, bool hex = false,
                   Here loc = Here::current());
+/// Where `cond` is false, the launch fails with ErrorKind::DeviceFault naming the kernel, this
+/// line and `message` (Triton's tl.device_assert).
 void device_assert(const Operand& cond, const std::string& message, Here loc = Here::current());
+/// `x`, with the promise that every element is a multiple of `divisor` (Triton's
+/// tl.multiple_of): lets the compiler vectorize; a false promise gives wrong results.
 tensor multiple_of(const tensor& x, int64_t divisor, Here loc = Here::current());
+/// `x`, with one divisibility promise per dimension.
 tensor multiple_of(const tensor& x, const std::vector<int64_t>& divisors, Here loc = Here::current());
+/// `x`, with the promise that its values run contiguously in groups of `run` (Triton's
+/// tl.max_contiguous).
 tensor max_contiguous(const tensor& x, int64_t run, Here loc = Here::current());
+/// `x`, with one contiguity promise per dimension.
 tensor max_contiguous(const tensor& x, const std::vector<int64_t>& runs, Here loc = Here::current());
+/// A promise that the i1 `cond` holds, for the compiler's use (Triton's tl.assume).
 void assume(const Operand& cond, Here loc = Here::current());
 
 // --- IR control flow ------------------------------------------------------------------------------
@@ -204,6 +272,7 @@ Range range(const Operand& lo, const Operand& hi, const Operand& step = 1, Here 
 /// An IR branch on an i1 scalar. Variables assigned in either branch become the branch's
 /// results (a variable first given a value inside a branch must be given one in both).
 void if_(const Operand& cond, const std::function<void()>& then_fn, Here loc = Here::current());
+/// An IR branch with an else branch.
 void if_(const Operand& cond, const std::function<void()>& then_fn,
          const std::function<void()>& else_fn, Here loc = Here::current());
 

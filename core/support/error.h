@@ -9,6 +9,7 @@
 
 namespace tessera {
 
+/// What went wrong, and so whose move it is: Error::kind() says it.
 enum class ErrorKind {
   User,         ///< a wrong kernel: shape/dtype misuse, bad IR text, verifier failure on user input
   Argument,     ///< wrong launch arguments: count, types, pointer element types, devices
@@ -19,17 +20,23 @@ enum class ErrorKind {
   Internal,     ///< a bug in Tessera itself
 };
 
+/// A short name of the kind ("user error", "device fault", ...), as messages print it.
 std::string_view to_string(ErrorKind kind);
 
+/// The exception every Tessera failure throws: what() is the message (naming the file:line, op
+/// and shapes, or the kernel, parameter and device), kind() says which kind of failure it is.
 class Error : public std::runtime_error {
  public:
+  /// An error of `kind` with `message`.
   Error(ErrorKind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
+  /// The kind of failure.
   ErrorKind kind() const { return kind_; }
 
  private:
   ErrorKind kind_;
 };
 
+/// \cond INTERNAL
 namespace detail {
 template <class... Args>
 std::string concat(const Args&... args) {
@@ -40,6 +47,7 @@ std::string concat(const Args&... args) {
 [[noreturn]] void internal_failure(const char* file, int line, const char* cond,
                                    const std::string& message);
 }  // namespace detail
+/// \endcond
 
 /// Throws an Error of `kind` whose message is the concatenation of `args`.
 template <class... Args>
