@@ -74,8 +74,9 @@ configure_file(${PROJECT_SOURCE_DIR}/cmake/tessera.pc.in ${PROJECT_BINARY_DIR}/t
 install(FILES ${PROJECT_BINARY_DIR}/tessera.pc DESTINATION ${tessera_pc_dir}
         COMPONENT development)
 
-install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/README.md
-              ${PROJECT_SOURCE_DIR}/CHANGELOG.md
+# NOTICE: the third-party code linked statically into libtessera, whose licenses ask for it.
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/NOTICE
+              ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/CHANGELOG.md
         DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT runtime)
 
 # The tool, when built, beside the library (found through its RUNPATH).
