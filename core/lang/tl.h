@@ -83,8 +83,8 @@ tensor fma(const Operand& a, const Operand& b, const Operand& c, Here loc = Here
 /// Elementwise math, named as in Triton: floating-point operands only (tl::abs also takes
 /// integers); an integer operand is a user error.
 //@{
-/// e^x (exp2 is 2^x, log and log2 the inverses, rsqrt is 1/sqrt, sigmoid is 1/(1+e^-x); floor,
-/// ceil and abs as in C).
+/// The function of its name, elementwise: exp is e^x, exp2 is 2^x, log and log2 their inverses,
+/// rsqrt is 1/sqrt, sigmoid is 1/(1+e^-x); sqrt, sin, cos, tanh, erf, floor, ceil, abs as in C.
 tensor exp(const Operand& x, Here loc = Here::current());
 tensor exp2(const Operand& x, Here loc = Here::current());
 tensor log(const Operand& x, Here loc = Here::current());
@@ -193,9 +193,10 @@ tensor atomic_cas(const tensor& ptr, const Operand& cmp, const Operand& val,
 /// \name Reductions
 /// Reduce `x` along `axis` (-1 counts from the end); `keep_dims` keeps the reduced axis as size 1.
 //@{
-/// The sum along `axis` (prod: product, max/min: extremes, NaN if any is NaN; argmax/argmin:
-/// the index of the extreme, ties to the lower index; xor_sum: bitwise xor). Sums of narrow
-/// integers accumulate in i32 (u32 for unsigned), sums of f16/bf16 in f32, as in Triton.
+/// Reduces `x` along `axis` by the function of its name: sum, prod, max and min (NaN if any
+/// element is NaN), argmax and argmin (the index of the extreme, ties to the lower index),
+/// xor_sum (bitwise xor). Sums of narrow integers accumulate in i32 (u32 for unsigned), sums of
+/// f16/bf16 in f32, as in Triton.
 tensor sum(const tensor& x, int axis = 0, bool keep_dims = false, Here loc = Here::current());
 tensor prod(const tensor& x, int axis = 0, bool keep_dims = false, Here loc = Here::current());
 tensor max(const tensor& x, int axis = 0, bool keep_dims = false, Here loc = Here::current());
