@@ -24,8 +24,8 @@ struct Rewrite {
   Value* r;
   Value* seen = nullptr;
   template <class MakeOperands>
-  Rewrite(OpKind kind, Type t, MakeOperands make, std::optional<Type> rt = {})
-      : x(k.param(t, "x")) {
+  Rewrite(OpKind kind, Type t, MakeOperands make, std::optional<Type> rt = {}) {
+    x = k.param(t, "x");  // in the body: clang-19 takes `k` in the init list as uninitialized
     auto [a, b] = make(k, x);
     r = k.op(kind, {a, b}, rt.value_or(t));
     ir::Op* use = k.sink(r);
