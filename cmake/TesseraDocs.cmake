@@ -1,6 +1,10 @@
 # \file The API reference (Doxygen, docs/Doxyfile.in): target `docs` writes build/docs/html. Only
 # the public headers are its input; an undocumented public name is an error, so tests/docs.cmake
 # runs it as a test. Without doxygen (Debian: doxygen) there is no target and the test skips.
+# Top-level builds only: a caller's add_subdirectory gets no `docs` target to clash with its own.
+if(NOT PROJECT_IS_TOP_LEVEL)
+  return()
+endif()
 find_program(TESSERA_DOXYGEN doxygen)
 
 # The public API: <tessera/tessera.h> and the headers it includes that users name.
