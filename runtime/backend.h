@@ -21,10 +21,6 @@
 
 namespace tessera {
 
-namespace target {
-struct Artifact;
-}
-
 /// Grid of programs (Triton's launch grid), up to three dimensions.
 struct Grid {
   uint32_t x = 1, y = 1, z = 1;
@@ -147,13 +143,6 @@ class DeviceImpl : public std::enable_shared_from_this<DeviceImpl> {
   /// Unsupported).
   virtual std::shared_ptr<const CompiledKernel> compile(const ir::Module& traced,
                                                         const LaunchOptions& options) = 0;
-  /// Makes a kernel of an artifact compiled for this device's target (by targets::compile now,
-  /// or by an earlier process: runtime/artifact_cache.h); compile() is targets::compile then
-  /// load. nullptr: the device runs IR, not artifacts (the interpreters).
-  virtual std::shared_ptr<const CompiledKernel> load(const target::Artifact& artifact) {
-    (void)artifact;
-    return nullptr;
-  }
   virtual std::shared_ptr<StreamImpl> default_stream() = 0;
   virtual std::shared_ptr<StreamImpl> create_stream() = 0;
   virtual std::shared_ptr<EventImpl> create_event() = 0;
