@@ -1,6 +1,7 @@
 # \file The API reference (Doxygen, docs/Doxyfile.in): target `docs` writes build/docs/html. Its
 # input is the public headers, with README.md and the guide as pages; an undocumented public name
-# is an error, so tests/docs.cmake runs it as a test. Without doxygen (Debian: doxygen) there is no target and the test skips.
+# is an error, so tests/docs.cmake runs it as a test. Without doxygen (Debian: doxygen) there is
+# no target and the test skips.
 # Top-level builds only: a caller's add_subdirectory gets no `docs` target to clash with its own.
 if(NOT PROJECT_IS_TOP_LEVEL)
   return()
