@@ -12,6 +12,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/ir/abi.h"
@@ -74,12 +75,33 @@ class Allocation {
   DeviceImpl* device() const { return device_; }
   uint64_t address() const { return address_; }
   size_t bytes() const { return bytes_; }
+  /// The VkBuffer holding this memory and the allocation's offset in it (Vulkan); {0, 0} where
+  /// the backend has none.
+  virtual std::pair<uint64_t, uint64_t> vk_buffer() const { return {0, 0}; }
 
  private:
   DeviceImpl* device_;
   uint64_t address_;
   size_t bytes_;
 };
+
+/// Memory the caller owns, wrapped (Device::wrap): never freed by Tessera. `keep` (may be null)
+/// is held as long as the allocation, and released after it (a DLPack tensor's deleter).
+class ExternalAllocation : public Allocation {
+ public:
+  ExternalAllocation(DeviceImpl* device, uint64_t address, size_t bytes, std::shared_ptr<void> keep)
+      : Allocation(device, address, bytes), keep_(std::move(keep)) {}
+
+ private:
+  std::shared_ptr<void> keep_;
+};
+
+/// A backend object handed out to interoperate with other libraries (Device::cu_context, ...).
+enum class NativeHandle { CuContext, CuDevice, VkInstance, VkPhysicalDevice, VkDevice, VkQueue };
+/// "CUcontext", "VkDevice", ...
+const char* native_handle_name(NativeHandle which);
+/// "0x7f12a0000000", for messages about addresses.
+std::string hex_address(uint64_t address);
 
 /// What a GPU driver says a compiled kernel uses of the machine (CUDA: cuFuncGetAttribute).
 struct KernelStats {
@@ -127,6 +149,9 @@ class StreamImpl {
   virtual void record(std::shared_ptr<EventImpl> event) = 0;
   virtual void wait(std::shared_ptr<EventImpl> event) = 0;
   virtual void synchronize() = 0;
+  /// The backend's own stream handle (CUstream); ErrorKind::Argument naming the device where
+  /// streams have none.
+  virtual uint64_t native_handle();
 
   /// The public layer's cross-stream order (runtime/ordering.h); backends leave it alone.
   StreamOrder ordering;
@@ -149,6 +174,20 @@ class DeviceImpl : public std::enable_shared_from_this<DeviceImpl> {
   /// Milliseconds between two recorded events (waits for both).
   virtual double elapsed_ms(const EventImpl& start, const EventImpl& end) = 0;
   virtual void synchronize() = 0;
+
+  /// Interop (runtime/interop.cpp has the defaults, which refuse with ErrorKind::Argument or
+  /// Unsupported naming the device).
+  /// Wraps `bytes` at `address`, memory the caller owns, holding `keep` while it is in use.
+  virtual std::shared_ptr<Allocation> wrap(uint64_t address, size_t bytes,
+                                           std::shared_ptr<void> keep);
+  /// Wraps `bytes` from `offset` of a VkBuffer whose device address (of its byte 0) is `address`.
+  virtual std::shared_ptr<Allocation> wrap_vk_buffer(uint64_t buffer, uint64_t address,
+                                                     uint64_t offset, size_t bytes);
+  /// A stream over the backend's own stream handle (a CUstream), which the caller owns.
+  virtual std::shared_ptr<StreamImpl> wrap_stream(uint64_t handle);
+  virtual uint64_t native_handle(NativeHandle which);
+  /// Resets the device after a fault (CUDA: the primary context); nothing elsewhere.
+  virtual void reset() {}
 
   /// The public layer's cross-stream order (runtime/ordering.h); backends leave it alone.
   DeviceOrder ordering;

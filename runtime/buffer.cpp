@@ -9,11 +9,6 @@
 namespace tessera {
 namespace {
 
-class ExternalAllocation : public rt::Allocation {
- public:
-  using Allocation::Allocation;
-};
-
 /// The stream a transfer runs on (`stream`, else the device's default stream), ordered after the
 /// earlier work of the other streams that the default-stream rule says (runtime/ordering.h).
 std::shared_ptr<rt::StreamImpl> stream_of(const std::shared_ptr<rt::DeviceImpl>& device,
@@ -65,13 +60,50 @@ BufferBase BufferBase::allocate(const std::shared_ptr<rt::DeviceImpl>& device, s
 }
 
 BufferBase BufferBase::wrap(const std::shared_ptr<rt::DeviceImpl>& device, uint64_t address,
-                            size_t bytes, ir::DType dtype) {
+                            size_t bytes, ir::DType dtype, std::shared_ptr<void> keep) {
+  if (address == 0)
+    fail(ErrorKind::Argument, "wrap on ", device->info().name, ": the pointer is null");
+  if (bytes > std::numeric_limits<uint64_t>::max() - address)
+    fail(ErrorKind::Argument, "wrap on ", device->info().name, ": ", bytes, " bytes at ",
+         rt::hex_address(address), " run past the end of the address space");
   BufferBase b;
   b.device_ = device;
-  b.alloc_ = std::make_shared<ExternalAllocation>(device.get(), address, bytes);
+  b.alloc_ = device->wrap(address, bytes, std::move(keep));
   b.bytes_ = bytes;
   b.dtype_ = dtype;
   return b;
+}
+
+BufferBase BufferBase::wrap_vk_buffer(const std::shared_ptr<rt::DeviceImpl>& device,
+                                      uint64_t vk_buffer, uint64_t address, uint64_t offset,
+                                      size_t bytes, ir::DType dtype) {
+  BufferBase b;
+  b.device_ = device;
+  b.alloc_ = device->wrap_vk_buffer(vk_buffer, address, offset, bytes);
+  b.bytes_ = bytes;
+  b.dtype_ = dtype;
+  return b;
+}
+
+uint64_t BufferBase::cu_deviceptr() const {
+  require_valid(*this, "cu_deviceptr");
+  if (device_->info().kind != "cuda")
+    fail(ErrorKind::Argument, "cu_deviceptr: the buffer is on device '", device_->info().name,
+         "' (", device_->info().kind, "), not a cuda device");
+  return address();
+}
+
+uint64_t BufferBase::vk_buffer() const {
+  require_valid(*this, "vk_buffer");
+  if (device_->info().kind != "vulkan")
+    fail(ErrorKind::Argument, "vk_buffer: the buffer is on device '", device_->info().name, "' (",
+         device_->info().kind, "), not a vulkan device");
+  return alloc_->vk_buffer().first;
+}
+
+uint64_t BufferBase::vk_buffer_offset() const {
+  vk_buffer();  // the same checks
+  return alloc_->vk_buffer().second + offset_;
 }
 
 void BufferBase::upload_bytes(const void* src, size_t bytes, size_t offset, Stream* stream) const {

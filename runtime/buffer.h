@@ -24,9 +24,15 @@ class BufferBase {
   BufferBase() = default;
   static BufferBase allocate(const std::shared_ptr<rt::DeviceImpl>& device, size_t bytes,
                              ir::DType dtype);
-  /// Wraps memory the caller owns (an external device pointer); `keep` is held while in use.
+  /// Wraps `bytes` at `address`, memory the caller owns (Device::wrap has the rules): Tessera
+  /// never frees it; `keep` (may be null) is held while any buffer refers to the memory.
   static BufferBase wrap(const std::shared_ptr<rt::DeviceImpl>& device, uint64_t address,
-                         size_t bytes, ir::DType dtype);
+                         size_t bytes, ir::DType dtype, std::shared_ptr<void> keep = nullptr);
+  /// Wraps `bytes` from byte `offset` of a VkBuffer the caller owns whose device address is
+  /// `address` (Device::wrap_vk_buffer has the rules).
+  static BufferBase wrap_vk_buffer(const std::shared_ptr<rt::DeviceImpl>& device,
+                                   uint64_t vk_buffer, uint64_t address, uint64_t offset,
+                                   size_t bytes, ir::DType dtype);
 
   bool valid() const { return alloc_ != nullptr; }
   size_t bytes() const { return bytes_; }
@@ -37,6 +43,18 @@ class BufferBase {
   const std::shared_ptr<rt::DeviceImpl>& device_handle() const { return device_; }
   const std::shared_ptr<rt::Allocation>& allocation() const { return alloc_; }
   size_t offset() const { return offset_; }
+
+  /// The CUdeviceptr of the first element (as an integer: `CUdeviceptr p = b.cu_deviceptr()`),
+  /// for CUDA libraries; valid while this buffer (or another referring to the memory) lives.
+  /// ErrorKind::Argument naming the device when it is not a cuda device.
+  uint64_t cu_deviceptr() const;
+  /// The VkBuffer holding the memory (`reinterpret_cast<VkBuffer>(b.vk_buffer())`); the buffer's
+  /// first element is at vk_buffer_offset() in it. The VkBuffer may be shared with other Tessera
+  /// buffers (Tessera suballocates): use only that range, and the VkDevice of Device::vk_device().
+  /// ErrorKind::Argument naming the device when it is not a vulkan device.
+  uint64_t vk_buffer() const;
+  /// The byte offset of the first element in vk_buffer().
+  uint64_t vk_buffer_offset() const;
 
   void upload_bytes(const void* src, size_t bytes, size_t offset, Stream* stream) const;
   void download_bytes(void* dst, size_t bytes, size_t offset, Stream* stream) const;

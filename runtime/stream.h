@@ -22,6 +22,11 @@ class Stream {
   /// Waits until every launch and copy enqueued so far has finished; rethrows the first error
   /// of that work (a device fault names the kernel).
   void synchronize() const { impl_->synchronize(); }
+  /// The CUstream the stream enqueues on (`reinterpret_cast<CUstream>(s.cu_stream())`), owned by
+  /// Tessera unless it came from Device::wrap_cu_stream. ErrorKind::Argument naming the device
+  /// when it is not a cuda device.
+  uint64_t cu_stream() const { return impl_->native_handle(); }
+  /// The backend's stream (for tests and backends).
   const std::shared_ptr<rt::StreamImpl>& impl() const { return impl_; }
 
  private:

@@ -3,9 +3,11 @@
 #include "runtime/cuda/device.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <iterator>
 #include <span>
+#include <string_view>
 #include <thread>
 
 #include "core/support/error.h"
@@ -130,11 +132,28 @@ std::shared_ptr<Context> CudaDevice::make_context() {
   }
   check(r, "cuDevicePrimaryCtxRetain", {}, info_.name);
   ctx->generation = ++generations_;
-  ContextScope scope(d_, *ctx);
   void* host = nullptr;
-  check(d_.cuMemHostAlloc(&host, sizeof(ptx::FaultRecord),
-                          CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE),
-        "cuMemHostAlloc", {}, "the fault record of " + info_.name);
+  {
+    ContextScope scope(d_, *ctx);
+    r = d_.cuMemHostAlloc(&host, sizeof(ptx::FaultRecord),
+                          CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE);
+  }
+  if (is_sticky(r) && !faults_.empty()) {
+    d_.cuDevicePrimaryCtxRelease(device_);
+    if (reset_since_fault_) {  // a fresh context that still faults: the driver keeps the fault
+      lost_ = info_.name +
+              " cannot be used again in this process: the CUDA driver keeps its fault (" +
+              faults_.rbegin()->second + "); restart the process";
+      fail(ErrorKind::DeviceFault, lost_);
+    }
+    // The faulted context lives on because another user holds it.
+    fail(ErrorKind::DeviceFault, info_.name, "'s primary context still holds the fault (",
+         faults_.rbegin()->second, "); Tessera does not reset a context that other users in the "
+         "process hold: call Device::reset() (cuDevicePrimaryCtxReset, which frees every "
+         "allocation in it, other libraries' too) or restart the process");
+  }
+  check(r, "cuMemHostAlloc", {}, "the fault record of " + info_.name);
+  ContextScope scope(d_, *ctx);
   std::memset(host, 0, sizeof(ptx::FaultRecord));
   ctx->fault_host = static_cast<ptx::FaultRecord*>(host);
   check(d_.cuMemHostGetDevicePointer(&ctx->fault_device, host, 0), "cuMemHostGetDevicePointer");
@@ -147,29 +166,129 @@ std::shared_ptr<Context> CudaDevice::context() {
   return ctx_;
 }
 
+namespace {
+
+/// TESSERA_CUDA_RESET_ON_FAULT=1: reset the primary context at a fault, as Tessera did before.
+bool reset_on_fault() {
+  const char* v = std::getenv("TESSERA_CUDA_RESET_ON_FAULT");
+  return v && *v && std::string_view(v) != "0";
+}
+
+}  // namespace
+
 void CudaDevice::fault(const std::shared_ptr<Context>& ctx, CUresult r, const char* call,
                        const std::string& kernels) {
   std::string msg = std::string(call) + " failed: " + error_name(r) +
                     (kernels.empty() ? "" : " in kernel " + kernels);
   if (ctx->fault_host && static_cast<const volatile uint32_t&>(ctx->fault_host->claimed))
     msg = describe_assert(*ctx->fault_host) + " " + msg + ")";
-  msg += "; " + info_.name + " was reset: buffers allocated before the fault are invalid";
   {
     std::lock_guard lock(mutex_);
     if (!ctx->alive) {
-      msg = faults_[ctx->generation];  // already reported and reset by another call
+      msg = faults_[ctx->generation];  // already reported by another call
     } else {
       ctx->alive = false;
-      faults_[ctx->generation] = msg;
-      free_.clear();  // the reset frees every allocation of the context
+      free_.clear();  // the context's memory is gone with it (or unusable in it)
       cached_bytes_ = 0;
       pinned_.clear();
       d_.cuDevicePrimaryCtxRelease(device_);
-      d_.cuDevicePrimaryCtxReset(device_);
+      reset_since_fault_ = false;
+      if (reset_on_fault()) {
+        d_.cuDevicePrimaryCtxReset(device_);
+        reset_since_fault_ = true;
+        msg += "; " + info_.name +
+               " was reset (TESSERA_CUDA_RESET_ON_FAULT=1): buffers allocated before the fault "
+               "are invalid";
+      } else {
+        unsigned flags = 0;
+        int active = 0;
+        CUresult s = d_.cuDevicePrimaryCtxGetState(device_, &flags, &active);
+        msg += "; buffers allocated on " + info_.name +
+               " before the fault are invalid; Tessera did not reset the primary context (" +
+               (s != CUDA_SUCCESS ? "Device::reset() resets it"
+                : active ? "other users in this process still hold it: it stays unusable until "
+                           "Device::reset() or their own cuDevicePrimaryCtxReset"
+                         : "no other user held it, so the driver discarded it") +
+               ")";
+      }
+      faults_[ctx->generation] = msg;
       if (ctx_ == ctx) ctx_.reset();
     }
   }
   fail(ErrorKind::DeviceFault, msg);
+}
+
+void CudaDevice::reset() {
+  std::lock_guard lock(mutex_);
+  if (!lost_.empty()) fail(ErrorKind::DeviceFault, "Device::reset: ", lost_);
+  if (ctx_ && ctx_->alive) {  // a live context: Tessera's own memory in it goes too
+    ctx_->alive = false;
+    faults_[ctx_->generation] = info_.name + " was reset by Device::reset()";
+    free_.clear();
+    cached_bytes_ = 0;
+    pinned_.clear();
+    d_.cuDevicePrimaryCtxRelease(device_);
+  }
+  ctx_.reset();
+  check(d_.cuDevicePrimaryCtxReset(device_), "cuDevicePrimaryCtxReset", {}, info_.name);
+  reset_since_fault_ = true;
+}
+
+std::shared_ptr<Allocation> CudaDevice::wrap(uint64_t address, size_t bytes,
+                                             std::shared_ptr<void> keep) {
+  std::shared_ptr<Context> ctx = context();
+  const std::string where = "wrap on " + info_.name + ": " + hex_address(address);
+  const auto p = static_cast<CUdeviceptr>(address);
+  CUcontext owner = nullptr;
+  if (CUresult r = d_.cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT, p);
+      r != CUDA_SUCCESS)
+    fail(ErrorKind::Argument, where, " is not memory the CUDA driver knows (cuPointerGetAttribute "
+         "failed: ", error_name(r), "): pass a CUdeviceptr from cuMemAlloc or a CUDA library");
+  int ordinal = -1;
+  if (d_.cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p) == CUDA_SUCCESS &&
+      ordinal != ordinal_)
+    fail(ErrorKind::Argument, where, " is memory of cuda:", ordinal, ", not of ", info_.name);
+  // Memory tied to no context (cuMemMap, memory pools) is usable from every context.
+  if (owner && owner != ctx->handle)
+    fail(ErrorKind::Argument, where, " belongs to another CUDA context (",
+         hex_address(reinterpret_cast<uint64_t>(owner)), "), not to ", info_.name,
+         "'s primary context (", hex_address(reinterpret_cast<uint64_t>(ctx->handle)),
+         ") that Tessera launches in");
+  CUdeviceptr start = 0;
+  size_t size = 0;
+  if (d_.cuPointerGetAttribute(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, p) == CUDA_SUCCESS &&
+      d_.cuPointerGetAttribute(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE, p) == CUDA_SUCCESS &&
+      bytes > start + size - address)
+    fail(ErrorKind::Argument, where, ": ", bytes, " bytes run past the end of its allocation (",
+         size, " bytes from ", hex_address(start), ")");
+  return std::make_shared<ExternalAllocation>(this, address, bytes, std::move(keep));
+}
+
+std::shared_ptr<StreamImpl> CudaDevice::wrap_stream(uint64_t handle) {
+  const std::string where = "wrap_cu_stream on " + info_.name;
+  if (handle <= 2)  // 0, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD
+    fail(ErrorKind::Argument, where, ": the CUstream ", hex_address(handle),
+         " is null or a special stream (legacy or per-thread default): wrap a created CUstream");
+  std::shared_ptr<Context> ctx = context();
+  auto s = reinterpret_cast<CUstream>(handle);
+  CUcontext owner = nullptr;
+  if (CUresult r = d_.cuStreamGetCtx(s, &owner); r != CUDA_SUCCESS)
+    fail(ErrorKind::Argument, where, ": cuStreamGetCtx failed for the CUstream ",
+         hex_address(handle), ": ", error_name(r), " (not a live CUstream?)");
+  if (owner != ctx->handle)
+    fail(ErrorKind::Argument, where, ": the CUstream belongs to another CUDA context (",
+         hex_address(reinterpret_cast<uint64_t>(owner)), "), not to ", info_.name,
+         "'s primary context (", hex_address(reinterpret_cast<uint64_t>(ctx->handle)), ")");
+  auto stream = std::make_shared<CudaStream>(this, s, ctx);
+  std::lock_guard lock(mutex_);
+  streams_.push_back(stream);
+  return stream;
+}
+
+uint64_t CudaDevice::native_handle(NativeHandle which) {
+  if (which == NativeHandle::CuContext) return reinterpret_cast<uint64_t>(context()->handle);
+  if (which == NativeHandle::CuDevice) return static_cast<uint64_t>(device_);
+  return DeviceImpl::native_handle(which);
 }
 
 void poll_pause(std::chrono::steady_clock::duration waited) {
@@ -219,7 +338,7 @@ void CudaDevice::check_alive(const Allocation& a, const char* what) const {
   auto* c = dynamic_cast<const CudaAllocation*>(&a);
   if (!c || c->context()->alive) return;
   fail(ErrorKind::Runtime, what, ": the buffer was allocated on ", info_.name,
-       " before a device fault reset it, so its memory is gone (",
+       " before a device fault (or Device::reset) ended its context, so its memory is gone (",
        fault_message(c->context()->generation), ")");
 }
 

@@ -3,11 +3,16 @@
 /// faults. Streams and events are in stream.h.
 ///
 /// Contexts come in generations: a sticky fault (illegal address, device assert, ...) ends one.
-/// The device records why, tears the primary context down (cuDevicePrimaryCtxReset) and makes the
-/// next on the next use; work pending in the old one fails with ErrorKind::DeviceFault naming the
-/// kernels, and buffers allocated in it are invalid (using one is an error that says so). Drivers
-/// that keep the fault for the whole process (580 does: no context can be made after an illegal
-/// address) leave the device unusable; every later use is then a DeviceFault that says so.
+/// The device records why and drops its hold on the primary context (cuDevicePrimaryCtxRelease)
+/// without resetting it: other libraries in the process (PyTorch, ...) may hold the same context
+/// and their memory would go with a reset. If nobody else holds it, the driver discards it and
+/// the next use makes a new one; otherwise it stays faulted, and the next use is a DeviceFault
+/// that says to call Device::reset() (cuDevicePrimaryCtxReset). TESSERA_CUDA_RESET_ON_FAULT=1
+/// resets at once, as Tessera did before. Work pending in the old context fails with
+/// ErrorKind::DeviceFault naming the kernels, and buffers allocated in it are invalid (using one
+/// is an error that says so). Drivers that keep the fault for the whole process (580 does: no
+/// context can be made after an illegal address) leave the device unusable; every later use is
+/// then a DeviceFault that says so.
 #pragma once
 
 #include <atomic>
@@ -115,6 +120,14 @@ class CudaDevice : public DeviceImpl {
   std::shared_ptr<EventImpl> create_event() override;
   double elapsed_ms(const EventImpl& start, const EventImpl& end) override;
   void synchronize() override;
+  /// A CUdeviceptr range of this device's primary context (checked with cuPointerGetAttribute).
+  std::shared_ptr<Allocation> wrap(uint64_t address, size_t bytes,
+                                   std::shared_ptr<void> keep) override;
+  /// A stream over the caller's CUstream of the primary context (checked with cuStreamGetCtx).
+  std::shared_ptr<StreamImpl> wrap_stream(uint64_t handle) override;
+  uint64_t native_handle(NativeHandle which) override;
+  /// cuDevicePrimaryCtxReset: ends the context generation (if live) and resets it.
+  void reset() override;
 
   /// JIT-compiles a PTX artifact (or takes its cubin from the disk cache) and loads it.
   std::shared_ptr<const CompiledKernel> load(const target::Artifact& artifact);
@@ -126,7 +139,8 @@ class CudaDevice : public DeviceImpl {
 
   /// The live context, made (or remade after a fault) on demand.
   std::shared_ptr<Context> context();
-  /// Records a sticky fault seen by `call` in `ctx`, resets the device, and throws DeviceFault
+  /// Records a sticky fault seen by `call` in `ctx`, releases (or, with
+  /// TESSERA_CUDA_RESET_ON_FAULT=1, resets) the primary context, and throws DeviceFault
   /// naming the call, the error, the kernels and any device assert.
   [[noreturn]] void fault(const std::shared_ptr<Context>& ctx, CUresult r, const char* call,
                           const std::string& kernels);
@@ -178,6 +192,7 @@ class CudaDevice : public DeviceImpl {
   uint64_t generations_ = 0;
   std::map<uint64_t, std::string> faults_;  // generation -> why it ended
   std::string lost_;  // non-empty: the driver refuses new contexts after a fault
+  bool reset_since_fault_ = false;  // the primary context was reset after the last fault
   std::map<size_t, std::vector<CUdeviceptr>> free_;  // capacity -> cached blocks
   size_t cached_bytes_ = 0;
   std::map<size_t, std::vector<void*>> pinned_;  // bytes -> free pinned blocks

@@ -24,6 +24,7 @@ namespace tessera::rt::cuda {
   X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain")      \
   X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2") \
   X(cuDevicePrimaryCtxReset, "cuDevicePrimaryCtxReset_v2")     \
+  X(cuDevicePrimaryCtxGetState, "cuDevicePrimaryCtxGetState")   \
   X(cuCtxPushCurrent, "cuCtxPushCurrent_v2")                   \
   X(cuCtxPopCurrent, "cuCtxPopCurrent_v2")                     \
   X(cuCtxSynchronize, "cuCtxSynchronize")                      \
@@ -47,6 +48,8 @@ namespace tessera::rt::cuda {
   X(cuStreamSynchronize, "cuStreamSynchronize")                \
   X(cuStreamQuery, "cuStreamQuery")                            \
   X(cuStreamWaitEvent, "cuStreamWaitEvent")                    \
+  X(cuStreamGetCtx, "cuStreamGetCtx")                          \
+  X(cuPointerGetAttribute, "cuPointerGetAttribute")            \
   X(cuEventCreate, "cuEventCreate")                            \
   X(cuEventDestroy, "cuEventDestroy_v2")                       \
   X(cuEventRecord, "cuEventRecord")                            \

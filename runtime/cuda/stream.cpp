@@ -38,12 +38,20 @@ CUevent CudaEvent::recorded(const char* what) const {
   if (!event_ || !recorded_) fail(ErrorKind::Argument, what, ": the event was never recorded");
   if (!ctx_->alive)
     fail(ErrorKind::Runtime, what, ": the event was recorded before ", device_->info().name,
-         " was reset after a fault (", device_->fault_message(ctx_->generation), ")");
+         "'s context ended (a fault or Device::reset: ", device_->fault_message(ctx_->generation), ")");
   return event_;
 }
 
 CudaStream::CudaStream(CudaDevice* device, bool is_default)
     : device_(device), d_(device->driver()), is_default_(is_default) {}
+
+CudaStream::CudaStream(CudaDevice* device, CUstream external, std::shared_ptr<Context> ctx)
+    : device_(device),
+      d_(device->driver()),
+      is_default_(false),
+      ctx_(std::move(ctx)),
+      stream_(external),
+      external_(external) {}
 
 CudaStream::~CudaStream() {
   std::lock_guard lock(mutex_);
@@ -55,7 +63,7 @@ CudaStream::~CudaStream() {
   } catch (const Error&) {
     return;  // the device stopped answering: nothing of its context is touched again
   }
-  d_.cuStreamDestroy(stream_);
+  if (!external_) d_.cuStreamDestroy(stream_);
   for (auto& p : staging_) device_->give_back(p);
 }
 
@@ -85,6 +93,11 @@ void CudaStream::checked(const std::shared_ptr<Context>& ctx, CUresult r, const 
 
 CUstream CudaStream::ensure(std::shared_ptr<Context>* ctx) {
   std::shared_ptr<Context> live = device_->context();
+  if (ctx_ != live && external_) {
+    fail(ErrorKind::Runtime, "the CUstream given to wrap_cu_stream belonged to ", device_->info().name,
+         "'s context before a fault or reset ended it; wrap a stream of the new context (",
+         device_->fault_message(ctx_->generation), ")");
+  }
   if (ctx_ != live) {
     if (ctx_ && pending_) {
       std::string why = device_->fault_message(ctx_->generation);
@@ -104,6 +117,12 @@ CUstream CudaStream::ensure(std::shared_ptr<Context>* ctx) {
   }
   *ctx = ctx_;
   return stream_;
+}
+
+uint64_t CudaStream::native_handle() {
+  std::lock_guard lock(mutex_);
+  std::shared_ptr<Context> ctx;
+  return reinterpret_cast<uint64_t>(ensure(&ctx));
 }
 
 void CudaStream::validate(const Allocation& a, const char* what) const {

@@ -33,6 +33,9 @@ class CudaEvent : public EventImpl {
 class CudaStream : public StreamImpl {
  public:
   CudaStream(CudaDevice* device, bool is_default);
+  /// A stream over the caller's CUstream `external` in `ctx` (Device::wrap_cu_stream): never
+  /// destroyed here, and unusable once `ctx` ends (a fault or a reset).
+  CudaStream(CudaDevice* device, CUstream external, std::shared_ptr<Context> ctx);
   ~CudaStream() override;
 
   DeviceImpl* device() const override { return device_; }
@@ -49,6 +52,8 @@ class CudaStream : public StreamImpl {
   void record(std::shared_ptr<EventImpl> event) override;
   void wait(std::shared_ptr<EventImpl> event) override;
   void synchronize() override;
+  /// The CUstream in the live context (made there if needed).
+  uint64_t native_handle() override;
 
  private:
   /// The stream's CUstream in the live context (caller holds mutex_); notes work lost to a fault.
@@ -70,6 +75,7 @@ class CudaStream : public StreamImpl {
   std::mutex mutex_;
   std::shared_ptr<Context> ctx_;
   CUstream stream_ = nullptr;
+  CUstream external_ = nullptr;  // the caller's CUstream (wrap_cu_stream), or null
   std::vector<std::string> kernels_;  // launched since the last synchronization
   std::vector<std::shared_ptr<Allocation>> keep_;
   std::vector<CudaDevice::Pinned> staging_;

@@ -36,45 +36,63 @@ interp::Deadline timeout_deadline() {
   return interp::Deadline::after(timeout_seconds(), "TESSERA_TIMEOUT");
 }
 
-/// The live allocations of the host device, for the interpreter's bounds checks.
+/// The live allocations of the host device (its own and wrapped memory, which may overlap),
+/// for the interpreter's bounds checks.
 class LiveMemory : public interp::MemoryMap {
  public:
   void add(uint64_t base, uint64_t bytes) {
     std::unique_lock lock(mutex_);
-    ranges_[base] = bytes;
+    ranges_.emplace(base, bytes);
   }
-  void remove(uint64_t base) {
+  void remove(uint64_t base, uint64_t bytes) {
     std::unique_lock lock(mutex_);
-    ranges_.erase(base);
+    auto [begin, end] = ranges_.equal_range(base);
+    for (auto it = begin; it != end; ++it) {
+      if (it->second != bytes) continue;
+      ranges_.erase(it);
+      return;
+    }
   }
   bool contains(uint64_t address, uint64_t bytes) const override {
     std::shared_lock lock(mutex_);
-    auto it = ranges_.upper_bound(address);
-    if (it == ranges_.begin()) return false;
-    --it;
-    return address >= it->first && address + bytes <= it->first + it->second &&
-           address + bytes >= address;
+    if (address + bytes < address) return false;
+    // The nearest range starting at or below `address` holds it, unless ranges overlap (wrapped
+    // memory inside another range): then an earlier one may.
+    for (auto it = ranges_.upper_bound(address); it != ranges_.begin();) {
+      --it;
+      if (address + bytes <= it->first + it->second) return true;
+    }
+    return false;
   }
 
  private:
   mutable std::shared_mutex mutex_;
-  std::map<uint64_t, uint64_t> ranges_;
+  std::multimap<uint64_t, uint64_t> ranges_;
 };
 
+/// Host memory: the device's own (`owned`, freed with it) or the caller's (Device::wrap; `keep`
+/// is held until the allocation goes).
 class HostAllocation : public Allocation {
  public:
-  HostAllocation(DeviceImpl* device, void* ptr, size_t bytes, LiveMemory* live)
-      : Allocation(device, reinterpret_cast<uint64_t>(ptr), bytes), ptr_(ptr), live_(live) {
+  HostAllocation(DeviceImpl* device, void* ptr, size_t bytes, LiveMemory* live, bool owned,
+                 std::shared_ptr<void> keep = nullptr)
+      : Allocation(device, reinterpret_cast<uint64_t>(ptr), bytes),
+        ptr_(ptr),
+        live_(live),
+        owned_(owned),
+        keep_(std::move(keep)) {
     live_->add(address(), bytes);
   }
   ~HostAllocation() override {
-    live_->remove(address());
-    std::free(ptr_);
+    live_->remove(address(), bytes());
+    if (owned_) std::free(ptr_);
   }
 
  private:
   void* ptr_;
   LiveMemory* live_;
+  bool owned_;
+  std::shared_ptr<void> keep_;
 };
 
 class HostKernel : public CompiledKernel {
@@ -414,7 +432,14 @@ class HostDevice : public DeviceImpl {
     size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
     void* p = std::aligned_alloc(64, rounded);
     if (!p) fail(ErrorKind::OutOfMemory, "host: cannot allocate ", bytes, " bytes");
-    return std::make_shared<HostAllocation>(this, p, bytes, &memory_);
+    return std::make_shared<HostAllocation>(this, p, bytes, &memory_, true);
+  }
+
+  /// Host memory the caller owns: kernels may touch exactly [address, address + bytes).
+  std::shared_ptr<Allocation> wrap(uint64_t address, size_t bytes,
+                                   std::shared_ptr<void> keep) override {
+    return std::make_shared<HostAllocation>(this, reinterpret_cast<void*>(address), bytes,
+                                            &memory_, false, std::move(keep));
   }
 
   std::shared_ptr<const CompiledKernel> compile(const ir::Module& module,

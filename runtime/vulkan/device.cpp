@@ -3,6 +3,7 @@
 #include "runtime/vulkan/device.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "targets/compile.h"
 
@@ -116,6 +117,42 @@ VulkanDevice::Open& VulkanDevice::open() {
 
 std::shared_ptr<Allocation> VulkanDevice::allocate(size_t bytes) {
   return open().memory->allocate(this, bytes);
+}
+
+std::shared_ptr<Allocation> VulkanDevice::wrap(uint64_t address, size_t bytes,
+                                               std::shared_ptr<void> keep) {
+  return std::make_shared<ExternalAllocation>(this, address, bytes, std::move(keep));
+}
+
+std::shared_ptr<Allocation> VulkanDevice::wrap_vk_buffer(uint64_t buffer, uint64_t address,
+                                                         uint64_t offset, size_t bytes) {
+  const std::string where = "wrap_vk_buffer on " + info_.name;
+  if (buffer == 0) fail(ErrorKind::Argument, where, ": the VkBuffer is null");
+  if (address == 0)
+    fail(ErrorKind::Argument, where, ": VkBuffer ", hex_address(buffer),
+         " has no device address (0): create it with VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT "
+         "and pass vkGetBufferDeviceAddress's result");
+  if (offset > UINT64_MAX - address || bytes > UINT64_MAX - address - offset)
+    fail(ErrorKind::Argument, where, ": ", bytes, " bytes at offset ", offset,
+         " of the buffer at device address ", hex_address(address), " overflow the address space");
+  open();  // the VkBuffer can only be of this device's VkDevice: make sure there is one
+  return std::make_shared<PoolAllocation>(this, reinterpret_cast<VkBuffer>(buffer), address, offset,
+                                          bytes);
+}
+
+uint64_t VulkanDevice::native_handle(NativeHandle which) {
+  switch (which) {
+    case NativeHandle::VkInstance: return reinterpret_cast<uint64_t>(instance_->handle());
+    case NativeHandle::VkPhysicalDevice: return reinterpret_cast<uint64_t>(facts_.handle);
+    case NativeHandle::VkDevice: return reinterpret_cast<uint64_t>(open().ctx->device());
+    case NativeHandle::VkQueue: {
+      Open& o = open();
+      VkQueue queue = VK_NULL_HANDLE;
+      o.ctx->fns().vkGetDeviceQueue(o.ctx->device(), facts_.queue_family, 0, &queue);
+      return reinterpret_cast<uint64_t>(queue);
+    }
+    default: return DeviceImpl::native_handle(which);
+  }
 }
 
 std::shared_ptr<const CompiledKernel> VulkanDevice::compile(const ir::Module& module,

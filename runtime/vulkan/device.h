@@ -44,6 +44,13 @@ class VulkanDevice final : public DeviceImpl {
   std::shared_ptr<EventImpl> create_event() override;
   double elapsed_ms(const EventImpl& start, const EventImpl& end) override;
   void synchronize() override;
+  /// A buffer device address range: usable by kernels only (transfers need wrap_vk_buffer).
+  std::shared_ptr<Allocation> wrap(uint64_t address, size_t bytes,
+                                   std::shared_ptr<void> keep) override;
+  /// A range of the caller's VkBuffer (made on this device's VkDevice).
+  std::shared_ptr<Allocation> wrap_vk_buffer(uint64_t buffer, uint64_t address, uint64_t offset,
+                                             size_t bytes) override;
+  uint64_t native_handle(NativeHandle which) override;
 
   /// Makes a compute pipeline of a compiled artifact (also hand-written SPIR-V in tests).
   /// Throws ErrorKind::Unsupported when it exceeds the device (shared memory, threads, subgroup

@@ -166,12 +166,20 @@ PoolAllocation::PoolAllocation(DeviceImpl* owner, std::shared_ptr<MemoryPool> po
       offset_(offset),
       reserved_(reserved) {}
 
+PoolAllocation::PoolAllocation(DeviceImpl* owner, VkBuffer buffer, VkDeviceAddress base,
+                               VkDeviceSize offset, size_t bytes)
+    : Allocation(owner, base + offset, bytes),
+      block_(nullptr),
+      offset_(offset),
+      reserved_(0),
+      external_(buffer) {}
+
 PoolAllocation::~PoolAllocation() {
-  pool_->release(block_, offset_, reserved_);
+  if (pool_) pool_->release(block_, offset_, reserved_);
 }
 
 VkBuffer PoolAllocation::buffer() const {
-  return block_->storage.buffer.get();
+  return external_ ? external_ : block_->storage.buffer.get();
 }
 
 }  // namespace tessera::rt::vk

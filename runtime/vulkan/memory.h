@@ -57,13 +57,20 @@ class MemoryPool : public std::enable_shared_from_this<MemoryPool> {
   uint64_t vk_allocations_ = 0;
 };
 
-/// A range of a pool block. Returns the range to the pool when the last reference goes.
+/// A range of a pool block, returned to the pool when the last reference goes; or a range of a
+/// VkBuffer the caller owns (Device::wrap_vk_buffer), which is never freed here.
 class PoolAllocation : public Allocation {
  public:
   PoolAllocation(DeviceImpl* owner, std::shared_ptr<MemoryPool> pool, MemoryPool::Block* block,
                  VkDeviceSize offset, VkDeviceSize reserved, size_t bytes);
+  /// `bytes` from `offset` of the caller's `buffer`, whose device address is `base`.
+  PoolAllocation(DeviceImpl* owner, VkBuffer buffer, VkDeviceAddress base, VkDeviceSize offset,
+                 size_t bytes);
   ~PoolAllocation() override;
   VkBuffer buffer() const;
+  std::pair<uint64_t, uint64_t> vk_buffer() const override {
+    return {reinterpret_cast<uint64_t>(buffer()), offset_};
+  }
   /// Offset of the allocation's first byte in buffer().
   VkDeviceSize buffer_offset() const { return offset_; }
 
@@ -72,6 +79,7 @@ class PoolAllocation : public Allocation {
   MemoryPool::Block* block_;
   VkDeviceSize offset_;
   VkDeviceSize reserved_;
+  VkBuffer external_ = VK_NULL_HANDLE;  ///< the caller's VkBuffer; pool_ is null then
 };
 
 /// The index of the memory type for `type_bits` with `want` flags, preferring also `prefer`
