@@ -16,6 +16,7 @@
 #include "core/passes/pipeline.h"
 #include "core/target/target.h"
 #include "core/support/error.h"
+#include "runtime/artifact_cache.h"
 
 namespace tessera {
 namespace {
@@ -274,7 +275,7 @@ void KernelBase::launch(const LaunchConfig& config, std::span<const KernelArg> a
   if (!compiled) {
     std::shared_ptr<const ir::Module> traced = module_for(key.specs);
     capture(*traced, options);
-    compiled = device->compile(*traced, options);
+    compiled = rt::compile_cached(*device, *traced, options);
     std::lock_guard<std::mutex> lock(mutex_);
     compiled_.emplace(key, compiled);
   }

@@ -1,4 +1,5 @@
-/// \file `tessera cache`: lists runtime/cache.h's caches with what each holds, and clears them.
+/// \file `tessera cache`: lists runtime/cache.h's caches (the CUDA cubins, the Vulkan pipeline
+/// caches, the compiled artifacts) with what each holds, and clears them.
 /// Clearing removes what a cache folder holds but keeps the folder, which may be a link the user
 /// made to another disk.
 #include "tools/cache.h"
@@ -75,7 +76,7 @@ int cache_main(const std::vector<std::string>& args) {
     clearing = true;
   }
   if (cache_root().empty()) {
-    std::printf("no disk caches: neither TESSERA_CACHE_DIR nor HOME is set\n");
+    std::printf("no disk caches: %s\n", cache_off_reason().c_str());
     return 0;
   }
   print_root();

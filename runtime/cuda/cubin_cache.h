@@ -1,6 +1,7 @@
 /// \file The on-disk cache of cubins JIT-compiled from PTX: `$TESSERA_CACHE_DIR/cuda/<key>.cubin`
-/// (default ~/.cache/tessera/cuda), keyed by a hash of the PTX, the device's name, the driver
-/// version and the cache format. Writes are atomic (temporary file, then rename); an entry that
+/// (default ~/.cache/tessera/cuda), keyed by a hash of the PTX (runtime/hash.h: microseconds for
+/// a large kernel, as a warm launch hashes it), the device's name, the driver version and the
+/// cache format. Writes are atomic (temporary file, then rename); an entry that
 /// fails its length or checksum check reads as absent, so it is compiled and written again.
 #pragma once
 

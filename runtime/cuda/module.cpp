@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/support/error.h"
+#include "runtime/artifact_cache.h"
 #include "runtime/cuda/cubin_cache.h"
 #include "runtime/cuda/device.h"
 
@@ -12,6 +13,13 @@ namespace tessera::rt::cuda {
 namespace {
 
 constexpr uint64_t kStaticSharedLimit = 48 * 1024;  // above: per-kernel opt-in
+
+/// The artifact cache (runtime/artifact_cache.h) loads PTX artifacts into CUDA devices here.
+[[maybe_unused]] const bool kLoaderRegistered = register_artifact_loader(
+    [](DeviceImpl& device, const target::Artifact& artifact) -> std::shared_ptr<const CompiledKernel> {
+      auto* cuda = dynamic_cast<CudaDevice*>(&device);
+      return cuda ? cuda->load(artifact) : nullptr;
+    });
 
 /// PTX -> cubin with the driver's JIT (the context must be current).
 std::string jit(CudaDevice& dev, const std::shared_ptr<Context>& ctx, const target::Artifact& a) {

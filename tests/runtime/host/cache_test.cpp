@@ -37,14 +37,16 @@ TEST_CASE("cache: the root is TESSERA_CACHE_DIR, else $HOME/.cache/tessera, else
   }
 }
 
-TEST_CASE("cache: disk_caches lists the cuda and vulkan folders below the root") {
+TEST_CASE("cache: disk_caches lists the cuda, vulkan and artifacts folders below the root") {
   ScopedEnv dir("TESSERA_CACHE_DIR", "/c");
   const std::vector<tessera::DiskCache> caches = tessera::disk_caches();
-  REQUIRE(caches.size() == 2);
+  REQUIRE(caches.size() == 3);
   CHECK(caches[0].name == "cuda");
   CHECK(caches[0].path == "/c/cuda");
   CHECK(caches[1].name == "vulkan");
   CHECK(caches[1].path == "/c/vulkan");
+  CHECK(caches[2].name == "artifacts");
+  CHECK(caches[2].path == "/c/artifacts");
   for (const tessera::DiskCache& c : caches) CHECK_FALSE(c.what.empty());
 }
 

@@ -1,0 +1,73 @@
+/// \file The artifact cache: a kernel's compiled artifact (PTX or SPIR-V with every launch fact a
+/// backend reads: parameter layout, shared memory, fault and print channels) on disk at
+/// `$TESSERA_CACHE_DIR/artifacts/<hash>.artifact`, keyed by the traced tile IR as printed (with
+/// its specialization facts and source locations), the target description, the compile options
+/// and the compiler build. A process's first launch of a kernel an earlier process compiled
+/// traces it, reads the entry and loads it, skipping the pipeline, lowering and emission (on CUDA
+/// the cubin then comes from the cubin cache, keyed by the PTX, so the driver's JIT is skipped too).
+///
+/// An entry is trusted only whole: its magic and format, its length, the full key stored in it
+/// (not only the hash that names the file) and a checksum over the artifact must all match, else
+/// it reads as absent and the kernel is compiled and the entry written again. Writes go to a
+/// temporary file renamed into place. A folder that cannot be written warns once and kernels are
+/// compiled as without a cache; TESSERA_CACHE=0 turns every disk cache off (runtime/cache.h).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/ir/ir.h"
+#include "core/target/artifact.h"
+#include "core/target/options.h"
+#include "runtime/backend.h"
+
+namespace tessera::rt {
+
+/// The compiler build: "<version> <build id>", the GNU build id of the binary that holds the
+/// compiler (libtessera.so, or the program it is linked into), else that file's size and time.
+/// Two builds of the same version never share entries; computed once per process.
+const std::string& compiler_identity();
+
+/// Everything that decides a compile's result, as one text: the cache format, the compiler
+/// build, the target description (Target::str()), the options and the traced IR as printed.
+std::string artifact_key(const ir::Module& traced, std::string_view target,
+                         const CompileOptions& options);
+
+/// The cache's folder ("" when there is no cache root, or with TESSERA_CACHE=0).
+std::string artifact_cache_dir();
+/// The file of the entry for `key` ("" when there is no folder).
+std::string artifact_path(const std::string& key);
+/// The entry for `key`, if present and intact in every check.
+std::optional<target::Artifact> artifact_read(const std::string& key);
+/// Stores the entry; a failure only means no caching (it warns once per folder).
+void artifact_write(const std::string& key, const target::Artifact& artifact);
+/// Removes the entry (one whose artifact a device refused to load).
+void artifact_remove(const std::string& key);
+
+/// The artifact as the bytes of an entry's payload, and back (nullopt for bytes that are not
+/// exactly one artifact).
+std::string serialize_artifact(const target::Artifact& artifact);
+std::optional<target::Artifact> deserialize_artifact(std::string_view bytes);
+
+/// How a backend makes a kernel of an artifact for one of its devices (CudaDevice::load,
+/// VulkanDevice::load); nullptr when `device` is not one of its devices.
+using ArtifactLoader = std::shared_ptr<const CompiledKernel> (*)(DeviceImpl& device,
+                                                                 const target::Artifact& artifact);
+/// Registers a backend's loader, once, from a static initializer in the backend's folder
+/// (runtime/cuda/module.cpp, runtime/vulkan/artifact_loader.cpp); returns true.
+bool register_artifact_loader(ArtifactLoader loader);
+/// The kernel the first registered loader that knows `device` makes of `artifact`; nullptr when
+/// none does.
+std::shared_ptr<const CompiledKernel> load_artifact(DeviceImpl& device,
+                                                    const target::Artifact& artifact);
+
+/// What a launch runs to get its kernel: for a device whose target has an emitter and whose
+/// backend registered a loader (CUDA, Vulkan), the artifact from the cache or from
+/// targets::compile, written to the cache, loaded; otherwise DeviceImpl::compile (the
+/// interpreters). With TESSERA_DUMP set the cache is not read, so every requested stage prints.
+std::shared_ptr<const CompiledKernel> compile_cached(DeviceImpl& device, const ir::Module& traced,
+                                                     const CompileOptions& options);
+
+}  // namespace tessera::rt
