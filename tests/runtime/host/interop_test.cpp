@@ -39,6 +39,7 @@ bool contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
 }
 
+#ifdef TESSERA_HAS_DLPACK
 /// A DLManagedTensor over `data` (the caller's), counting deleter calls in `*deleted`.
 struct Tensor {
   DLManagedTensor managed{};
@@ -63,6 +64,7 @@ DLManagedTensor* make_tensor(float* data, std::vector<int64_t> shape, std::vecto
   };
   return &t->managed;
 }
+#endif
 
 }  // namespace
 
@@ -132,6 +134,7 @@ TEST_CASE("interop: handles and wraps of other backends are Argument errors nami
   CHECK(b.download() == std::vector<float>(4, 3.0f));
 }
 
+#ifdef TESSERA_HAS_DLPACK  // runtime/dlpack.h: only where <dlpack/dlpack.h> is installed
 TEST_CASE("dlpack: a host buffer exports with its shape and keeps the memory alive") {
   Device dev = Device::open("host");
   DLManagedTensor* t = nullptr;
@@ -236,3 +239,4 @@ TEST_CASE("dlpack: errors name the cause and leave the tensor the caller's") {
   CHECK(error_of([&] { tessera::to_dlpack(tessera::BufferBase()); }, ErrorKind::Argument) ==
         "to_dlpack: the buffer is empty (default-constructed)");
 }
+#endif
