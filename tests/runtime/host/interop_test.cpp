@@ -44,12 +44,14 @@ bool contains(const std::string& s, const std::string& part) {
 struct Tensor {
   DLManagedTensor managed{};
   std::vector<int64_t> shape, strides;
+  int* deleted = nullptr;
 };
 DLManagedTensor* make_tensor(float* data, std::vector<int64_t> shape, std::vector<int64_t> strides,
                              int* deleted, DLDevice device = {kDLCPU, 0}) {
   auto* t = new Tensor;
   t->shape = std::move(shape);
   t->strides = std::move(strides);
+  t->deleted = deleted;
   DLTensor& d = t->managed.dl_tensor;
   d.data = data;
   d.device = device;
@@ -57,10 +59,11 @@ DLManagedTensor* make_tensor(float* data, std::vector<int64_t> shape, std::vecto
   d.dtype = {kDLFloat, 32, 1};
   d.shape = t->shape.data();
   d.strides = t->strides.empty() ? nullptr : t->strides.data();
-  t->managed.manager_ctx = deleted;
+  t->managed.manager_ctx = t;
   t->managed.deleter = [](DLManagedTensor* self) {
-    ++*static_cast<int*>(self->manager_ctx);
-    delete reinterpret_cast<Tensor*>(self);
+    auto* owner = static_cast<Tensor*>(self->manager_ctx);
+    ++*owner->deleted;
+    delete owner;
   };
   return &t->managed;
 }
