@@ -21,7 +21,10 @@ size_t checked_bytes(const char* what, size_t count, size_t element_bytes);
 /// An untyped view of device memory: an allocation, a byte range in it, and an element dtype.
 class BufferBase {
  public:
+  /// An empty buffer (valid() is false), to be assigned later.
   BufferBase() = default;
+  /// `bytes` of new memory on `device`, holding `dtype` elements (Device::alloc is the typed
+  /// spelling); ErrorKind::OutOfMemory naming the size and the device when it cannot be had.
   static BufferBase allocate(const std::shared_ptr<rt::DeviceImpl>& device, size_t bytes,
                              ir::DType dtype);
   /// Wraps `bytes` at `address`, memory the caller owns (Device::wrap has the rules): Tessera
@@ -34,14 +37,21 @@ class BufferBase {
                                    uint64_t vk_buffer, uint64_t address, uint64_t offset,
                                    size_t bytes, ir::DType dtype);
 
+  /// False for a default-constructed buffer.
   bool valid() const { return alloc_ != nullptr; }
+  /// The size in bytes.
   size_t bytes() const { return bytes_; }
+  /// The element type.
   ir::DType dtype() const { return dtype_; }
   /// The device address of the first element (a host address on the host device).
   uint64_t address() const { return alloc_ ? alloc_->address() + offset_ : 0; }
+  /// The backend device the memory is on.
   rt::DeviceImpl* device() const { return device_.get(); }
+  /// The backend device, shared.
   const std::shared_ptr<rt::DeviceImpl>& device_handle() const { return device_; }
+  /// The memory block this buffer is a range of (shared with its slices).
   const std::shared_ptr<rt::Allocation>& allocation() const { return alloc_; }
+  /// The byte offset of this buffer in allocation().
   size_t offset() const { return offset_; }
 
   /// The CUdeviceptr of the first element (as an integer: `CUdeviceptr p = b.cu_deviceptr()`),
@@ -56,26 +66,37 @@ class BufferBase {
   /// The byte offset of the first element in vk_buffer().
   uint64_t vk_buffer_offset() const;
 
+  /// Untyped Buffer<T>::upload: `bytes` from `src` to byte `offset` (Argument error past the end).
   void upload_bytes(const void* src, size_t bytes, size_t offset, Stream* stream) const;
+  /// Untyped Buffer<T>::download: `bytes` from byte `offset` into `dst`.
   void download_bytes(void* dst, size_t bytes, size_t offset, Stream* stream) const;
+  /// Untyped Buffer<T>::fill: repeats the `pattern_bytes` at `pattern` over the buffer.
   void fill_bytes(const void* pattern, size_t pattern_bytes, Stream* stream) const;
+  /// Untyped Buffer<T>::copy_from (same size, same device).
   void copy_bytes_from(const BufferBase& src, Stream* stream) const;
+  /// Bytes [offset_bytes, offset_bytes + bytes) as a buffer sharing this memory.
   BufferBase sub(size_t offset_bytes, size_t bytes) const;
 
  protected:
-  std::shared_ptr<rt::DeviceImpl> device_;
-  std::shared_ptr<rt::Allocation> alloc_;
-  size_t offset_ = 0;
-  size_t bytes_ = 0;
-  ir::DType dtype_ = ir::DType::u8;
+  std::shared_ptr<rt::DeviceImpl> device_;  ///< the device the memory is on
+  std::shared_ptr<rt::Allocation> alloc_;   ///< the memory block (null: an empty buffer)
+  size_t offset_ = 0;                       ///< the first byte in alloc_
+  size_t bytes_ = 0;                        ///< the size
+  ir::DType dtype_ = ir::DType::u8;         ///< the element type
 };
 
+/// Device memory holding elements of type T (float, int32_t, tessera::half, ...): what kernels
+/// take for `tl::ptr<T>` parameters. Copies share the memory; it is freed (unless wrapped, see
+/// Device::wrap) when the last buffer referring to it goes.
 template <class T>
 class Buffer : public BufferBase {
  public:
+  /// An empty buffer.
   Buffer() = default;
+  /// A typed view of `base` (its dtype is not checked: the caller knows it holds T).
   explicit Buffer(BufferBase base) : BufferBase(std::move(base)) {}
 
+  /// The number of elements.
   size_t size() const { return bytes() / sizeof(T); }
 
   /// Copies `data` into the buffer (from element 0), enqueued on `stream` (default: the device's
@@ -86,6 +107,7 @@ class Buffer : public BufferBase {
     check_count(data.size(), "upload");
     upload_bytes(data.data(), data.size() * sizeof(T), 0, stream);
   }
+  /// upload(std::span) of a vector (std::vector<bool> too, widened to bytes).
   void upload(const std::vector<T>& data, Stream* stream = nullptr) const {
     if constexpr (std::is_same_v<T, bool>) {  // std::vector<bool> packs bits: widen to bytes
       check_count(data.size(), "upload");
@@ -109,6 +131,7 @@ class Buffer : public BufferBase {
       return out;
     }
   }
+  /// The first out.size() elements into `out`, ordered like download().
   void download(std::span<T> out, Stream* stream = nullptr) const {
     check_count(out.size(), "download");
     download_bytes(out.data(), out.size() * sizeof(T), 0, stream);

@@ -13,13 +13,16 @@
 
 namespace tessera {
 
+/// A device that runs kernels: `host` (the tile interpreter), `simt:N` (the SIMT interpreter),
+/// `cuda:N`, `vulkan:N`. A cheap handle: copies refer to the same device.
 class Device {
  public:
   /// Every device of every backend, best first, plus why any backend has none.
   struct Listing {
-    std::vector<DeviceInfo> devices;
+    std::vector<DeviceInfo> devices;       ///< best first
     std::vector<std::string> unavailable;  ///< "cuda unavailable: ...", one per missing backend
   };
+  /// Every device of every backend (enumerated once per process), best first.
   static Listing enumerate();
   /// Opens a device by name; an unknown or unavailable name is ErrorKind::Runtime naming the
   /// devices that exist.
@@ -27,9 +30,13 @@ class Device {
   /// CUDA, else a Vulkan GPU, else lavapipe, else the host interpreter.
   static Device best();
 
+  /// What the device says about itself.
   const DeviceInfo& info() const { return impl_->info(); }
+  /// "host", "cuda:0", ...
   const std::string& name() const { return impl_->info().name; }
 
+  /// A new buffer of `count` elements (uninitialized); ErrorKind::OutOfMemory when the device
+  /// cannot give it, Argument when the byte count overflows.
   template <class T>
   Buffer<T> alloc(size_t count) const {
     return Buffer<T>(BufferBase::allocate(impl_, detail::checked_bytes("alloc", count, sizeof(T)),
@@ -43,6 +50,7 @@ class Device {
     b.upload(data);
     return b;
   }
+  /// upload(std::span) of a vector.
   template <class T>
   Buffer<T> upload(const std::vector<T>& data) const {
     Buffer<T> b = alloc<T>(data.size());
@@ -123,11 +131,14 @@ class Device {
   Stream default_stream() const { return adopted(impl_->default_stream(), true); }
   /// A new stream: ordered with the default stream, not with other created streams (class Stream).
   Stream create_stream() const { return adopted(impl_->create_stream(), false); }
+  /// A new event, for timing and cross-stream waits (class Event).
   Event create_event() const { return Event(impl_, impl_->create_event()); }
   /// Waits for all work of all streams of this device.
   void synchronize() const { impl_->synchronize(); }
 
+  /// The backend device (for tests and backends).
   std::shared_ptr<rt::DeviceImpl> impl() const { return impl_; }
+  /// The same device.
   bool operator==(const Device& o) const { return impl_ == o.impl_; }
 
  private:

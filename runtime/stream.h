@@ -18,6 +18,7 @@ namespace tessera {
 /// among themselves: order them with an Event (record on one, wait_in the other).
 class Stream {
  public:
+  /// A handle of a backend stream (Device::create_stream and default_stream make them).
   explicit Stream(std::shared_ptr<rt::StreamImpl> impl) : impl_(std::move(impl)) {}
   /// Waits until every launch and copy enqueued so far has finished; rethrows the first error
   /// of that work (a device fault names the kernel).
@@ -33,8 +34,11 @@ class Stream {
   std::shared_ptr<rt::StreamImpl> impl_;
 };
 
+/// A point in a stream's work: recorded on one stream, waited for by another (cross-stream
+/// order), and timed against another event with device timestamps.
 class Event {
  public:
+  /// A handle of a backend event (Device::create_event makes them).
   Event(std::shared_ptr<rt::DeviceImpl> device, std::shared_ptr<rt::EventImpl> impl)
       : device_(std::move(device)), impl_(std::move(impl)) {}
   /// Marks the point in `stream`'s work where this event completes; like any work on `stream`,
