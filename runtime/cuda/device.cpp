@@ -230,7 +230,13 @@ void CudaDevice::reset() {
     d_.cuDevicePrimaryCtxRelease(device_);
   }
   ctx_.reset();
-  check(d_.cuDevicePrimaryCtxReset(device_), "cuDevicePrimaryCtxReset", {}, info_.name);
+  CUresult r = d_.cuDevicePrimaryCtxReset(device_);
+  if (is_sticky(r) && !faults_.empty()) {  // the driver keeps the fault for the process
+    lost_ = info_.name + " cannot be used again in this process: the CUDA driver keeps its fault (" +
+            faults_.rbegin()->second + "); restart the process";
+    fail(ErrorKind::DeviceFault, "Device::reset: ", lost_);
+  }
+  check(r, "cuDevicePrimaryCtxReset", {}, info_.name);
   reset_since_fault_ = true;
 }
 

@@ -270,8 +270,8 @@ TEST_CASE("cuda faults: a context another user holds is not reset until Device::
               contains(what, "call Device::reset()");
   bool unusable = contains(what, "cuda:0 cannot be used again in this process");
   CHECK((told || unusable));
-  dev.reset();  // the user decides: now the context is reset
   runs_or_device_lost([&] {
+    dev.reset();  // the user decides: now the context is reset
     auto out = dev.upload(std::vector<int>{1, 2, 3});
     dev.impl()->default_stream()->launch(
         wild, Grid(1), pack(wild->params, {scalar(out.address())}, {0}), {out.allocation()});
