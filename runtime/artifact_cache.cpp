@@ -21,7 +21,6 @@
 #include "runtime/cache.h"
 #include "runtime/hash.h"
 #include "runtime/version.h"
-#include "targets/compile.h"
 
 namespace tessera::rt {
 namespace {
@@ -322,41 +321,35 @@ void artifact_remove(const std::string& key) {
 
 namespace {
 
-std::vector<ArtifactLoader>& loaders() {
-  static std::vector<ArtifactLoader> list;
+std::vector<ArtifactBackend>& backends() {
+  static std::vector<ArtifactBackend> list;
   return list;
 }
 
 }  // namespace
 
-bool register_artifact_loader(ArtifactLoader loader) {
-  loaders().push_back(loader);  // static initializers run one at a time
+bool register_artifact_backend(const ArtifactBackend& backend) {
+  backends().push_back(backend);  // static initializers run one at a time
   return true;
-}
-
-std::shared_ptr<const CompiledKernel> load_artifact(DeviceImpl& device,
-                                                    const target::Artifact& artifact) {
-  for (ArtifactLoader loader : loaders())
-    if (std::shared_ptr<const CompiledKernel> kernel = loader(device, artifact)) return kernel;
-  return nullptr;
 }
 
 std::shared_ptr<const CompiledKernel> compile_cached(DeviceImpl& device, const ir::Module& traced,
                                                      const CompileOptions& options) {
+  const ArtifactBackend* backend = nullptr;
+  for (const ArtifactBackend& b : backends())
+    if (b.owns(device)) backend = &b;
+  // The interpreters run IR, not an artifact: they compile as they always have.
+  if (!backend) return device.compile(traced, options);
   const std::string& target_text = device.info().target;
   std::optional<target::Target> target = target::parse_target(target_text);
-  // The interpreters run IR, not an artifact; a device whose target text does not describe it
-  // whole (so that it cannot key an entry), or whose backend loads no artifacts, compiles as it
-  // always has.
-  if (!target || target->isa == "none" || target->str() != target_text || loaders().empty())
-    return device.compile(traced, options);
+  // A target text that does not describe the device whole cannot key an entry.
+  if (!target || target->str() != target_text) return device.compile(traced, options);
   const std::string key = artifact_key(traced, target_text, options);
   const char* dump = std::getenv("TESSERA_DUMP");
   if (!(dump && *dump)) {
     if (std::optional<target::Artifact> cached = artifact_read(key)) {
       try {
-        if (std::shared_ptr<const CompiledKernel> kernel = load_artifact(device, *cached))
-          return kernel;
+        return backend->load(device, *cached);
       } catch (const Error& e) {
         // A lost device or a full memory is no fault of the entry.
         if (e.kind() == ErrorKind::DeviceFault || e.kind() == ErrorKind::OutOfMemory) throw;
@@ -364,9 +357,8 @@ std::shared_ptr<const CompiledKernel> compile_cached(DeviceImpl& device, const i
       }
     }
   }
-  target::Artifact artifact = targets::compile(traced, *target, options);
-  std::shared_ptr<const CompiledKernel> kernel = load_artifact(device, artifact);
-  if (!kernel) return device.compile(traced, options);  // no loader knows this device
+  target::Artifact artifact = backend->compile(traced, *target, options);
+  std::shared_ptr<const CompiledKernel> kernel = backend->load(device, artifact);
   artifact_write(key, artifact);
   return kernel;
 }

@@ -21,6 +21,7 @@
 #include "core/ir/ir.h"
 #include "core/target/artifact.h"
 #include "core/target/options.h"
+#include "core/target/target.h"
 #include "runtime/backend.h"
 
 namespace tessera::rt {
@@ -51,22 +52,24 @@ void artifact_remove(const std::string& key);
 std::string serialize_artifact(const target::Artifact& artifact);
 std::optional<target::Artifact> deserialize_artifact(std::string_view bytes);
 
-/// How a backend makes a kernel of an artifact for one of its devices (CudaDevice::load,
-/// VulkanDevice::load); nullptr when `device` is not one of its devices.
-using ArtifactLoader = std::shared_ptr<const CompiledKernel> (*)(DeviceImpl& device,
-                                                                 const target::Artifact& artifact);
-/// Registers a backend's loader, once, from a static initializer in the backend's folder
-/// (runtime/cuda/module.cpp, runtime/vulkan/artifact_loader.cpp); returns true.
-bool register_artifact_loader(ArtifactLoader loader);
-/// The kernel the first registered loader that knows `device` makes of `artifact`; nullptr when
-/// none does.
-std::shared_ptr<const CompiledKernel> load_artifact(DeviceImpl& device,
-                                                    const target::Artifact& artifact);
+/// What a backend whose devices load artifacts (CUDA, Vulkan) gives the cache: whether a device
+/// is one of its own, the compile of a traced kernel for a target (targets::compile, which only
+/// the backends may reach), and the kernel it makes of an artifact (CudaDevice::load,
+/// VulkanDevice::load).
+struct ArtifactBackend {
+  bool (*owns)(const DeviceImpl& device);
+  target::Artifact (*compile)(const ir::Module& traced, const target::Target& target,
+                              const CompileOptions& options);
+  std::shared_ptr<const CompiledKernel> (*load)(DeviceImpl& device,
+                                                const target::Artifact& artifact);
+};
+/// Registers a backend, once, from a static initializer in its folder (runtime/cuda/module.cpp,
+/// runtime/vulkan/artifact_loader.cpp); returns true.
+bool register_artifact_backend(const ArtifactBackend& backend);
 
-/// What a launch runs to get its kernel: for a device whose target has an emitter and whose
-/// backend registered a loader (CUDA, Vulkan), the artifact from the cache or from
-/// targets::compile, written to the cache, loaded; otherwise DeviceImpl::compile (the
-/// interpreters). With TESSERA_DUMP set the cache is not read, so every requested stage prints.
+/// What a launch runs to get its kernel: for a device whose backend registered (CUDA, Vulkan),
+/// the artifact from the cache or from the backend's compile, written to the cache, loaded;
+/// otherwise DeviceImpl::compile (the interpreters). With TESSERA_DUMP set the cache is not read, so every requested stage prints.
 std::shared_ptr<const CompiledKernel> compile_cached(DeviceImpl& device, const ir::Module& traced,
                                                      const CompileOptions& options);
 

@@ -8,18 +8,22 @@
 #include "runtime/artifact_cache.h"
 #include "runtime/cuda/cubin_cache.h"
 #include "runtime/cuda/device.h"
+#include "targets/compile.h"
 
 namespace tessera::rt::cuda {
 namespace {
 
 constexpr uint64_t kStaticSharedLimit = 48 * 1024;  // above: per-kernel opt-in
 
-/// The artifact cache (runtime/artifact_cache.h) loads PTX artifacts into CUDA devices here.
-[[maybe_unused]] const bool kLoaderRegistered = register_artifact_loader(
-    [](DeviceImpl& device, const target::Artifact& artifact) -> std::shared_ptr<const CompiledKernel> {
-      auto* cuda = dynamic_cast<CudaDevice*>(&device);
-      return cuda ? cuda->load(artifact) : nullptr;
-    });
+/// The artifact cache (runtime/artifact_cache.h) compiles and loads PTX for CUDA devices here.
+[[maybe_unused]] const bool kArtifactBackend = register_artifact_backend({
+    .owns = [](const DeviceImpl& device) { return dynamic_cast<const CudaDevice*>(&device) != nullptr; },
+    .compile = [](const ir::Module& traced, const target::Target& target,
+                  const CompileOptions& options) { return targets::compile(traced, target, options); },
+    .load = [](DeviceImpl& device, const target::Artifact& artifact) {
+      return static_cast<CudaDevice&>(device).load(artifact);
+    },
+});
 
 /// PTX -> cubin with the driver's JIT (the context must be current).
 std::string jit(CudaDevice& dev, const std::shared_ptr<Context>& ctx, const target::Artifact& a) {

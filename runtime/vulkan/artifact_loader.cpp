@@ -1,16 +1,22 @@
-/// \file The artifact cache (runtime/artifact_cache.h) loads SPIR-V artifacts into Vulkan devices
-/// through this backend's loader, registered when the library loads.
+/// \file The artifact cache (runtime/artifact_cache.h) compiles and loads SPIR-V for Vulkan
+/// devices through this backend, registered when the library loads.
 #include "runtime/artifact_cache.h"
 #include "runtime/vulkan/device.h"
+#include "targets/compile.h"
 
 namespace tessera::rt::vk {
 namespace {
 
-[[maybe_unused]] const bool kLoaderRegistered = register_artifact_loader(
-    [](DeviceImpl& device, const target::Artifact& artifact) -> std::shared_ptr<const CompiledKernel> {
-      auto* vulkan = dynamic_cast<VulkanDevice*>(&device);
-      return vulkan ? vulkan->load(artifact) : nullptr;
-    });
+[[maybe_unused]] const bool kArtifactBackend = register_artifact_backend({
+    .owns = [](const DeviceImpl& device) {
+      return dynamic_cast<const VulkanDevice*>(&device) != nullptr;
+    },
+    .compile = [](const ir::Module& traced, const target::Target& target,
+                  const CompileOptions& options) { return targets::compile(traced, target, options); },
+    .load = [](DeviceImpl& device, const target::Artifact& artifact) {
+      return static_cast<VulkanDevice&>(device).load(artifact);
+    },
+});
 
 }  // namespace
 }  // namespace tessera::rt::vk
