@@ -277,10 +277,12 @@ std::shared_ptr<StreamImpl> CudaDevice::wrap_stream(uint64_t handle) {
          " is null or a special stream (legacy or per-thread default): wrap a created CUstream");
   std::shared_ptr<Context> ctx = context();
   auto s = reinterpret_cast<CUstream>(handle);
-  CUcontext owner = nullptr;
-  if (CUresult r = d_.cuStreamGetCtx(s, &owner); r != CUDA_SUCCESS)
-    fail(ErrorKind::Argument, where, ": cuStreamGetCtx failed for the CUstream ",
-         hex_address(handle), ": ", error_name(r), " (not a live CUstream?)");
+  CUcontext owner = ctx->handle;  // a driver without cuStreamGetCtx: trusted to be the context's
+  if (d_.cuStreamGetCtx) {
+    if (CUresult r = d_.cuStreamGetCtx(s, &owner); r != CUDA_SUCCESS)
+      fail(ErrorKind::Argument, where, ": cuStreamGetCtx failed for the CUstream ",
+           hex_address(handle), ": ", error_name(r), " (not a live CUstream?)");
+  }
   if (owner != ctx->handle)
     fail(ErrorKind::Argument, where, ": the CUstream belongs to another CUDA context (",
          hex_address(reinterpret_cast<uint64_t>(owner)), "), not to ", info_.name,

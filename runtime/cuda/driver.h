@@ -48,7 +48,6 @@ namespace tessera::rt::cuda {
   X(cuStreamSynchronize, "cuStreamSynchronize")                \
   X(cuStreamQuery, "cuStreamQuery")                            \
   X(cuStreamWaitEvent, "cuStreamWaitEvent")                    \
-  X(cuStreamGetCtx, "cuStreamGetCtx")                          \
   X(cuPointerGetAttribute, "cuPointerGetAttribute")            \
   X(cuEventCreate, "cuEventCreate")                            \
   X(cuEventDestroy, "cuEventDestroy_v2")                       \
@@ -69,7 +68,9 @@ namespace tessera::rt::cuda {
   X(cuLaunchKernel, "cuLaunchKernel")
 
 // Entry points that older drivers lack (null when absent).
-#define TESSERA_CUDA_DRIVER_OPTIONAL(X) X(cuFuncGetParamInfo, "cuFuncGetParamInfo")  // CUDA 12.4
+#define TESSERA_CUDA_DRIVER_OPTIONAL(X)                                          \
+  X(cuFuncGetParamInfo, "cuFuncGetParamInfo") /* CUDA 12.4 */                    \
+  X(cuStreamGetCtx, "cuStreamGetCtx") /* 9.2; optional: only wrap_cu_stream's check */
 
 struct Driver {
 #define TESSERA_CUDA_MEMBER(fn, symbol) decltype(&::fn) fn = nullptr;
