@@ -52,7 +52,7 @@ inline Hash128 hash128(std::string_view bytes, uint64_t seed = 0) {
     b = rotl(b ^ (rotl(y * k2, 33) * k1), 31) * 5 + 0x38495ab5;
   }
   uint64_t x = 0, y = 0;
-  std::memcpy(&x, p, n < 8 ? n : 8);
+  if (n > 0) std::memcpy(&x, p, n < 8 ? n : 8);  // p may be null for an empty view
   if (n > 8) std::memcpy(&y, p + 8, n - 8);
   a ^= rotl(x * k1, 31) * k2;
   b ^= rotl(y * k2, 33) * k1;

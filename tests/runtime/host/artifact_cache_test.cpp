@@ -16,6 +16,7 @@
 #include "core/ir/parser.h"
 #include "runtime/artifact_cache.h"
 #include "runtime/cache.h"
+#include "runtime/hash.h"
 #include "runtime/tessera.h"
 #include "runtime/version.h"
 #include "samples/kernels/gelu.h"
@@ -307,4 +308,21 @@ TEST_CASE("artifact cache: the host and simt interpreters compile as before and 
     CHECK(y.download()[n - 1] == doctest::Approx(0.8412f).epsilon(1e-3));
   }
   CHECK_FALSE(fs::exists(cache.path() / "artifacts"));
+}
+
+TEST_CASE("artifact cache: hash128 tells apart lengths, seeds and every byte of short inputs") {
+  using tessera::rt::hash128;
+  CHECK(hash128(std::string_view()) == hash128(""));
+  CHECK(hash128("") != hash128(std::string(1, '\0')));  // the length is hashed
+  CHECK(hash128("abc") != hash128("abc", 1));
+  CHECK(hash128("abc").hex().size() == 32);
+  // Every input of 0..40 bytes whose one byte differs hashes differently.
+  for (size_t n = 1; n <= 40; ++n) {
+    const std::string base(n, 'a');
+    for (size_t i = 0; i < n; ++i) {
+      std::string other = base;
+      other[i] = 'b';
+      CHECK(hash128(other) != hash128(base));
+    }
+  }
 }
