@@ -93,10 +93,8 @@ std::string file_stamp_of(const void* address) {
 class Writer {
  public:
   template <class T>
-    requires std::is_arithmetic_v<T>
-  void num(T v) {
-    out_.append(reinterpret_cast<const char*>(&v), sizeof v);
-  }
+  requires std::is_arithmetic_v<T>
+  void num(T v) { out_.append(reinterpret_cast<const char*>(&v), sizeof v); }
   void str(std::string_view s) {
     num<uint64_t>(s.size());
     out_.append(s);
@@ -113,8 +111,7 @@ class Reader {
  public:
   explicit Reader(std::string_view in) : in_(in) {}
   template <class T>
-    requires std::is_arithmetic_v<T>
-  T num() {
+  requires std::is_arithmetic_v<T> T num() {
     T v{};
     if (!ok_ || in_.size() - at_ < sizeof v) {
       ok_ = false;
@@ -149,7 +146,9 @@ class Reader {
   bool ok_ = true;
 };
 
-Hash128 checksum(std::string_view payload) { return hash128(payload, 0x7465737365726121ull); }
+Hash128 checksum(std::string_view payload) {
+  return hash128(payload, 0x7465737365726121ull);
+}
 
 /// Warns once per folder and process that the cache cannot be written there.
 void warn_unwritable(const std::string& dir, const std::string& why) {
@@ -266,7 +265,9 @@ std::optional<target::Artifact> deserialize_artifact(std::string_view bytes) {
   return a;
 }
 
-std::string artifact_cache_dir() { return cache_dir("artifacts"); }
+std::string artifact_cache_dir() {
+  return cache_dir("artifacts");
+}
 
 std::string artifact_path(const std::string& key) {
   const std::string dir = artifact_cache_dir();
@@ -278,8 +279,7 @@ std::optional<target::Artifact> artifact_read(const std::string& key) {
   const std::string path = artifact_path(key);
   if (path.empty()) return std::nullopt;
   std::optional<std::string> file = read_cache_file(path);
-  if (!file || file->size() < kHeaderBytes ||
-      std::memcmp(file->data(), kMagic, sizeof kMagic) != 0)
+  if (!file || file->size() < kHeaderBytes || std::memcmp(file->data(), kMagic, sizeof kMagic) != 0)
     return std::nullopt;
   uint64_t key_bytes = 0, payload_bytes = 0;
   Hash128 sum;
@@ -290,7 +290,8 @@ std::optional<target::Artifact> artifact_read(const std::string& key) {
   std::memcpy(&sum.hi, h + 24, 8);
   // Exactly the header, the key and the payload: a truncated or extended file is refused.
   const std::string_view rest = std::string_view(*file).substr(kHeaderBytes);
-  if (key_bytes != key.size() || rest.size() < key_bytes || rest.size() - key_bytes != payload_bytes)
+  if (key_bytes != key.size() || rest.size() < key_bytes ||
+      rest.size() - key_bytes != payload_bytes)
     return std::nullopt;
   if (rest.substr(0, key_bytes) != key) return std::nullopt;  // another kernel with this hash
   const std::string_view payload = rest.substr(key_bytes);

@@ -4,7 +4,8 @@
 /// its specialization facts and source locations), the target description, the compile options
 /// and the compiler build. A process's first launch of a kernel an earlier process compiled
 /// traces it, reads the entry and loads it, skipping the pipeline, lowering and emission (on CUDA
-/// the cubin then comes from the cubin cache, keyed by the PTX, so the driver's JIT is skipped too).
+/// the cubin then comes from the cubin cache, keyed by the PTX, so the driver's JIT is skipped
+/// too).
 ///
 /// An entry is trusted only whole: its magic and format, its length, the full key stored in it
 /// (not only the hash that names the file) and a checksum over the artifact must all match, else
@@ -69,7 +70,8 @@ bool register_artifact_backend(const ArtifactBackend& backend);
 
 /// What a launch runs to get its kernel: for a device whose backend registered (CUDA, Vulkan),
 /// the artifact from the cache or from the backend's compile, written to the cache, loaded;
-/// otherwise DeviceImpl::compile (the interpreters). With TESSERA_DUMP set the cache is not read, so every requested stage prints.
+/// otherwise DeviceImpl::compile (the interpreters). With TESSERA_DUMP set the cache is not
+/// read, so every requested stage prints.
 std::shared_ptr<const CompiledKernel> compile_cached(DeviceImpl& device, const ir::Module& traced,
                                                      const CompileOptions& options);
 

@@ -24,8 +24,9 @@ constexpr struct {
 } kCaches[] = {
     {"cuda", "cubins the CUDA driver compiled from PTX, one file per kernel, device and driver"},
     {"vulkan", "Vulkan pipeline caches, one file per device and driver"},
-    {"artifacts", "compiled kernels (PTX or SPIR-V) with their launch facts, one file per traced "
-                  "kernel, target, options and compiler build"},
+    {"artifacts",
+     "compiled kernels (PTX or SPIR-V) with their launch facts, one file per traced "
+     "kernel, target, options and compiler build"},
 };
 
 /// TESSERA_CACHE: "0" turns every disk cache off; unset, "" or "1" leaves them on. Another value
@@ -37,7 +38,8 @@ bool caching_on() {
   if (std::strcmp(text, "0") == 0) return false;
   static std::atomic<bool> warned{false};
   if (!warned.exchange(true))
-    std::fprintf(stderr, "tessera: warning: TESSERA_CACHE='%s' is neither 0 nor 1; caching stays on\n",
+    std::fprintf(stderr,
+                 "tessera: warning: TESSERA_CACHE='%s' is neither 0 nor 1; caching stays on\n",
                  text);
   return true;
 }
@@ -102,10 +104,10 @@ bool write_cache_file(const std::string& path, std::string_view bytes, std::stri
   if (ec) return failed("cannot create " + target.parent_path().string() + ": " + ec.message());
   // A name no other writer uses: the process, the thread and a counter.
   static std::atomic<uint64_t> counter{0};
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." +
-                          std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()) &
-                                         0xffffff) +
-                          "." + std::to_string(counter++);
+  const std::string tmp =
+      path + ".tmp." + std::to_string(::getpid()) + "." +
+      std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()) & 0xffffff) + "." +
+      std::to_string(counter++);
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return failed("cannot create " + tmp + ": " + std::strerror(errno));
   size_t done = 0;

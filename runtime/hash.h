@@ -25,7 +25,9 @@ struct Hash128 {
 };
 
 namespace detail {
-constexpr uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+constexpr uint64_t rotl(uint64_t x, int r) {
+  return (x << r) | (x >> (64 - r));
+}
 /// MurmurHash3's 64-bit finalizer: every input bit reaches every output bit.
 constexpr uint64_t fmix(uint64_t h) {
   h ^= h >> 33;

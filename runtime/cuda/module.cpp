@@ -17,12 +17,18 @@ constexpr uint64_t kStaticSharedLimit = 48 * 1024;  // above: per-kernel opt-in
 
 /// The artifact cache (runtime/artifact_cache.h) compiles and loads PTX for CUDA devices here.
 [[maybe_unused]] const bool kArtifactBackend = register_artifact_backend({
-    .owns = [](const DeviceImpl& device) { return dynamic_cast<const CudaDevice*>(&device) != nullptr; },
-    .compile = [](const ir::Module& traced, const target::Target& target,
-                  const CompileOptions& options) { return targets::compile(traced, target, options); },
-    .load = [](DeviceImpl& device, const target::Artifact& artifact) {
-      return static_cast<CudaDevice&>(device).load(artifact);
-    },
+    .owns =
+        [](const DeviceImpl& device) {
+          return dynamic_cast<const CudaDevice*>(&device) != nullptr;
+        },
+    .compile =
+        [](const ir::Module& traced, const target::Target& target, const CompileOptions& options) {
+          return targets::compile(traced, target, options);
+        },
+    .load =
+        [](DeviceImpl& device, const target::Artifact& artifact) {
+          return static_cast<CudaDevice&>(device).load(artifact);
+        },
 });
 
 /// PTX -> cubin with the driver's JIT (the context must be current).

@@ -8,14 +8,18 @@ namespace tessera::rt::vk {
 namespace {
 
 [[maybe_unused]] const bool kArtifactBackend = register_artifact_backend({
-    .owns = [](const DeviceImpl& device) {
-      return dynamic_cast<const VulkanDevice*>(&device) != nullptr;
-    },
-    .compile = [](const ir::Module& traced, const target::Target& target,
-                  const CompileOptions& options) { return targets::compile(traced, target, options); },
-    .load = [](DeviceImpl& device, const target::Artifact& artifact) {
-      return static_cast<VulkanDevice&>(device).load(artifact);
-    },
+    .owns =
+        [](const DeviceImpl& device) {
+          return dynamic_cast<const VulkanDevice*>(&device) != nullptr;
+        },
+    .compile =
+        [](const ir::Module& traced, const target::Target& target, const CompileOptions& options) {
+          return targets::compile(traced, target, options);
+        },
+    .load =
+        [](DeviceImpl& device, const target::Artifact& artifact) {
+          return static_cast<VulkanDevice&>(device).load(artifact);
+        },
 });
 
 }  // namespace

@@ -122,8 +122,7 @@ void spit(const fs::path& p, const std::string& bytes) {
 
 std::unique_ptr<tessera::ir::Module> small_module(int constant) {
   return tessera::ir::parse("func @k(%p: ptr<i32>) {\n  %0 = constant {value = " +
-                            std::to_string(constant) +
-                            "} : i32\n  store %p, %0\n}\n");
+                            std::to_string(constant) + "} : i32\n  store %p, %0\n}\n");
 }
 
 }  // namespace
@@ -254,7 +253,7 @@ TEST_CASE("artifact cache: writers of one entry in many threads leave one whole 
   CHECK(files == 1);
 }
 
-TEST_CASE("artifact cache: an unwritable folder warns once; TESSERA_CACHE=0 turns caching off") {
+TEST_CASE("artifact cache: an unwritable folder warns once and TESSERA_CACHE=0 turns caching off") {
   TempCache cache;
   SUBCASE("the root is a file") {
     fs::create_directories(cache.path());
@@ -273,7 +272,8 @@ TEST_CASE("artifact cache: an unwritable folder warns once; TESSERA_CACHE=0 turn
     close(saved);
     const std::string text = slurp(log);
     const std::string warning = "tessera: warning: the artifact cache " +
-                                (cache.path() / "file" / "artifacts").string() + " cannot be written";
+                                (cache.path() / "file" / "artifacts").string() +
+                                " cannot be written";
     CHECK(text.find(warning) != std::string::npos);
     CHECK(text.find(warning, text.find(warning) + 1) == std::string::npos);  // once
     CHECK_FALSE(rt::artifact_read("a"));

@@ -74,7 +74,8 @@ std::vector<float> run_gelu(tessera::Device& dev, const tessera::Buffer<float>& 
 
 void check_gelu(const std::vector<float>& hx, const std::vector<float>& got) {
   REQUIRE(got.size() == hx.size());
-  for (size_t i = 0; i < hx.size(); ++i) REQUIRE(got[i] == doctest::Approx(gelu_ref(hx[i])).epsilon(1e-4));
+  for (size_t i = 0; i < hx.size(); ++i)
+    REQUIRE(got[i] == doctest::Approx(gelu_ref(hx[i])).epsilon(1e-4));
 }
 
 /// The entry's key for gelu launched as run_gelu launches it.
@@ -154,7 +155,8 @@ TEST_CASE("vulkan artifact cache: a damaged entry is compiled again, correctly, 
   vktest::expect_no_validation_messages(vktest::impl(dev));
 }
 
-TEST_CASE("vulkan artifact cache: other options miss; TESSERA_CACHE=0 reads and writes nothing") {
+TEST_CASE(
+    "vulkan artifact cache: other options miss and TESSERA_CACHE=0 reads and writes nothing") {
   VKTEST_DEVICE(dev);
   TempCache cache;
   std::vector<float> hx(kN, 0.5f);
