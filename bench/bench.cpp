@@ -162,6 +162,8 @@ int summarize(const Bench& b, double seconds) {
 }  // namespace
 
 int bench_main(const std::vector<std::string>& args) {
+  if (args.size() == 3 && args[0] == "--first-launch-child")
+    return first_launch_child(args[1], args[2]);
   Options o;
   if (!parse_options(args, o)) return usage();
   if (!o.seed_given) o.seed = std::random_device{}();

@@ -142,6 +142,10 @@ void add_row_cases(std::vector<Case>& cases, bool small);
 void add_matmul_cases(std::vector<Case>& cases, bool small);
 void add_matmul_int8_cases(std::vector<Case>& cases, bool small);
 void add_compile_cases(std::vector<Case>& cases, bool small);
+/// `tessera bench --first-launch-child DEVICE PROBE`, run by the compile cases in a child process
+/// that inherits their cache folder: opens the device, makes the probe's buffers, then times the
+/// probe's first launch (through its synchronize) and prints "first_launch_ms <ms>".
+int first_launch_child(const std::string& device, const std::string& probe);
 void add_launch_cases(std::vector<Case>& cases, bool small);
 
 /// The table's header and one line per row; the JSON file.
