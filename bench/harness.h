@@ -141,6 +141,7 @@ void add_elementwise_cases(std::vector<Case>& cases, bool small);
 void add_row_cases(std::vector<Case>& cases, bool small);
 void add_matmul_cases(std::vector<Case>& cases, bool small);
 void add_matmul_int8_cases(std::vector<Case>& cases, bool small);
+void add_attention_cases(std::vector<Case>& cases, bool small);
 void add_compile_cases(std::vector<Case>& cases, bool small);
 void add_launch_cases(std::vector<Case>& cases, bool small);
 
