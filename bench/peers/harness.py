@@ -15,12 +15,14 @@ FULL = {
     "softmax": [(16384, 1024), (8192, 4096), (4096, 16384)],
     "row_sum": (4096, 16384), "layer_norm": (4096, 8192),
     "matmul_mid": (4096, 4096, 4096), "matmul_big": (8192, 8192, 8192),
+    "attention_d128": (4, 32, 4096, 128), "attention_d64": (4, 32, 4096, 64),
 }
 SMALL = {
     "copy": 100003, "vector_add": 100003, "gelu": 100003,
     "softmax": [(64, 200), (32, 3000), (8, 9000)],
     "row_sum": (129, 5001), "layer_norm": (64, 1000),
     "matmul_mid": (72, 80, 96), "matmul_big": (136, 120, 104),
+    "attention_d128": (1, 2, 100, 128), "attention_d64": (1, 2, 100, 64),
 }
 COPY_CONFIGS = [(1024, 4), (4096, 8)]              # as tessera bench's kCopyConfigs
 ELEMENTWISE = (1024, 4)                             # BLOCK, num_warps
@@ -36,6 +38,8 @@ SEED_MATMUL = {
              (128, 128, 64, 8, 3), (64, 64, 64, 4, 3)],
 }
 GROUP_M = 8                                         # tessera bench's grouped matmul rows
+# BLOCK_M, BLOCK_N, warps, stages: tessera bench's attention table (bench/attention.cpp).
+ATTENTION = [(128, 64, 8, 2), (128, 64, 8, 3), (128, 128, 8, 2), (64, 64, 4, 2), (64, 64, 4, 3)]
 # BM, BN, BK, GROUP_M, warps, stages: Triton tutorial configurations.
 TUNED_MATMUL = [(128, 256, 64, 8, 8, 3), (128, 128, 64, 8, 4, 4), (128, 128, 32, 8, 4, 4),
                 (64, 256, 32, 8, 4, 4)]

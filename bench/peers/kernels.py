@@ -236,6 +236,45 @@ def matmul_relu_tutorial_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_
 
 
 @triton.jit
+def attention_kernel(q, k, v, out, qk_scale, seq, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
+                     BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr):
+    """samples/kernels/attention.h line for line: BLOCK_M query rows of one (batch, head), the
+    keys BLOCK_N at a time with the online softmax on exp2."""
+    start_m = tl.program_id(0) * BLOCK_M
+    head = tl.program_id(1).to(tl.int64) * seq * HEAD_DIM
+    rows = start_m + tl.arange(0, BLOCK_M)
+    cols = tl.arange(0, BLOCK_N)
+    dims = tl.arange(0, HEAD_DIM)
+    row_in = rows[:, None] < seq
+    q_tile = tl.load(q + head + rows[:, None] * HEAD_DIM + dims[None, :], mask=row_in)
+    m = tl.full((BLOCK_M,), float("-inf"), tl.float32)
+    l = tl.zeros((BLOCK_M,), tl.float32)
+    acc = tl.zeros((BLOCK_M, HEAD_DIM), tl.float32)
+    end = seq
+    if CAUSAL:
+        end = tl.minimum(start_m + BLOCK_M, seq)
+    for n0 in range(0, end, BLOCK_N):
+        keys = n0 + cols
+        key_in = keys[None, :] < seq
+        k_tile = tl.load(k + head + keys[None, :] * HEAD_DIM + dims[:, None], mask=key_in)
+        s = tl.dot(q_tile, k_tile) * qk_scale
+        keep = key_in
+        if CAUSAL:
+            keep = key_in & (rows[:, None] >= keys[None, :])
+        s = tl.where(keep, s, float("-inf"))
+        m_new = tl.maximum(m, tl.max(s, 1))
+        p = tl.math.exp2(s - m_new[:, None])
+        alpha = tl.math.exp2(m - m_new)
+        l = l * alpha + tl.sum(p, 1)
+        v_tile = tl.load(v + head + keys[:, None] * HEAD_DIM + dims[None, :], mask=keys[:, None] < seq)
+        acc = tl.dot(p.to(v_tile.dtype), v_tile, acc * alpha[:, None])
+        m = m_new
+    acc = acc / l[:, None]
+    tl.store(out + head + rows[:, None] * HEAD_DIM + dims[None, :], acc.to(q_tile.dtype),
+             mask=row_in)
+
+
+@triton.jit
 def tiny_kernel(x_ptr, BLOCK: tl.constexpr):
     offsets = tl.arange(0, BLOCK)
     tl.store(x_ptr + offsets, tl.load(x_ptr + offsets) + 1.0)

@@ -13,8 +13,9 @@ import torch.nn.functional as F
 import triton
 
 import kernels as K
-from harness import (COPY_CONFIGS, ELEMENTWISE, GROUP_M, SEED_MATMUL, TOLERANCE, TORCH_DTYPE,
-                     TUNED_MATMUL, base_row, best, max_rel_err, measure, norm_rel_err)
+from harness import (ATTENTION, COPY_CONFIGS, ELEMENTWISE, GROUP_M, SEED_MATMUL, TOLERANCE,
+                     TORCH_DTYPE, TUNED_MATMUL, base_row, best, max_rel_err, measure,
+                     norm_rel_err)
 
 
 def shape_label(shape):
@@ -400,6 +401,67 @@ def run_launch(p, name):
     launch_rows(p, "torch", lambda: x.add_(1.0), x)
 
 
+def run_attention(p, name, dtype, causal, shape):
+    """tessera bench's attention rows: the Triton twin of samples/kernels/attention.h under its
+    table, and PyTorch's scaled_dot_product_attention (its flash backend where it applies), both
+    against an fp64 reference of sampled rows, the error relative to sum |p v| / sum p."""
+    batch, heads, seq, dim = shape
+    tdt = TORCH_DTYPE[dtype]
+    q = p.inputs(name + "q", shape, -1, 1, tdt)
+    k = p.inputs(name + "k", shape, -1, 1, tdt)
+    v = p.inputs(name + "v", shape, -1, 1, tdt)
+    out = torch.empty_like(q)
+    sm_scale = 1.0 / math.sqrt(dim)
+    # The reference on 8 positions of each of up to 16 heads, as tessera bench samples them.
+    hs = list(range(0, batch * heads, max(1, batch * heads // 16)))
+    pos = sorted(set(min(i, seq - 1) for i in range(0, seq, max(1, seq // 7)))) if seq > 64 \
+        else list(range(seq))
+    q3, k3, v3 = (t.reshape(batch * heads, seq, dim) for t in (q, k, v))
+    ref, size = [], []
+    for h in hs:
+        s = (q3[h, pos].double() @ k3[h].double().T) * sm_scale
+        if causal:
+            s = s.masked_fill(torch.arange(seq, device="cuda")[None, :] >
+                              torch.tensor(pos, device="cuda")[:, None], float("-inf"))
+        w = torch.exp(s - s.max(dim=1, keepdim=True).values)
+        l = w.sum(dim=1, keepdim=True)
+        ref.append((w @ v3[h].double()) / l)
+        size.append((w @ v3[h].double().abs()) / l)
+    ref, size = torch.stack(ref), torch.stack(size)
+
+    def check(o):
+        got = o.reshape(batch * heads, seq, dim)[hs][:, pos].double()
+        d = (got - ref).abs() / size.clamp_min(1e-30)
+        return math.inf if torch.isnan(d).any() else d.max().item()
+    kernel = "attention_causal" if causal else "attention"
+    flops = 4.0 * batch * heads * seq * seq * dim * (0.5 if causal else 1.0)
+    extra = dict(flops=flops, bytes=4.0 * q.numel() * q.element_size(),
+                 detail="inputs uniform in [-1, 1]; error relative to sum |p v| / sum p")
+    tolerance = 4e-3 if dtype == "fp16" else 3e-2
+    only = os.environ.get("TESSERA_BENCH_CONFIG", "")
+    tried = []
+    for bm, bn, warps, stages in ATTENTION:
+        label = "%dx%d num_warps=%d num_stages=%d" % (bm, bn, warps, stages)
+        if only not in label:
+            continue
+
+        def run(bm=bm, bn=bn, warps=warps, stages=stages):
+            K.attention_kernel[(triton.cdiv(seq, bm), batch * heads)](
+                q, k, v, out, sm_scale * 1.4426950408889634, seq, HEAD_DIM=dim, BLOCK_M=bm,
+                BLOCK_N=bn, CAUSAL=causal, num_warps=warps, num_stages=stages)
+            return out
+        row = base_row(name, kernel, dtype, shape, "triton-seed")
+        row.update(config=label, **extra)
+        out.fill_(math.nan)
+        tried.append(measure(p, row, run, check, tolerance))
+    if tried:
+        p.add(best(tried))
+    row = base_row(name, kernel, dtype, shape, "torch")
+    row.update(config="F.scaled_dot_product_attention(is_causal=%s)" % causal, **extra)
+    p.add(measure(p, row, lambda: F.scaled_dot_product_attention(
+        q, k, v, is_causal=causal), check, tolerance))
+
+
 def workloads(p):
     """(name, run) in tessera bench's order; names carry the sizes."""
     s = p.sizes
@@ -432,6 +494,13 @@ def workloads(p):
         m, n, k = s[size]
         out.append(("matmul int8 %s" % shape_label((m, n, k)),
                     lambda p, name, m=m, n=n, k=k: run_matmul_int8(p, name, m, n, k)))
+    for dtype, causal, size in (("fp16", False, "attention_d128"), ("fp16", True, "attention_d128"),
+                                ("bf16", False, "attention_d128"), ("fp16", False, "attention_d64")):
+        shape = s[size]
+        out.append(("%s %s %s" % ("attention_causal" if causal else "attention", dtype,
+                                  shape_label(shape)),
+                    lambda p, name, dtype=dtype, causal=causal, shape=shape:
+                    run_attention(p, name, dtype, causal, shape)))
     out.append(("launch overhead", run_launch))
     return out
 

@@ -133,7 +133,10 @@ std::vector<DescElement> desc_elements(const Exec& ex, const Op& op, const ir::S
   const auto wrap = [wide](int64_t x) {
     return wide ? x : static_cast<int64_t>(static_cast<int32_t>(static_cast<uint32_t>(x)));
   };
-  const auto index = [&](size_t i) { return int_element(ex.get(op.operand(1 + i))); };
+  // The descriptor's dims, strides and offsets (operands 1 .. 3 * rank), read once.
+  std::vector<int64_t> scalars(3 * rank);
+  for (size_t i = 0; i < scalars.size(); ++i) scalars[i] = int_element(ex.get(op.operand(1 + i)));
+  const auto index = [&](size_t i) { return scalars[i]; };
   const uint64_t base = ex.get(op.operand(0)).data<uint64_t>()[0];
   const int64_t elem = ir::dtype_bytes(op.operand(0)->type.dtype);
   std::vector<DescElement> out;
