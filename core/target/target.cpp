@@ -67,6 +67,7 @@ Target make_lavapipe() {
     t.set(c);
   t.loop_limit = 65535;  // gallivm's LP_MAX_TGSI_LOOP_ITERATIONS
   t.set(Quirk::SpecialConstantFolding);
+  t.set(Quirk::WideCompareFolding);
   return t;
 }
 

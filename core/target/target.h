@@ -7,7 +7,7 @@
 ///   vulkan-lavapipe{isa=spirv1.6, subgroup=8, threads=256, shared=32768, push=128,
 ///                   grid=65535x65535x65535, caps=int64+int8+int16+fp16+fp64+subgroup_shuffle+
 ///                   float_atomic_add+int64_atomics+bda+inf_nan_preserve, matrix=,
-///                   loops=65535, quirks=special_constant_folding}
+///                   loops=65535, quirks=special_constant_folding+wide_compare_folding}
 #pragma once
 
 #include <cstdint>
@@ -73,10 +73,20 @@ std::optional<Cap> parse_cap(std::string_view text);
 ///    580). ptxas also negates 8/16-bit integers unwrapped: the CUDA profiles carry
 ///    NarrowNegateUnwrapped, and the PTX emitter wraps with `bfe`. The SPIR-V emitter passes each
 ///    f16 rounding's bits through an OR with a zero the driver cannot see (the grid condition).
-#define TESSERA_QUIRKS(X)                                 \
-  X(NarrowNegateUnwrapped, "narrow_negate_unwrapped")     \
-  X(SpecialConstantFolding, "special_constant_folding")   \
-  X(NarrowFloatUnrounded, "narrow_float_unrounded")
+///  - WideCompareFolding (Mesa's lavapipe, 22.3): a signed ordering compare of a 32-bit integer
+///    sign-extended to 64 bits against a 64-bit constant that fits in 32 bits is decided as if the
+///    value were above the constant: `x.to(int64) < 3` and `<= 3` gave false, `> 3` and `>= 3`
+///    true, for every x (-5, 0, 3, 100; `< -1`, `< 0` and `< 1` alike). OpSConvert then
+///    OpSLessThan with an OpConstant: correct SPIR-V, miscompiled with and without spirv-opt.
+///    Equality, unsigned compares (u32 -> u64), i16 -> i64, i64 loads, a non-constant operand and
+///    a constant beyond 32 bits are right. Found by `x.to(int64) < 3` giving 0 where host and simt
+///    gave 1, narrowed with conformance probes. The emitter hides the constant operand of every
+///    signed 64-bit <, <=, >, >= behind the grid condition, so the driver cannot see it.
+#define TESSERA_QUIRKS(X)                               \
+  X(NarrowNegateUnwrapped, "narrow_negate_unwrapped")   \
+  X(SpecialConstantFolding, "special_constant_folding") \
+  X(NarrowFloatUnrounded, "narrow_float_unrounded")     \
+  X(WideCompareFolding, "wide_compare_folding")
 
 enum class Quirk : uint8_t {
 #define X(name, text) name,

@@ -266,6 +266,7 @@ target::Target PhysicalFacts::target(const std::string& name) const {
   t.set(target::Quirk::NarrowNegateUnwrapped, p12.driverID == VK_DRIVER_ID_NVIDIA_PROPRIETARY);
   t.set(target::Quirk::NarrowFloatUnrounded, p12.driverID == VK_DRIVER_ID_NVIDIA_PROPRIETARY);
   t.set(target::Quirk::SpecialConstantFolding, p12.driverID == VK_DRIVER_ID_MESA_LLVMPIPE);
+  t.set(target::Quirk::WideCompareFolding, p12.driverID == VK_DRIVER_ID_MESA_LLVMPIPE);
   t.matrix_shapes = matrix_shapes;
   return t;
 }

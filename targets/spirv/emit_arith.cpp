@@ -75,6 +75,16 @@ Value Emitter::float_operand(const ir::Value* v) {
   return b.select(never, b.c_float(value.type, 1.5), value);
 }
 
+/// Quirk::WideCompareFolding: an integer constant becomes `num_programs(0) == 0 ? ~c : c`, a value
+/// the driver cannot know while compiling (the grid is never empty); other values stay.
+Value Emitter::opaque_int(const ir::Value* v, Value value) {
+  std::optional<int64_t> known = constant_of(v);
+  if (!known) return value;
+  Value grid_x = num_programs_[0];
+  Value never = b.compare(spv::OpIEqual, grid_x, b.c_int(grid_x.type, 0));
+  return b.select(never, b.c_int(value.type, ~static_cast<uint64_t>(*known)), value);
+}
+
 /// The constant's bits exactly as the interpreter computes them (its attribute converted to the
 /// dtype by the cast rules: 2.5 as i1 is true, 1e10 as i32 saturates, ...).
 void Emitter::emit_constant(const ir::Op& op) {
@@ -311,8 +321,13 @@ void Emitter::emit_compare(const ir::Op& op) {
     return set(op.result(), r);
   }
   const ArithRow& r = row(op.kind);
-  spv::Op opcode =
-      t.is_float() ? r.flt : (ir::is_signed_int(t.dtype) && !t.is_ptr ? r.sint : r.uint);
+  const bool is_signed = ir::is_signed_int(t.dtype) && !t.is_ptr;
+  spv::Op opcode = t.is_float() ? r.flt : (is_signed ? r.sint : r.uint);
+  if (is_signed && t.dtype == DType::i64 && op.kind != OpKind::CmpEq && op.kind != OpKind::CmpNe &&
+      target.has(target::Quirk::WideCompareFolding)) {
+    a = opaque_int(op.operand(0), a);
+    c = opaque_int(op.operand(1), c);
+  }
   set(op.result(), b.compare(opcode, a, c));
 }
 

@@ -67,6 +67,9 @@ class Emitter {
   /// Quirk::SpecialConstantFolding a constant +-0, +-inf or NaN is hidden from the driver's
   /// folding (emit_arith.cpp).
   Value float_operand(const ir::Value* v);
+  /// `value` (of `v`) hidden from the driver's folding if `v` is an integer constant
+  /// (Quirk::WideCompareFolding: the constant of a signed 64-bit ordering compare, emit_arith.cpp).
+  Value opaque_int(const ir::Value* v, Value value);
   [[noreturn]] void unsupported(const ir::Op* op, const std::string& what) const;
   /// Fails unless the target has `cap`, which `what` needs.
   void require_cap(target::Cap cap, const ir::Op* op, const std::string& what) const;

@@ -48,7 +48,9 @@
 ///    32 bits and wrapped by OpBitFieldSExtract/UExtract before OpSConvert/UConvert back;
 ///    special_constant_folding (lavapipe): a constant +-0, +-inf or NaN operand of float
 ///    arithmetic, a comparison or fma is `num_programs(0) == 0 ? 1.5 : c`, so the driver cannot
-///    fold `x * 0` to 0 or `0 / x` to 0.
+///    fold `x * 0` to 0 or `0 / x` to 0; wide_compare_folding (lavapipe): the constant operand
+///    of a signed 64-bit <, <=, > or >= is `num_programs(0) == 0 ? ~c : c`, since the driver
+///    folded `x.to(int64) < 3` of a 32-bit x to false (one uniform compare and select).
 ///
 /// Atomics use the native instruction where there is one (32/64-bit integers; f32 add when the
 /// target has float_atomic_add); every other case (float min/max, whose NaN and signed-zero

@@ -180,6 +180,51 @@ void special_constant_case(Context& ctx) {
   }
 }
 
+/// `x.to(int64) OP c` for a 32-bit x (or an unsigned one to uint64) and a constant c: on lavapipe
+/// a signed ordering compare of the sign-extended value with a constant was always false.
+void wide_compare_kernel(tl::pointer x, tl::pointer lt, tl::pointer le, tl::pointer gt,
+                         tl::pointer ge, tl::pointer eq, tl::i32 n, int64_t C, tl::DType WIDE,
+                         int BLOCK) {
+  auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+  auto m = offs < n;
+  auto w = tl::load(x + offs, m).to(WIDE);
+  tl::store(lt + offs, (w < C).to(DType::i8), m);
+  tl::store(le + offs, (w <= C).to(DType::i8), m);
+  tl::store(gt + offs, (w > C).to(DType::i8), m);
+  tl::store(ge + offs, (w >= C).to(DType::i8), m);
+  tl::store(eq + offs, (w == C).to(DType::i8), m);
+}
+
+void wide_compare_case(Context& ctx) {
+  auto k = TESSERA_KERNEL(wide_compare_kernel, x, lt, le, gt, ge, eq, n, C, WIDE, BLOCK);
+  const int n = 64;
+  const std::pair<DType, DType> widenings[] = {{DType::i32, DType::i64}, {DType::u32, DType::u64}};
+  for (auto [narrow, wide] : widenings) {
+    HostArray a = ctx.random_full(narrow, n);
+    const int64_t corners[] = {-5, 0, 2, 3, 4, 100, -1, ref::int_min(narrow), ref::int_max(narrow)};
+    for (int i = 0; i < 9; ++i) a.set_int(i, ref::wrap(narrow, static_cast<uint64_t>(corners[i])));
+    for (int64_t c : {int64_t{3}, int64_t{0}, int64_t{-1}, int64_t{1} << 40}) {
+      if (!ir::is_signed_int(narrow) && c < 0) continue;
+      DevArray da = ctx.upload(a);
+      DevArray r[5] = {ctx.poisoned(DType::i8, n), ctx.poisoned(DType::i8, n),
+                       ctx.poisoned(DType::i8, n), ctx.poisoned(DType::i8, n),
+                       ctx.poisoned(DType::i8, n)};
+      k[{cdiv(n, 32)}](da.buf, r[0].buf, r[1].buf, r[2].buf, r[3].buf, r[4].buf, n, c, wide, 32);
+      const char* names[] = {" < ", " <= ", " > ", " >= ", " == "};
+      for (int o = 0; o < 5; ++o) {
+        HostArray want(DType::i8, n);
+        for (int i = 0; i < n; ++i) {
+          const int64_t v = a.i(i);  // exact in int64 for both i32 and u32
+          const bool truth[] = {(v < c), (v <= c), (v > c), (v >= c), (v == c)};
+          want.set_int(i, truth[o]);
+        }
+        ctx.check_exact(dname(narrow) + ".to(" + dname(wide) + ")" + names[o] + std::to_string(c),
+                        ctx.download(r[o]), want);
+      }
+    }
+  }
+}
+
 void add(std::vector<Case>& out, std::string name, std::vector<Need> needs,
          std::function<void(Context&)> body) {
   out.push_back({"driver/" + std::move(name), std::move(needs), "", std::move(body)});
@@ -193,6 +238,7 @@ void register_drivers(std::vector<Case>& out) {
   add(out, "f16_nan", needs_of({DType::f16}), f16_nan_case);
   add(out, "special_constants", needs_of({DType::f16, DType::bf16, DType::f64}),
       special_constant_case);
+  add(out, "wide_compare", needs_of({DType::i64}), wide_compare_case);
 }
 
 }  // namespace tessera::conformance

@@ -10,7 +10,7 @@ using tessera::target::Quirk;
 Target with_quirk(Quirk q, bool on) {
   Target t = profile();
   for (Quirk other : {Quirk::NarrowNegateUnwrapped, Quirk::SpecialConstantFolding,
-                      Quirk::NarrowFloatUnrounded})
+                      Quirk::NarrowFloatUnrounded, Quirk::WideCompareFolding})
     t.set(other, false);
   t.set(q, on);
   return t;
@@ -111,13 +111,57 @@ TEST_CASE("spirv: narrow_float_unrounded keeps each f16 rounding from the driver
   }
 }
 
+TEST_CASE("spirv: wide_compare_folding hides the constant of a signed 64-bit ordering compare") {
+  // `x.to(int64) CMP 3`, the compare cast to i32 to be stored.
+  auto compare = [](DType narrow, DType wide, const std::string& cmp) {
+    return value_kernel({narrow},
+                        "  %w = cast %a0 : " + name(wide) + "\n  %c = constant {value = 3} : " +
+                            name(wide) + "\n  %b = " + cmp + " %w, %c : i1\n  %r = cast %b : i32",
+                        DType::i32);
+  };
+  const std::pair<const char*, const char*> signed_ops[] = {
+      {"cmp_lt", "OpSLessThan %bool"},
+      {"cmp_le", "OpSLessThanEqual %bool"},
+      {"cmp_gt", "OpSGreaterThan %bool"},
+      {"cmp_ge", "OpSGreaterThanEqual %bool"}};
+  for (auto [cmp, instruction] : signed_ops) {
+    CAPTURE(std::string(cmp));
+    const std::string text = compare(DType::i32, DType::i64, cmp);
+    Emitted plain = emit_both(text, with_quirk(Quirk::WideCompareFolding, false));
+    Emitted hidden = emit_both(text, with_quirk(Quirk::WideCompareFolding, true));
+    for (const Emitted* e : {&plain, &hidden}) {
+      CHECK(e->has("OpSConvert %long"));
+      CHECK(e->has(instruction));
+    }
+    // The constant 3 reaches the compare through a select on num_programs(0) == 0 (never true)
+    // against ~3 = -4.
+    CHECK(!plain.has("OpSelect %long"));
+    CHECK(!plain.has("%long_n4 "));
+    CHECK(hidden.count("OpSelect %long") == 1);
+    CHECK(hidden.has("%long_n4 "));
+    CHECK(hidden.count("OpIEqual %bool") == plain.count("OpIEqual %bool") + 1);
+  }
+  // Equality, unsigned and 32-bit compares keep their constant operand as it is.
+  for (const std::string& text :
+       {compare(DType::i32, DType::i64, "cmp_eq"), compare(DType::i32, DType::i64, "cmp_ne"),
+        compare(DType::u32, DType::u64, "cmp_lt"), compare(DType::i16, DType::i32, "cmp_lt")}) {
+    CAPTURE(text);
+    Emitted e = emit_both(text, with_quirk(Quirk::WideCompareFolding, true));
+    CHECK(e.count("OpSelect") ==
+          emit(text, with_quirk(Quirk::WideCompareFolding, false)).count("OpSelect"));
+  }
+}
+
 TEST_CASE("target: quirks print and parse, and the driver profiles carry theirs") {
   Target lavapipe = profile("vulkan-lavapipe"), nvidia = profile("vulkan-nvidia");
   CHECK(lavapipe.has(Quirk::SpecialConstantFolding));
   CHECK(!lavapipe.has(Quirk::NarrowNegateUnwrapped));
   CHECK(nvidia.has(Quirk::NarrowNegateUnwrapped));
   CHECK(!nvidia.has(Quirk::SpecialConstantFolding));
-  CHECK(lavapipe.str().find(", quirks=special_constant_folding") != std::string::npos);
+  CHECK(lavapipe.has(Quirk::WideCompareFolding));
+  CHECK(!nvidia.has(Quirk::WideCompareFolding));
+  CHECK(lavapipe.str().find(", quirks=special_constant_folding+wide_compare_folding}") !=
+        std::string::npos);
   CHECK(nvidia.has(Quirk::NarrowFloatUnrounded));
   CHECK(nvidia.str().find(", quirks=narrow_negate_unwrapped+narrow_float_unrounded") !=
         std::string::npos);
