@@ -251,7 +251,9 @@ inline bool ran_in_child(const std::string& name) {
 }
 
 /// After a fault, work on the device either runs (the driver let the context be remade) or fails
-/// with the DeviceFault that says the device is unusable in this process.
+/// with the DeviceFault that says the device is unusable in this process. `fn` must compute what
+/// it checks outside CHECK: doctest's CHECK catches an exception of its expression and reports it
+/// as a failed check, so the lost device's error would never reach this function.
 template <class F>
 void runs_or_device_lost(F fn) {
   try {
