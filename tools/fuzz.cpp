@@ -84,7 +84,8 @@ uint64_t random_element(std::mt19937_64& rng, ir::DType t, bool exact) {
                               (uint64_t{1} << (ir::dtype_bits(t) - 1)) - 1};
     return edges[rng() % 5];
   }
-  if (r < 60) return float_bits(t, std::uniform_real_distribution<double>(-4, 4)(rng));
+  // [-4, 4) from 53 random bits (uniform_real_distribution's algorithm is the library's).
+  if (r < 60) return float_bits(t, static_cast<double>(rng() >> 11) * 0x1p-50 - 4);
   if (r < 75) return float_bits(t, static_cast<double>(static_cast<int>(rng() % 17) - 8));
   const double specials[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1e-3, 65504.0, 1e30, 1e-40, 3e-8};
   return float_bits(t, specials[rng() % (exact ? 10 : 8)]);  // subnormals only when exact
@@ -248,6 +249,7 @@ struct Options {
   int ops = 24;
   int64_t only = -1;  ///< --program I: run only program I
   bool verbose = false;
+  bool print = false;  ///< --print: print each generated program (to compare generators)
   int isolate = -1;  ///< check every program in a child process (default: unless on the host)
   double timeout_s = 120;
 };
@@ -255,7 +257,8 @@ struct Options {
 int usage() {
   std::fprintf(stderr,
                "usage: tessera fuzz --device NAME [--count N] [--seed S] [--ops N] [--program I]\n"
-               "                    [--verbose] [--isolate | --no-isolate] [--timeout SECONDS]\n");
+               "                    [--verbose] [--print] [--isolate | --no-isolate]\n"
+               "                    [--timeout SECONDS]\n");
   return 2;
 }
 
@@ -309,6 +312,8 @@ bool parse_options(const std::vector<std::string>& args, Options& o) {
       o.only = std::stoll(args[++i]);
     else if (args[i] == "--verbose" || args[i] == "-v")
       o.verbose = true;
+    else if (args[i] == "--print")
+      o.print = true;
     else if (args[i] == "--isolate")
       o.isolate = 1;
     else if (args[i] == "--no-isolate")
@@ -341,6 +346,9 @@ fuzz::Verdict run_program(const fuzz::Checker& check, const fuzz::GenOptions& ge
                           int64_t i) {
   const uint64_t s = program_seed(o.seed, static_cast<uint64_t>(i));
   fuzz::Program p = fuzz::generate(s, gen);
+  if (o.print)
+    std::printf("program %" PRId64 " (seed %#" PRIx64 "):\n%s\n", i, s,
+                ir::print(*p.module).c_str());
   fuzz::Buffers in = fuzz::make_buffers(p, s, gen.exact);
   fuzz::Verdict v = check(*p.module, p, in);
   if (o.verbose)

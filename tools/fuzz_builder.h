@@ -35,8 +35,12 @@ class Gen {
 
  private:
   // --- randomness ------------------------------------------------------------------------
+  // A seed means one program everywhere: mt19937_64's sequence is fixed by the standard, but
+  // uniform_int_distribution's mapping is the library's (libstdc++ and libc++ differ), so the
+  // range is taken by a remainder (its bias is irrelevant here). Each draw is its own statement:
+  // the order of a call's arguments is unspecified, and GCC and clang differ.
   int64_t uniform(int64_t lo, int64_t hi) {
-    return std::uniform_int_distribution<int64_t>(lo, hi)(rng_);
+    return lo + static_cast<int64_t>(rng_() % static_cast<uint64_t>(hi - lo + 1));
   }
   bool chance(int percent) { return uniform(0, 99) < percent; }
   DType any_dtype() { return o_.dtypes[uniform(0, o_.dtypes.size() - 1)]; }

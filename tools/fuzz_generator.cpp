@@ -124,10 +124,14 @@ Value* Gen::emit_compare_where() {
   Value* a = find([&](Value* v) { return o_.exact || is_i(v->type.dtype); });
   static const OpKind kKinds[] = {OpKind::CmpEq, OpKind::CmpNe, OpKind::CmpLt,
                                   OpKind::CmpLe, OpKind::CmpGt, OpKind::CmpGe};
-  Value* c = make(kKinds[uniform(0, 5)], {a, partner(a)}, a->type.with_dtype(DType::i1));
+  // One draw per statement (see uniform()): the kind, then the partner.
+  const OpKind k = kKinds[uniform(0, 5)];
+  Value* b = partner(a);
+  Value* c = make(k, {a, b}, a->type.with_dtype(DType::i1));
   if (chance(30)) return c;
   Value* x = find([&](Value* v) { return v->type.shape == c->type.shape; });
-  return make(OpKind::Where, {c, x, partner(x)}, x->type);
+  Value* y = partner(x);
+  return make(OpKind::Where, {c, x, y}, x->type);
 }
 
 Value* Gen::emit_unary() {
@@ -137,7 +141,11 @@ Value* Gen::emit_unary() {
     static const OpKind kMath[] = {OpKind::Exp,  OpKind::Exp2,  OpKind::Log,   OpKind::Log2,
                                    OpKind::Sqrt, OpKind::Rsqrt, OpKind::Sin,   OpKind::Cos,
                                    OpKind::Tanh, OpKind::Erf,   OpKind::Floor, OpKind::Ceil};
-    if (chance(15)) return make(OpKind::Fma, {a, partner(a), partner(a)}, a->type);
+    if (chance(15)) {
+      Value* b = partner(a);
+      Value* c = partner(a);
+      return make(OpKind::Fma, {a, b, c}, a->type);
+    }
     const OpKind k = kMath[uniform(0, o_.exact ? 11 : 9)];  // floor/ceil are steps
     if ((k == OpKind::Sin || k == OpKind::Cos) && o_.trig_range > 0) {
       const Type t = a->type, b1 = t.with_dtype(DType::i1);

@@ -130,10 +130,12 @@ Value* Gen::emit_if(int depth) {
   Value* s =
       find([&](Value* v) { return !v->type.is_tile() && (o_.exact || is_i(v->type.dtype)); });
   static const OpKind kCmp[] = {OpKind::CmpLt, OpKind::CmpEq, OpKind::CmpGe, OpKind::CmpNe};
-  Value* cond =
-      s->type.dtype == DType::i1
-          ? s
-          : make(kCmp[uniform(0, 3)], {s, random_constant(s->type)}, Type::scalar(DType::i1));
+  Value* cond = s;
+  if (s->type.dtype != DType::i1) {  // the kind, then the constant: one draw per statement
+    const OpKind k = kCmp[uniform(0, 3)];
+    Value* c = random_constant(s->type);
+    cond = make(k, {s, c}, Type::scalar(DType::i1));
+  }
   std::vector<Type> types;
   for (Value* v : carried_values()) types.push_back(v->type);
   ir::Op* op = b_.create(OpKind::If, {cond}, types);

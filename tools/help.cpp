@@ -106,8 +106,8 @@ constexpr std::string_view kConformance =
 
 constexpr std::string_view kFuzz =
     "usage: tessera fuzz --device NAME [--count N] [--seed S] [--ops N]\n"
-    "                    [--program I] [--verbose] [--isolate | --no-isolate]\n"
-    "                    [--timeout SECONDS]\n"
+    "                    [--program I] [--verbose] [--print]\n"
+    "                    [--isolate | --no-isolate] [--timeout SECONDS]\n"
     "\n"
     "Generates random tile-IR programs and checks the device against the host\n"
     "interpreter (on host: optimized against unoptimized, bitwise). A failure is\n"
@@ -121,6 +121,8 @@ constexpr std::string_view kFuzz =
     "  --ops N         operations per program (default 24)\n"
     "  --program I     run only program I of the seed's sequence\n"
     "  -v, --verbose   a line per program\n"
+    "  --print         print each generated program's tile IR (a seed gives the same\n"
+    "                  programs with every compiler and standard library)\n"
     "  --isolate       check each program in a child process (the default on every\n"
     "                  device but host); --no-isolate in this process\n"
     "  --timeout S     seconds a program may take in a child (default 120)\n";
