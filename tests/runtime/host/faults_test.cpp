@@ -12,12 +12,15 @@
 #include <vector>
 
 #include "runtime/tessera.h"
+#include "tests/support/errors.h"
 
 namespace tl = tessera::tl;
 using tessera::Device;
 using tessera::ErrorKind;
 
 namespace {
+
+using tessera::test::error_of;
 
 void overrun(tl::ptr<float> out, int BLOCK) {
   auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
@@ -36,18 +39,6 @@ void spin(tl::ptr<int> flag, tl::ptr<int> out) {
   auto count = f * 0;
   tl::while_([&] { return f != 0; }, [&] { count = count + 1; });
   tl::store(out, count);
-}
-
-/// The error of `f`, checking its kind; "<no error>" when it throws none.
-template <class F>
-std::string error_of(F&& f, ErrorKind kind) {
-  try {
-    f();
-  } catch (const tessera::Error& e) {
-    CHECK(e.kind() == kind);
-    return e.what();
-  }
-  return "<no error>";
 }
 
 bool names(const std::string& msg, const std::string& part) { return msg.find(part) != std::string::npos; }

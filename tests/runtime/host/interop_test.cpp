@@ -10,6 +10,7 @@
 
 #include "runtime/dlpack.h"
 #include "runtime/tessera.h"
+#include "tests/support/errors.h"
 
 namespace tl = tessera::tl;
 using tessera::Device;
@@ -17,22 +18,12 @@ using tessera::ErrorKind;
 
 namespace {
 
+using tessera::test::error_of;
+
 void scale_add(tl::ptr<float> x, tl::ptr<float> out, tl::i32 n, int BLOCK) {
   auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
   auto mask = offs < n;
   tl::store(out + offs, 2.0f * tl::load(x + offs, mask) + 1.0f, mask);
-}
-
-template <class F>
-std::string error_of(F&& f, ErrorKind kind) {
-  try {
-    f();
-  } catch (const tessera::Error& e) {
-    CHECK(e.kind() == kind);
-    return e.what();
-  }
-  FAIL("no error");
-  return "";
 }
 
 bool contains(const std::string& s, const std::string& part) {

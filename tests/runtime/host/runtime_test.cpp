@@ -8,12 +8,15 @@
 #include <vector>
 
 #include "runtime/tessera.h"
+#include "tests/support/errors.h"
 
 namespace tl = tessera::tl;
 using tessera::Device;
 using tessera::ErrorKind;
 
 namespace {
+
+using tessera::test::error_of;
 
 void vadd(tl::ptr<float> x, tl::ptr<float> y, tl::ptr<float> out, tl::i32 n, int BLOCK) {
   auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
@@ -30,17 +33,6 @@ void out_of_bounds(tl::ptr<float> out, int BLOCK) {
 void fill_iota(tl::pointer out, tl::i32 n, int BLOCK) {
   auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
   tl::store(out + offs, offs, offs < n);
-}
-
-template <class F>
-std::string error_of(F&& f, ErrorKind kind) {
-  try {
-    f();
-  } catch (const tessera::Error& e) {
-    CHECK(e.kind() == kind);
-    return e.what();
-  }
-  return "<no error>";
 }
 
 }  // namespace

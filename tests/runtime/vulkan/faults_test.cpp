@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "vk_test.h"
+#include "tests/support/errors.h"
 
 using tessera::Buffer;
 using tessera::ErrorKind;
@@ -21,16 +22,7 @@ namespace tl = tessera::tl;
 
 namespace {
 
-template <class Fn>
-std::string error_of(Fn fn, ErrorKind kind) {
-  try {
-    fn();
-  } catch (const tessera::Error& e) {
-    CHECK(e.kind() == kind);
-    return e.what();
-  }
-  return "<no error>";
-}
+using tessera::test::error_of;
 
 bool names(const std::string& msg, const std::string& part) {
   return msg.find(part) != std::string::npos;
