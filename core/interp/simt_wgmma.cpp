@@ -93,13 +93,30 @@ void read_operand(Machine& m, const Instr& in, uint32_t g, const ir::WgmmaSmem& 
     }
 }
 
-/// wgmma: per warpgroup, D = A x B + C from shared memory (imm unused).
+/// Gathers A (64 x K, row-major) of warpgroup g from its threads' registers (core/ir/wgmma.h).
+void registers_operand(const Instr& in, uint32_t g, const ir::WgmmaShape& shape,
+                       std::vector<double>& out) {
+  out.assign(static_cast<size_t>(64) * shape.k, 0.0);
+  for (uint32_t t = 0; t < kGroup; ++t)
+    for (int j = 0; j < shape.k / 2; ++j) {
+      const ir::WgmmaCoord c = ir::wgmma_acc_coord(static_cast<int>(t), j);
+      const uint16_t* v = in.in[static_cast<size_t>(j)].as<uint16_t>() + g * kGroup + t;
+      out[static_cast<size_t>(c.row) * shape.k + c.col] =
+          element(shape.in, false, reinterpret_cast<const std::byte*>(v));
+    }
+}
+
+/// wgmma: per warpgroup, D = A x B + C, A from shared memory or registers, B from shared
+/// memory (imm unused).
 void wgmma(Machine& m, const Instr& in, const Mask& mask) {
   ir::WgmmaOp w(const_cast<ir::Op*>(in.op));
   const ir::WgmmaShape shape = w.shape();
-  const ir::WgmmaSmem sa = w.a_smem(), sb = w.b_smem();
-  const int32_t* a_index = in.in[0].as<int32_t>();
-  const int32_t* b_index = in.in[1].as<int32_t>();
+  const bool a_regs = w.a_in_registers();
+  const ir::WgmmaSmem sb = w.b_smem();
+  const size_t b_slot = w.b_slot();
+  const int32_t* b_index = in.in[b_slot].as<int32_t>();
+  // With A in shared memory, its start index (else B's again: the checks below then agree).
+  const int32_t* a_index = a_regs ? b_index : in.in[0].as<int32_t>();
   std::vector<double> a, b;
   for (uint32_t g = 0; g * kGroup < m.threads; ++g) {
     if (!whole_warpgroup(m, in, mask, g)) continue;
@@ -112,14 +129,15 @@ void wgmma(Machine& m, const Instr& in, const Mask& mask) {
                     std::to_string(t0) + " at " + std::to_string(a_index[t0]) + " and " +
                     std::to_string(b_index[t0]));
     PendingWgmma record{m.wgmma.committed[g], in.op, {}};
-    read_operand(m, in, g, sa, a_index[t0], 64, shape, a, record);
+    if (a_regs) registers_operand(in, g, shape, a);
+    else read_operand(m, in, g, w.a_smem(), a_index[t0], 64, shape, a, record);
     read_operand(m, in, g, sb, b_index[t0], shape.n, shape, b, record);
     for (uint32_t t = t0; t < t0 + kGroup; ++t)
       for (int i = 0; i < shape.acc_count(); ++i) {
         const ir::WgmmaCoord c = ir::wgmma_acc_coord(static_cast<int>(t - t0), i);
         const double* ar = &a[static_cast<size_t>(c.row) * shape.k];
         const double* bc = &b[static_cast<size_t>(c.col) * shape.k];
-        const size_t slot = static_cast<size_t>(2 + i);
+        const size_t slot = b_slot + 1 + static_cast<size_t>(i);
         if (shape.acc == ir::DType::f32) {
           double acc = in.in[slot].as<float>()[t];
           for (int k = 0; k < shape.k; ++k) acc = static_cast<float>(num::odd_sum(acc, ar[k] * bc[k]));

@@ -65,19 +65,31 @@ void check_wgmma(OpChecker& c) {
            "above 32); got (\"", *shape, "\", \"", *a, "\")");
     return;
   }
-  check_smem(c, "a_smem", *s);
+  const bool a_regs = !c.op.has_attr("a_smem");
+  if (a_regs && !s->allows_trans())
+    c.fail("takes A from registers (no 'a_smem') only for f16 and bf16, not ", s->a);
+  if (!a_regs) check_smem(c, "a_smem", *s);
   check_smem(c, "b_smem", *s);
-  c.expect_type("operand #0 (A's start index)", c.in(0), kI32);
-  c.expect_type("operand #1 (B's start index)", c.in(1), kI32);
+  // A's start index, or its k / 2 values per thread; then B's start index.
+  const size_t b_slot = a_regs ? static_cast<size_t>(s->k / 2) : 1;
   const size_t n = static_cast<size_t>(s->acc_count());
-  if (c.num_in() != 2 + n) {
-    c.fail("expects 2 + ", n, " operands for ", *shape, " (the two start indices, then the C "
+  if (c.num_in() != b_slot + 1 + n) {
+    c.fail("expects ", b_slot + 1, " + ", n, " operands for ", *shape, " (",
+           a_regs ? "A's values and B's start index" : "the two start indices", ", then the C "
            "values), got ", c.num_in());
     return;
   }
+  if (a_regs) {
+    std::vector<Type> as = types_of(c.op.operands);
+    as.resize(b_slot);
+    c.expect_types("A's values", as, std::vector<Type>(b_slot, Type::scalar(s->in)));
+  }
+  else
+    c.expect_type("operand #0 (A's start index)", c.in(0), kI32);
+  c.expect_type("operand #" + std::to_string(b_slot) + " (B's start index)", c.in(b_slot), kI32);
   const Type acc = Type::scalar(s->acc);
   std::vector<Type> cs = types_of(c.op.operands);
-  cs.erase(cs.begin(), cs.begin() + 2);
+  cs.erase(cs.begin(), cs.begin() + static_cast<long>(b_slot) + 1);
   c.expect_types("C values", cs, std::vector<Type>(n, acc));
   if (c.expect_num_results(n, "the accumulators (N / 2)"))
     c.expect_types("results", types_of(c.op.results), std::vector<Type>(n, acc));
@@ -109,7 +121,7 @@ void check_async_operands(OpChecker& c) {
   for (size_t i = 0; i < c.num_in(); ++i) {
     const Value* v = c.op.operands[i];
     if (!v->def || v->def->kind != OpKind::Wgmma) continue;
-    if (k == OpKind::Wgmma && i >= 2) continue;
+    if (k == OpKind::Wgmma && i > WgmmaOp(const_cast<Op*>(&c.op)).b_slot()) continue;
     c.fail("reads operand #", i, ", a result of a wgmma, before a wgmma_wait settles it (only a "
            "wgmma's C, a wgmma_wait or a yield may)");
   }

@@ -85,6 +85,13 @@ WgmmaShape WgmmaOp::shape() const {
   return *s;
 }
 
+size_t WgmmaOp::a_count() const {
+  if (!a_in_registers()) return 0;
+  // (Safe on unverified IR: the verifier reads the operands' positions through it.)
+  auto s = find_wgmma_shape(op->str_attr_or("shape", ""), op->str_attr_or("a", ""));
+  return s ? static_cast<size_t>(s->k / 2) : 0;
+}
+
 WgmmaSmem WgmmaOp::a_smem() const {
   auto s = parse_wgmma_smem(*op, "a_smem");
   TESSERA_CHECK(s, "'wgmma' without a valid a_smem");

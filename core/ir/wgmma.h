@@ -21,6 +21,11 @@
 ///       that group. Until then its results may only feed another wgmma's C, a wgmma_wait or a
 ///       yield (the verifier checks the direct uses); the memory it reads must not change (the
 ///       SIMT interpreter reports a change as a race).
+///   %d0, ... = wgmma %a0, ..., %a<k/2 - 1>, %b_index, %c0, ... {shape, a, b_smem}
+///       The same with A from registers (no a_smem; f16 and bf16 only): k / 2 values per
+///       thread, value j of thread t at row 16 w + l / 4 + 8 (j / 2 % 2), k 8 (j / 4) + 2 (l % 4)
+///       + j % 2 of A (the accumulator's arrangement, with k for col). The registers, like C,
+///       must be settled before the op (wgmma_fence) and unchanged until its group retires.
 ///   wgmma_fence                 orders the registers of earlier non-wgmma ops before the
 ///                               wgmma ops that follow (PTX wgmma.fence).
 ///   wgmma_commit                closes the thread's open group of wgmma ops.
@@ -96,11 +101,21 @@ struct WgmmaOp : OpView<OpKind::Wgmma> {
   using OpView::OpView;
   /// The shape; internal error for unverified IR.
   WgmmaShape shape() const;
+  /// A comes from registers (the op has no a_smem).
+  bool a_in_registers() const { return !op->has_attr("a_smem"); }
+  /// A's registers per thread (k / 2), or 0 when A is in shared memory.
+  size_t a_count() const;
   WgmmaSmem a_smem() const;
   WgmmaSmem b_smem() const;
   Value* a_index() const { return op->operand(0); }
-  Value* b_index() const { return op->operand(1); }
-  std::span<Value* const> c() const { return {op->operands.data() + 2, op->operands.size() - 2}; }
+  /// A's values, in the order core/ir/wgmma.h gives (A from registers).
+  std::span<Value* const> a_regs() const { return {op->operands.data(), a_count()}; }
+  Value* b_index() const { return op->operand(b_slot()); }
+  std::span<Value* const> c() const {
+    return {op->operands.data() + b_slot() + 1, op->operands.size() - b_slot() - 1};
+  }
+  /// The operand index of B's start: 1, or a_count() with A from registers.
+  size_t b_slot() const { return a_in_registers() ? a_count() : 1; }
 };
 
 }  // namespace tessera::ir

@@ -182,10 +182,14 @@ llvm::Value* descriptor(Emitter& e, const ir::WgmmaSmem& s, const ir::Value* ind
 void wgmma(Emitter& e, const ir::Op& op) {
   ir::WgmmaOp w(const_cast<ir::Op*>(&op));
   const ir::WgmmaShape s = w.shape();
-  const ir::WgmmaSmem sa = w.a_smem(), sb = w.b_smem();
+  const ir::WgmmaSmem sb = w.b_smem();
+  const bool a_regs = w.a_in_registers();
   const int n = s.acc_count();
   const bool is_int = s.acc == ir::DType::i32;
-  // Operands: the n accumulators (tied in and out), the two descriptors, scale-d (1: D += A x B).
+  // Operands: the n accumulators (tied in and out), A's descriptor or its registers (pairs of
+  // 16-bit values packed in .b32, the first in the low half), B's descriptor, scale-d (1: D +=
+  // A x B).
+  const int a_words = a_regs ? static_cast<int>(w.a_count()) / 2 : 1;
   std::string types, tail;
   if (is_int) {
     types = ".s32.s8.s8";
@@ -193,19 +197,32 @@ void wgmma(Emitter& e, const ir::Op& op) {
     const std::string a(s.a);
     types = ".f32." + a + "." + a;
     tail = ", 1, 1";  // imm-scale-a, imm-scale-b
-    if (s.allows_trans()) tail += ", " + std::to_string(sa.trans) + ", " + std::to_string(sb.trans);
+    // imm-trans-a (only with A in shared memory), imm-trans-b.
+    if (s.allows_trans())
+      tail += (a_regs ? "" : ", " + std::to_string(w.a_smem().trans)) + ", " + std::to_string(sb.trans);
   }
+  const int b_arg = n + a_words;
   Asm x;
-  x.text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(n + 2) + ", 0;\n" +
-           "wgmma.mma_async.sync.aligned." + s.shape() + types + " " + reg_list(0, n) + ", $" +
-           std::to_string(n) + ", $" + std::to_string(n + 1) + ", p" + tail + ";\n}";
+  x.text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(b_arg + 1) + ", 0;\n" +
+           "wgmma.mma_async.sync.aligned." + s.shape() + types + " " + reg_list(0, n) + ", " +
+           (a_regs ? reg_list(n, a_words) : "$" + std::to_string(n)) + ", $" +
+           std::to_string(b_arg) + ", p" + tail + ";\n}";
   std::string tied;
   for (int i = 0; i < n; ++i) tied += "," + std::to_string(i);
-  x.constraints = repeat(is_int ? "=r" : "=f", n) + ",l,l,r" + tied + ",~{memory}";
+  x.constraints = repeat(is_int ? "=r" : "=f", n) + "," + (a_regs ? repeat("r", a_words) : "l") +
+                  ",l,r" + tied + ",~{memory}";
   x.side_effects = true;
   x.convergent = true;
-  std::vector<llvm::Value*> args = {descriptor(e, sa, w.a_index()), descriptor(e, sb, w.b_index()),
-                                    e.b.getInt32(1)};
+  std::vector<llvm::Value*> args;
+  if (a_regs) {
+    std::vector<llvm::Value*> values;
+    for (const ir::Value* v : w.a_regs()) values.push_back(e.get(v));
+    args = pack_b32(e, values, 2);
+  } else {
+    args.push_back(descriptor(e, w.a_smem(), w.a_index()));
+  }
+  args.push_back(descriptor(e, sb, w.b_index()));
+  args.push_back(e.b.getInt32(1));
   for (const ir::Value* c : w.c()) args.push_back(e.get(c));
   llvm::Type* elem = is_int ? e.b.getInt32Ty() : e.b.getFloatTy();
   llvm::Type* ret = llvm::StructType::get(e.ctx, std::vector<llvm::Type*>(static_cast<size_t>(n), elem));
