@@ -130,6 +130,17 @@ void plan_wgmma_operands(DotPlan& plan, const ir::Op& op, const Homes& homes) {
   ir::DotOp dot(const_cast<ir::Op*>(&op));
   plan.wa = wgmma_operand(true, fast_dim(homes.layout_for(dot.lhs())), dot.lhs()->type.shape, *plan.wgmma);
   plan.wb = wgmma_operand(false, fast_dim(homes.layout_for(dot.rhs())), dot.rhs()->type.shape, *plan.wgmma);
+  // A computed in registers (attention's probabilities: a cast of the previous dot's
+  // accumulator) already lying as wgmma reads A from registers skips shared memory.
+  const ir::Value* a = dot.lhs();
+  const bool loaded = !a->def || a->def->kind == ir::OpKind::Load ||
+                      (a->def->kind == ir::OpKind::Permute && a->def->operand(0)->def &&
+                       a->def->operand(0)->def->kind == ir::OpKind::Load);
+  if (loaded || !plan.wgmma->allows_trans() || plan.tiling.wg_n != 1 || homes.is_free(a)) return;
+  Layout ra = wgmma_a_layout(a->type.shape[0], a->type.shape[1], plan.tiling, plan.acc.num_threads());
+  if (homes.layout_for(a) != ra) return;
+  plan.a_registers = true;
+  plan.ra = std::move(ra);
 }
 
 DotPlan plan_dot(const ir::Op& op, const target::Target& target, int64_t threads) {

@@ -415,6 +415,11 @@ Layout wgmma_acc_layout(int64_t m, int64_t n, const WgmmaTiling& t, int64_t thre
   return l;
 }
 
+Layout wgmma_a_layout(int64_t m, int64_t k, const WgmmaTiling& t, int64_t threads) {
+  TESSERA_CHECK(t.wg_n == 1, "wgmma's A from registers with warpgroups along N");
+  return wgmma_acc_layout(m, k, {t.wg_m, 1, static_cast<int>(k), t.reps_m, 1}, threads);
+}
+
 Layout mma_a_layout(int64_t m, int64_t k, int per, MmaWarps w, int64_t threads) {
   const int pb = log2_exact(per);
   Layout l;

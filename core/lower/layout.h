@@ -183,6 +183,10 @@ struct WgmmaTiling {
 /// instruction tile; warpgroup g takes row slab g % wg_m and column slab g / wg_m; the
 /// registers run: the instruction's values, then its repetitions along N, then along M.
 Layout wgmma_acc_layout(int64_t m, int64_t n, const WgmmaTiling& t, int64_t threads);
+/// wgmma's A [m, k] from registers, for warpgroups tiling M only (t.wg_n == 1): the
+/// accumulator's arrangement with k for the column (core/ir/wgmma.h), the registers running along
+/// k, then along M. A dot's accumulator [m, k] tiled the same way along M lies exactly so.
+Layout wgmma_a_layout(int64_t m, int64_t k, const WgmmaTiling& t, int64_t threads);
 
 /// The dimension a layout holds contiguously: its first register bit's, else its first lane's
 /// (-1 when it has neither).

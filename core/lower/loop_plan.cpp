@@ -198,11 +198,9 @@ LoopPlan plan_register_ring(const ir::ForOp& f, const ir::Op* dot, const Lowerin
   if (stages < 1) return plain;
   LoopPlan p;
   p.kind = LoopKind::RegisterRing;
-  p.dot = dot;
   p.stages = stages;
   p.prefetch = stages - 1;
-  p.a = *a;
-  p.b = *b;
+  p.feeds = {{dot, true, *a}, {dot, false, *b}};
   return p;
 }
 
@@ -213,51 +211,85 @@ LoopPlan plan_loop(const ir::Op& loop, const LoweringPlan& plan) {
   if (plan.options().num_stages < 2) return plain;
   ir::ForOp f(const_cast<ir::Op*>(&loop));
   const ir::Region& body = *f.body();
-  const ir::Op* dot = nullptr;
-  for (const ir::Op* op : body.ops) {
-    if (op->kind != OpKind::Dot) continue;
-    if (dot) return plain;  // one dot per pipelined loop
-    dot = op;
-  }
-  if (!dot) return plain;
-  const DotPlan& dp = plan.dot(*dot);
-  if (dp.kind == DotKind::CoopMat) return plan_register_ring(f, dot, plan);
+  std::vector<const ir::Op*> dots;
+  for (const ir::Op* op : body.ops)
+    if (op->kind == OpKind::Dot) dots.push_back(op);
+  if (dots.empty()) return plain;
+  const DotKind kind = plan.dot(*dots[0]).kind;
+  if (dots.size() == 1 && kind == DotKind::CoopMat) return plan_register_ring(f, dots[0], plan);
   if (!plan.target().has(target::Cap::CpAsync)) return plain;
-  if (dp.kind != DotKind::MmaSync && dp.kind != DotKind::Wgmma) return plain;
-  ir::DotOp d(const_cast<ir::Op*>(dot));
-  std::optional<RingLoad> a = find_load(plan, f, d.lhs()), b = find_load(plan, f, d.rhs());
-  if (!a || !b || !plan_copies(*a, plan, dp, true) || !plan_copies(*b, plan, dp, false)) return plain;
-  // Registers carried through the loop beside the accumulators: past about 176 in all, ptxas
-  // spills (measured over the bench and conformance kernels on sm_90a).
-  const int64_t carried = carried_registers(*a, plan.threads()) + carried_registers(*b, plan.threads());
-  if (carried > 0 && dp.acc.num_regs() + carried > 176) return plain;
-  const bool wgmma = dp.kind == DotKind::Wgmma;
-  const int64_t elem = ir::dtype_bytes(d.lhs()->type.dtype);
+  if (kind != DotKind::MmaSync && kind != DotKind::Wgmma) return plain;
+  // Several dots share a ring only when all are wgmma (whose operands need not all be fed).
+  for (const ir::Op* dot : dots)
+    if (dots.size() > 1 && plan.dot(*dot).kind != DotKind::Wgmma) return plain;
+  const bool wgmma = kind == DotKind::Wgmma;
   auto tile_bytes = [&](const ir::Value* v) {
-    const int64_t bytes = v->type.numel() * elem;
+    const int64_t bytes = v->type.numel() * ir::dtype_bytes(v->type.dtype);
     return wgmma ? (bytes + 1023) / 1024 * 1024 : bytes;  // wgmma tiles start 1024-aligned
   };
-  const int64_t per_stage = tile_bytes(d.lhs()) + tile_bytes(d.rhs());
-  // num_stages buffers of both operands; room for one f32 accumulator conversion beside them,
-  // unless a lean wgmma ring counts on its buffers being reused after the loop.
-  const int64_t reserve = wgmma && plan.lean_rings() ? 0 : staging_elements(dot->result()->type.shape, 4) * 4;
-  const int stages = fit_stages(plan.options().num_stages, 2, per_stage, reserve, plan.target());
-  if (stages < 2) return plain;
   LoopPlan p;
   p.kind = LoopKind::CpAsyncRing;
-  p.dot = dot;
-  p.stages = stages;
-  p.prefetch = stages - 1;
+  int64_t per_stage = 0;  // bytes of one stage of every fed operand
+  int64_t fixed = 0;      // bytes of the held operands and of those stored from registers
+  int64_t carried = 0, acc_regs = 0;
+  bool from_registers = false;
+  for (const ir::Op* dot : dots) {
+    const DotPlan& dp = plan.dot(*dot);
+    acc_regs += dp.acc.num_regs();
+    ir::DotOp d(const_cast<ir::Op*>(dot));
+    for (const bool is_a : {true, false}) {
+      const ir::Value* v = is_a ? d.lhs() : d.rhs();
+      if (is_a && dp.a_registers) {  // wgmma reads it from registers
+        from_registers = true;
+        continue;
+      }
+      std::optional<RingLoad> l = find_load(plan, f, v);
+      if (l && plan_copies(*l, plan, dp, is_a)) {
+        p.feeds.push_back({dot, is_a, *l});
+        per_stage += tile_bytes(v);
+        carried += carried_registers(*l, plan.threads());
+        continue;
+      }
+      // mma.sync: both operands from the ring. wgmma: an operand loaded in the body must be
+      // fed (its load would otherwise wait in every iteration); one from outside the loop is
+      // held; one computed in the body is stored from registers by its dot.
+      const ir::Value* src = v->def && v->def->kind == OpKind::Permute ? v->def->operand(0) : v;
+      if (!wgmma || (src->def && src->def->kind == OpKind::Load && is_body_value(body, src)))
+        return plain;
+      fixed += tile_bytes(v);
+      if (is_body_value(body, v)) from_registers = true;
+      else p.held.push_back({dot, is_a});
+    }
+  }
+  if (p.feeds.empty()) return plain;
+  // Registers carried through the loop beside the accumulators: past about 176 in all, ptxas
+  // spills (measured over the bench and conformance kernels on sm_90a).
+  if (carried > 0 && acc_regs + carried > 176) return plain;
+  // num_stages buffers of the fed operands beside the others; room for one f32 accumulator
+  // conversion, unless a lean wgmma ring counts on its buffers being reused after the loop.
+  int64_t reserve = fixed;
+  if (!wgmma || !plan.lean_rings())
+    for (const ir::Op* dot : dots)
+      reserve = std::max(reserve, fixed + staging_elements(dot->result()->type.shape, 4) * 4);
+  p.stages = fit_stages(plan.options().num_stages, 2, per_stage, reserve, plan.target());
+  if (p.stages < 2) return plain;
+  p.prefetch = p.stages - 1;
   // An async wgmma keeps one group in flight into the next iteration: the ring refills the stage
   // of iteration i - 1 only after the dot of iteration i, whose wait retired it. Its result must
-  // go nowhere but the next iteration.
-  const ir::Value* result = dot->result();
-  if (wgmma && uses(body, result) == 1 && body.terminator() &&
+  // go nowhere but the next iteration, and it reads nothing that the next iteration stores.
+  const ir::Value* result = dots[0]->result();
+  if (wgmma && dots.size() == 1 && !from_registers && uses(body, result) == 1 &&
+      body.terminator() &&
       std::count(body.terminator()->operands.begin(), body.terminator()->operands.end(), result) == 1)
     p.async_dot = true;
-  p.a = *a;
-  p.b = *b;
   return p;
+}
+
+std::vector<const ir::Op*> LoopPlan::dots() const {
+  std::vector<const ir::Op*> out;
+  for (const RingFeed& f : feeds)
+    if (std::find(out.begin(), out.end(), f.dot) == out.end()) out.push_back(f.dot);
+  return out;
 }
 
 }  // namespace tessera::lower

@@ -53,8 +53,8 @@ void Lowerer::lower_coopmat(const ir::Op& op, const DotPlan& plan) {
   CoopStage sa, sb;
   if (plan.ring) {
     // The ring has put this iteration's operands in its stage buffers already.
-    sa = staged_operands(*plan.ring).ca;
-    sb = staged_operands(*plan.ring).cb;
+    sa = staged_operands(*plan.ring, op).ca;
+    sb = staged_operands(*plan.ring, op).cb;
   } else {
     const Layout la = homes().layout_for(av), lb = homes().layout_for(bv);
     const Regs ra = regs(av, la), rb = regs(bv, lb);

@@ -52,8 +52,8 @@ void Lowerer::lower_mma(const ir::Op& op, const DotPlan& plan) {
   Operand oa, ob;
   if (plan.ring) {
     // The ring has put this iteration's operands in its stage buffers already.
-    oa = staged_operands(*plan.ring).a;
-    ob = staged_operands(*plan.ring).b;
+    oa = staged_operands(*plan.ring, op).a;
+    ob = staged_operands(*plan.ring, op).b;
   } else {
     Layout la = homes().layout_for(av), lb = homes().layout_for(bv);
     Regs ra = regs(av, la), rb = regs(bv, lb);

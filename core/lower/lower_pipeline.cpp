@@ -138,19 +138,25 @@ Regs load_ahead(Lowerer& lw, const RingLoad& p, Shifted& at, ir::Value* j, ir::V
 
 }  // namespace
 
-/// A ring's state while its loop is emitted: the stage buffers of both operands, and the loop's
-/// bounds and extra carried values (the stages read and written, the iterations done).
+/// A ring's state while its loop is emitted: the stage buffers of every fed operand, the held
+/// operands, and the loop's bounds and extra carried values (the stages read and written, the
+/// iterations done).
 struct Ring : LoopExtension {
   Ring(Lowerer& lw, const ir::Op& loop, const LoopPlan& plan)
-      : lw(lw), loop(loop), plan(plan), dot(lw.plan().dot(*plan.dot)) {
-    ir::DotOp d(const_cast<ir::Op*>(plan.dot));
-    const ir::Value* operands[2] = {d.lhs(), d.rhs()};
-    for (int i = 0; i < 2; ++i) {
-      const ir::Value* v = operands[i];
-      const RingLoad& l = i == 0 ? plan.a : plan.b;
-      Operand& o = i == 0 ? a : b;
+      : lw(lw), loop(loop), plan(plan), kind(lw.plan().dot(*plan.feeds[0].dot).kind) {
+    const size_t n = plan.feeds.size();
+    ops.resize(n);
+    stage_size.resize(n);
+    ahead.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      const RingFeed& f = plan.feeds[i];
+      const DotPlan& dot = lw.plan().dot(*f.dot);
+      ir::DotOp d(const_cast<ir::Op*>(f.dot));
+      const ir::Value* v = f.is_a ? d.lhs() : d.rhs();
+      const RingLoad& l = f.load;
+      Operand& o = ops[i];
       copies = copies || !l.via_registers;
-      if (dot.kind == DotKind::CoopMat) {
+      if (kind == DotKind::CoopMat) {
         // Padded stages along the operand's home's contiguous dimension; A's and B's in one
         // buffer (A's first), which after the loop is one scratch buffer as large as both.
         const Layout ol = l.operand_layout();
@@ -164,59 +170,64 @@ struct Ring : LoopExtension {
         }
         continue;
       }
-      if (dot.kind == DotKind::Wgmma) {
+      if (kind == DotKind::Wgmma) {
         // wgmma's tiles, each stage a whole number of KiB from a 1024-byte-aligned buffer.
-        SmemTile probe = wgmma_tile(dot, i == 0, v->type.shape, 0, 0, &o.row_dim);
+        SmemTile probe = wgmma_tile(dot, f.is_a, v->type.shape, 0, 0, &o.row_dim);
         stage_size[i] = wgmma_stage_elements(probe, ir::dtype_bytes(v->type.dtype));
         const int buf = lw.new_buffer(v->type.dtype, plan.stages * stage_size[i]);
-        o.tile = wgmma_tile(dot, i == 0, v->type.shape, buf, 0, &o.row_dim);
+        o.tile = wgmma_tile(dot, f.is_a, v->type.shape, buf, 0, &o.row_dim);
         continue;
       }
       const int buf = lw.new_buffer(v->type.dtype, plan.stages * v->type.numel());
-      o = make_operand(i == 0, v->type.dtype, v->type.shape, fast_dim(l.operand_layout()), dot, buf,
+      o = make_operand(f.is_a, v->type.dtype, v->type.shape, fast_dim(l.operand_layout()), dot, buf,
                        0, lw.threads());
       stage_size[i] = o.tile.size();
     }
   }
 
-  /// Prefetches stages 0 .. prefetch-1.
+  /// Stores the held operands; prefetches stages 0 .. prefetch-1.
   std::vector<ir::Value*> before(ir::Value* lb_, ir::Value* ub_, ir::Value* step_) override {
     ir::ForOp f(const_cast<ir::Op*>(&loop));
     lb = lb_, ub = ub_, step = step_;
+    for (const HeldOperand& h : plan.held) {
+      ir::DotOp d(const_cast<ir::Op*>(h.dot));
+      Operand o = store_wgmma_operand(lw, lw.plan().dot(*h.dot), h.is_a, h.is_a ? d.lhs() : d.rhs());
+      held_buffers.push_back(o.tile.buffer);
+      set_staged(h.dot, h.is_a, o);
+    }
     for (int s = 0; s < plan.prefetch; ++s) {
       ir::Value* it = iteration(lb, s);
       ir::Value* valid = in_range(lw, it, ub, step);
       Shifted at(lw, *f.body(), it);
       ir::Value* j = lw.const_int(DType::i32, s);
-      for (int i = 0; i < 2; ++i) {
+      for (size_t i = 0; i < plan.feeds.size(); ++i) {
         ir::Value* stage = lw.const_int(DType::i32, s * stage_size[i]);
         if (load(i).via_registers) store(i, load_ahead(lw, load(i), at, j, valid), stage);
-        else issue(lw, load(i), operand(i), at, j, stage, stage_size[i] & -stage_size[i], valid);
+        else issue(lw, load(i), ops[i], at, j, stage, stage_size[i] & -stage_size[i], valid);
       }
       commit();
     }
     std::vector<ir::Value*> extra = {lw.const_int(DType::i32, 0), lw.const_int(DType::i32, plan.prefetch),
                                      lw.const_int(DType::i32, 0)};
     load_registers(lb, lw.const_int(DType::i32, 0), 0);
-    for (int i = 0; i < 2; ++i) extra.insert(extra.end(), ahead[i].begin(), ahead[i].end());
+    for (const Regs& r : ahead) extra.insert(extra.end(), r.begin(), r.end());
     return extra;
   }
 
-  const RingLoad& load(int i) const { return i == 0 ? plan.a : plan.b; }
-  Operand& operand(int i) { return i == 0 ? a : b; }
+  const RingLoad& load(size_t i) const { return plan.feeds[i].load; }
   /// The induction variable `n` iterations after `from`.
   ir::Value* iteration(ir::Value* from, int64_t n) {
     return n ? lw.add(from, lw.mul(step, lw.const_int(step->type.dtype, n))) : from;
   }
 
   /// Stores registers `r` of operand i (in its load's layout) into the stage at element `stage`.
-  void store(int i, const Regs& r, ir::Value* stage) {
-    if (dot.kind == DotKind::CoopMat)
+  void store(size_t i, const Regs& r, ir::Value* stage) {
+    if (kind == DotKind::CoopMat)
       lw.store_padded(r, load(i).operand_layout(), coop[i].buffer,
                       coop_offset[i] ? lw.add(stage, lw.const_int(DType::i32, coop_offset[i])) : stage,
                       coop[i].tile);
     else
-      store_tile(lw, operand(i).tile, operand(i).row_dim, r, load(i).operand_layout(), stage);
+      store_tile(lw, ops[i].tile, ops[i].row_dim, r, load(i).operand_layout(), stage);
   }
 
   /// Closes the iteration's cp.async group (nothing for a ring without copies).
@@ -227,13 +238,15 @@ struct Ring : LoopExtension {
   /// Loads the registers of the operands that go through registers for the iteration
   /// prefetch + `next` after `iv` (iteration count `count`; 0 and 0 before the loop) into ahead[].
   void load_registers(ir::Value* iv, ir::Value* count, int next) {
-    if (!plan.a.via_registers && !plan.b.via_registers) return;
+    bool any = false;
+    for (const RingFeed& f : plan.feeds) any = any || f.load.via_registers;
+    if (!any) return;
     ir::ForOp f(const_cast<ir::Op*>(&loop));
     ir::Value* it = iteration(iv, plan.prefetch + next);
     ir::Value* valid = in_range(lw, it, ub, step);
     Shifted at(lw, *f.body(), it);
     ir::Value* j = lw.add(count, lw.const_int(DType::i32, plan.prefetch + next));
-    for (int i = 0; i < 2; ++i)
+    for (size_t i = 0; i < plan.feeds.size(); ++i)
       if (load(i).via_registers) ahead[i] = load_ahead(lw, load(i), at, j, valid);
   }
 
@@ -245,31 +258,39 @@ struct Ring : LoopExtension {
     write = extra.at(1);
     count = extra.at(2);
     auto carried = extra.begin() + 3;
-    for (int i = 0; i < 2; ++i) {
-      ahead[i].assign(carried, carried + static_cast<long>(ahead[i].size()));
-      carried += static_cast<long>(ahead[i].size());
+    for (Regs& r : ahead) {
+      r.assign(carried, carried + static_cast<long>(r.size()));
+      carried += static_cast<long>(r.size());
     }
     if (copies) lw.b().create(OpKind::CpAsyncWait, {}, {}, {{"pending", int64_t{plan.prefetch - 1}}});
-    // wgmma reads the copies through the async proxy.
-    if (dot.kind == DotKind::Wgmma) lw.b().create(OpKind::FenceAsyncShared, {}, {});
+    // wgmma reads the copies (and the held operands' stores) through the async proxy.
+    if (kind == DotKind::Wgmma) lw.b().create(OpKind::FenceAsyncShared, {}, {});
     lw.barrier();
     if (!plan.async_dot) return prefetch(true);
-    for (int i = 0; i < 2; ++i) stage_reads(i);
+    for (size_t i = 0; i < plan.feeds.size(); ++i) stage_reads(i);
   }
 
-  /// The operand the dot reads this iteration: stage `read` of operand i's ring.
-  void stage_reads(int i) {
+  /// Records operand `is_a` of `dot` as this iteration's dot reads it.
+  void set_staged(const ir::Op* dot, bool is_a, const Operand& o) {
+    StagedDot& s = staged[dot];
+    (is_a ? s.a : s.b) = o;
+    (is_a ? s.fed_a : s.fed_b) = true;
+  }
+
+  /// The operand the dot reads this iteration: stage `read` of fed operand i's ring.
+  void stage_reads(size_t i) {
+    const RingFeed& f = plan.feeds[i];
     ir::Value* stage = lw.mul(read, lw.const_int(DType::i32, stage_size[i]));
-    if (dot.kind == DotKind::CoopMat) {
+    if (kind == DotKind::CoopMat) {
       CoopStage c = coop[i];
       c.base = coop_offset[i] ? lw.add(stage, lw.const_int(DType::i32, coop_offset[i])) : stage;
-      (i == 0 ? staged.ca : staged.cb) = c;
+      (f.is_a ? staged[f.dot].ca : staged[f.dot].cb) = c;
       return;
     }
-    Operand r = i == 0 ? a : b;
-    if (dot.kind == DotKind::Wgmma) r.read_base = stage;
+    Operand r = ops[i];
+    if (kind == DotKind::Wgmma) r.read_base = stage;
     else prepare_reads(lw, r, stage);
-    (i == 0 ? staged.a : staged.b) = r;
+    set_staged(f.dot, f.is_a, r);
   }
 
   /// Copies iteration i + prefetch into stage `write` (or stores the registers loaded for it),
@@ -282,10 +303,10 @@ struct Ring : LoopExtension {
     ir::Value* valid = in_range(lw, it, ub, step);
     ir::Value* j = lw.add(count, lw.const_int(DType::i32, plan.prefetch));
     Shifted at(lw, *f.body(), it);
-    for (int i = 0; i < 2; ++i) {
+    for (size_t i = 0; i < plan.feeds.size(); ++i) {
       ir::Value* stage = lw.mul(write, lw.const_int(DType::i32, stage_size[i]));
       if (load(i).via_registers) store(i, ahead[i], stage);
-      else issue(lw, load(i), operand(i), at, j, stage, stage_size[i] & -stage_size[i], valid);
+      else issue(lw, load(i), ops[i], at, j, stage, stage_size[i] & -stage_size[i], valid);
       if (reads) stage_reads(i);
     }
     commit();
@@ -307,7 +328,7 @@ struct Ring : LoopExtension {
       return lw.emit(OpKind::Where, {wrap, lw.const_int(DType::i32, 0), n}, n->type);
     };
     std::vector<ir::Value*> extra = {advance(read), advance(write), lw.add(count, lw.const_int(DType::i32, 1))};
-    for (int i = 0; i < 2; ++i) extra.insert(extra.end(), ahead[i].begin(), ahead[i].end());
+    for (const Regs& r : ahead) extra.insert(extra.end(), r.begin(), r.end());
     return extra;
   }
 
@@ -319,12 +340,13 @@ struct Ring : LoopExtension {
     if (plan.async_dot) {
       const ir::Op* y = ir::ForOp(const_cast<ir::Op*>(&loop)).body()->terminator();
       for (size_t i = 0; i < y->operands.size(); ++i)
-        if (y->operand(i) == plan.dot->result()) wait_for(loop.results[i]);
+        if (y->operand(i) == plan.feeds[0].dot->result()) wait_for(loop.results[i]);
     }
     if (copies) lw.b().create(OpKind::CpAsyncWait, {}, {}, {{"pending", int64_t{0}}});
     lw.barrier();
-    if (dot.kind == DotKind::CoopMat) return lw.release_buffer(coop[0].buffer);
-    for (int i = 0; i < 2; ++i) lw.release_buffer(operand(i).tile.buffer);
+    if (kind == DotKind::CoopMat) return lw.release_buffer(coop[0].buffer);
+    for (const Operand& o : ops) lw.release_buffer(o.tile.buffer);
+    for (int buffer : held_buffers) lw.release_buffer(buffer);
   }
 
   /// Rebinds the loop result `r` (the async dot's accumulator) to its values after a
@@ -333,26 +355,35 @@ struct Ring : LoopExtension {
   /// whose loops carry registers: it could not tell that the path skipping the wait had no wgmma
   /// in flight.)
   void wait_for(const ir::Value* r) {
-    Regs acc = lw.regs(r, dot.acc);
+    Regs acc = lw.regs(r, lw.plan().dot(*plan.feeds[0].dot).acc);
     std::vector<Type> types;
     for (ir::Value* v : acc) types.push_back(v->type);
     ir::Op* w = lw.b().create(OpKind::WgmmaWait, acc, types, {{"pending", int64_t{0}}});
-    lw.define_tile(r, dot.acc, Regs(w->results.begin(), w->results.end()));
+    lw.define_tile(r, lw.plan().dot(*plan.feeds[0].dot).acc, Regs(w->results.begin(), w->results.end()));
+  }
+
+  /// The operands a ring dot reads this iteration (none fed: a default StagedDot).
+  const StagedDot& staged_for(const ir::Op& dot) const {
+    static const StagedDot none;
+    auto it = staged.find(&dot);
+    return it == staged.end() ? none : it->second;
   }
 
   Lowerer& lw;
   const ir::Op& loop;
   const LoopPlan& plan;
-  const DotPlan& dot;
-  Operand a, b;              ///< the stage tiles (stage 0 at element 0 of their buffers)
-  CoopStage coop[2];         ///< a cooperative-matrix dot's stage tiles instead, in one buffer
+  DotKind kind;                 ///< the fed dots' kind (one, unless all are wgmma)
+  std::vector<Operand> ops;     ///< per fed operand: its stage tile (stage 0 at element 0)
+  CoopStage coop[2];            ///< a cooperative-matrix dot's stage tiles instead, in one buffer
   int64_t coop_offset[2] = {};  ///< ... from these elements (A's stages, then B's)
-  bool copies = false;       ///< some operand arrives by cp.async (else no groups are committed)
-  int64_t stage_size[2] = {};  ///< elements per stage of each
-  StagedDot staged;          ///< the operands as this iteration's dot reads them
+  bool copies = false;          ///< some operand arrives by cp.async (else no groups are committed)
+  std::vector<int64_t> stage_size;  ///< per fed operand: elements per stage
+  std::vector<int> held_buffers;    ///< the held operands' tiles
+  /// Per dot: the operands as this iteration's dot reads them.
+  std::unordered_map<const ir::Op*, StagedDot> staged;
   /// Of each operand that goes through registers: its registers of the iteration whose copies
   /// come next (carried by the loop; loaded one iteration ahead of their store).
-  Regs ahead[2];
+  std::vector<Regs> ahead;
   ir::Value *lb = nullptr, *ub = nullptr, *step = nullptr;
   ir::Value *iv = nullptr, *read = nullptr, *write = nullptr, *count = nullptr;
 };
@@ -364,10 +395,10 @@ void Lowerer::lower_ring_loop(const ir::Op& op, const LoopPlan& plan) {
   rings_.erase(&op);
 }
 
-const StagedDot& Lowerer::staged_operands(const ir::Op& ring_loop) const {
+const StagedDot& Lowerer::staged_operands(const ir::Op& ring_loop, const ir::Op& dot) const {
   auto it = rings_.find(&ring_loop);
   TESSERA_CHECK(it != rings_.end(), "a dot planned to read a ring outside its loop");
-  return it->second->staged;
+  return it->second->staged_for(dot);
 }
 
 }  // namespace tessera::lower::detail

@@ -4,6 +4,8 @@
 /// reading the operands through their layouts; the accumulator stays in registers in the wgmma
 /// layout. Outside a ring the dot waits for its wgmma before returning; in an async ring the
 /// last group stays in flight into the next iteration.
+#include <map>
+
 #include "core/ir/ops.h"
 #include "core/lower/mma_operand.h"
 
@@ -63,33 +65,36 @@ ir::Value* start(Lowerer& lw, const WgmmaSource& s, bool is_a, ir::Value* r_thre
   return off ? lw.add(base, lw.const_int(DType::i32, off)) : base;
 }
 
-/// Stages `v` (in layout l) into a fresh swizzled tile, for a dot outside a ring.
-WgmmaSource stage_from_registers(Lowerer& lw, const DotPlan& plan, bool is_a, const ir::Value* v) {
-  WgmmaSource s;
-  const int elem = ir::dtype_bytes(plan.wgmma->in);
-  SmemTile probe = wgmma_tile(plan, is_a, v->type.shape, 0, 0, &s.row_dim);
-  const int buffer = lw.new_buffer(plan.wgmma->in, wgmma_stage_elements(probe, elem));
-  s.tile = wgmma_tile(plan, is_a, v->type.shape, buffer, 0, &s.row_dim);
-  const Layout l = lw.homes().layout_for(v);
-  store_tile(lw, s.tile, s.row_dim, lw.regs(v, l), l);
-  return s;
-}
-
 }  // namespace
+
+Operand store_wgmma_operand(Lowerer& lw, const DotPlan& plan, bool is_a, const ir::Value* v) {
+  Operand o;
+  const int elem = ir::dtype_bytes(plan.wgmma->in);
+  SmemTile probe = wgmma_tile(plan, is_a, v->type.shape, 0, 0, &o.row_dim);
+  const int buffer = lw.new_buffer(plan.wgmma->in, wgmma_stage_elements(probe, elem));
+  o.tile = wgmma_tile(plan, is_a, v->type.shape, buffer, 0, &o.row_dim);
+  const Layout l = lw.homes().layout_for(v);
+  store_tile(lw, o.tile, o.row_dim, lw.regs(v, l), l);
+  return o;
+}
 
 void Lowerer::lower_wgmma(const ir::Op& op, const DotPlan& plan) {
   ir::DotOp dot(const_cast<ir::Op*>(&op));
   const ir::WgmmaShape& shape = *plan.wgmma;
   const WgmmaTiling& t = plan.tiling;
   Regs acc = regs(dot.acc(), plan.acc);
-  WgmmaSource a, b;
-  if (plan.ring) {
-    const StagedDot& staged = staged_operands(*plan.ring);
-    a = {staged.a.tile, staged.a.row_dim, staged.a.read_base};
-    b = {staged.b.tile, staged.b.row_dim, staged.b.read_base};
-  } else {
-    a = stage_from_registers(*this, plan, true, dot.lhs());
-    b = stage_from_registers(*this, plan, false, dot.rhs());
+  // Each operand from the ring (fed or held), or stored here from registers.
+  static const StagedDot none;
+  const StagedDot& staged = plan.ring ? staged_operands(*plan.ring, op) : none;
+  auto source = [&](bool is_a) -> WgmmaSource {
+    if (is_a && plan.a_registers) return {};
+    const bool fed = is_a ? staged.fed_a : staged.fed_b;
+    const Operand o = fed ? (is_a ? staged.a : staged.b)
+                          : store_wgmma_operand(*this, plan, is_a, is_a ? dot.lhs() : dot.rhs());
+    return {o.tile, o.row_dim, o.read_base};
+  };
+  const WgmmaSource a = source(true), b = source(false);
+  if ((!staged.fed_a && !plan.a_registers) || !staged.fed_b) {
     // The stores are the generic proxy's; wgmma reads through the async proxy.
     b_.create(OpKind::FenceAsyncShared, {}, {});
     barrier();
@@ -109,20 +114,41 @@ void Lowerer::lower_wgmma(const ir::Op& op, const DotPlan& plan) {
     return mul(warpgroup(7 + log2_exact(t.wg_m)), const_int(DType::i32, cols));
   });
   const int elem = ir::dtype_bytes(shape.in);
-  std::vector<ir::Attribute> attrs = {{"a", std::string(shape.a)},
-                                      {"a_smem", smem_attr(a, plan.wa, elem)},
-                                      {"b_smem", smem_attr(b, plan.wb, elem)},
-                                      {"shape", shape.shape()}};
+  std::vector<ir::Attribute> attrs = {{"a", std::string(shape.a)}};
+  if (!plan.a_registers) attrs.push_back({"a_smem", smem_attr(a, plan.wa, elem)});
+  attrs.push_back({"b_smem", smem_attr(b, plan.wb, elem)});
+  attrs.push_back({"shape", shape.shape()});
+  // A from registers: register i of its layout at coordinates reg_coords(i) (thread 0's).
+  Regs a_regs;
+  std::map<std::vector<int64_t>, size_t> a_reg_at;
+  if (plan.a_registers) {
+    a_regs = regs(dot.lhs(), plan.ra);
+    for (int i = 0; i < plan.ra.num_regs(); ++i) a_reg_at[plan.ra.reg_coords(i)] = static_cast<size_t>(i);
+  }
+  // The k / 2 values of A for the instruction at rows r0.., k0..: value j at row 8 (j / 2 % 2),
+  // column 8 (j / 4) + j % 2 of thread 0's (core/ir/wgmma.h).
+  auto a_values = [&](int64_t r0, int64_t k0) {
+    std::vector<ir::Value*> v;
+    for (int j = 0; j < shape.k / 2; ++j) {
+      auto it = a_reg_at.find({r0 + 8 * (j / 2 % 2), k0 + 8 * (j / 4) + j % 2});
+      TESSERA_CHECK(it != a_reg_at.end(), "wgmma's A from registers in a layout that is not wgmma's");
+      v.push_back(a_regs[it->second]);
+    }
+    return v;
+  };
   const int n = shape.acc_count();
   b_.create(OpKind::WgmmaFence, {}, {});
   for (int64_t k0 = 0; k0 < dot.lhs()->type.shape[1]; k0 += shape.k) {
     for (int rm = 0; rm < t.reps_m; ++rm) {
-      ir::Value* a_start = start(*this, a, true, m_thread, int64_t{64} * t.wg_m * rm, k0);
+      const int64_t r0 = int64_t{64} * t.wg_m * rm;
+      const std::vector<ir::Value*> a_operand =
+          plan.a_registers ? a_values(r0, k0) : std::vector<ir::Value*>{start(*this, a, true, m_thread, r0, k0)};
       for (int rn = 0; rn < t.reps_n; ++rn) {
         ir::Value* b_start = start(*this, b, false, n_thread, int64_t{t.instr_n} * rn, k0);
         // The instruction's accumulators: registers (rm * reps_n + rn) * n ...
         const size_t first = static_cast<size_t>((rm * t.reps_n + rn) * n);
-        std::vector<ir::Value*> operands = {a_start, b_start};
+        std::vector<ir::Value*> operands = a_operand;
+        operands.push_back(b_start);
         operands.insert(operands.end(), acc.begin() + static_cast<long>(first),
                         acc.begin() + static_cast<long>(first) + n);
         ir::Op* w = b_.create(OpKind::Wgmma, operands,
@@ -141,7 +167,8 @@ void Lowerer::lower_wgmma(const ir::Op& op, const DotPlan& plan) {
     for (ir::Value* v : acc) types.push_back(v->type);
     ir::Op* w = b_.create(OpKind::WgmmaWait, acc, types, {{"pending", int64_t{0}}});
     acc.assign(w->results.begin(), w->results.end());
-    // The tiles may be overwritten once every warpgroup is past its wait.
+    // The tiles may be overwritten once every warpgroup is past its wait (in a ring, the
+    // next stores follow the barrier that begins the next iteration).
     if (!plan.ring) barrier();
   }
   define_tile(op.result(), plan.acc, acc);

@@ -179,6 +179,17 @@ void Lowerer::define_tile(const ir::Value* v, const Layout& l, Regs r) {
   scopes_.back().cache[key(v, l)] = std::move(r);
 }
 
+bool Lowerer::relabels(const ir::Value* v, const Layout& l) const {
+  if (!v->def || l.mats || homes().home(v).mats) return false;
+  switch (v->def->kind) {
+    case OpKind::Broadcast:
+    case OpKind::ExpandDims:
+    case OpKind::Reshape:
+    case OpKind::Permute: return true;
+    default: return false;
+  }
+}
+
 Regs Lowerer::regs(const ir::Value* v, const Layout& l) {
   TESSERA_CHECK(v->type.is_tile() && v->type.shape == l.shape, "layout ", l.str(),
                 " does not fit value of type ", v->type.str());
@@ -193,7 +204,7 @@ Regs Lowerer::regs(const ir::Value* v, const Layout& l) {
       b_.set_loc(v->def->loc);
       return fill_mats(lin, l);
     });
-  } else if (homes().is_free(v)) {
+  } else if (homes().is_free(v) || relabels(v, l)) {
     out = at_depth(d, [&] {
       b_.set_loc(v->def->loc);
       return lower_free(*v->def, l);

@@ -121,8 +121,13 @@ class Lowerer : public ValueSource {
   const ir::Function& source() const { return src_; }
   /// The SIMT value of a tile-IR scalar.
   ir::Value* scalar(const ir::Value* v) override;
-  /// The registers of tile value `v` in layout `l` (materialized or converted as needed).
+  /// The registers of tile value `v` in layout `l` (materialized or converted as needed). A
+  /// shape op of a tile that has a home (broadcast, expand_dims, reshape, permute) asked for in
+  /// another layout is lowered again in it from its operand, so that a conversion, if one is
+  /// needed, moves the operand (a broadcast's is smaller) rather than the result.
   Regs regs(const ir::Value* v, const Layout& l) override;
+  /// Is `v` a shape op that regs() lowers again in layout `l` (see regs())?
+  bool relabels(const ir::Value* v, const Layout& l) const;
   /// Records the SIMT value(s) of a tile-IR value defined by the op being lowered.
   void define_scalar(const ir::Value* v, ir::Value* s);
   void define_tile(const ir::Value* v, const Layout& l, Regs r);
@@ -199,8 +204,8 @@ class Lowerer : public ValueSource {
   void emit_for(const ir::Op& op, LoopExtension* ext);
   /// A loop whose plan is a cp.async ring (lower_pipeline.cpp).
   void lower_ring_loop(const ir::Op& op, const LoopPlan& plan);
-  /// The operands a ring has staged for the dot of its current iteration.
-  const StagedDot& staged_operands(const ir::Op& ring_loop) const;
+  /// The operands a ring has staged for `dot` in its current iteration.
+  const StagedDot& staged_operands(const ir::Op& ring_loop, const ir::Op& dot) const;
   void lower_if(const ir::Op& op);
   void lower_while(const ir::Op& op);
 

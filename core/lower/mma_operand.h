@@ -82,11 +82,19 @@ struct CoopStage {
 };
 
 /// The operands of a dot that a pipelined loop has staged (read_base prepared for the stage
-/// the current iteration reads; cooperative-matrix dots: ca and cb).
+/// the current iteration reads; cooperative-matrix dots: ca and cb). A wgmma dot in a ring of
+/// several may have only one operand there, or none (fed_a, fed_b); it stores the others.
 struct StagedDot {
   Operand a, b;
   CoopStage ca, cb;
+  bool fed_a = false, fed_b = false;  ///< a, b are set (fed or held by the ring)
 };
+
+/// Stores `v`, operand A (`is_a`) or B of the wgmma dot planned `plan`, from registers (its
+/// home) into a fresh swizzled tile in wgmma's layout: the tile and row_dim of the result are
+/// set. The stores are the generic proxy's: a fence_async_shared and a barrier must follow before
+/// a wgmma reads them.
+Operand store_wgmma_operand(Lowerer& lw, const DotPlan& plan, bool is_a, const ir::Value* v);
 
 /// The operand `is_a ? A : B` of `plan`'s dot, `shape` its shape and `dtype` its element type,
 /// stored contiguously along `fast_dim` (its source's contiguous dimension) in `buffer` from

@@ -49,6 +49,7 @@ std::string DotPlan::str() const {
        << tiling.wg_n << ", " << tiling.reps_m << "x" << tiling.reps_n << " instructions each";
   if (kind == DotKind::CoopMat)
     os << " " << acc.mats->m << "x" << acc.mats->n << "x" << mat_k;
+  if (a_registers) os << ", A from registers";
   if (ring) os << ", operands from a ring";
   os << "\n    acc " << acc.str();
   if (kind == DotKind::MmaSync) os << "\n    a   " << a.str() << "\n    b   " << b.str();
@@ -60,10 +61,18 @@ std::string LoopPlan::str(const std::unordered_map<const ir::Value*, std::string
   std::ostringstream os;
   os << loop_kind_name(kind);
   if (kind == LoopKind::Plain) return os.str();
+  const std::vector<const ir::Op*> fed = dots();
   os << ", " << stages << " stages, " << prefetch << " ahead" << (async_dot ? ", async dot (copies after it)" : "")
-     << ", feeding " << name_of(names, dot->result());
-  for (const RingLoad* l : {&a, &b}) {
-    os << "\n    " << (l == &a ? "a" : "b") << " " << name_of(names, l->load->result())
+     << ", feeding ";
+  for (size_t i = 0; i < fed.size(); ++i) os << (i ? ", " : "") << name_of(names, fed[i]->result());
+  // The dot an operand belongs to is named where the ring feeds several.
+  auto operand = [&](const ir::Op* dot, bool is_a) {
+    return std::string(is_a ? "a" : "b") +
+           (fed.size() > 1 || !held.empty() ? " of " + name_of(names, dot->result()) : "");
+  };
+  for (const RingFeed& f : feeds) {
+    const RingLoad* l = &f.load;
+    os << "\n    " << operand(f.dot, f.is_a) << " " << name_of(names, l->load->result())
        << (l->transposed ? " (transposed)" : "")
        << (l->via_registers ? ": through registers, " + std::to_string(l->width) + " per load, "
                             : ": " + std::to_string(l->width) + " per copy, ")
@@ -71,6 +80,11 @@ std::string LoopPlan::str(const std::unordered_map<const ir::Value*, std::string
     if (l->iter_arg >= 0)
       os << ", pointer from " << name_of(names, l->init) << " + iteration x "
          << name_of(names, l->inc);
+  }
+  for (const HeldOperand& h : held) {
+    const ir::DotOp d(const_cast<ir::Op*>(h.dot));
+    os << "\n    " << operand(h.dot, h.is_a) << " " << name_of(names, h.is_a ? d.lhs() : d.rhs())
+       << ": held in shared memory across the loop";
   }
   return os.str();
 }
@@ -112,14 +126,14 @@ void LoweringPlan::plan_loops(const ir::Region& r) {
     if (op->kind != ir::OpKind::For) continue;
     LoopPlan p = plan_loop(*op, *this);
     if (p.kind == LoopKind::Plain) continue;
-    dots_.at(p.dot).ring = op;
-    for (const RingLoad* l : {&p.a, &p.b}) {
-      ring_ops_[l->load] = op;
-      if (l->transposed) {
+    for (const ir::Op* dot : p.dots()) dots_.at(dot).ring = op;
+    for (const HeldOperand& h : p.held) dots_.at(h.dot).ring = op;
+    for (const RingFeed& f : p.feeds) {
+      ring_ops_[f.load.load] = op;
+      if (f.load.transposed) {
         // The dot reads the transpose: that permute is the ring's too.
-        const ir::DotOp d(const_cast<ir::Op*>(p.dot));
-        const ir::Value* operand = l == &p.a ? d.lhs() : d.rhs();
-        ring_ops_[operand->def] = op;
+        const ir::DotOp d(const_cast<ir::Op*>(f.dot));
+        ring_ops_[(f.is_a ? d.lhs() : d.rhs())->def] = op;
       }
     }
     loops_.emplace(op, std::move(p));
@@ -134,7 +148,7 @@ const DotPlan& LoweringPlan::dot(const ir::Op& dot) const {
 
 bool LoweringPlan::has_lean_ring() const {
   for (const auto& [op, loop] : loops_)
-    if ((loop.kind == LoopKind::CpAsyncRing && dot(*loop.dot).kind == DotKind::Wgmma) ||
+    if ((loop.kind == LoopKind::CpAsyncRing && dot(*loop.feeds[0].dot).kind == DotKind::Wgmma) ||
         loop.kind == LoopKind::RegisterRing)
       return true;
   return false;

@@ -69,10 +69,15 @@ struct DotPlan {
   std::optional<ir::WgmmaShape> wgmma;  ///< the instruction (its N is tiling.instr_n)
   WgmmaTiling tiling;                   ///< how the warpgroups tile the accumulator
   WgmmaOperand wa, wb;                  ///< the operands' shared-memory layouts
+  /// A is read from registers in layout `ra` (wgmma_a_layout), not from shared memory: where it
+  /// is computed (not loaded), f16 or bf16, the warpgroups tile M only and its home is `ra`.
+  bool a_registers = false;
+  Layout ra;
   // cooperative matrices (the tiling is acc.mats):
   int64_t mat_k = 0;                    ///< K of one matrix product
-  /// The loop whose plan stages this dot's operands in shared memory (null: the dot stages
-  /// them itself from registers).
+  /// The loop whose ring stages this dot's operands in shared memory (null: the dot stages
+  /// them itself from registers). In a ring of several wgmma dots an operand that the ring
+  /// neither feeds nor holds is still stored from registers by the dot.
   const ir::Op* ring = nullptr;
 
   std::string str() const;
@@ -81,9 +86,10 @@ struct DotPlan {
 /// How a loop runs.
 enum class LoopKind {
   Plain,        ///< one iteration after another
-  CpAsyncRing,  ///< the loads feeding its one tensor-core dot prefetched num_stages - 1
-                ///< iterations ahead into a ring of shared buffers, by cp.async (or through
-                ///< registers, for an operand whose layout there is not its source's)
+  CpAsyncRing,  ///< the loads feeding its tensor-core dots (one mma.sync dot, or wgmma dots)
+                ///< prefetched num_stages - 1 iterations ahead into a ring of shared buffers, by
+                ///< cp.async (or through registers, for an operand whose layout there is not
+                ///< its source's)
   RegisterRing,  ///< (targets without cp.async) the loads feeding its one cooperative-matrix dot
                  ///< issued an iteration before their stores into the other of two shared
                  ///< buffers: one barrier per iteration, a load's latency hidden by an iteration
@@ -108,18 +114,38 @@ struct RingLoad {
   Layout operand_layout() const;
 };
 
+/// One dot operand that a ring moves into its stages.
+struct RingFeed {
+  const ir::Op* dot = nullptr;  ///< the dot it feeds
+  bool is_a = true;             ///< operand A (else B)
+  RingLoad load;
+};
+
+/// An operand of a ring's wgmma dot that is defined outside the loop: stored into shared memory
+/// once, before the loop, and read there by every iteration.
+struct HeldOperand {
+  const ir::Op* dot = nullptr;
+  bool is_a = true;
+};
+
 /// The plan of one `for`.
 struct LoopPlan {
   LoopKind kind = LoopKind::Plain;
-  const ir::Op* dot = nullptr;  ///< the dot the ring feeds
-  int stages = 0;               ///< shared buffers per operand
+  /// The operands the ring moves, dot by dot in the body's order, A before B. One dot reading
+  /// two loads, or (wgmma) several dots, each operand a load of the body, a value from outside
+  /// the loop (held) or a value the body computes (stored from registers by the dot).
+  std::vector<RingFeed> feeds;
+  std::vector<HeldOperand> held;  ///< loop-invariant wgmma operands, staged before the loop
+  int stages = 0;                 ///< shared buffers per fed operand
   int prefetch = 0;  ///< iterations prefetched ahead: stages - 1
   /// The dot's last wgmma group stays in flight into the next iteration; the copies of each
   /// iteration are then issued after its dot (whose wait retired the previous iteration's group,
-  /// the reader of the stage refilled) and a barrier, instead of before it.
+  /// the reader of the stage refilled) and a barrier, instead of before it. Only for a ring of
+  /// one dot.
   bool async_dot = false;
-  RingLoad a, b;
 
+  /// The dots the ring feeds, in the body's order.
+  std::vector<const ir::Op*> dots() const;
   std::string str(const std::unordered_map<const ir::Value*, std::string>& names) const;
 };
 
@@ -182,15 +208,17 @@ DotPlan plan_dot(const ir::Op& dot, const target::Target& target, int64_t thread
 /// A wgmma dot's operand layouts in shared memory, once the homes are known (dot_plan.cpp): each
 /// operand contiguous where its source is (so copies and stores run along rows), unless MN-major
 /// is not allowed (tf32, i8: then K-major); swizzle the widest of 128, 64, 32 bytes that the
-/// contiguous extent fills.
+/// contiguous extent fills. A stays in registers where DotPlan::a_registers says.
 void plan_wgmma_operands(DotPlan& plan, const ir::Op& dot, const Homes& homes);
 
 /// The plan of one loop (loop_plan.cpp): a cp.async ring when the target has cp.async,
-/// num_stages > 1, and the loop body's one tensor-core dot reads two loads (directly or
-/// transposed) whose pointers and masks can be evaluated at later iterations, with 16-byte
-/// copies (a wgmma operand that cannot be copied as it lies goes through registers instead), and
-/// num_stages buffers of both operands (at least two) fit in shared memory beside one f32
-/// accumulator conversion; else Plain.
+/// num_stages > 1, and either the loop body's one mma.sync dot reads two loads, or its dots are
+/// all wgmma and read at least one load, each load (read directly or transposed) with pointers
+/// and masks that can be evaluated at later iterations and 16-byte copies (a wgmma operand that
+/// cannot be copied as it lies goes through registers instead); wgmma operands from outside the
+/// loop are held in shared memory across it; num_stages buffers of every fed operand (at least
+/// two) fit in shared memory beside the held operands, the operands the dots store from
+/// registers and one f32 accumulator conversion; else Plain.
 LoopPlan plan_loop(const ir::Op& loop, const LoweringPlan& plan);
 
 /// The widest vector (in elements) an access in layout `l` through `ptr` can use: registers 0..w-1

@@ -3,6 +3,8 @@
 // out = softmax(q k^T * sm_scale) v per (batch, head), never forming the seq x seq matrix.
 #pragma once
 
+#include <cmath>
+
 #include "core/lang/tl.h"
 
 namespace samples {

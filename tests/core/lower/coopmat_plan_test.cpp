@@ -79,8 +79,11 @@ TEST_CASE("coopmat plans: f16, bf16 and i8 dots on vulkan-nvidia take cooperativ
     CHECK(f.dot->acc.num_regs() == (c.bm / (16 * c.wm)) * (c.bn / (16 * c.wn)));
     CHECK(f.loop->kind == lower::LoopKind::RegisterRing);
     CHECK(f.loop->stages == c.stages);
-    CHECK(f.loop->a.via_registers);
-    CHECK(f.loop->b.via_registers);
+    REQUIRE(f.loop->feeds.size() == 2);
+    CHECK(f.loop->feeds[0].is_a);
+    CHECK(f.loop->feeds[0].load.via_registers);
+    CHECK(!f.loop->feeds[1].is_a);
+    CHECK(f.loop->feeds[1].load.via_registers);
   }
   // Without matrix shapes (lavapipe), and for IEEE f32 inputs, the FMA form stays.
   CHECK(find(*plan_matmul("vulkan-lavapipe", DType::f16, 32, 32, 32, 4)).dot->kind == lower::DotKind::Fma);

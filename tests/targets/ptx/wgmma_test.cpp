@@ -5,6 +5,7 @@
 #include "core/lang/tl.h"
 #include "core/lang/trace.h"
 #include "helpers.h"
+#include "samples/kernels/attention.h"
 #include "targets/compile.h"
 #include "tests/core/lower/matmul_kernel.h"
 
@@ -127,6 +128,42 @@ TEST_CASE("ptx wgmma: matmuls lower to wgmma on sm_90a with no spills or seriali
         *tile, profile("cuda-sm_80"), {.num_warps = c.warps, .num_stages = c.stages});
     CHECK(old.ptx.find("wgmma") == std::string::npos);
   }
+}
+
+TEST_CASE("ptx wgmma: attention's two dots share one ring, q held, p read from registers") {
+  using matmul_test::const_arg;
+  using matmul_test::i32_arg;
+  using matmul_test::ptr_arg;
+  tl::ArgSpec scale;
+  scale.dtype = DType::f32;
+  const std::vector<tl::ArgSpec> specs = {ptr_arg(DType::f16), ptr_arg(DType::f16), ptr_arg(DType::f16),
+                                          ptr_arg(DType::f16), scale, i32_arg(), const_arg(128),
+                                          const_arg(128), const_arg(64), const_arg(0)};
+  auto tile = tl::trace(samples::attention_kernel, "attention",
+                        {"q", "k", "v", "out", "qk_scale", "seq", "HEAD_DIM", "BLOCK_M", "BLOCK_N", "CAUSAL"},
+                        specs);
+  const tessera::target::Artifact a =
+      tessera::targets::compile(*tile, profile("cuda-sm_90a"), {.num_warps = 8, .num_stages = 2});
+  // q @ k^T reads q and k from shared memory; p @ v reads p (the cast of the first dot's
+  // accumulator, already in wgmma's A arrangement) from four registers.
+  CHECK(a.ptx.find("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16") != std::string::npos);
+  const size_t pv = a.ptx.find("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16");
+  REQUIRE(pv != std::string::npos);
+  const std::string line = a.ptx.substr(pv, a.ptx.find('\n', pv) - pv);
+  INFO(line);
+  CHECK(line.find("}, {%r") != std::string::npos);
+  // k and v arrive by cp.async; no layout conversion goes through shared memory (the row
+  // statistics broadcast back in registers).
+  CHECK(a.ptx.find("cp.async.cg.shared.global") != std::string::npos);
+  CHECK(a.ptx.find("st.shared.f32") == std::string::npos);
+  Assembled as = assemble(a.ptx, "sm_90a", "-v");
+  if (!as.ran) {
+    MESSAGE("SKIP: ptxas not found: PTX not assembled");
+    return;
+  }
+  INFO("ptxas -v says:\n", as.log);
+  CHECK(as.ok);
+  CHECK(as.log.find("0 bytes spill stores, 0 bytes spill loads") != std::string::npos);
 }
 
 }  // namespace
