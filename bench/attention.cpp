@@ -22,20 +22,24 @@ struct AttentionShape {
 
 struct AttentionConfig {
   int block_m, block_n, num_warps, num_stages;
+  int maxnreg = 0;  ///< registers per thread at most (0: no limit)
 };
 
 std::string config_label(const AttentionConfig& c) {
   return std::to_string(c.block_m) + "x" + std::to_string(c.block_n) +
          " num_warps=" + std::to_string(c.num_warps) +
-         " num_stages=" + std::to_string(c.num_stages);
+         " num_stages=" + std::to_string(c.num_stages) +
+         (c.maxnreg ? " maxnreg=" + std::to_string(c.maxnreg) : "");
 }
 
 /// BLOCK_M x BLOCK_N tiles: 128 query rows over 8 warps (two warpgroups on Hopper) or 64 over 4;
-/// 64 or 128 keys per step. TESSERA_BENCH_CONFIG keeps the configurations whose label contains
-/// its text, as for matmul (peers.py's ATTENTION mirrors the table).
+/// 64 or 128 keys per step; 128 registers at most per thread, so that two programs share a
+/// multiprocessor, for the 8-warp 128x64 tiles. TESSERA_BENCH_CONFIG keeps the configurations
+/// whose label contains its text, as for matmul (peers.py's ATTENTION mirrors the table).
 std::vector<AttentionConfig> attention_configs() {
   static const std::vector<AttentionConfig> table = {
-      {128, 64, 8, 2}, {128, 64, 8, 3}, {128, 128, 8, 2}, {64, 64, 4, 2}, {64, 64, 4, 3}};
+      {128, 64, 8, 2},      {128, 64, 8, 3},     {128, 128, 8, 2}, {64, 64, 4, 2},
+      {64, 64, 4, 3},       {128, 64, 8, 2, 128}, {128, 64, 8, 3, 128}};
   const char* only = std::getenv("TESSERA_BENCH_CONFIG");
   if (!only || !*only) return table;
   std::vector<AttentionConfig> kept;
@@ -122,7 +126,8 @@ void run_attention(Bench& b, const std::string& dtype, AttentionShape s, bool ca
     const auto seq = static_cast<int32_t>(s.seq);
     const auto dim = static_cast<int>(s.dim);
     for (const AttentionConfig& cfg : attention_configs()) {
-      const LaunchOptions options{.num_warps = cfg.num_warps, .num_stages = cfg.num_stages};
+      const LaunchOptions options{
+          .num_warps = cfg.num_warps, .num_stages = cfg.num_stages, .maxnreg = cfg.maxnreg};
       const Grid grid(uint64_t((s.seq + cfg.block_m - 1) / cfg.block_m), uint64_t(s.batch * s.heads));
       std::function<void()> launch = [&, grid, options, cfg] {
         kernel[{grid, options}](p.q, p.k, p.v, p.out, qk_scale, seq, dim, cfg.block_m,

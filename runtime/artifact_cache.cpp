@@ -182,6 +182,7 @@ std::string artifact_key(const ir::Module& traced, std::string_view target,
   key += target;
   key += "\noptions num_warps=" + std::to_string(options.num_warps) +
          " num_stages=" + std::to_string(options.num_stages) +
+         " maxnreg=" + std::to_string(options.maxnreg) +
          " debug=" + std::to_string(options.debug ? 1 : 0) + "\n";
   key += ir::print(traced);
   return key;

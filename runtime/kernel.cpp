@@ -263,6 +263,9 @@ void KernelBase::launch(const LaunchConfig& config, std::span<const KernelArg> a
   if (config.options.num_stages < 1)
     fail(ErrorKind::Argument, "kernel '", name_, "': num_stages must be at least 1, got ",
          config.options.num_stages);
+  if (config.options.maxnreg != 0 && (config.options.maxnreg < 16 || config.options.maxnreg > 255))
+    fail(ErrorKind::Argument, "kernel '", name_, "': maxnreg must be 0 (no limit) or in 16..255, got ",
+         config.options.maxnreg);
   LaunchOptions options = config.options;
   options.debug = options.debug || debug_from_env() || device->info().checks_bounds;
   CompiledKey key{device.get(), std::move(specs), options};
@@ -293,7 +296,8 @@ void KernelBase::capture(const ir::Module& traced, const LaunchOptions& options)
   const char* dir = std::getenv("TESSERA_CAPTURE");
   if (!dir || !*dir) return;
   const std::string text = "// options: num_warps=" + std::to_string(options.num_warps) +
-                           " num_stages=" + std::to_string(options.num_stages) + "\n" +
+                           " num_stages=" + std::to_string(options.num_stages) +
+                           (options.maxnreg ? " maxnreg=" + std::to_string(options.maxnreg) : "") + "\n" +
                            ir::print(traced);
   uint64_t h = 1469598103934665603ull;
   for (char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
@@ -343,7 +347,8 @@ size_t KernelBase::SpecHash::operator()(const std::vector<tl::ArgSpec>& specs) c
 
 size_t KernelBase::CompiledHash::operator()(const CompiledKey& k) const {
   return SpecHash{}(k.specs) ^ (reinterpret_cast<uintptr_t>(k.device) * 31) ^
-         (static_cast<size_t>(k.options.num_warps) << 20) ^ (static_cast<size_t>(k.options.num_stages) << 26);
+         (static_cast<size_t>(k.options.num_warps) << 20) ^ (static_cast<size_t>(k.options.num_stages) << 26) ^
+         (static_cast<size_t>(k.options.maxnreg) << 32);
 }
 
 }  // namespace tessera

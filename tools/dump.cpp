@@ -54,9 +54,13 @@ Captured read_captured(const fs::path& path) {
   text << in.rdbuf();
   Captured c;
   const std::string s = text.str();
-  if (s.starts_with("// options:"))
+  if (s.starts_with("// options:")) {
     std::sscanf(s.c_str(), "// options: num_warps=%d num_stages=%d", &c.options.num_warps,
                 &c.options.num_stages);
+    const std::string line = s.substr(0, s.find('\n'));
+    if (const size_t at = line.find(" maxnreg="); at != std::string::npos)
+      c.options.maxnreg = std::atoi(line.c_str() + at + 9);
+  }
   c.traced = ir::parse(s, path.string());
   return c;
 }
@@ -107,7 +111,7 @@ struct Options {
   std::string kernel;  ///< a catalogue name or a tile-IR file
   std::string stage = "ir";
   std::string target, device;
-  std::optional<int> num_warps, num_stages;
+  std::optional<int> num_warps, num_stages, maxnreg;
   bool list = false;
   std::string batch, out, targets, shard = "0/1";
 };
@@ -120,7 +124,8 @@ std::variant<Options, std::string> parse_options(const std::vector<std::string>&
       {"--batch", &o.batch}, {"--out", &o.out},       {"--targets", &o.targets},
       {"--shard", &o.shard}};
   const std::map<std::string, std::optional<int>*> numbers = {{"--num-warps", &o.num_warps},
-                                                              {"--num-stages", &o.num_stages}};
+                                                              {"--num-stages", &o.num_stages},
+                                                              {"--maxnreg", &o.maxnreg}};
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--list") {
@@ -214,6 +219,7 @@ int dump_single(const Options& o) {
                                                    : "SPIR-V (try --target vulkan-nvidia)"));
   if (o.num_warps) options.num_warps = *o.num_warps;
   if (o.num_stages) options.num_stages = *o.num_stages;
+  if (o.maxnreg) options.maxnreg = *o.maxnreg;
   const Dumps quiet;
   // The stages come from the pipeline every launch runs (core/passes/pipeline.h).
   const passes::Stage stop = stage == "ir" ? passes::Stage::Tile : passes::Stage::Simt;

@@ -39,7 +39,9 @@ SEED_MATMUL = {
 }
 GROUP_M = 8                                         # tessera bench's grouped matmul rows
 # BLOCK_M, BLOCK_N, warps, stages: tessera bench's attention table (bench/attention.cpp).
-ATTENTION = [(128, 64, 8, 2), (128, 64, 8, 3), (128, 128, 8, 2), (64, 64, 4, 2), (64, 64, 4, 3)]
+# BM, BN, warps, stages, maxnreg (0: no limit): as bench/attention.cpp's table.
+ATTENTION = [(128, 64, 8, 2, 0), (128, 64, 8, 3, 0), (128, 128, 8, 2, 0), (64, 64, 4, 2, 0),
+             (64, 64, 4, 3, 0), (128, 64, 8, 2, 128), (128, 64, 8, 3, 128)]
 # BM, BN, BK, GROUP_M, warps, stages: Triton tutorial configurations.
 TUNED_MATMUL = [(128, 256, 64, 8, 8, 3), (128, 128, 64, 8, 4, 4), (128, 128, 32, 8, 4, 4),
                 (64, 256, 32, 8, 4, 4)]

@@ -26,6 +26,12 @@ bool is_simt(const Function& fn) {
   return fn.str_attr_or("stage", "") == "simt";
 }
 
+int simt_maxnreg(const Function& fn) {
+  const AttrValue* v = find_attr(fn.attrs, "maxnreg");
+  const int64_t* i = v ? std::get_if<int64_t>(v) : nullptr;
+  return i ? static_cast<int>(*i) : 0;
+}
+
 int simt_threads(const Function& fn) {
   return required_int(fn, "threads");
 }

@@ -163,6 +163,8 @@ int simt_subgroup(const Function& fn);       ///< S, attribute `subgroup`
 int simt_num_subgroups(const Function& fn);  ///< T / S
 /// The `target` attribute; empty when absent.
 std::string simt_target(const Function& fn);
+/// The `maxnreg` attribute (registers per thread at most, CompileOptions::maxnreg); 0 when absent.
+int simt_maxnreg(const Function& fn);
 
 /// One shared-memory buffer: `count` elements of `dtype`.
 struct SharedBuffer {

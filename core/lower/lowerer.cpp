@@ -50,6 +50,7 @@ std::unique_ptr<ir::Module> Lowerer::run() {
   fn_->set_attr("threads", threads_);
   fn_->set_attr("subgroup", int64_t{subgroup_});
   fn_->set_attr("target", target_.str());
+  if (plan_.options().maxnreg > 0) fn_->set_attr("maxnreg", int64_t{plan_.options().maxnreg});
   scopes_.push_back(Scope{fn_->body});
   b_.set_insertion_end(fn_->body);
   for (const ir::Param& p : src_.params) {

@@ -185,6 +185,7 @@ void Emitter::emit_signature() {
   annotate("maxntidx", ir::simt_threads(fn));
   annotate("maxntidy", 1);
   annotate("maxntidz", 1);
+  if (const int maxnreg = ir::simt_maxnreg(fn)) annotate("maxnreg", maxnreg);
 }
 
 void Emitter::emit_kernel() {

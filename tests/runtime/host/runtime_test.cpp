@@ -144,6 +144,12 @@ TEST_CASE("runtime: launch arguments are checked by parameter name") {
   CHECK(msg == "grid (-1, 1, 1) is invalid: each dimension must be in 0..2^32-1");
   msg = error_of([&] { k[{{1}, {.num_warps = 3}}](x, x, x, 16, 16); }, ErrorKind::Argument);
   CHECK(msg == "kernel 'vadd': num_warps must be a power of two in 1..32, got 3");
+  msg = error_of([&] { k[{{1}, {.maxnreg = 8}}](x, x, x, 16, 16); }, ErrorKind::Argument);
+  CHECK(msg == "kernel 'vadd': maxnreg must be 0 (no limit) or in 16..255, got 8");
+  msg = error_of([&] { k[{{1}, {.maxnreg = 256}}](x, x, x, 16, 16); }, ErrorKind::Argument);
+  CHECK(msg == "kernel 'vadd': maxnreg must be 0 (no limit) or in 16..255, got 256");
+  // The interpreters have no register limit: maxnreg is accepted and changes nothing.
+  k[{{1}, {.maxnreg = 32}}](x, x, x, 16, 16);
 }
 
 TEST_CASE("runtime: generic pointer parameters take the buffer's dtype") {

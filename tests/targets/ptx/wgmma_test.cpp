@@ -164,6 +164,15 @@ TEST_CASE("ptx wgmma: attention's two dots share one ring, q held, p read from r
   INFO("ptxas -v says:\n", as.log);
   CHECK(as.ok);
   CHECK(as.log.find("0 bytes spill stores, 0 bytes spill loads") != std::string::npos);
+  // maxnreg (two programs of 256 threads per multiprocessor): .maxnreg, and ptxas keeps to it.
+  const tessera::target::Artifact limited = tessera::targets::compile(
+      *tile, profile("cuda-sm_90a"), {.num_warps = 8, .num_stages = 2, .maxnreg = 128});
+  CHECK(limited.ptx.find(".maxnreg 128") != std::string::npos);
+  CHECK(a.ptx.find(".maxnreg") == std::string::npos);
+  Assembled as128 = assemble(limited.ptx, "sm_90a", "-v");
+  INFO("ptxas -v says:\n", as128.log);
+  CHECK(as128.ok);
+  CHECK(as128.log.find("Used 128 registers") != std::string::npos);
 }
 
 }  // namespace
