@@ -457,7 +457,10 @@ size_t Autotuner::search(std::span<const KernelArg> args, AutotuneReport& report
   size_t timed_count = 0;
   for (size_t i = 0; i < live.size(); ++i) {
     Trial& t = trials[live[i]];
-    if (!t.discarded.empty()) continue;
+    if (!t.discarded.empty()) {  // failed to compile
+      progress.step("timed", ++timed_count);
+      continue;
+    }
     try {
       for (int r = 0; r < warmup; ++r) run(t, nullptr, nullptr);
       stream.synchronize();
