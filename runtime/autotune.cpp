@@ -256,20 +256,27 @@ void Autotuner::launch(std::span<const KernelArg> args) const {
 
 size_t Autotuner::tune(std::span<const KernelArg> args) const {
   const std::string key = key_of(with_config(args, options_.configs[0]));
+  // In memory, choices are per device too (the disk key has the device's description).
+  std::string memory_key = key;
+  for (const KernelArg& a : args)
+    if (a.kind == Kind::Buffer && a.buffer.valid()) {
+      memory_key += " @" + std::to_string(reinterpret_cast<uintptr_t>(a.buffer.device()));
+      break;
+    }
   {
     std::lock_guard lock(mutex_);
-    if (auto it = chosen_.find(key); it != chosen_.end()) return it->second;
+    if (auto it = chosen_.find(memory_key); it != chosen_.end()) return it->second;
   }
   std::lock_guard searching(search_mutex_);
   {
     std::lock_guard lock(mutex_);
-    if (auto it = chosen_.find(key); it != chosen_.end()) return it->second;
+    if (auto it = chosen_.find(memory_key); it != chosen_.end()) return it->second;
   }
   AutotuneReport report;
   report.key = key;
   const size_t chosen = search(args, report);
   std::lock_guard lock(mutex_);
-  chosen_[key] = chosen;
+  chosen_[memory_key] = chosen;
   last_ = std::move(report);
   return chosen;
 }

@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "runtime/tessera.h"
-#include "support/capture.h"
-#include "support/env.h"
-#include "support/errors.h"
+#include "tests/support/capture.h"
+#include "tests/support/env.h"
+#include "tests/support/errors.h"
 
 namespace autotune_cases {
 

@@ -89,3 +89,16 @@ TEST_CASE("autotune: options naming no parameter, uneven configurations and bad 
             .find("autotuned kernel 'accumulate_kernel' takes 3 arguments (x, y, n) or all 4 "
                   "with the tuned ones, got 2") != std::string::npos);
 }
+
+TEST_CASE("autotune: one autotuner on two devices searches on each") {
+  ac::TempCache cache;
+  const auto tuned = tessera::autotune(ac::accumulate(), ac::options());
+  for (const char* name : kDevices) {
+    CAPTURE(name);
+    ac::Inputs in(tessera::Device::open(name), 64);
+    tuned(in.dx, in.dy, int32_t{64});
+    CHECK(in.dy.download() == in.expected(1, 64));
+    CHECK_FALSE(tuned.last_report().from_disk);  // the disk key names the device too
+  }
+  CHECK(tuned.search_count() == 2);
+}
