@@ -3,8 +3,13 @@
 /// order (GROUP_M = 8, a 1-D grid), and grouped with tensor descriptors. Every tile
 /// configuration of the dtype's row in the table is checked and (see config_timed) timed and the
 /// best is reported; a configuration the device cannot hold (shared memory, threads) is skipped
-/// with the reason. The int8 rows are in bench/matmul_int8.cpp.
+/// with the reason. The "autotuned" rows of the plain and grouped kernels run the same table
+/// through tessera::autotune (runtime/autotune.h), key M, N, K: the first launch searches (or
+/// reads the choice from the disk cache), the row times the chosen configuration, and its detail
+/// says how long the search took. The int8 rows are in bench/matmul_int8.cpp.
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cmath>
 #include <map>
@@ -183,14 +188,70 @@ Row run_config(Bench& b, Row row, const Problem<T>& p, const std::function<void(
   return finish_config(b, row, launch, p.c, timed);
 }
 
+/// The table's configurations as autotuning candidates.
+std::vector<Config> autotune_configs(const std::vector<MatmulConfig>& table) {
+  std::vector<Config> out;
+  for (const MatmulConfig& c : table)
+    out.push_back({{{"BLOCK_M", c.block_m}, {"BLOCK_N", c.block_n}, {"BLOCK_K", c.block_k}},
+                   c.num_warps,
+                   c.num_stages});
+  return out;
+}
+
+/// The autotuned row of the plain or grouped kernel: the table through tessera::autotune. The
+/// check's launch searches (outside the timing); the row is the chosen configuration's.
 template <class T>
-void run_matmul(Bench& b, const std::string& dtype, Variant variant, MatmulShape s) {
+Row run_autotuned(Bench& b, Row row, const Problem<T>& p, const KernelBase& kernel, Variant variant,
+                  const std::vector<MatmulConfig>& table) {
+  AutotuneOptions o{
+      .configs = autotune_configs(table),
+      .key = {"M", "N", "K"},
+      .grid = [variant](const Meta& m) {
+        const uint64_t gm = cdiv(m["M"], m["BLOCK_M"]), gn = cdiv(m["N"], m["BLOCK_N"]);
+        return variant == Variant::Grouped ? Grid(gm * gn) : Grid(gm, gn);
+      },
+      .outputs = {"c_ptr"}};
+  const Autotuner tuned(kernel, std::move(o));
+  const auto M = static_cast<int32_t>(p.m), N = static_cast<int32_t>(p.n),
+             K = static_cast<int32_t>(p.k);
+  std::function<void()> launch = [&] {
+    if (variant == Variant::Grouped)
+      tuned(p.a, p.b, p.c, M, N, K, K, 1, N, 1, N, 1, kGroupM);
+    else
+      tuned(p.a, p.b, p.c, M, N, K, K, 1, N, 1, N, 1);
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  if (variant == Variant::Grouped)
+    tuned.best_config(p.a, p.b, p.c, M, N, K, K, 1, N, 1, N, 1, kGroupM);
+  else
+    tuned.best_config(p.a, p.b, p.c, M, N, K, K, 1, N, 1, N, 1);
+  const double search_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const AutotuneReport report = tuned.last_report();
+  const size_t chosen = report.chosen;
+  row.config = config_label(table[chosen], variant == Variant::Plain ? 0 : kGroupM) + " autotuned";
+  size_t discarded = 0;
+  for (const AutotuneCandidate& c : report.candidates) discarded += !c.discarded.empty();
+  char detail[160];
+  if (report.from_disk)
+    std::snprintf(detail, sizeof detail, "choice from the disk cache in %.1f ms", search_s * 1e3);
+  else
+    std::snprintf(detail, sizeof detail, "search of %zu configurations (%zu discarded) in %.2f s",
+                  table.size(), discarded, search_s);
+  row.detail += std::string("; ") + detail;
+  return run_config(b, row, p, launch, true);
+}
+
+template <class T>
+void run_matmul(Bench& b, const std::string& dtype, Variant variant, MatmulShape s,
+                bool autotuned) {
   const bool tf32 = dtype == "tf32";
   Row base;
   base.kernel = kernel_name(variant);
   base.dtype = dtype;
   base.shape = {s.m, s.n, s.k};
-  base.workload = base.kernel + " " + dtype + " " + shape_label(base.shape);
+  base.workload = base.kernel + " " + dtype + " " + shape_label(base.shape) +
+                  (autotuned ? " autotuned" : "");
   base.flops = 2.0 * s.m * s.n * s.k;
   base.bytes = double(s.m * s.k + s.k * s.n + s.m * s.n) * sizeof(T);
   base.detail = "inputs uniform in [-1, 1]";
@@ -214,6 +275,15 @@ void run_matmul(Bench& b, const std::string& dtype, Variant variant, MatmulShape
                K = static_cast<int32_t>(s.k);
     const int group_m = variant == Variant::Plain ? 0 : kGroupM;
     const std::vector<MatmulConfig> configs = matmul_configs(dtype, group_m);
+    if (autotuned && !configs.empty()) {
+      tried.push_back(guarded(base, [&] {
+        const KernelBase& kernel = variant == Variant::Grouped
+                                       ? static_cast<const KernelBase&>(in_groups)
+                                       : static_cast<const KernelBase&>(plain);
+        return run_autotuned(b, base, p, kernel, variant, configs);
+      }));
+      return base;
+    }
     for (size_t i = 0; i < configs.size(); ++i) {
       const MatmulConfig& cfg = configs[i];
       const uint64_t grid_m = cdiv(s.m, cfg.block_m), grid_n = cdiv(s.n, cfg.block_n);
@@ -249,9 +319,17 @@ void run_matmul(Bench& b, const std::string& dtype, Variant variant, MatmulShape
 
 void add_matmul_cases(std::vector<Case>& cases, bool small) {
   auto add = [&](const std::string& dtype, MatmulShape s, Variant variant,
-                 void (*run)(Bench&, const std::string&, Variant, MatmulShape)) {
+                 void (*run)(Bench&, const std::string&, Variant, MatmulShape, bool)) {
     cases.push_back({kernel_name(variant) + " " + dtype + " " + shape_label({s.m, s.n, s.k}),
-                     [=](Bench& b) { run(b, dtype, variant, s); }});
+                     [=](Bench& b) { run(b, dtype, variant, s, false); }});
+  };
+  // The autotuned rows of the plain and grouped kernels, after the hand-swept ones.
+  auto add_tuned = [&](const std::string& dtype, MatmulShape s,
+                       void (*run)(Bench&, const std::string&, Variant, MatmulShape, bool)) {
+    for (Variant v : {Variant::Plain, Variant::Grouped})
+      cases.push_back(
+          {kernel_name(v) + " " + dtype + " " + shape_label({s.m, s.n, s.k}) + " autotuned",
+           [=](Bench& b) { run(b, dtype, v, s, true); }});
   };
   const MatmulShape mid = matmul_mid(small), big = matmul_big(small);
   constexpr Variant kAll[] = {Variant::Plain, Variant::Grouped, Variant::Descriptor};
@@ -260,6 +338,10 @@ void add_matmul_cases(std::vector<Case>& cases, bool small) {
   for (Variant v : kAll) add("bf16", mid, v, run_matmul<bfloat16>);
   for (Variant v : kAll) add("fp16", big, v, run_matmul<half>);
   for (Variant v : kAll) add("bf16", big, v, run_matmul<bfloat16>);
+  add_tuned("fp16", mid, run_matmul<half>);
+  add_tuned("bf16", mid, run_matmul<bfloat16>);
+  add_tuned("fp16", big, run_matmul<half>);
+  add_tuned("bf16", big, run_matmul<bfloat16>);
 }
 
 }  // namespace tessera::bench

@@ -4,6 +4,7 @@
 
 #include "core/lang/tl.h"
 #include "core/support/error.h"
+#include "runtime/autotune.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "runtime/kernel.h"

@@ -160,7 +160,7 @@ add_test(NAME "tool: tessera cache lists and clears the caches"
          WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
 set_tests_properties("tool: tessera cache lists and clears the caches" PROPERTIES
                      PASS_REGULAR_EXPRESSION
-                     "^cache root: [^\n]*/cache-test \\(TESSERA_CACHE_DIR\\)\ncache +files +size +folder\ncuda +2 +1023 B +[^\n]*/cache-test/cuda\nvulkan +1 +2\\.9 KiB +[^\n]*/cache-test/vulkan\nartifacts +0 +0 B +[^\n]*/cache-test/artifacts \\(missing\\)\ntotal +3 +3\\.9 KiB\n.*removed 3 files \\(3\\.9 KiB\\)\nleft: 0\n.*\nvulkan +1 +5 B .*removed 1 file \\(5 B\\)\nleft: 0\nexit 0\n$")
+                     "^cache root: [^\n]*/cache-test \\(TESSERA_CACHE_DIR\\)\ncache +files +size +folder\ncuda +2 +1023 B +[^\n]*/cache-test/cuda\nvulkan +1 +2\\.9 KiB +[^\n]*/cache-test/vulkan\nartifacts +0 +0 B +[^\n]*/cache-test/artifacts \\(missing\\)\nautotune +0 +0 B +[^\n]*/cache-test/autotune \\(missing\\)\ntotal +3 +3\\.9 KiB\n.*removed 3 files \\(3\\.9 KiB\\)\nleft: 0\n.*\nvulkan +1 +5 B .*removed 1 file \\(5 B\\)\nleft: 0\nexit 0\n$")
 # The real thing: the pipeline cache and the artifacts that a run on vulkan:0 leaves.
 if(TESSERA_HAS_VULKAN)
   add_test(NAME "tool: tessera cache shows the pipeline cache of a run on vulkan:0"
@@ -171,7 +171,7 @@ if(TESSERA_HAS_VULKAN)
            WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
   set_tests_properties("tool: tessera cache shows the pipeline cache of a run on vulkan:0" PROPERTIES
                        PASS_REGULAR_EXPRESSION
-                       "\ncuda +0 +0 B +[^\n]*/cuda \\(missing\\)\nvulkan +1 +[0-9.]+ [KMi]*B +[^\n]*/cache-test-vulkan/vulkan\nartifacts +[1-9][0-9]* +[0-9.]+ [KMi]*B +[^\n]*/cache-test-vulkan/artifacts\ntotal +[2-9][0-9]* .*exit 0\n$")
+                       "\ncuda +0 +0 B +[^\n]*/cuda \\(missing\\)\nvulkan +1 +[0-9.]+ [KMi]*B +[^\n]*/cache-test-vulkan/vulkan\nartifacts +[1-9][0-9]* +[0-9.]+ [KMi]*B +[^\n]*/cache-test-vulkan/artifacts\nautotune +0 +0 B +[^\n]*/cache-test-vulkan/autotune \\(missing\\)\ntotal +[2-9][0-9]* .*exit 0\n$")
 endif()
 tool_stderr("tessera cache with an unknown argument"
             "^tessera cache: unknown argument '--all' \\(see `tessera cache --help`\\)\nexit 2\n$"

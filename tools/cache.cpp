@@ -1,5 +1,6 @@
 /// \file `tessera cache`: lists runtime/cache.h's caches (the CUDA cubins, the Vulkan pipeline
-/// caches, the compiled artifacts) with what each holds, and clears them.
+/// caches, the compiled artifacts) and the autotuning choices (runtime/autotune.h) with what
+/// each holds, and clears them.
 /// Clearing removes what a cache folder holds but keeps the folder, which may be a link the user
 /// made to another disk.
 #include "tools/cache.h"
@@ -9,6 +10,7 @@
 #include <filesystem>
 
 #include "core/support/error.h"
+#include "runtime/autotune.h"
 #include "runtime/cache.h"
 #include "tools/cli.h"
 
@@ -82,7 +84,12 @@ int cache_main(const std::vector<std::string>& args) {
   print_root();
   std::vector<std::vector<std::string>> rows = {{"cache", "files", "size", "folder"}};
   uint64_t total_files = 0, total_bytes = 0;
-  for (const DiskCache& cache : disk_caches()) {
+  std::vector<DiskCache> caches = disk_caches();
+  caches.push_back({"autotune",
+                    "autotuning choices, one file per kernel, device, configurations, key value "
+                    "and compiler build",
+                    autotune_cache_dir()});
+  for (const DiskCache& cache : caches) {
     const Contents c = contents(cache.path);
     if (clearing && c.state.empty()) clear(cache.path);
     total_files += c.files;

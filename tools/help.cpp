@@ -80,8 +80,12 @@ constexpr std::string_view kCache =
     "  artifacts  compiled kernels (PTX, SPIR-V) with their launch facts, per\n"
     "             traced kernel, target, options and compiler build: a process's\n"
     "             first launch skips lowering and emission\n"
+    "  autotune   the choices of tessera::autotune, per device, kernel,\n"
+    "             configurations, key value and compiler build: a process's\n"
+    "             first launch of a tuned kernel skips the search\n"
     "\n"
-    "Every entry is recompiled when missing, so clearing only costs compile time.\n"
+    "Every entry is recompiled (or searched) when missing, so clearing only costs\n"
+    "compile time.\n"
     "The drivers' own caches (CUDA_CACHE_PATH, Mesa's and NVIDIA's shader caches)\n"
     "are theirs and are left alone.\n";
 
