@@ -215,11 +215,13 @@ tensor minimum(const Operand& a, const Operand& b, PropagateNan nan, Here loc) {
 tensor maximum(const Operand& a, const Operand& b, PropagateNan nan, Here loc) {
   return min_max(OpKind::Max, a, b, nan, loc);
 }
-tensor clamp(const Operand& x, const Operand& lo, const Operand& hi, Here loc) {
-  return minimum(maximum(x, lo, PropagateNan::All, loc), hi, PropagateNan::All, loc);
+tensor clamp(const Operand& x, const Operand& lo, const Operand& hi, PropagateNan nan, Here loc) {
+  return minimum(maximum(x, lo, nan, loc), hi, nan, loc);
 }
 
-tensor fdiv(const Operand& a, const Operand& b, Here loc) {
+tensor fdiv(const Operand& a, const Operand& b, Here loc) { return truediv(a, b, loc); }
+
+tensor truediv(const Operand& a, const Operand& b, Here loc) {
   reject_pointers(a, b, "div");
   DType dtype = detail::computation_dtype(a, b, "div", loc);
   if (!ir::is_float(dtype)) dtype = DType::f32;
