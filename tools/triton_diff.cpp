@@ -140,6 +140,7 @@ class Case {
   }
   std::string json(const std::string& family) const {
     std::ostringstream o;
+    o.precision(17);  // parameters such as qk_scale reach the Triton twin exactly
     o << "{\"name\": \"" << name_ << "\", \"family\": \"" << family << "\", \"params\": {";
     for (size_t i = 0; i < params_.size(); ++i)
       o << (i ? ", " : "") << "\"" << params_[i].first << "\": " << params_[i].second;
@@ -303,7 +304,9 @@ void unary_where_case(Case& c) {
   TESSERA_KERNEL(unary_where_kernel, x, y, e, w, n, BLOCK)[{cdiv(n, BLOCK)}](x, y, e, w, n, BLOCK);
   c.output("exp", e, {n});
   c.output("where", w, {n});
-  c.bound(8, -1);  // Triton's exp: ex2.approx (2 ulp) of a rounded x * log2(e), |x| <= 20
+  // Triton's tl.exp is ex2.approx (2 ulp) of x * log2(e) rounded to f32: for |x| <= 20 the
+  // rounding alone moves the result by up to 1.2e-6 relative, 20 ulp.
+  c.bound(32, -1);
 }
 
 void division_case(Case& c) {
