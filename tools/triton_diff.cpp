@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/kernels.h"
 #include "core/support/filter.h"
 #include "runtime/tessera.h"
 #include "samples/kernels/attention.h"
@@ -20,88 +21,14 @@
 #include "samples/kernels/row_sum.h"
 #include "samples/kernels/softmax.h"
 #include "samples/kernels/vector_add.h"
+#include "tools/triton_diff_kernels.h"
 
 namespace tessera::tools {
 namespace {
 
 namespace tl = tessera::tl;
 namespace fs = std::filesystem;
-
-// --- one kernel per op family (bench/peers/diff.py has the Triton twin of each) ---------------
-
-/// Elementwise binary with Triton's NaN default: maximum(x, 0) and minimum(x, y).
-void minmax_kernel(tl::ptr<float> x, tl::ptr<float> y, tl::ptr<float> relu, tl::ptr<float> lo,
-                   tl::i32 n, int BLOCK) {
-  auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
-  auto m = offs < n;
-  auto a = tl::load(x + offs, m), b = tl::load(y + offs, m);
-  tl::store(relu + offs, tl::maximum(a, 0.0f), m);
-  tl::store(lo + offs, tl::minimum(a, b), m);
-}
-
-/// Unary math: exp, and compare/where: where(x > y, x, 2 * y).
-void unary_where_kernel(tl::ptr<float> x, tl::ptr<float> y, tl::ptr<float> e, tl::ptr<float> w,
-                        tl::i32 n, int BLOCK) {
-  auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
-  auto m = offs < n;
-  auto a = tl::load(x + offs, m), b = tl::load(y + offs, m);
-  tl::store(e + offs, tl::exp(a), m);
-  tl::store(w + offs, tl::where(a > b, a, 2.0f * b), m);
-}
-
-/// Integer division as Triton spells it: `a // b` (here `/`) and `a / b` (here tl::truediv).
-void division_kernel(tl::ptr<int32_t> x, tl::ptr<int32_t> y, tl::ptr<int32_t> q, tl::ptr<float> r,
-                     tl::i32 n, int BLOCK) {
-  auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
-  auto m = offs < n;
-  auto a = tl::load(x + offs, m), b = tl::load(y + offs, m);
-  tl::store(q + offs, a / b, m);
-  tl::store(r + offs, tl::truediv(a, b), m);
-}
-
-/// Casts: f32 -> f16 (to nearest even) and f32 -> i32 (toward zero).
-void cast_kernel(tl::ptr<float> x, tl::ptr<tessera::half> h, tl::ptr<int32_t> i, tl::i32 n,
-                 int BLOCK) {
-  auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
-  auto m = offs < n;
-  auto a = tl::load(x + offs, m);
-  tl::store(h + offs, a.to(tl::float16), m);
-  tl::store(i + offs, a.to(tl::int32), m);
-}
-
-/// Reductions of one row per program: max with NaN elements (ignored, as Triton's), and the sum
-/// of an f16 row (Tessera: f32 accumulator and result; Triton 3.6: f16).
-void reduce_kernel(tl::ptr<float> x, tl::ptr<tessera::half> h, tl::ptr<float> mx, tl::ptr<float> s,
-                   tl::i32 n, int BLOCK) {
-  auto row = tl::program_id(0);
-  auto cols = tl::arange(0, BLOCK);
-  auto m = cols < n;
-  tl::store(mx + row, tl::max(tl::load(x + row * n + cols, m, -INFINITY), 0));
-  tl::store(s + row, tl::sum(tl::load(h + row * n + cols, m, 0.0f), 0));
-}
-
-/// Scan: the inclusive cumsum of each row.
-void cumsum_kernel(tl::ptr<float> x, tl::ptr<float> out, tl::i32 n, int BLOCK) {
-  auto row = tl::program_id(0);
-  auto cols = tl::arange(0, BLOCK);
-  auto m = cols < n;
-  tl::store(out + row * n + cols, tl::cumsum(tl::load(x + row * n + cols, m, 0.0f), 0), m);
-}
-
-/// Dot: one M x K by K x N product of row-major tiles (f32 inputs use TF32, as Triton's default).
-void dot_kernel(tl::pointer a, tl::pointer b, tl::ptr<float> c, int M, int N, int K) {
-  auto rm = tl::arange(0, M), rn = tl::arange(0, N), rk = tl::arange(0, K);
-  auto at = tl::load(a + rm[{tl::_, tl::None}] * K + rk[{tl::None, tl::_}]);
-  auto bt = tl::load(b + rk[{tl::_, tl::None}] * N + rn[{tl::None, tl::_}]);
-  tl::store(c + rm[{tl::_, tl::None}] * N + rn[{tl::None, tl::_}], tl::dot(at, bt));
-}
-
-/// Atomics: a histogram of x into 64 bins with atomic_add (integers: the result has no order).
-void histogram_kernel(tl::ptr<int32_t> x, tl::ptr<int32_t> bins, tl::i32 n, int BLOCK) {
-  auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
-  auto m = offs < n;
-  tl::atomic_add(bins + (tl::load(x + offs, m, 0) & 63), 1, m);
-}
+using namespace triton_diff;  // the op-family kernels
 
 // --- the case runner ---------------------------------------------------------------------------
 
@@ -156,6 +83,7 @@ class Case {
     if constexpr (std::is_same_v<T, float>) return "f32";
     if constexpr (std::is_same_v<T, int32_t>) return "i32";
     if constexpr (std::is_same_v<T, tessera::half>) return "f16";
+    if constexpr (std::is_same_v<T, int8_t>) return "i8";
     return "?";
   }
   double unit() { return static_cast<double>(rng_() >> 11) * 0x1p-53; }
@@ -202,13 +130,13 @@ void elementwise_case(Case& c, int n, bool gelu) {
   auto x = c.input("x", c.floats(n, -4, 4), {n});
   auto out = c.dev().alloc<float>(n);
   if (gelu) {
-    TESSERA_KERNEL(samples::gelu_kernel, x_ptr, y_ptr, n, BLOCK)
-    [{cdiv(n, BLOCK)}](x, out, n, BLOCK);
+    auto kernel = TESSERA_KERNEL(samples::gelu_kernel, x_ptr, y_ptr, n, BLOCK);
+    kernel[{cdiv(n, BLOCK)}](x, out, n, BLOCK);
     c.bound(-1, 2e-6);  // Triton's tl.exp is ex2.approx of x * log2(e)
   } else {
     auto y = c.input("y", c.floats(n, -4, 4), {n});
-    TESSERA_KERNEL(samples::vector_add_kernel, x_ptr, y_ptr, out_ptr, n, BLOCK)
-    [{cdiv(n, BLOCK)}](x, y, out, n, BLOCK);
+    auto kernel = TESSERA_KERNEL(samples::vector_add_kernel, x_ptr, y_ptr, out_ptr, n, BLOCK);
+    kernel[{cdiv(n, BLOCK)}](x, y, out, n, BLOCK);
     c.bound(0, 0);
   }
   c.output("out", out, {n});
@@ -219,9 +147,9 @@ void softmax_case(Case& c) {
   c.param("M", M), c.param("N", N), c.param("BLOCK", BLOCK);
   auto x = c.input("x", c.floats(size_t(M) * N, -5, 5), {M, N});
   auto y = c.dev().alloc<float>(size_t(M) * N);
-  TESSERA_KERNEL(samples::softmax_kernel, x_ptr, y_ptr, x_row_stride, y_row_stride, num_cols,
-                 BLOCK_SIZE)
-  [{M}](x, y, N, N, N, BLOCK);
+  auto kernel = TESSERA_KERNEL(samples::softmax_kernel, x_ptr, y_ptr, x_row_stride, y_row_stride,
+                               num_cols, BLOCK_SIZE);
+  kernel[{M}](x, y, N, N, N, BLOCK);
   c.output("y", y, {M, N});
   c.bound(-1, 2e-6);
 }
@@ -231,7 +159,8 @@ void row_sum_case(Case& c) {
   c.param("M", M), c.param("N", N), c.param("BLOCK", BLOCK);
   auto x = c.input("x", c.floats(size_t(M) * N, -1, 1), {M, N});
   auto out = c.dev().alloc<float>(M);
-  TESSERA_KERNEL(samples::row_sum_kernel, x_ptr, out_ptr, N, BLOCK_SIZE)[{M}](x, out, N, BLOCK);
+  auto kernel = TESSERA_KERNEL(samples::row_sum_kernel, x_ptr, out_ptr, N, BLOCK_SIZE);
+  kernel[{M}](x, out, N, BLOCK);
   c.output("out", out, {M});
   c.bound(-1, 1e-5);  // sums reassociate: f32 rounding of a different order
 }
@@ -243,9 +172,10 @@ void matmul_case(Case& c) {
   auto a = c.input("a", c.floats(size_t(M) * K, -1, 1), {M, K});
   auto b = c.input("b", c.floats(size_t(K) * N, -1, 1), {K, N});
   auto out = c.dev().alloc<float>(size_t(M) * N);
-  TESSERA_KERNEL(samples::matmul_relu_kernel, a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak,
-                 stride_bk, stride_bn, stride_cm, stride_cn, BLOCK_M, BLOCK_N, BLOCK_K)
-  [{{cdiv(M, BM), cdiv(N, BN)}}](a, b, out, M, N, K, K, 1, N, 1, N, 1, BM, BN, BK);
+  auto kernel = TESSERA_KERNEL(samples::matmul_relu_kernel, a_ptr, b_ptr, c_ptr, M, N, K, stride_am,
+                               stride_ak, stride_bk, stride_bn, stride_cm, stride_cn, BLOCK_M,
+                               BLOCK_N, BLOCK_K);
+  kernel[{{cdiv(M, BM), cdiv(N, BN)}}](a, b, out, M, N, K, K, 1, N, 1, N, 1, BM, BN, BK);
   c.output("c", out, {M, N});
   c.bound(-1, 4e-3, "TF32 operands: Tessera rounds to nearest, Triton truncates (docs/guide.md)");
 }
@@ -265,11 +195,56 @@ void attention_case(Case& c) {
   auto k = c.input("k", halves(n), {BH, SEQ, D});
   auto v = c.input("v", halves(n), {BH, SEQ, D});
   auto out = c.dev().alloc<tessera::half>(n);
-  TESSERA_KERNEL(samples::attention_kernel, q, k, v, out, qk_scale, seq, HEAD_DIM, BLOCK_M, BLOCK_N,
-                 CAUSAL)
-  [{{cdiv(SEQ, BM), BH}}](q, k, v, out, qk_scale, SEQ, D, BM, BN, 0);
+  auto kernel = TESSERA_KERNEL(samples::attention_kernel, q, k, v, out, qk_scale, seq, HEAD_DIM,
+                               BLOCK_M, BLOCK_N, CAUSAL);
+  kernel[{{cdiv(SEQ, BM), BH}}](q, k, v, out, qk_scale, SEQ, D, BM, BN, 0);
   c.output("out", out, {BH, SEQ, D});
   c.bound(-1, 2e-3);  // an f16 result (2^-11 relative) of f16 dots and exp2
+}
+
+/// The bench workloads' own kernels (bench/kernels.h) at small sizes: layer norm of f16 rows
+/// with Triton's tutorial configuration, and the int8 matmul (exact i32 sums).
+void layer_norm_case(Case& c) {
+  const int M = 64, N = 1500, BLOCK = 2048, WARPS = 8;
+  c.param("M", M), c.param("N", N), c.param("BLOCK", BLOCK), c.param("num_warps", WARPS);
+  auto halves = [&](size_t n, double lo, double hi) {
+    std::vector<tessera::half> h;
+    for (float f : c.floats(n, lo, hi)) h.push_back(tessera::half(f));
+    return h;
+  };
+  auto x = c.input("x", halves(size_t(M) * N, -3, 1), {M, N});
+  auto w = c.input("w", halves(N, 0.5, 1.5), {N});
+  auto b = c.input("b", halves(N, -0.5, 0.5), {N});
+  auto y = c.dev().alloc<tessera::half>(size_t(M) * N);
+  auto mean = c.dev().alloc<float>(M), rstd = c.dev().alloc<float>(M);
+  auto kernel = TESSERA_KERNEL(bench::layer_norm_kernel, x_ptr, y_ptr, w_ptr, b_ptr, mean_ptr,
+                               rstd_ptr, row_stride, N, eps, BLOCK_SIZE);
+  const LaunchConfig launch(Grid(M), LaunchOptions{.num_warps = WARPS});
+  kernel[launch](x, y, w, b, mean, rstd, N, N, 1e-5f, BLOCK);
+  c.output("y", y, {M, N});
+  c.output("mean", mean, {M});
+  c.output("rstd", rstd, {M});
+  c.bound(-1, 2e-3);  // the f16 result (2^-11 relative) of f32 statistics
+}
+
+void matmul_int8_case(Case& c) {
+  const int M = 150, N = 100, K = 200, BM = 64, BN = 64, BK = 64;
+  c.param("M", M), c.param("N", N), c.param("K", K), c.param("BLOCK_M", BM), c.param("BLOCK_N", BN),
+      c.param("BLOCK_K", BK);
+  auto bytes = [&](size_t n) {
+    std::vector<int8_t> v;
+    for (int32_t i : c.ints(n, -128, 128)) v.push_back(static_cast<int8_t>(i));
+    return v;
+  };
+  auto a = c.input("a", bytes(size_t(M) * K), {M, K});
+  auto b = c.input("b", bytes(size_t(K) * N), {K, N});
+  auto out = c.dev().alloc<int32_t>(size_t(M) * N);
+  auto kernel =
+      TESSERA_KERNEL(bench::matmul_int8_kernel, a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak,
+                     stride_bk, stride_bn, stride_cm, stride_cn, BLOCK_M, BLOCK_N, BLOCK_K);
+  kernel[{{cdiv(M, BM), cdiv(N, BN)}}](a, b, out, M, N, K, K, 1, N, 1, N, 1, BM, BN, BK);
+  c.output("c", out, {M, N});
+  c.bound(0, 0);
 }
 
 /// `n` floats with NaN, +-inf and signed zeros in front.
@@ -288,8 +263,8 @@ void minmax_case(Case& c) {
   hy[5] = NAN, hy[6] = NAN;  // both NaN at 5; a NaN against a number at 0 and 6
   auto y = c.input("y", hy, {n});
   auto relu = c.dev().alloc<float>(n), lo = c.dev().alloc<float>(n);
-  TESSERA_KERNEL(minmax_kernel, x, y, relu, lo, n, BLOCK)
-  [{cdiv(n, BLOCK)}](x, y, relu, lo, n, BLOCK);
+  auto kernel = TESSERA_KERNEL(minmax_kernel, x, y, relu, lo, n, BLOCK);
+  kernel[{cdiv(n, BLOCK)}](x, y, relu, lo, n, BLOCK);
   c.output("relu", relu, {n});
   c.output("lo", lo, {n});
   c.bound(0, 0);
@@ -301,7 +276,8 @@ void unary_where_case(Case& c) {
   auto x = c.input("x", c.floats(n, -20, 20), {n});
   auto y = c.input("y", c.floats(n, -20, 20), {n});
   auto e = c.dev().alloc<float>(n), w = c.dev().alloc<float>(n);
-  TESSERA_KERNEL(unary_where_kernel, x, y, e, w, n, BLOCK)[{cdiv(n, BLOCK)}](x, y, e, w, n, BLOCK);
+  auto kernel = TESSERA_KERNEL(unary_where_kernel, x, y, e, w, n, BLOCK);
+  kernel[{cdiv(n, BLOCK)}](x, y, e, w, n, BLOCK);
   c.output("exp", e, {n});
   c.output("where", w, {n});
   // Triton's tl.exp is ex2.approx (2 ulp) of x * log2(e) rounded to f32: for |x| <= 20 the
@@ -318,7 +294,8 @@ void division_case(Case& c) {
   auto y = c.input("y", hb, {n});
   auto q = c.dev().alloc<int32_t>(n);
   auto r = c.dev().alloc<float>(n);
-  TESSERA_KERNEL(division_kernel, x, y, q, r, n, BLOCK)[{cdiv(n, BLOCK)}](x, y, q, r, n, BLOCK);
+  auto kernel = TESSERA_KERNEL(division_kernel, x, y, q, r, n, BLOCK);
+  kernel[{cdiv(n, BLOCK)}](x, y, q, r, n, BLOCK);
   c.output("floordiv", q, {n});
   c.output("truediv", r, {n});
   c.bound(2, -1);  // CUDA's f32 division (div.full) is within 2 ulp; Triton's `/` is div.rn
@@ -330,7 +307,8 @@ void cast_case(Case& c) {
   auto x = c.input("x", c.floats(n, -60000, 60000), {n});
   auto h = c.dev().alloc<tessera::half>(n);
   auto i = c.dev().alloc<int32_t>(n);
-  TESSERA_KERNEL(cast_kernel, x, h, i, n, BLOCK)[{cdiv(n, BLOCK)}](x, h, i, n, BLOCK);
+  auto kernel = TESSERA_KERNEL(cast_kernel, x, h, i, n, BLOCK);
+  kernel[{cdiv(n, BLOCK)}](x, h, i, n, BLOCK);
   c.output("f16", h, {n});
   c.output("i32", i, {n});
   c.bound(0, 0);
@@ -347,7 +325,8 @@ void reduce_case(Case& c) {
   auto x = c.input("x", hx, {M, N});
   auto h = c.input("h", hh, {M, N});
   auto mx = c.dev().alloc<float>(M), s = c.dev().alloc<float>(M);
-  TESSERA_KERNEL(reduce_kernel, x, h, mx, s, n, BLOCK)[{M}](x, h, mx, s, N, BLOCK);
+  auto kernel = TESSERA_KERNEL(reduce_kernel, x, h, mx, s, n, BLOCK);
+  kernel[{M}](x, h, mx, s, N, BLOCK);
   c.output("max", mx, {M});
   c.output("sum_f16", s, {M});
   c.bound(-1, 4e-3, "f16 sums: Tessera accumulates in f32, Triton 3.6 in f16 (docs/guide.md)");
@@ -358,7 +337,8 @@ void cumsum_case(Case& c) {
   c.param("M", M), c.param("N", N), c.param("BLOCK", BLOCK);
   auto x = c.input("x", c.floats(size_t(M) * N, -1, 1), {M, N});
   auto out = c.dev().alloc<float>(size_t(M) * N);
-  TESSERA_KERNEL(cumsum_kernel, x, out, n, BLOCK)[{M}](x, out, N, BLOCK);
+  auto kernel = TESSERA_KERNEL(cumsum_kernel, x, out, n, BLOCK);
+  kernel[{M}](x, out, N, BLOCK);
   c.output("out", out, {M, N});
   c.bound(-1, 1e-5);
 }
@@ -392,7 +372,8 @@ void histogram_case(Case& c) {
   c.param("n", n), c.param("BLOCK", BLOCK);
   auto x = c.input("x", c.ints(n, 0, 1 << 20), {n});
   auto bins = c.dev().upload(std::vector<int32_t>(64, 0));
-  TESSERA_KERNEL(histogram_kernel, x, bins, n, BLOCK)[{cdiv(n, BLOCK)}](x, bins, n, BLOCK);
+  auto kernel = TESSERA_KERNEL(histogram_kernel, x, bins, n, BLOCK);
+  kernel[{cdiv(n, BLOCK)}](x, bins, n, BLOCK);
   c.output("bins", bins, {64});
   c.bound(0, 0);
 }
@@ -405,6 +386,8 @@ const std::vector<DiffCase>& cases() {
       {"row_sum", "seed", row_sum_case},
       {"matmul_relu", "seed", matmul_case},
       {"attention", "seed", attention_case},
+      {"layer_norm", "bench workload", layer_norm_case},
+      {"matmul_int8", "bench workload", matmul_int8_case},
       {"minmax_nan", "elementwise binary", minmax_case},
       {"exp_where", "unary, compare/where", unary_where_case},
       {"int_division", "elementwise binary", division_case},

@@ -19,7 +19,7 @@ import os
 import struct
 import sys
 
-FORMATS = {"f32": ("f", 4), "i32": ("i", 4), "f16": ("e", 2)}
+FORMATS = {"f32": ("f", 4), "i32": ("i", 4), "f16": ("e", 2), "i8": ("b", 1)}
 
 
 def load(folder, entry):
@@ -62,7 +62,7 @@ def compare(got, want, dtype):
             nan_mismatch += 1
             same = False
             continue
-        if a == b and (dtype == "i32" or math.copysign(1, a) == math.copysign(1, b)):
+        if a == b and (dtype.startswith("i") or math.copysign(1, a) == math.copysign(1, b)):
             if not math.isinf(b):
                 scale = max(scale, abs(b))
             continue
@@ -101,7 +101,7 @@ def triton_reference(folder, case):
     import torch
     import twins
 
-    dt = {"f32": torch.float32, "i32": torch.int32, "f16": torch.float16}
+    dt = {"f32": torch.float32, "i32": torch.int32, "f16": torch.float16, "i8": torch.int8}
     inputs = {}
     for e in case["inputs"]:
         with open(os.path.join(folder, e["file"]), "rb") as f:
@@ -112,7 +112,7 @@ def triton_reference(folder, case):
     want = {}
     for e in case["outputs"]:
         t = outputs[e["name"]].detach().cpu().contiguous().reshape(-1)
-        want[e["name"]] = t.float().tolist() if e["dtype"] != "i32" else t.tolist()
+        want[e["name"]] = t.tolist() if e["dtype"].startswith("i") else t.float().tolist()
     return want
 
 

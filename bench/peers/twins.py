@@ -128,6 +128,21 @@ def run(name, t, p):
             t["q"], t["k"], t["v"], out, float(p["qk_scale"]), seq, HEAD_DIM=d, BLOCK_M=bm,
             BLOCK_N=bn, CAUSAL=0)
         return {"out": out}
+    if name == "layer_norm":
+        M, N = _i(p, "M"), _i(p, "N")
+        y = empty(t["x"])
+        mean = torch.empty(M, device="cuda", dtype=torch.float32)
+        rstd = torch.empty(M, device="cuda", dtype=torch.float32)
+        kernels.layer_norm_kernel[(M,)](t["x"], y, t["w"], t["b"], mean, rstd, N, N, 1e-5,
+                                        BLOCK_SIZE=_i(p, "BLOCK"), num_warps=_i(p, "num_warps"))
+        return {"y": y, "mean": mean, "rstd": rstd}
+    if name == "matmul_int8":
+        M, N, K = _i(p, "M"), _i(p, "N"), _i(p, "K")
+        bm, bn, bk = _i(p, "BLOCK_M"), _i(p, "BLOCK_N"), _i(p, "BLOCK_K")
+        c = torch.empty((M, N), device="cuda", dtype=torch.int32)
+        kernels.matmul_int8_kernel[(triton.cdiv(M, bm), triton.cdiv(N, bn))](
+            t["a"], t["b"], c, M, N, K, K, 1, N, 1, N, 1, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk)
+        return {"c": c}
     if name == "minmax_nan":
         relu, lo = empty(t["x"]), empty(t["x"])
         minmax_kernel[grid](t["x"], t["y"], relu, lo, n, BLOCK=block)

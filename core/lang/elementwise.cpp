@@ -91,7 +91,9 @@ tensor min_max(OpKind kind, const Operand& a, const Operand& b, PropagateNan nan
   reject_pointers(a, b, ir::op_name(kind));
   Operand la(a.is_tensor() ? Operand(a.as_tensor(), loc) : a);
   tensor r = binary(kind, la, b);
-  if (nan == PropagateNan::None) r.value()->def->set_attr("nan", std::string("ignore"));
+  // The rule concerns floats only: integer min/max keep the IR's plain form.
+  if (nan == PropagateNan::None && ir::is_float(r.value()->type.dtype))
+    r.value()->def->set_attr("nan", std::string("ignore"));
   return r;
 }
 
