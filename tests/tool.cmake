@@ -87,7 +87,7 @@ tool_stdout("tessera --version" "^tessera ${PROJECT_VERSION}\nexit 0\n$" --versi
 # commands listed and a close one suggested), an unknown option.
 tool_stderr("tessera without a command" "^usage: tessera COMMAND.*exit 2\n$")
 tool_stderr("an unknown command"
-            "^tessera: unknown command 'frobnicate'\ncommands: devices, dump, cache, conformance, fuzz, bench, help \\(see `tessera --help`\\)\nexit 2\n$"
+            "^tessera: unknown command 'frobnicate'\ncommands: devices, dump, cache, conformance, fuzz, bench, triton-diff, help \\(see `tessera --help`\\)\nexit 2\n$"
             frobnicate)
 tool_stderr("a misspelt command" "unknown command 'devcies' \\(did you mean 'devices'\\?\\).*exit 2"
             devcies)
@@ -176,3 +176,29 @@ endif()
 tool_stderr("tessera cache with an unknown argument"
             "^tessera cache: unknown argument '--all' \\(see `tessera cache --help`\\)\nexit 2\n$"
             cache --all)
+
+# `tessera triton-diff` writes the same inputs on every device and bench/peers/diff.py compares
+# the outputs (against the host's here; against the Triton twins on a GPU machine: gpu-check's
+# triton-diff step). Fails on a FAIL verdict or inputs that differ between devices.
+set(triton_diff_dir ${CMAKE_CURRENT_BINARY_DIR}/triton-diff)
+set(triton_diff_devices host simt:32)
+if(TESSERA_HAS_VULKAN)
+  list(APPEND triton_diff_devices vulkan:0)
+endif()
+set(triton_diff_script "rm -rf '${triton_diff_dir}'")
+set(triton_diff_outs)
+foreach(device ${triton_diff_devices})
+  string(REPLACE ":" "" sub ${device})
+  string(APPEND triton_diff_script
+         " && $<TARGET_FILE:tessera_tool> triton-diff --device ${device} --out '${triton_diff_dir}/${sub}'")
+  if(NOT device STREQUAL "host")
+    list(APPEND triton_diff_outs "'${triton_diff_dir}/${sub}'")
+  endif()
+endforeach()
+list(JOIN triton_diff_outs " " triton_diff_outs)
+string(APPEND triton_diff_script " && python3 ${PROJECT_SOURCE_DIR}/bench/peers/diff.py "
+       "${triton_diff_outs} --reference '${triton_diff_dir}/host'")
+add_test(NAME "tool: tessera triton-diff on CPU devices, compared by bench/peers/diff.py"
+         COMMAND sh -c "${triton_diff_script}")
+set_tests_properties("tool: tessera triton-diff on CPU devices, compared by bench/peers/diff.py"
+                     PROPERTIES PASS_REGULAR_EXPRESSION "17 cases x [0-9]+ devices against host: 0 FAIL")

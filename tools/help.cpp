@@ -155,6 +155,24 @@ constexpr std::string_view kBench =
     "  --peak K=T,...    TFLOP/s (int8: TOP/s) per matmul input type, for the\n"
     "                    compute floor\n";
 
+constexpr std::string_view kTritonDiff =
+    "usage: tessera triton-diff --device NAME --out DIR [--seed S] [--filter PATTERN]\n"
+    "                           [--list]\n"
+    "\n"
+    "The Tessera half of the differential check against Triton: runs the seed\n"
+    "kernels and one kernel per op family on the device with inputs drawn from\n"
+    "the seed (default 18) and writes the inputs, outputs and manifest.json into\n"
+    "DIR. bench/peers/diff.py runs the Triton twins on the same inputs and prints\n"
+    "the table (kernel, device, max abs/rel diff, ulp, verdict); scripts/gpu-check\n"
+    "--steps triton-diff does both.\n"
+    "\n"
+    "options:\n"
+    "  --device NAME     the device to run on\n"
+    "  --out DIR         where the files go (created)\n"
+    "  --seed S          the inputs' seed\n"
+    "  --filter PATTERN  case names: '*' and '?' wildcards, else a substring\n"
+    "  --list            the cases' names and op families; runs nothing\n";
+
 constexpr std::string_view kHelp =
     "usage: tessera help [COMMAND]\n"
     "\n"
@@ -170,6 +188,7 @@ const std::vector<CommandHelp>& commands() {
       {"conformance", "run the conformance catalogue on devices", kConformance},
       {"fuzz", "check a device against the host interpreter on random programs", kFuzz},
       {"bench", "measure kernels beside their floors", kBench},
+      {"triton-diff", "write kernels' inputs and outputs to compare with Triton", kTritonDiff},
       {"help", "the help of a command", kHelp},
   };
   return all;

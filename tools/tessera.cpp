@@ -4,7 +4,7 @@
 ///   tessera devices [--verbose]
 ///   tessera dump <kernel|FILE.tir> [--stage S] [--target PROFILE | --device NAME] ...
 ///   tessera cache [--clear]
-///   tessera conformance | fuzz | bench ...
+///   tessera conformance | fuzz | bench | triton-diff ...
 ///   tessera --help | --version | COMMAND --help | help [COMMAND]
 #include <algorithm>
 #include <cstdio>
@@ -21,6 +21,7 @@
 #include "tools/dump.h"
 #include "tools/fuzz.h"
 #include "tools/help.h"
+#include "tools/triton_diff.h"
 
 namespace {
 
@@ -37,6 +38,7 @@ Run entry_point(std::string_view name) {
   if (name == "conformance") return t::conformance_main;
   if (name == "fuzz") return t::fuzz_main;
   if (name == "bench") return tessera::bench::bench_main;
+  if (name == "triton-diff") return t::triton_diff_main;
   return nullptr;
 }
 

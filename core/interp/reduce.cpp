@@ -48,18 +48,18 @@ void tree_fold(const AxisSplit& s, Pick&& pick) {
 
 /// The pairwise combine of a value-producing reduce/scan kind.
 template <class T>
-auto combiner(ReduceKind kind) {
+auto combiner(ReduceKind kind, bool propagate) {
   using S = typename T::S;
-  return [kind](S a, S b) -> S {
+  return [kind, propagate](S a, S b) -> S {
     switch (kind) {
       case ReduceKind::Sum:
         return num::add<T>(a, b);
       case ReduceKind::Prod:
         return num::mul<T>(a, b);
       case ReduceKind::Max:
-        return num::max<T>(a, b);
+        return num::max<T>(a, b, propagate);
       case ReduceKind::Min:
-        return num::min<T>(a, b);
+        return num::min<T>(a, b, propagate);
       default:
         break;
     }
@@ -79,11 +79,12 @@ bool is_bitwise(ReduceKind k) {
 }
 
 template <class T>
-void reduce_values(const RuntimeValue& in, RuntimeValue& out, const AxisSplit& s, ReduceKind kind) {
+void reduce_values(const RuntimeValue& in, RuntimeValue& out, const AxisSplit& s, ReduceKind kind,
+                   bool propagate) {
   using S = typename T::S;
   const S* src = in.data<S>();
   std::vector<S> buf(src, src + in.numel());
-  auto combine = combiner<T>(kind);
+  auto combine = combiner<T>(kind, propagate);
   tree_fold(s, [&](int64_t dst, int64_t l, int64_t r) {
     buf[dst] = r < 0 ? buf[l] : combine(buf[l], buf[r]);
   });
@@ -118,11 +119,11 @@ void reduce_index(const RuntimeValue& in, RuntimeValue& out, const AxisSplit& s,
 
 template <class T>
 void scan_values(const RuntimeValue& in, RuntimeValue& out, const AxisSplit& s, ReduceKind kind,
-                 bool reverse) {
+                 bool reverse, bool propagate) {
   using S = typename T::S;
   const S* src = in.data<S>();
   S* dst = out.data<S>();
-  auto combine = combiner<T>(kind);
+  auto combine = combiner<T>(kind, propagate);
   for (int64_t o = 0; o < s.outer; ++o) {
     for (int64_t step = 0; step < s.n; ++step) {
       const int64_t k = reverse ? s.n - 1 - step : step;
@@ -154,12 +155,13 @@ void exec_reduce(Exec& ex, const Op& op) {
   TESSERA_CHECK(arg ? ir::is_int(out.dtype) : out.dtype == in.dtype, "'", op.name(), "' of ",
                 in.type().str(), " to ", out.type().str());
   const bool scan = op.kind == ir::OpKind::Scan;
+  const bool propagate = ir::propagates_nan(&op);  // float max/min: nan = "propagate" or "ignore"
   TESSERA_CHECK(!scan || !arg, "scan of kind ", ir::to_string(kind));
   dispatch(in.dtype, [&](auto t) {
     using T = decltype(t);
-    if (scan) return scan_values<T>(in, out, s, kind, op.int_attr_or("reverse", 0) != 0);
+    if (scan) return scan_values<T>(in, out, s, kind, op.int_attr_or("reverse", 0) != 0, propagate);
     if (arg) return reduce_index<T>(in, out, s, kind);
-    reduce_values<T>(in, out, s, kind);
+    reduce_values<T>(in, out, s, kind, propagate);
   });
   ex.set(op.result(), std::move(out));
 }

@@ -85,12 +85,15 @@
 ///       kind in sum prod max min argmax argmin xor_sum and or. The result drops `axis`
 ///       (rank-1 input gives a scalar); argmax/argmin give the i32 index of the first extreme
 ///       element (ties to the lowest index; a NaN is the extreme for both). max/min follow the
-///       `max`/`min` op with nan = "propagate". Float sums may be reassociated.
+///       `max`/`min` op's rule `nan`: "propagate" (the default: NaN if any element is NaN) or
+///       "ignore" (NaN only if every element is; Triton's tl.max/tl.min, which tl::max/tl::min
+///       emit). Float sums may be reassociated.
 ///   reduce_generic %t0, ... {axis} ({ ^(%l0.., %r0..): ...; yield %c0.. })
 ///       combines N same-shape tiles along `axis` with the region, which receives the left
 ///       (lower-index) then the right elements; the combine must be associative. N results.
-///   scan %t {axis, kind, reverse}
-///       inclusive scan (kind in sum prod max min); reverse = 1 scans from the end.
+///   scan %t {axis, kind, reverse, nan}
+///       inclusive scan (kind in sum prod max min; max/min take `nan` as reduce does); reverse
+///       = 1 scans from the end.
 ///   scan_generic %t0, ... {axis, reverse} ({ region as for reduce_generic })
 ///   dot %a, %b, %acc {precision}
 ///       a:[M,K], b:[K,N], acc:[M,N] -> [M,N] of acc's dtype: acc + a x b, accumulated in
@@ -347,7 +350,8 @@ struct WhileOp : OpView<OpKind::While> {
   Region* after() const { return op->region(1); }
 };
 
-/// Min/max NaN rule: true when NaN operands propagate (the default).
+/// Min/max NaN rule of a min, max, reduce or scan op: true when NaN operands propagate (the
+/// IR's default; the kernel language asks "ignore", Triton's default).
 bool propagates_nan(const Op* minmax);
 
 }  // namespace tessera::ir

@@ -109,6 +109,8 @@ void check_identity_or_construction(OpChecker& c);  // verifier_ops.cpp
 void check_hint_or_debug(OpChecker& c);             // verifier_ops.cpp
 void check_elementwise(OpChecker& c);               // verifier_elementwise.cpp
 void check_memory(OpChecker& c);                    // verifier_elementwise.cpp
+/// The optional `nan` attribute of min, max, reduce and scan: "propagate" or "ignore".
+void check_nan_attr(OpChecker& c);                  // verifier_elementwise.cpp
 void check_reduction(OpChecker& c);                 // verifier_reduce.cpp
 void check_control(OpChecker& c);                   // verifier_control.cpp
 void check_simt(OpChecker& c);                      // verifier_simt.cpp: the kSimt kinds

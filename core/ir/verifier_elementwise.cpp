@@ -31,9 +31,7 @@ void check_compare(OpChecker& c) {
 
 void check_min_max(OpChecker& c) {
   check_same_type_op(c, !c.in(0).is_ptr, "integer or float");
-  const std::string* nan = c.str_attr("nan", false);
-  if (nan && *nan != "propagate" && *nan != "ignore")
-    c.fail("expects attribute 'nan' to be one of propagate, ignore; got \"", *nan, "\"");
+  check_nan_attr(c);
 }
 
 void check_where(OpChecker& c) {
@@ -93,6 +91,12 @@ void check_ptr_add(OpChecker& c) {
 }
 
 }  // namespace
+
+void check_nan_attr(OpChecker& c) {
+  const std::string* nan = c.str_attr("nan", false);
+  if (nan && *nan != "propagate" && *nan != "ignore")
+    c.fail("expects attribute 'nan' to be one of propagate, ignore; got \"", *nan, "\"");
+}
 
 void check_elementwise(OpChecker& c) {
   const Type& a = c.in(0);

@@ -37,6 +37,7 @@ void check_reduce(OpChecker& c) {
     c.fail("expects an integer operand for kind \"", to_string(*kind), "\", got ", a.str());
     return;
   }
+  check_nan_attr(c);
   bool arg = *kind == ReduceKind::ArgMax || *kind == ReduceKind::ArgMin;
   Type want{arg ? DType::i32 : a.dtype, false, drop_axis(a.shape, *axis)};
   c.expect_type("result", c.out(), want);
@@ -50,6 +51,7 @@ void check_scan(OpChecker& c) {
     c.fail("expects attribute 'kind' to be one of sum, prod, max, min; got \"", to_string(*kind),
            "\"");
   c.flag_attr("reverse");
+  check_nan_attr(c);
   if (!tile_and_axis(c)) return;
   c.expect_type("result", c.out(), c.in(0), " (the operand's)");
 }

@@ -91,7 +91,9 @@ tensor min_max(OpKind kind, const Operand& a, const Operand& b, PropagateNan nan
   reject_pointers(a, b, ir::op_name(kind));
   Operand la(a.is_tensor() ? Operand(a.as_tensor(), loc) : a);
   tensor r = binary(kind, la, b);
-  if (nan == PropagateNan::None) r.value()->def->set_attr("nan", std::string("ignore"));
+  // The rule concerns floats only: integer min/max keep the IR's plain form.
+  if (nan == PropagateNan::None && ir::is_float(r.value()->type.dtype))
+    r.value()->def->set_attr("nan", std::string("ignore"));
   return r;
 }
 
@@ -215,11 +217,13 @@ tensor minimum(const Operand& a, const Operand& b, PropagateNan nan, Here loc) {
 tensor maximum(const Operand& a, const Operand& b, PropagateNan nan, Here loc) {
   return min_max(OpKind::Max, a, b, nan, loc);
 }
-tensor clamp(const Operand& x, const Operand& lo, const Operand& hi, Here loc) {
-  return minimum(maximum(x, lo, PropagateNan::All, loc), hi, PropagateNan::All, loc);
+tensor clamp(const Operand& x, const Operand& lo, const Operand& hi, PropagateNan nan, Here loc) {
+  return minimum(maximum(x, lo, nan, loc), hi, nan, loc);
 }
 
-tensor fdiv(const Operand& a, const Operand& b, Here loc) {
+tensor fdiv(const Operand& a, const Operand& b, Here loc) { return truediv(a, b, loc); }
+
+tensor truediv(const Operand& a, const Operand& b, Here loc) {
   reject_pointers(a, b, "div");
   DType dtype = detail::computation_dtype(a, b, "div", loc);
   if (!ir::is_float(dtype)) dtype = DType::f32;

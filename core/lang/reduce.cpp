@@ -38,20 +38,30 @@ DType sum_dtype(DType t) {
   return t;
 }
 
+/// Triton's dtype for tl.max/tl.min: narrow floats in f32, narrow integers in i32.
+DType min_max_dtype(DType t) {
+  if (ir::dtype_bits(t) >= 32) return t;
+  return ir::is_float(t) ? DType::f32 : DType::i32;
+}
+
 tensor builtin_reduce(ir::ReduceKind kind, const tensor& x, int axis, bool keep_dims,
-                      const Here& loc) {
+                      const Here& loc, PropagateNan nan = PropagateNan::All) {
   ir::Value* v = tile_value(x, "reduce", loc);
   int ax = detail::normalize_axis(axis, v->type.rank(), "reduce", loc);
+  const bool min_max = kind == ir::ReduceKind::Max || kind == ir::ReduceKind::Min;
   if (kind == ir::ReduceKind::Sum) v = detail::cast_to(v, sum_dtype(v->type.dtype), loc);
+  if (min_max) v = detail::cast_to(v, min_max_dtype(v->type.dtype), loc);
   if (kind == ir::ReduceKind::Prod && v->type.dtype == DType::i1) v = detail::cast_to(v, DType::i32, loc);
   if (kind == ir::ReduceKind::XorSum && ir::is_float(v->type.dtype))
     user_error(loc, "reduce", "xor_sum needs integers, got " + v->type.str());
   DType out = (kind == ir::ReduceKind::ArgMax || kind == ir::ReduceKind::ArgMin) ? DType::i32
                                                                                  : v->type.dtype;
   Type result{out, false, drop_axis(v->type.shape, ax)};
-  ir::Value* r = builder_at(loc).create_value(
-      OpKind::Reduce, {v}, result,
-      {{"axis", int64_t{ax}}, {"kind", std::string(ir::to_string(kind))}});
+  std::vector<ir::Attribute> attrs = {{"axis", int64_t{ax}},
+                                      {"kind", std::string(ir::to_string(kind))}};
+  if (min_max && ir::is_float(out) && nan == PropagateNan::None)
+    attrs.push_back({"nan", std::string("ignore")});
+  ir::Value* r = builder_at(loc).create_value(OpKind::Reduce, {v}, result, attrs);
   return keep(wrap(r), keep_dims, ax, loc);
 }
 
@@ -121,6 +131,8 @@ tensor builtin_scan(ir::ReduceKind kind, const tensor& x, int axis, bool reverse
   ir::Value* v = tile_value(x, "scan", loc);
   int ax = detail::normalize_axis(axis, v->type.rank(), "scan", loc);
   if (kind == ir::ReduceKind::Sum) v = detail::cast_to(v, sum_dtype(v->type.dtype), loc);
+  if (kind == ir::ReduceKind::Prod && v->type.dtype == DType::bf16)
+    v = detail::cast_to(v, DType::f32, loc);  // Triton's cumprod widens bf16
   std::vector<ir::Attribute> attrs = {{"axis", int64_t{ax}},
                                       {"kind", std::string(ir::to_string(kind))}};
   if (reverse) attrs.push_back({"reverse", int64_t{1}});
@@ -137,8 +149,12 @@ Combine wrap_binary(const std::function<tensor(const tensor&, const tensor&)>& f
 
 tensor sum(const tensor& x, int axis, bool k, Here loc) { return builtin_reduce(ir::ReduceKind::Sum, x, axis, k, loc); }
 tensor prod(const tensor& x, int axis, bool k, Here loc) { return builtin_reduce(ir::ReduceKind::Prod, x, axis, k, loc); }
-tensor max(const tensor& x, int axis, bool k, Here loc) { return builtin_reduce(ir::ReduceKind::Max, x, axis, k, loc); }
-tensor min(const tensor& x, int axis, bool k, Here loc) { return builtin_reduce(ir::ReduceKind::Min, x, axis, k, loc); }
+tensor max(const tensor& x, int axis, bool k, PropagateNan nan, Here loc) {
+  return builtin_reduce(ir::ReduceKind::Max, x, axis, k, loc, nan);
+}
+tensor min(const tensor& x, int axis, bool k, PropagateNan nan, Here loc) {
+  return builtin_reduce(ir::ReduceKind::Min, x, axis, k, loc, nan);
+}
 tensor argmax(const tensor& x, int axis, bool k, Here loc) { return builtin_reduce(ir::ReduceKind::ArgMax, x, axis, k, loc); }
 tensor argmin(const tensor& x, int axis, bool k, Here loc) { return builtin_reduce(ir::ReduceKind::ArgMin, x, axis, k, loc); }
 tensor xor_sum(const tensor& x, int axis, bool k, Here loc) { return builtin_reduce(ir::ReduceKind::XorSum, x, axis, k, loc); }

@@ -60,20 +60,28 @@ tensor cat(const tensor& a, const tensor& b, int axis = 0, Here loc = Here::curr
 // --- elementwise ----------------------------------------------------------------------------
 /// `a` where `cond` (i1) is true, else `b`, elementwise with broadcasting.
 tensor where(const Operand& cond, const Operand& a, const Operand& b, Here loc = Here::current());
-/// How tl::minimum and tl::maximum treat NaN operands (Triton's propagate_nan).
+/// How tl::minimum, tl::maximum and tl::clamp treat NaN operands (Triton's propagate_nan).
 enum class PropagateNan {
   All,   ///< a NaN in either operand gives NaN
-  None,  ///< a NaN operand is ignored when the other is a number
+  None,  ///< a NaN operand is ignored when the other is a number (Triton's default)
 };
-/// The elementwise minimum of `a` and `b`.
-tensor minimum(const Operand& a, const Operand& b, PropagateNan nan = PropagateNan::All,
+/// The elementwise minimum of `a` and `b`. As in Triton, a NaN operand is ignored unless
+/// PropagateNan::All is asked: minimum(NaN, 1) is 1 (NaN only when both are NaN); -0 < +0.
+tensor minimum(const Operand& a, const Operand& b, PropagateNan nan = PropagateNan::None,
                Here loc = Here::current());
-/// The elementwise maximum of `a` and `b`.
-tensor maximum(const Operand& a, const Operand& b, PropagateNan nan = PropagateNan::All,
+/// The elementwise maximum of `a` and `b`, with tl::minimum's NaN rule: maximum(x, 0.0f) is 0
+/// where x is NaN, as Triton's tl.maximum gives.
+tensor maximum(const Operand& a, const Operand& b, PropagateNan nan = PropagateNan::None,
                Here loc = Here::current());
-/// `x` limited to [lo, hi], elementwise (Triton's tl.clamp).
-tensor clamp(const Operand& x, const Operand& lo, const Operand& hi, Here loc = Here::current());
-/// True division: integer operands are converted to f32 first (Triton's `/`).
+/// `x` limited to [lo, hi], elementwise (Triton's tl.clamp): minimum(maximum(x, lo), hi) with
+/// the NaN rule `nan`, so a NaN `x` gives `lo` by default and NaN with PropagateNan::All.
+tensor clamp(const Operand& x, const Operand& lo, const Operand& hi,
+             PropagateNan nan = PropagateNan::None, Here loc = Here::current());
+/// True division (Triton's `/`): integer operands are converted to f32 first, an integer and a
+/// float operand divide in the float's dtype. Tessera's `/` on two integers is C's division
+/// truncating toward zero, which is Triton's `//`.
+tensor truediv(const Operand& a, const Operand& b, Here loc = Here::current());
+/// The same as tl::truediv (Tessera's earlier name; Triton's tl.fdiv takes floats only).
 tensor fdiv(const Operand& a, const Operand& b, Here loc = Here::current());
 /// Integer ceiling division (Triton's tl.cdiv).
 tensor cdiv(const Operand& a, const Operand& b, Here loc = Here::current());
@@ -193,14 +201,20 @@ tensor atomic_cas(const tensor& ptr, const Operand& cmp, const Operand& val,
 /// \name Reductions
 /// Reduce `x` along `axis` (-1 counts from the end); `keep_dims` keeps the reduced axis as size 1.
 //@{
-/// Reduces `x` along `axis` by the function of its name: sum, prod, max and min (NaN if any
-/// element is NaN), argmax and argmin (the index of the extreme, ties to the lower index),
-/// xor_sum (bitwise xor). Sums of narrow integers accumulate in i32 (u32 for unsigned), sums of
-/// f16/bf16 in f32, as in Triton.
+/// Reduces `x` along `axis` by the function of its name: sum, prod, max and min, argmax and
+/// argmin (the index of the extreme, ties to the lower index; a NaN is the extreme), xor_sum
+/// (bitwise xor). The dtypes are Triton's where a port could tell: max and min of f16/bf16
+/// return f32 and of 8/16-bit integers i32 (the same values); sums of 8/16-bit integers
+/// accumulate in i32 (u32 for unsigned). Sums of f16/bf16 accumulate in f32 and return f32,
+/// where Triton 3.6 adds in the input dtype: the sum here is the more accurate one (cast it,
+/// `tl::sum(x).to(tl::float16)`, for Triton's dtype). max and min ignore NaN elements as Triton's
+/// do (NaN only when every element is NaN) unless PropagateNan::All is passed.
 tensor sum(const tensor& x, int axis = 0, bool keep_dims = false, Here loc = Here::current());
 tensor prod(const tensor& x, int axis = 0, bool keep_dims = false, Here loc = Here::current());
-tensor max(const tensor& x, int axis = 0, bool keep_dims = false, Here loc = Here::current());
-tensor min(const tensor& x, int axis = 0, bool keep_dims = false, Here loc = Here::current());
+tensor max(const tensor& x, int axis = 0, bool keep_dims = false,
+           PropagateNan nan = PropagateNan::None, Here loc = Here::current());
+tensor min(const tensor& x, int axis = 0, bool keep_dims = false,
+           PropagateNan nan = PropagateNan::None, Here loc = Here::current());
 tensor argmax(const tensor& x, int axis = 0, bool keep_dims = false, Here loc = Here::current());
 tensor argmin(const tensor& x, int axis = 0, bool keep_dims = false, Here loc = Here::current());
 tensor xor_sum(const tensor& x, int axis = 0, bool keep_dims = false, Here loc = Here::current());
@@ -217,7 +231,7 @@ tensor reduce(const tensor& x, int axis,
               bool keep_dims = false, Here loc = Here::current());
 /// Inclusive prefix sum along `axis` (from the end when `reverse`); accumulates as tl::sum.
 tensor cumsum(const tensor& x, int axis = 0, bool reverse = false, Here loc = Here::current());
-/// Inclusive prefix product along `axis` (from the end when `reverse`).
+/// Inclusive prefix product along `axis` (from the end when `reverse`); bf16 in f32, as Triton.
 tensor cumprod(const tensor& x, int axis = 0, bool reverse = false, Here loc = Here::current());
 /// Inclusive scan of several same-shape tiles together with an associative `combine`.
 std::vector<tensor> associative_scan(const std::vector<tensor>& xs, int axis,

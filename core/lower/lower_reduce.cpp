@@ -207,7 +207,9 @@ ir::Value* arg_greater(Lowerer& lw, ir::Value* x, ir::Value* y, bool is_max) {
   return lw.emit(OpKind::Where, {any_nan, nan_case, ordered}, i1);
 }
 
-Combine builtin_combine(Lowerer& lw, ir::ReduceKind kind, Type elem) {
+/// The pairwise combine of a builtin reduce kind; float max/min carry the reduce's NaN rule
+/// (`propagate` false: nan = "ignore", Triton's tl.max/tl.min).
+Combine builtin_combine(Lowerer& lw, ir::ReduceKind kind, Type elem, bool propagate) {
   using K = ir::ReduceKind;
   if (kind == K::ArgMax || kind == K::ArgMin) {
     bool is_max = kind == K::ArgMax;
@@ -233,8 +235,11 @@ Combine builtin_combine(Lowerer& lw, ir::ReduceKind kind, Type elem) {
     case K::Or: op = OpKind::Or; break;
     default: break;
   }
-  return [&lw, op, elem](const Values& a, const Values& b) {
-    return Values{lw.emit(op, {a[0], b[0]}, elem)};
+  std::vector<ir::Attribute> attrs;
+  if (!propagate && (op == OpKind::Max || op == OpKind::Min) && ir::is_float(elem.dtype))
+    attrs.push_back({"nan", std::string("ignore")});
+  return [&lw, op, elem, attrs](const Values& a, const Values& b) {
+    return Values{lw.emit(op, {a[0], b[0]}, elem, attrs)};
   };
 }
 
@@ -286,11 +291,13 @@ void Lowerer::lower_reduce(const ir::Op& op) {
     dtypes.push_back(DType::i32);
   }
   Fold fold;
+  const bool propagate = ir::propagates_nan(&op);
   if ((kind == ir::ReduceKind::Max || kind == ir::ReduceKind::Min) && ir::is_float(elem.dtype) &&
-      !target().has(target::Cap::NanMinMax))
+      propagate && !target().has(target::Cap::NanMinMax))
     fold = nan_test_fold(*this, kind == ir::ReduceKind::Max ? OpKind::Max : OpKind::Min, elem);
   std::vector<Regs> out =
-      reduce_core(*this, in, dtypes, l, axis, true, builtin_combine(*this, kind, elem), fold);
+      reduce_core(*this, in, dtypes, l, axis, true, builtin_combine(*this, kind, elem, propagate),
+                  fold);
   Regs result = out.back();
   const ir::Value* r = op.result();
   if (!r->type.is_tile()) return define_scalar(r, result[0]);

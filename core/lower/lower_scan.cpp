@@ -216,7 +216,13 @@ void Lowerer::lower_scan(const ir::Op& op) {
       default: k = OpKind::Add; break;
     }
     Type elem = op.result()->type.element();
-    combine = [this, k, elem](const Values& a, const Values& b) { return Values{emit(k, {a[0], b[0]}, elem)}; };
+    std::vector<ir::Attribute> attrs;  // float max/min keep the scan's NaN rule
+    if (!ir::propagates_nan(&op) && (k == OpKind::Max || k == OpKind::Min) &&
+        ir::is_float(elem.dtype))
+      attrs.push_back({"nan", std::string("ignore")});
+    combine = [this, k, elem, attrs](const Values& a, const Values& b) {
+      return Values{emit(k, {a[0], b[0]}, elem, attrs)};
+    };
   } else {
     const ir::Region* region = op.region(0);
     combine = [this, region](const Values& a, const Values& b) { return apply_combine(*region, a, b); };

@@ -11,10 +11,19 @@
 namespace tessera::conformance {
 namespace {
 
-enum class RK { Sum, Min, Max, ArgMin, ArgMax, Prod, XorSum };
+/// MinNan and MaxNan are tl::min/tl::max with PropagateNan::All; Min and Max the default
+/// (Triton's: NaN elements ignored).
+enum class RK { Sum, Min, Max, ArgMin, ArgMax, Prod, XorSum, MinNan, MaxNan };
 const char* kind_name(RK k) {
-  constexpr const char* kNames[] = {"sum", "min", "max", "argmin", "argmax", "prod", "xor_sum"};
+  constexpr const char* kNames[] = {"sum",  "min",     "max",         "argmin",     "argmax",
+                                    "prod", "xor_sum", "min_nan_all", "max_nan_all"};
   return kNames[static_cast<int>(k)];
+}
+bool is_min_max(RK k) {
+  return k == RK::Min || k == RK::Max || k == RK::MinNan || k == RK::MaxNan;
+}
+bool is_max_like(RK k) {
+  return k == RK::Max || k == RK::MaxNan || k == RK::ArgMax;
 }
 
 tl::tensor apply(RK k, const tl::tensor& t, int axis, bool keep) {
@@ -33,6 +42,10 @@ tl::tensor apply(RK k, const tl::tensor& t, int axis, bool keep) {
       return tl::prod(t, axis, keep);
     case RK::XorSum:
       return tl::xor_sum(t, axis, keep);
+    case RK::MinNan:
+      return tl::min(t, axis, keep, tl::PropagateNan::All);
+    case RK::MaxNan:
+      return tl::max(t, axis, keep, tl::PropagateNan::All);
   }
   return t;
 }
@@ -75,12 +88,16 @@ DType result_dtype(RK k, DType t) {
   if (k == RK::ArgMin || k == RK::ArgMax) return DType::i32;
   if (k == RK::Sum) return sum_dtype(t);
   if (k == RK::Prod && t == DType::i1) return DType::i32;
+  if (is_min_max(k) && ir::dtype_bits(t) < 32)  // Triton's tl.max/tl.min widen narrow dtypes
+    return ir::is_float(t) ? DType::f32 : DType::i32;
   return t;
 }
 
-/// Is a "more extreme" than b for argmax (max = true) or argmin? NaN is the extreme of both.
-bool more_extreme(double a, double b, bool max) {
-  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && !std::isnan(b);
+/// Is a "more extreme" than b for argmax (max = true) or argmin? NaN is the extreme of both,
+/// or (ignore_nan, tl::max/tl::min's default) below every number.
+bool more_extreme(double a, double b, bool max, bool ignore_nan = false) {
+  if (std::isnan(a) || std::isnan(b))
+    return ignore_nan ? !std::isnan(a) : std::isnan(a) && !std::isnan(b);
   if (a == b)
     return max ? (!std::signbit(a) && std::signbit(b)) : (std::signbit(a) && !std::signbit(b));
   return max ? a > b : a < b;
@@ -108,8 +125,8 @@ void reference(RK k, const HostArray& x, const std::vector<int64_t>& shape, int 
             ix ^= static_cast<uint64_t>(x.i(e));
         const bool fl = ir::is_float(x.dtype());
         const bool better =
-            fl ? more_extreme(x.f(e), x.f(at(best)), k == RK::Max || k == RK::ArgMax)
-            : (k == RK::Max || k == RK::ArgMax)
+            fl ? more_extreme(x.f(e), x.f(at(best)), is_max_like(k), k == RK::Max || k == RK::Min)
+            : is_max_like(k)
                 ? (ir::is_signed_int(x.dtype()) ? x.i(e) > x.i(at(best)) : x.u(e) > x.u(at(best)))
                 : (ir::is_signed_int(x.dtype()) ? x.i(e) < x.i(at(best)) : x.u(e) < x.u(at(best)));
         if (better) best = j;
@@ -127,7 +144,15 @@ void reference(RK k, const HostArray& x, const std::vector<int64_t>& shape, int 
           break;
         case RK::Min:
         case RK::Max:
-          want.set_bits(r, x.bits(at(best)));
+        case RK::MinNan:
+        case RK::MaxNan:
+          if (rt == x.dtype())
+            want.set_bits(r, x.bits(at(best)));
+          else if (fl)
+            want.set_f(r, x.f(at(best)));  // widened exactly (the sign of a zero kept)
+          else
+            want.set_int(r, ir::is_signed_int(x.dtype()) ? x.i(at(best))
+                                                         : static_cast<int64_t>(x.u(at(best))));
           break;
         case RK::ArgMin:
         case RK::ArgMax:
@@ -144,7 +169,7 @@ void reference(RK k, const HostArray& x, const std::vector<int64_t>& shape, int 
 HostArray reduce_inputs(Context& ctx, RK k, DType t, int64_t n) {
   const bool arg = k == RK::ArgMin || k == RK::ArgMax;
   if (k == RK::Prod) return ir::is_float(t) ? ctx.random(t, n, 0.5, 1.5) : ctx.random(t, n, -3, 3);
-  if (arg || k == RK::Min || k == RK::Max) {
+  if (arg || is_min_max(k)) {
     HostArray a = ctx.random(t, n, -4, 4);
     if (ir::is_float(t))
       for (int64_t i = 0; i < n; ++i) a.set_f(i, std::round(a.f(i)));  // ties
@@ -250,11 +275,12 @@ void xor_sum_case(Context& ctx) {
 void nan_and_signed_zero_case(Context& ctx) {
   auto kern = TESSERA_KERNEL(reduce_kernel, x, out, KIND, AXIS, KEEP, EXPECT, D0, D1, D2);
   for (DType t : {DType::f32, DType::f16}) {
-    for (RK k : {RK::Max, RK::Min, RK::ArgMax, RK::ArgMin}) {
+    for (RK k : {RK::Max, RK::Min, RK::MaxNan, RK::MinNan, RK::ArgMax, RK::ArgMin}) {
       HostArray x = ctx.random(t, 32, -4, 4);
       x.set_f(3, -0.0), x.set_f(5, 0.0);  // row 0: zeros only
       for (int i = 0; i < 8; ++i) x.set_f(i, i == 3 || i == 5 ? x.f(i) : -1.0);
-      x.set_f(13, NAN);  // row 1: a NaN wins everything
+      x.set_f(13, NAN);  // row 1: a NaN wins everything (is ignored by the default max/min)
+      for (int i = 16; i < 24; ++i) x.set_f(i, NAN);  // row 2: only NaNs
       HostArray want;
       std::vector<double> fw, sc;
       reference(k, x, {4, 8}, 1, result_dtype(k, t), want, fw, sc);
@@ -266,18 +292,19 @@ void nan_and_signed_zero_case(Context& ctx) {
   // 256 columns on two warps: each thread folds several registers of a row first (targets
   // without one-instruction NaN-propagating min/max test each register for NaN there).
   for (DType t : {DType::f32, DType::f16}) {
-    for (RK k : {RK::Max, RK::Min}) {
+    for (RK k : {RK::Max, RK::Min, RK::MaxNan, RK::MinNan}) {
       HostArray x = ctx.random(t, 4 * 256, -4, 4);
-      const double far = k == RK::Max ? -1.0 : 1.0;
+      const double far = is_max_like(k) ? -1.0 : 1.0;
       for (int c = 0; c < 256; ++c) x.set_f(c, c == 77 ? 0.0 : c == 130 ? -0.0 : far);
       x.set_f(256 + 200, NAN);  // row 1: a NaN among a thread's registers
       x.set_f(512 + 0, NAN);    // row 2: first
       x.set_f(768 + 255, NAN);  // row 3: last
       HostArray want;
       std::vector<double> fw, sc;
-      reference(k, x, {4, 256}, 1, t, want, fw, sc);
-      DevArray dx = ctx.upload(x), o = ctx.poisoned(t, 4);
-      kern[{Grid(1), {.num_warps = 2}}](dx.buf, o.buf, k, 1, false, t, 4, 256, 0);
+      const DType rt = result_dtype(k, t);
+      reference(k, x, {4, 256}, 1, rt, want, fw, sc);
+      DevArray dx = ctx.upload(x), o = ctx.poisoned(rt, 4);
+      kern[{Grid(1), {.num_warps = 2}}](dx.buf, o.buf, k, 1, false, rt, 4, 256, 0);
       ctx.check_exact(std::string(kind_name(k)) + " " + dname(t) + " 4x256 on two warps",
                       ctx.download(o), want);
     }
@@ -367,7 +394,7 @@ void generic_argmax_tuple_case(Context& ctx) {
 
 void register_builtin(std::vector<Case>& out) {
   const std::vector<std::vector<int64_t>> shapes = {{128}, {16, 32}, {4, 8, 16}};
-  for (RK k : {RK::Sum, RK::Min, RK::Max, RK::ArgMin, RK::ArgMax}) {
+  for (RK k : {RK::Sum, RK::Min, RK::Max, RK::ArgMin, RK::ArgMax, RK::MaxNan}) {
     for (const auto& shape : shapes) {
       const std::string name = std::string(kind_name(k)) + "/" + std::to_string(shape.size()) + "d";
       add(out, name, needs_of({DType::i8, DType::f16, DType::u16, DType::f64}),

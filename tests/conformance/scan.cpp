@@ -43,7 +43,7 @@ void reference(const HostArray& x, int M, int N, int axis, bool prod, bool rever
 }
 
 DType scan_dtype(bool prod, DType t) {
-  if (prod) return t;
+  if (prod) return t == DType::bf16 ? DType::f32 : t;  // Triton's cumprod widens bf16 only
   switch (t) {
     case DType::i8:
     case DType::i16:

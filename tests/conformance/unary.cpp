@@ -1,5 +1,6 @@
 /// \file Unary `-x` and abs on every numeric dtype (integers wrap: -MIN == MIN), minimum and
-/// maximum with both NaN rules and -0 < +0, clamp, true division (fdiv) and cdiv.
+/// maximum with both NaN rules and Triton's default (NaN ignored) and -0 < +0, clamp with both
+/// NaN rules, true division (truediv, Triton's `/`) beside `/` on integers (Triton's `//`), cdiv.
 #include <cmath>
 
 #include "tests/conformance/framework.h"
@@ -15,29 +16,49 @@ void neg_abs_kernel(tl::pointer x, tl::pointer out, tl::i32 n, bool ABS, int BLO
   tl::store(out + offs, ABS ? tl::abs(a) : -a, m);
 }
 
-void minmax_kernel(tl::pointer x, tl::pointer y, tl::pointer out, tl::i32 n, bool MAX, bool IGNORE,
+/// How a min/max case spells the NaN rule: not at all (Triton's default), All or None.
+enum class NanMode { Default, Propagate, Ignore };
+
+void minmax_kernel(tl::pointer x, tl::pointer y, tl::pointer out, tl::i32 n, bool MAX, NanMode MODE,
                    int BLOCK) {
   auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
   auto m = offs < n;
   auto a = tl::load(x + offs, m), b = tl::load(y + offs, m);
-  auto nan = IGNORE ? tl::PropagateNan::None : tl::PropagateNan::All;
+  if (MODE == NanMode::Default)
+    return tl::store(out + offs, MAX ? tl::maximum(a, b) : tl::minimum(a, b), m);
+  auto nan = MODE == NanMode::Ignore ? tl::PropagateNan::None : tl::PropagateNan::All;
   tl::store(out + offs, MAX ? tl::maximum(a, b, nan) : tl::minimum(a, b, nan), m);
 }
 
 void clamp_kernel(tl::pointer x, tl::scalar lo, tl::scalar hi, tl::pointer out, tl::i32 n,
-                  int BLOCK) {
+                  bool PROPAGATE, int BLOCK) {
   auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
   auto m = offs < n;
-  tl::store(out + offs, tl::clamp(tl::load(x + offs, m), lo, hi), m);
+  auto v = tl::load(x + offs, m);
+  tl::store(out + offs,
+            PROPAGATE ? tl::clamp(v, lo, hi, tl::PropagateNan::All) : tl::clamp(v, lo, hi), m);
 }
 
 void fdiv_kernel(tl::pointer x, tl::pointer y, tl::pointer out, tl::i32 n, tl::DType EXPECT,
                  int BLOCK) {
   auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
   auto m = offs < n;
-  auto r = tl::fdiv(tl::load(x + offs, m), tl::load(y + offs, m));
-  expect_dtype(r, EXPECT, "fdiv");
+  auto r = tl::truediv(tl::load(x + offs, m), tl::load(y + offs, m));
+  expect_dtype(r, EXPECT, "truediv");
   tl::store(out + offs, r, m);
+}
+
+/// Triton's `a // b` and `a / b` of two int32 tiles, as a port spells them: `a / b` and
+/// tl::truediv(a, b).
+void int_division_kernel(tl::ptr<int32_t> x, tl::ptr<int32_t> y, tl::ptr<int32_t> quot,
+                         tl::ptr<float> ratio, tl::i32 n, int BLOCK) {
+  auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+  auto m = offs < n;
+  auto a = tl::load(x + offs, m), b = tl::load(y + offs, m);
+  tl::store(quot + offs, a / b, m);
+  auto r = tl::truediv(a, b);
+  expect_dtype(r, tl::DType::f32, "truediv of i32 tiles");
+  tl::store(ratio + offs, r, m);
 }
 
 void cdiv_kernel(tl::ptr<int32_t> x, tl::ptr<int32_t> out, tl::i32 n, tl::i32 d, int BLOCK) {
@@ -104,25 +125,28 @@ void register_neg_abs(std::vector<Case>& out) {
 }
 
 void clamp_case(Context& ctx) {
-  auto k = TESSERA_KERNEL(clamp_kernel, x, lo, hi, out, n, BLOCK);
+  auto k = TESSERA_KERNEL(clamp_kernel, x, lo, hi, out, n, PROPAGATE, BLOCK);
   const int n = 100;
-  for (DType t : {DType::f32, DType::i32, DType::f16, DType::u32}) {
-    HostArray a = ctx.random(t, n, -50, 100);
-    if (ir::is_float(t)) a.set_f(0, NAN), a.set_f(1, -INFINITY);
-    DevArray da = ctx.upload(a), o = ctx.poisoned(t, n);
-    HostArray want(t, n);
-    with_ctype(t, [&](auto tag) {
-      using T = decltype(tag);
-      HostArray bounds(t, 2);
-      bounds.set_f(0, 10), bounds.set_f(1, 40);
-      k[{cdiv(n, 64)}](da.buf, host_value<T>(bounds, 0), host_value<T>(bounds, 1), o.buf, n, 64);
-    });
-    for (int i = 0; i < n; ++i) {
-      const double v = a.f(i);
-      want.set_f(i, std::isnan(v) ? v : std::min(std::max(v, 10.0), 40.0));
+  for (DType t : {DType::f32, DType::i32, DType::f16, DType::u32})
+    for (bool propagate : {false, true}) {
+      HostArray a = ctx.random(t, n, -50, 100);
+      if (ir::is_float(t)) a.set_f(0, NAN), a.set_f(1, -INFINITY);
+      DevArray da = ctx.upload(a), o = ctx.poisoned(t, n);
+      HostArray want(t, n);
+      with_ctype(t, [&](auto tag) {
+        using T = decltype(tag);
+        HostArray bounds(t, 2);
+        bounds.set_f(0, 10), bounds.set_f(1, 40);
+        k[{cdiv(n, 64)}](da.buf, host_value<T>(bounds, 0), host_value<T>(bounds, 1), o.buf, n,
+                         propagate, 64);
+      });
+      for (int i = 0; i < n; ++i) {
+        const double v = a.f(i);  // Triton's default: a NaN x gives lo (maxnum, then minnum)
+        want.set_f(i, std::isnan(v) ? (propagate ? v : 10.0) : std::min(std::max(v, 10.0), 40.0));
+      }
+      ctx.check_exact("clamp(" + dname(t) + ", 10, 40" + (propagate ? ", All)" : ")"),
+                      ctx.download(o), want);
     }
-    ctx.check_exact("clamp(" + dname(t) + ", 10, 40)", ctx.download(o), want);
-  }
 }
 
 void fdiv_case(Context& ctx) {
@@ -144,6 +168,30 @@ void fdiv_case(Context& ctx) {
   }
 }
 
+void int_division_case(Context& ctx) {
+  auto k = TESSERA_KERNEL(int_division_kernel, x, y, quot, ratio, n, BLOCK);
+  const int n = 150;
+  HostArray a = ctx.random(DType::i32, n, -1000, 1000), b = ctx.random(DType::i32, n, -40, 40);
+  const int64_t sa[] = {7, -7, 7, -7, 0, 1 << 24, (1 << 24) + 1};
+  const int64_t sb[] = {2, 2, -2, -2, 5, 3, 1};
+  for (int i = 0; i < 7; ++i) a.set_int(i, sa[i]), b.set_int(i, sb[i]);
+  for (int i = 0; i < n; ++i)
+    if (b.i(i) == 0) b.set_int(i, 3);  // integer division by zero is undefined
+  DevArray da = ctx.upload(a), db = ctx.upload(b), q = ctx.poisoned(DType::i32, n),
+           r = ctx.poisoned(DType::f32, n);
+  k[{cdiv(n, 64)}](da.buf, db.buf, q.buf, r.buf, n, 64);
+  std::vector<int64_t> want_q;
+  std::vector<double> want_r;
+  for (int i = 0; i < n; ++i) {
+    want_q.push_back(a.i(i) / b.i(i));  // C++ truncates toward zero, as Triton's `//`
+    want_r.push_back(static_cast<double>(static_cast<float>(a.i(i))) /
+                     static_cast<double>(static_cast<float>(b.i(i))));
+  }
+  ctx.check_ints("i32 / i32 (Triton's //: truncates toward zero)", ctx.download(q), want_q);
+  ctx.check_close("truediv(i32, i32) (Triton's /: in f32)", ctx.download(r), want_r,
+                  tol::division(DType::f32));
+}
+
 void cdiv_case(Context& ctx) {
   auto k = TESSERA_KERNEL(cdiv_kernel, x, out, n, d, BLOCK);
   const int n = 90, BLOCK = 32, programs = 3;
@@ -159,12 +207,14 @@ void cdiv_case(Context& ctx) {
 }
 
 void register_minmax(std::vector<Case>& out) {
+  constexpr const char* kModeNames[] = {"/nan_default", "/nan_propagate", "/nan_ignore"};
   for (bool is_max : {false, true}) {
-    for (bool ignore : {false, true}) {
+    for (NanMode mode : {NanMode::Default, NanMode::Propagate, NanMode::Ignore}) {
       const std::string name =
-          std::string(is_max ? "maximum" : "minimum") + (ignore ? "/nan_ignore" : "/nan_propagate");
-      add(out, name, all_needs(), [is_max, ignore](Context& ctx) {
-        auto k = TESSERA_KERNEL(minmax_kernel, x, y, out, n, MAX, IGNORE, BLOCK);
+          std::string(is_max ? "maximum" : "minimum") + kModeNames[static_cast<int>(mode)];
+      const bool ignore = mode != NanMode::Propagate;  // the default is Triton's: NaN ignored
+      add(out, name, all_needs(), [is_max, mode, ignore](Context& ctx) {
+        auto k = TESSERA_KERNEL(minmax_kernel, x, y, out, n, MAX, MODE, BLOCK);
         const int n = 130;
         for (DType t : kNumericDTypes) {
           HostArray a = ctx.random_full(t, n), b = ctx.random_full(t, n);
@@ -174,7 +224,7 @@ void register_minmax(std::vector<Case>& out) {
             for (int i = 0; i < 8; ++i) a.set_f(i, sa[i]), b.set_f(i, sb[i]);
           }
           DevArray da = ctx.upload(a), db = ctx.upload(b), o = ctx.poisoned(t, n);
-          k[{cdiv(n, 64)}](da.buf, db.buf, o.buf, n, is_max, ignore, 64);
+          k[{cdiv(n, 64)}](da.buf, db.buf, o.buf, n, is_max, mode, 64);
           HostArray want(t, n);
           for (int i = 0; i < n; ++i) {
             if (ir::is_float(t))
@@ -193,7 +243,8 @@ void register_minmax(std::vector<Case>& out) {
 }
 
 void register_division(std::vector<Case>& out) {
-  add(out, "fdiv", needs_of({DType::i8, DType::f16, DType::f64}), fdiv_case);
+  add(out, "truediv", needs_of({DType::i8, DType::f16, DType::f64}), fdiv_case);
+  add(out, "int_division", {}, int_division_case);
   add(out, "cdiv", {}, cdiv_case);
 }
 

@@ -68,7 +68,45 @@ void desc_kernel(tl::ptr<tessera::half> x, tl::i32 m, tl::i64 n) {
   (void)b.load({0, 0});
 }
 
+/// Triton's defaults: min/max ignore NaN, tl.max of f16 is f32, tl.max of i8 is i32.
+void defaults_kernel(tl::ptr<tessera::half> x, tl::ptr<int8_t> y, tl::ptr<float> out) {
+  auto h = tl::load(x + tl::arange(0, 16));
+  auto b = tl::load(y + tl::arange(0, 16));
+  auto hi = tl::maximum(tl::max(h, 0), 0.0f);  // one statement each: a fixed order of ops
+  auto lo = tl::minimum(tl::min(h, 0, false, tl::PropagateNan::All), 1.0f, tl::PropagateNan::All);
+  auto bi = tl::max(b, 0).to(tessera::ir::DType::f32);
+  auto q = tl::truediv(tl::max(b, 0), 3);
+  tl::store(out, hi + lo + bi + q);
+}
+
 }  // namespace
+
+TEST_CASE("trace: min/max default to Triton's NaN rule and dtypes; PropagateNan::All stays") {
+  auto m =
+      trace_with(defaults_kernel, {{tessera::ir::DType::f16}, {tessera::ir::DType::i8}, f32_ptr()});
+  std::vector<std::string> seen;
+  tessera::ir::walk(m->kernel().body, [&](tessera::ir::Op* op) {
+    if (op->kind != OpKind::Reduce && op->kind != OpKind::Max && op->kind != OpKind::Min) return;
+    seen.push_back(std::string(op->name()) + " " + op->operand(0)->type.str() + " -> " +
+                   op->result()->type.str() + " " + op->str_attr_or("nan", "-"));
+  });
+  const std::vector<std::string> want = {
+      "reduce tile<16xf32> -> f32 ignore",  // tl::max(h): h widened to f32 first
+      "max f32 -> f32 ignore",              // tl::maximum(.., 0.0f)
+      "reduce tile<16xf32> -> f32 -",       // tl::min(h, .., All): the IR's default
+      "min f32 -> f32 -",                   // tl::minimum(.., All)
+      "reduce tile<16xi32> -> i32 -",       // tl::max(b): i8 widened to i32, no NaN rule
+      "reduce tile<16xi32> -> i32 -"};
+  std::string all;
+  for (const std::string& s : seen) all += s + "; ";
+  CAPTURE(all);
+  CHECK(seen == want);
+  int fdivs = 0;
+  tessera::ir::walk(m->kernel().body, [&](tessera::ir::Op* op) {
+    if (op->kind == OpKind::Div) fdivs += op->result()->type.dtype == tessera::ir::DType::f32;
+  });
+  CHECK(fdivs == 1);  // truediv of i32 by an int is an f32 division
+}
 
 TEST_CASE("trace: tensor descriptors are desc_load and desc_store in their index dtype") {
   auto m = trace_with(desc_kernel, {{tessera::ir::DType::f16}, i32_scalar(),
