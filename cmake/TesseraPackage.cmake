@@ -6,9 +6,13 @@
 #   include/tessera/tessera.h                 the one header a program includes
 #   include/tessera/runtime/*.h               the runtime API it includes
 #   include/tessera/core/{support,ir,lang,target}/*.h, *.def   what those include
-# The headers include each other as "core/..." and "runtime/...", so include/tessera is on the
-# consumer's include path beside include: those two names are visible to consumers (a later
-# rename of the tree's includes to "tessera/..." would drop include/tessera from the path).
+# The public headers include each other by paths relative to themselves ("../ir/ir.h",
+# "backend.h"), which resolve alike in the source tree, in the build tree's mirror and when
+# installed; tessera.h includes <tessera/runtime/tessera.h>. So a consumer's one include path is
+# the folder that holds tessera/ (${build}/include, or ${prefix}/include), every public header is
+# reachable only as <tessera/...>, and no other folder of this repository (core/, runtime/) is
+# visible: scripts/check-package checks that <core/ir/ir.h> and <runtime/buffer.h> do not compile.
+# Tessera's own code keeps the repository root as its include path ("core/ir/ir.h").
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -22,10 +26,15 @@ foreach(dir ${TESSERA_PUBLIC_HEADER_DIRS})
   list(APPEND tessera_public_headers ${found})
 endforeach()
 
-# Build tree: include/tessera/ links to each public header, so a subproject's consumer sees the
-# installed layout and no other folder of this repository.
+# Build tree: include/tessera/ links to tessera.h and each public header, so a subproject's
+# consumer sees the installed layout and no other folder of this repository. The folders are real
+# and only the files are links, so a header's "../ir/ir.h" names the mirror's link whether the
+# compiler takes the includer's folder from the path it opened or from the link's target.
 set(tessera_build_include ${PROJECT_BINARY_DIR}/include)
 file(REMOVE_RECURSE ${tessera_build_include}/tessera)  # no link to a header that has gone
+file(MAKE_DIRECTORY ${tessera_build_include}/tessera)
+file(CREATE_LINK ${PROJECT_SOURCE_DIR}/include/tessera/tessera.h
+     ${tessera_build_include}/tessera/tessera.h SYMBOLIC)
 foreach(header ${tessera_public_headers})
   cmake_path(GET header PARENT_PATH dir)
   file(MAKE_DIRECTORY ${tessera_build_include}/tessera/${dir})
@@ -33,10 +42,8 @@ foreach(header ${tessera_public_headers})
        SYMBOLIC)
 endforeach()
 target_include_directories(tessera PUBLIC
-  $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
-  $<BUILD_INTERFACE:${tessera_build_include}/tessera>
-  $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
-  $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/tessera>)
+  $<BUILD_INTERFACE:${tessera_build_include}>
+  $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
 
 if(NOT TESSERA_INSTALL)
   return()

@@ -19,11 +19,11 @@
 #include <string>
 #include <string_view>
 
-#include "core/ir/ir.h"
-#include "core/target/artifact.h"
-#include "core/target/options.h"
-#include "core/target/target.h"
-#include "runtime/backend.h"
+#include "../core/ir/ir.h"
+#include "../core/target/artifact.h"
+#include "../core/target/options.h"
+#include "../core/target/target.h"
+#include "backend.h"
 
 namespace tessera::rt {
 

@@ -37,7 +37,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/kernel.h"
+#include "kernel.h"
 
 namespace tessera {
 

@@ -5,8 +5,8 @@
 /// hands its artifact to core/interp, the executable definition of the IR).
 #pragma once
 
-#include <cstddef>
 #include <concepts>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -15,10 +15,10 @@
 #include <utility>
 #include <vector>
 
-#include "core/ir/abi.h"
-#include "core/ir/ir.h"
-#include "core/target/options.h"
-#include "runtime/ordering.h"
+#include "../core/ir/abi.h"
+#include "../core/ir/ir.h"
+#include "../core/target/options.h"
+#include "ordering.h"
 
 namespace tessera {
 

@@ -6,9 +6,9 @@
 #include <span>
 #include <vector>
 
-#include "core/lang/params.h"
-#include "runtime/backend.h"
-#include "runtime/stream.h"
+#include "../core/lang/params.h"
+#include "backend.h"
+#include "stream.h"
 
 namespace tessera {
 

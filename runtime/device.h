@@ -7,9 +7,9 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/backend.h"
-#include "runtime/buffer.h"
-#include "runtime/stream.h"
+#include "backend.h"
+#include "buffer.h"
+#include "stream.h"
 
 namespace tessera {
 

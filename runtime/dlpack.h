@@ -12,8 +12,8 @@
 #include <cstdint>
 #include <span>
 
-#include "runtime/buffer.h"
-#include "runtime/device.h"
+#include "buffer.h"
+#include "device.h"
 
 /// 1 where the DLPack API below is available.
 #define TESSERA_HAS_DLPACK 1

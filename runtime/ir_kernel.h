@@ -11,8 +11,8 @@
 #include <span>
 #include <vector>
 
-#include "core/ir/ir.h"
-#include "runtime/kernel.h"
+#include "../core/ir/ir.h"
+#include "kernel.h"
 
 namespace tessera {
 

@@ -2,6 +2,7 @@
 /// caches of traced and compiled kernels, and the packed parameter block.
 #include "runtime/kernel.h"
 
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include <fstream>
 #include <iostream>
 #include <limits>
+#include <optional>
 
 #include "core/ir/printer.h"
 #include "core/passes/pipeline.h"
@@ -58,6 +60,31 @@ void put_scalar(std::vector<std::byte>& block, uint32_t offset, ir::DType t, con
     case ir::DType::f32: put<float>(block, offset, static_cast<float>(f)); break;
     case ir::DType::f64: put<double>(block, offset, f); break;
   }
+}
+
+/// The most programs a launch's grid may have along each axis on `device`, from its target
+/// description (DeviceInfo::target: the live device's limits where the backend reads them), parsed
+/// once per description and thread. SPIR-V devices are the exception: Vulkan folds a grid past its
+/// workgroup counts into the ones it has (runtime/vulkan/stream.cpp) for Tessera's kernels, which
+/// carry the logical grid, so no axis is limited there below Grid's 2^32-1 and the backend refuses
+/// a grid that does not fold (ErrorKind::Unsupported).
+std::array<int64_t, 3> grid_limits(const DeviceInfo& device) {
+  struct Seen {
+    std::string target;
+    std::array<int64_t, 3> limits;
+  };
+  thread_local std::vector<Seen> seen;
+  for (const Seen& s : seen)
+    if (s.target == device.target) return s.limits;
+  std::string error;
+  std::optional<target::Target> t = target::parse_target(device.target, &error);
+  TESSERA_CHECK(t.has_value(), "device '", device.name, "': its target description '",
+                device.target, "' does not parse: ", error);
+  std::array<int64_t, 3> limits = {t->max_grid[0], t->max_grid[1], t->max_grid[2]};
+  if (t->isa.starts_with("spirv")) limits.fill(std::numeric_limits<uint32_t>::max());
+  if (seen.size() == 8) seen.erase(seen.begin());  // a few devices per thread at most
+  seen.push_back({device.target, limits});
+  return limits;
 }
 
 }  // namespace
@@ -266,6 +293,14 @@ void KernelBase::launch(const LaunchConfig& config, std::span<const KernelArg> a
   if (config.options.maxnreg != 0 && (config.options.maxnreg < 16 || config.options.maxnreg > 255))
     fail(ErrorKind::Argument, "kernel '", name_, "': maxnreg must be 0 (no limit) or in 16..255, got ",
          config.options.maxnreg);
+  const std::array<int64_t, 3> max_grid = grid_limits(device->info());
+  const uint32_t grid[3] = {config.grid.x, config.grid.y, config.grid.z};
+  for (int axis = 0; axis < 3; ++axis)
+    if (grid[axis] > max_grid[axis])
+      fail(ErrorKind::Argument, "kernel '", name_, "': grid ", "xyz"[axis], " = ", grid[axis],
+           " exceeds ", device->info().name, "'s limit of ", max_grid[axis], " (grid (", grid[0],
+           ", ", grid[1], ", ", grid[2], "); limits ", max_grid[0], ", ", max_grid[1], ", ",
+           max_grid[2], ")");
   LaunchOptions options = config.options;
   options.debug = options.debug || debug_from_env() || device->info().checks_bounds;
   CompiledKey key{device.get(), std::move(specs), options};

@@ -16,11 +16,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/lang/trace.h"
-#include "runtime/backend.h"
-#include "runtime/buffer.h"
-#include "runtime/device.h"
-#include "runtime/stream.h"
+#include "../core/lang/trace.h"
+#include "backend.h"
+#include "buffer.h"
+#include "device.h"
+#include "stream.h"
 
 namespace tessera {
 

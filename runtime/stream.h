@@ -3,7 +3,7 @@
 
 #include <memory>
 
-#include "runtime/backend.h"
+#include "backend.h"
 
 namespace tessera {
 

@@ -2,11 +2,11 @@
 /// (Device, Buffer, Stream, Event, Kernel), and tessera::version().
 #pragma once
 
-#include "core/lang/tl.h"
-#include "core/support/error.h"
-#include "runtime/autotune.h"
-#include "runtime/buffer.h"
-#include "runtime/device.h"
-#include "runtime/kernel.h"
-#include "runtime/stream.h"
-#include "runtime/version.h"
+#include "../core/lang/tl.h"
+#include "../core/support/error.h"
+#include "autotune.h"
+#include "buffer.h"
+#include "device.h"
+#include "kernel.h"
+#include "stream.h"
+#include "version.h"

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/ir/ir.h"
+#include "ir.h"
 
 namespace tessera::ir {
 

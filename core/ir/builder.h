@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "core/ir/ir.h"
+#include "ir.h"
 
 namespace tessera::ir {
 

@@ -25,14 +25,14 @@
 #include <variant>
 #include <vector>
 
-#include "core/ir/types.h"
-#include "core/support/location.h"
+#include "../support/location.h"
+#include "types.h"
 
 namespace tessera::ir {
 
 enum class OpKind : uint16_t {
 #define OP(name, text, min_ops, max_ops, results, regions, traits) name,
-#include "core/ir/ops.def"
+#include "ops.def"
 #undef OP
 };
 

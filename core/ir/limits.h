@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "core/ir/types.h"
+#include "types.h"
 
 namespace tessera::ir {
 

@@ -142,8 +142,8 @@
 #include <string>
 #include <string_view>
 
-#include "core/ir/ir.h"
-#include "core/support/error.h"
+#include "../support/error.h"
+#include "ir.h"
 
 namespace tessera::ir {
 

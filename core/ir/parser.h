@@ -16,7 +16,7 @@
 #include <memory>
 #include <string_view>
 
-#include "core/ir/ir.h"
+#include "ir.h"
 
 namespace tessera::ir {
 

@@ -44,7 +44,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "core/ir/ir.h"
+#include "ir.h"
 
 namespace tessera::ir {
 

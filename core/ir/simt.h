@@ -148,8 +148,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/ir/ir.h"
-#include "core/ir/ops.h"
+#include "ir.h"
+#include "ops.h"
 
 namespace tessera::ir {
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "core/ir/ir.h"
+#include "ir.h"
 
 namespace tessera::ir {
 

@@ -9,10 +9,10 @@
 #include <string_view>
 #include <vector>
 
-#include "core/ir/ir.h"
-#include "core/ir/ops.h"
-#include "core/ir/simt.h"
-#include "core/support/error.h"
+#include "../support/error.h"
+#include "ir.h"
+#include "ops.h"
+#include "simt.h"
 
 namespace tessera::ir::verifier_detail {
 

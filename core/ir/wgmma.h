@@ -57,8 +57,8 @@
 #include <string>
 #include <string_view>
 
-#include "core/ir/ir.h"
-#include "core/ir/ops.h"
+#include "ir.h"
+#include "ops.h"
 
 namespace tessera::ir {
 

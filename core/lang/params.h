@@ -11,8 +11,8 @@
 #include <optional>
 #include <type_traits>
 
-#include "core/lang/tensor.h"
-#include "core/support/float16.h"
+#include "../support/float16.h"
+#include "tensor.h"
 
 namespace tessera::tl {
 

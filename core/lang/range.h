@@ -9,8 +9,8 @@
 #include <source_location>
 #include <vector>
 
-#include "core/ir/ir.h"
-#include "core/lang/tensor.h"
+#include "../ir/ir.h"
+#include "tensor.h"
 
 namespace tessera::tl {
 

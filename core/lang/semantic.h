@@ -7,10 +7,10 @@
 #include <string_view>
 #include <vector>
 
-#include "core/ir/builder.h"
-#include "core/ir/ir.h"
-#include "core/lang/tensor.h"
-#include "core/lang/tracer.h"
+#include "../ir/builder.h"
+#include "../ir/ir.h"
+#include "tensor.h"
+#include "tracer.h"
 
 namespace tessera::tl::detail {
 

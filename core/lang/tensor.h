@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/ir/ir.h"
+#include "../ir/ir.h"
 
 namespace tessera::tl {
 

@@ -23,8 +23,8 @@
 #include <string>
 #include <vector>
 
-#include "core/lang/params.h"
-#include "core/lang/tensor.h"
+#include "params.h"
+#include "tensor.h"
 
 namespace tessera::tl {
 
@@ -298,7 +298,7 @@ void while_(const std::function<tensor()>& cond, const std::function<void()>& bo
 
 }  // namespace tessera::tl
 
-#include "core/lang/range.h"
+#include "range.h"
 
 namespace tessera::tl {
 template <class T>

@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "core/ir/ir.h"
-#include "core/lang/params.h"
-#include "core/lang/tracer.h"
+#include "../ir/ir.h"
+#include "params.h"
+#include "tracer.h"
 
 namespace tessera::tl {
 

@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
-#include "core/ir/builder.h"
-#include "core/ir/ir.h"
-#include "core/lang/tensor.h"
+#include "../ir/builder.h"
+#include "../ir/ir.h"
+#include "tensor.h"
 
 namespace tessera::tl {
 

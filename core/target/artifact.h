@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/ir/abi.h"
+#include "../ir/abi.h"
 
 namespace tessera::target {
 

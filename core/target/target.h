@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/ir/types.h"
+#include "../ir/types.h"
 
 namespace tessera::target {
 

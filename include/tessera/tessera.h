@@ -1,8 +1,10 @@
 /// \file The header a program using an installed Tessera includes: `#include <tessera/tessera.h>`.
 /// It checks the language and the compiler first, so a wrong setting is one clear error (the API
 /// is then not included, sparing the hundreds that would follow), then includes the public API
-/// (runtime/tessera.h). The CMake target Tessera::tessera carries C++20; with pkg-config,
-/// compile with -std=c++20 (docs/install.md).
+/// (<tessera/runtime/tessera.h>; the public headers include each other by paths relative to
+/// themselves, so the folder that holds tessera/ is the only include path a program needs). The
+/// CMake target Tessera::tessera carries C++20; with pkg-config, compile with -std=c++20
+/// (docs/install.md).
 #pragma once
 
 #if __cplusplus < 202002L
@@ -12,5 +14,5 @@
 #elif !defined(__clang__) && defined(__GNUC__) && __GNUC__ < 12
 #error "Tessera needs GCC 12 or later (or Clang 16 or later)"
 #else
-#include "runtime/tessera.h"
+#include <tessera/runtime/tessera.h>
 #endif

@@ -152,6 +152,35 @@ TEST_CASE("runtime: launch arguments are checked by parameter name") {
   k[{{1}, {.maxnreg = 32}}](x, x, x, 16, 16);
 }
 
+TEST_CASE("runtime: each grid axis is checked against the device's own limits") {
+  // host and simt devices describe their grid limits as CUDA's (2^31-1, 65535, 65535): a launch
+  // past one is an Argument error naming the kernel, the axis, the value and the limit, as on
+  // CUDA, rather than running a grid the GPU would refuse. Empty grids (x = 0) launch nothing,
+  // so the limits themselves can be launched without running 65535^2 programs.
+  for (const char* name : {"host", "simt:32", "simt:cuda-sm_90a"}) {
+    CAPTURE(name);
+    Device dev = Device::open(name);
+    auto x = dev.alloc<float>(16);
+    auto k = TESSERA_KERNEL(vadd, x, y, out, n, BLOCK);
+    const std::string limits = "limits 2147483647, 65535, 65535)";
+    std::string msg =
+        error_of([&] { k[{tessera::Grid(1, 65536, 1)}](x, x, x, 16, 16); }, ErrorKind::Argument);
+    CHECK(msg == std::string("kernel 'vadd': grid y = 65536 exceeds ") + name +
+                     "'s limit of 65535 (grid (1, 65536, 1); " + limits);
+    msg = error_of([&] { k[{tessera::Grid(0, 1, 70000)}](x, x, x, 16, 16); }, ErrorKind::Argument);
+    CHECK(msg == std::string("kernel 'vadd': grid z = 70000 exceeds ") + name +
+                     "'s limit of 65535 (grid (0, 1, 70000); " + limits);
+    msg = error_of([&] { k[{tessera::Grid(int64_t{1} << 31, 1, 1)}](x, x, x, 16, 16); },
+                   ErrorKind::Argument);
+    CHECK(msg == std::string("kernel 'vadd': grid x = 2147483648 exceeds ") + name +
+                     "'s limit of 2147483647 (grid (2147483648, 1, 1); " + limits);
+    k[{tessera::Grid(0, 65535, 65535)}](x, x, x, 16, 16);  // at the limits: accepted, empty
+    x.fill(1.0f);
+    k[{tessera::Grid(1, 1, 1)}](x, x, x, 16, 16);
+    for (float v : x.download()) REQUIRE(v == 2.0f);
+  }
+}
+
 TEST_CASE("runtime: generic pointer parameters take the buffer's dtype") {
   Device dev = Device::open("host");
   auto k = TESSERA_KERNEL(fill_iota, out, n, BLOCK);

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "samples/kernels/vector_add.h"
+#include "tests/support/errors.h"
 #include "vk_test.h"
 
 using tessera::Buffer;
@@ -211,4 +212,35 @@ TEST_CASE("vulkan: a traced kernel through the Kernel API matches the host") {
   auto got = out.download();
   for (int i = 0; i < n; ++i) REQUIRE(got[i] == hx[i] + hy[i]);
   vktest::expect_no_validation_messages(vktest::impl(dev));
+}
+
+TEST_CASE("vulkan: the Kernel API's grid check leaves folding to the backend") {
+  // The per-axis grid check of KernelBase::launch reads the device's target description, whose
+  // grid on Vulkan is the workgroup counts (65535 each on lavapipe); Tessera's SPIR-V kernels
+  // carry the logical grid and are folded past it, so a traced kernel runs on a grid over the
+  // counts, and only a grid that does not fold even so is refused (Unsupported, by the backend).
+  VKTEST_DEVICE(dev);
+  auto& vk = vktest::impl(dev);
+  const uint32_t max_x = vk.facts().props.limits.maxComputeWorkGroupCount[0];
+  const int BLOCK = 32;
+  auto add = TESSERA_KERNEL(samples::vector_add_kernel, x_ptr, y_ptr, out_ptr, n, BLOCK);
+  if (max_x < (1u << 20)) {  // lavapipe: one program more than the counts, so it is folded
+    const int n = static_cast<int>(max_x + 1) * BLOCK - 5;
+    std::vector<float> hx(static_cast<size_t>(n)), hy(static_cast<size_t>(n), 1.0f);
+    for (int i = 0; i < n; ++i) hx[i] = 0.5f * static_cast<float>(i % 1000);
+    auto x = dev.upload(hx), y = dev.upload(hy);
+    auto out = dev.alloc<float>(static_cast<size_t>(n));
+    add[{{max_x + 1}, {.num_warps = 1}}](x, y, out, n, BLOCK);
+    auto got = out.download();
+    int wrong = 0;
+    for (int i = 0; i < n; ++i) wrong += got[i] != hx[i] + hy[i];
+    CHECK(wrong == 0);
+  }
+  auto x = dev.alloc<float>(64);
+  const std::string msg = tessera::test::error_of(
+      [&] { add[{{tessera::Grid(4294967295u, 4294967295u, 1)}}](x, x, x, 64, BLOCK); },
+      tessera::ErrorKind::Unsupported);
+  CHECK(msg.find("exceeds the workgroup counts of") != std::string::npos);
+  CHECK(msg.find("even when folded") != std::string::npos);
+  vktest::expect_no_validation_messages(vk);
 }
