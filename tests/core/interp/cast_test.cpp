@@ -93,7 +93,7 @@ TEST_CASE("interp cast: int -> float rounds to nearest even from the exact value
         std::vector<uint16_t>{0x7C00});
 }
 
-TEST_CASE("interp cast: float -> float rounds once; 1e10f -> f16 is inf; 0.1 -> bf16") {
+TEST_CASE("interp cast: float -> float rounds once, 1e10f -> f16 is inf, 0.1 -> bf16") {
   CHECK(cast<uint16_t, float>(DType::f32, DType::f16, {1e10f, -1e10f, 65504.0f, 1e-8f}) ==
         std::vector<uint16_t>{0x7C00, 0xFC00, 0x7BFF, 0x0000});
   CHECK(cast<uint16_t, double>(DType::f64, DType::bf16, {0.1, -0.1}) ==

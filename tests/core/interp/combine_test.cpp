@@ -204,7 +204,7 @@ TEST_CASE("interp reduce_generic: Welford mean and variance") {
   CHECK(res[2] == 64.0f);
 }
 
-TEST_CASE("interp reduce_generic: a size-1 axis returns the input; constant yields broadcast") {
+TEST_CASE("interp reduce_generic: a size-1 axis returns the input, constant yields broadcast") {
   auto combine = [](Kernel& k, std::vector<Value*> l, std::vector<Value*>) {
     return std::vector<Value*>{l[0], k.i32(7)};
   };

@@ -109,7 +109,7 @@ TEST_CASE("interp for: a loop-carried tile accumulator with a tail mask (row sum
   }
 }
 
-TEST_CASE("interp if: results from the taken region; a store only in one branch") {
+TEST_CASE("interp if: results from the taken region, a store only in one branch") {
   Kernel k;
   Value* out = k.ptr_param(DType::i32);
   Value* pid = k.pid(0);

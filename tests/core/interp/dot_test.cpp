@@ -137,7 +137,7 @@ TEST_CASE("interp dot: i8 x i8 accumulates in wrapping i32") {
         std::numeric_limits<int32_t>::min());
 }
 
-TEST_CASE("interp dot: f64 fuses with std::fma; non-square shapes") {
+TEST_CASE("interp dot: f64 fuses with std::fma, non-square shapes") {
   const int64_t m = 2, n = 8, kk = 4;
   std::vector<double> a(m * kk), b(kk * n), c(m * n, 0.5);
   for (size_t i = 0; i < a.size(); ++i) a[i] = 0.1 * static_cast<double>(i) - 0.3;

@@ -147,7 +147,7 @@ TEST_CASE("interp reduce: NaN is the extreme of max, min, argmax and argmin") {
         1);
 }
 
-TEST_CASE("interp reduce: integer sums wrap; xor_sum and or on i1; u8 max is unsigned") {
+TEST_CASE("interp reduce: integer sums wrap, xor_sum and or on i1, u8 max is unsigned") {
   CHECK(reduce<int8_t, int8_t>(OpKind::Reduce, DType::i8, DType::i8, {4}, 0, "sum",
                                {100, 100, 100, -1})[0] == 43);
   CHECK(reduce<uint8_t, uint8_t>(OpKind::Reduce, DType::i1, DType::i1, {4}, 0, "xor_sum",
@@ -204,7 +204,7 @@ TEST_CASE("interp scan: cumsum, cumprod, cummax, cummin forward and reverse alon
   }
 }
 
-TEST_CASE("interp scan: float cumsum folds in order; cummax propagates NaN") {
+TEST_CASE("interp scan: float cumsum folds in order, cummax propagates NaN") {
   const std::vector<float> x{0.1f, 0.2f, 0.3f, 0.4f};
   const auto fwd = reduce<float, float>(OpKind::Scan, DType::f32, DType::f32, {4}, 0, "sum", x);
   CHECK(fwd ==

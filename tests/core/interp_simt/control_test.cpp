@@ -113,7 +113,7 @@ const std::string kCollatz = kernel(
 
 }  // namespace
 
-TEST_CASE("simt control: while loops that threads leave at different iterations; divergent ifs") {
+TEST_CASE("simt control: while loops that threads leave at different iterations, divergent ifs") {
   SimtKernel k(kCollatz);
   std::vector<int32_t> out(32, -1);
   HostMemory mem;

@@ -36,7 +36,7 @@ const std::string kVector = kernel(
 
 }  // namespace
 
-TEST_CASE("simt memory: predicated width-4 loads take `other` values; predicated stores skip") {
+TEST_CASE("simt memory: predicated width-4 loads take `other` values, predicated stores skip") {
   SimtKernel k(kVector);
   std::vector<float> x(64);  // malloc aligns to 16 bytes
   std::iota(x.begin(), x.end(), 100.0f);
@@ -198,7 +198,7 @@ const std::string kCas = kernel(
 
 }  // namespace
 
-TEST_CASE("simt memory: atomic_cas lets exactly one thread win; a masked-off atomic yields 0") {
+TEST_CASE("simt memory: atomic_cas lets exactly one thread win, a masked-off atomic yields 0") {
   SimtKernel k(kCas);
   for (uint64_t seed : {0, 3}) {
     std::vector<int32_t> lock(1, 0);

@@ -210,7 +210,7 @@ std::string fault(bool fence, const std::string& after, const std::string& a_ind
 
 }  // namespace
 
-TEST_CASE("simt wgmma: the correct kernel runs; each hazard is a device fault") {
+TEST_CASE("simt wgmma: the correct kernel runs, each hazard is a device fault") {
   CHECK(fault(true, "") == "");
   CHECK(fault(false, "").find("wgmma reads shared memory not fenced for it") != std::string::npos);
   const std::string overwrite = "  %h = constant {value = 1.0} : f16\n  shared_store %c0, %h {buffer = 0, width = 1}\n";

@@ -174,7 +174,7 @@ TEST_CASE("lang errors: a loop-carried variable may not change type") {
            "with .to() so both sides agree"));
 }
 
-TEST_CASE("lang errors: reshape keeps the element count; pointers take integer offsets; math needs floats") {
+TEST_CASE("lang errors: reshape keeps the element count, pointers take integer offsets, math needs floats") {
   CHECK_ERROR(bad_reshape, ("'reshape': cannot reshape [64] (64 elements) to [4, 8] (32 elements)"));
   CHECK_ERROR(bad_ptr_float_offset, ("'ptr_add': the offset must be an integer, got f32"));
   CHECK_ERROR(bad_math_on_int, ("'exp': expects a float operand, got tile<16xi32>; convert it with .to(tl::float32)"));

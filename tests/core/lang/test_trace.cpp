@@ -81,7 +81,7 @@ void defaults_kernel(tl::ptr<tessera::half> x, tl::ptr<int8_t> y, tl::ptr<float>
 
 }  // namespace
 
-TEST_CASE("trace: min/max default to Triton's NaN rule and dtypes; PropagateNan::All stays") {
+TEST_CASE("trace: min/max default to Triton's NaN rule and dtypes, PropagateNan::All stays") {
   auto m =
       trace_with(defaults_kernel, {{tessera::ir::DType::f16}, {tessera::ir::DType::i8}, f32_ptr()});
   std::vector<std::string> seen;

@@ -73,7 +73,7 @@ TEST_CASE("canonicalize: x + 0.0 is not an identity for floats, x + (-0.0) is") 
   CHECK(Rewrite(OpKind::Sub, f32, twice()).unchanged());            // inf - inf is NaN
 }
 
-TEST_CASE("canonicalize: multiplicative identities; x * 0 only for integers") {
+TEST_CASE("canonicalize: multiplicative identities, x * 0 only for integers") {
   CHECK(Rewrite(OpKind::Mul, i32, right_int(1)).seen->is_arg());
   CHECK(Rewrite(OpKind::Mul, i32, left_int(1)).seen->is_arg());
   CHECK(Rewrite(OpKind::Mul, f32, right_float(1.0)).seen->is_arg());

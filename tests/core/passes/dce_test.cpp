@@ -13,7 +13,7 @@ using passes::eliminate_dead_code;
 
 const Type i32 = scalar(DType::i32), f32 = scalar(DType::f32), i1 = scalar(DType::i1);
 
-TEST_CASE("dce: unused pure chains and loads go; stores and their operands stay") {
+TEST_CASE("dce: unused pure chains and loads go, stores and their operands stay") {
   Kernel k;
   Value* x = k.param(i32, "x");
   Value* p = k.param(Type::pointer(DType::i32), "p");
@@ -209,7 +209,7 @@ TEST_CASE("dce: an if with a store stays, its results go") {
   CHECK(branch->region(1)->ops.size() == 1);  // yield
 }
 
-TEST_CASE("dce: a while loop stays; its dead carried and forwarded values go") {
+TEST_CASE("dce: a while loop stays, its dead carried and forwarded values go") {
   Kernel k;
   Value* n = k.param(i32, "n");
   Value* junk0 = k.cfloat(f32, 1.0);

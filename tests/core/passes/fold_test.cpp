@@ -102,7 +102,7 @@ TEST_CASE("fold: u32 and i32 shifts") {
   }
 }
 
-TEST_CASE("fold: integer division truncates; by zero and MIN / -1 stay") {
+TEST_CASE("fold: integer division truncates, by zero and MIN / -1 stay") {
   CHECK(Binary(OpKind::Div, i32, -7, 2).i() == -3);
   CHECK(Binary(OpKind::Rem, i32, -7, 2).i() == -1);
   CHECK(Binary(OpKind::Rem, i32, 7, -2).i() == 1);
@@ -230,7 +230,7 @@ TEST_CASE("fold: casts between integers truncate or extend by the source's signe
   CHECK(value_of(Conversion(OpKind::Cast, i1, 1, i32).r).i == 1);    // 0/1, not -1
 }
 
-TEST_CASE("fold: float casts round to nearest even; bad float->int casts stay") {
+TEST_CASE("fold: float casts round to nearest even, bad float->int casts stay") {
   CHECK(value_of(Conversion(OpKind::Cast, f32, 3.7, i32).r).i == 3);
   CHECK(value_of(Conversion(OpKind::Cast, f32, -3.7, i32).r).i == -3);
   CHECK(value_of(Conversion(OpKind::Cast, f32, 3e9, u32).r).i == 3000000000);
@@ -249,7 +249,7 @@ TEST_CASE("fold: float casts round to nearest even; bad float->int casts stay") 
   CHECK(value_of(Conversion(OpKind::Cast, f32, kNan, i1).r).i == 1);
 }
 
-TEST_CASE("fold: bitcasts reinterpret bits; NaN patterns are left alone") {
+TEST_CASE("fold: bitcasts reinterpret bits, NaN patterns are left alone") {
   CHECK(value_of(Conversion(OpKind::Bitcast, f32, 1.0, i32).r).i == 0x3f800000);
   CHECK(value_of(Conversion(OpKind::Bitcast, f16, -0.0, i16).r).i == -32768);
   CHECK(value_of(Conversion(OpKind::Bitcast, i32, 0x40490fdb, f32).r).f ==

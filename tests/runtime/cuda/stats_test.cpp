@@ -100,7 +100,7 @@ TEST_CASE("cuda: TESSERA_DUMP=ptxstats prints registers and spills, as stats() g
   CHECK(k->stats()->registers == lines[0].registers);  // unchanged by the launch
 }
 
-TEST_CASE("cuda: a traced matmul's ptxstats line counts its shared memory; unset, no line") {
+TEST_CASE("cuda: a traced matmul's ptxstats line counts its shared memory, unset, no line") {
   CUDA_DEVICE_OR_SKIP(dev);
   auto matmul = TESSERA_KERNEL(samples::matmul_relu_kernel, a_ptr, b_ptr, c_ptr, M, N, K, stride_am,
                                stride_ak, stride_bk, stride_bn, stride_cm, stride_cn, BLOCK_M,

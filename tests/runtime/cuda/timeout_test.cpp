@@ -51,7 +51,7 @@ TEST_CASE("cuda timeout: a kernel running past TESSERA_TIMEOUT ends the wait and
   CHECK(Device::open("host").upload(std::vector<int>{7}).download() == std::vector<int>{7});
 }
 
-TEST_CASE("cuda timeout: waits that poll still return results; unrecorded events are Argument") {
+TEST_CASE("cuda timeout: waits that poll still return results, unrecorded events are Argument") {
   CUDA_DEVICE_OR_SKIP(dev);
   auto k = TESSERA_KERNEL(spin_kernel, flag, out, limit);
   auto flag = dev.upload(std::vector<int>{1});

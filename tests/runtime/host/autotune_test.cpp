@@ -19,14 +19,14 @@ TEST_CASE("autotune: the choice is a configuration, the output holds one launch'
   }
 }
 
-TEST_CASE("autotune: default outputs copy every buffer; an aliased output stays one buffer") {
+TEST_CASE("autotune: default outputs copy every buffer, an aliased output stays one buffer") {
   for (const char* name : kDevices) {
     CAPTURE(name);
     ac::default_outputs_and_aliasing(tessera::Device::open(name));
   }
 }
 
-TEST_CASE("autotune: a fresh autotuner reuses the disk entry; a damaged one is searched again") {
+TEST_CASE("autotune: a fresh autotuner reuses the disk entry, a damaged one is searched again") {
   ac::disk_entry_reused_and_damage_searched(tessera::Device::open("host"));
 }
 

@@ -133,7 +133,7 @@ void main() { Uints(p.v.xy).v[0] = p.v.w; }  // never launched
   CHECK(vk->validation_messages().empty());
 }
 
-TEST_CASE("vulkan: a lost device fails its pending work naming the kernels; other devices go on") {
+TEST_CASE("vulkan: a lost device fails its pending work naming the kernels, other devices go on") {
   VKTEST_DEVICE(dev);
   auto lost = tessera::rt::vk::open_device(0);
   const uint32_t sg = static_cast<uint32_t>(lost->target().subgroup_size);

@@ -85,7 +85,7 @@ TEST_CASE("vulkan: a vector-add kernel from GLSL, parameters in push constants")
   vktest::expect_no_validation_messages(vk);
 }
 
-TEST_CASE("vulkan: grids past the workgroup-count limit are folded; every program runs once") {
+TEST_CASE("vulkan: grids past the workgroup-count limit are folded, every program runs once") {
   VKTEST_DEVICE(dev);
   auto& vk = vktest::impl(dev);
   const uint32_t threads = static_cast<uint32_t>(vk.target().subgroup_size);

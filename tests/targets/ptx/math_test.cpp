@@ -66,11 +66,11 @@ void check_accuracy(int n) {
   CHECK(worst_ulp<T>([](A& a, T x) { return a.erf(x); }, erfl, -1.5, 1.5, n) <= 1.5);
 }
 
-TEST_CASE("ptx math: f32 exp, exp2, log, log2 <= 1 ulp; sin, cos, erf <= 1.5; tanh <= 2.5") {
+TEST_CASE("ptx math: f32 exp, exp2, log, log2 <= 1 ulp, sin, cos, erf <= 1.5, tanh <= 2.5") {
   check_accuracy<float>(40000);
 }
 
-TEST_CASE("ptx math: f64 exp, exp2, log, log2 <= 1 ulp; sin, cos, erf <= 1.5; tanh <= 2.5") {
+TEST_CASE("ptx math: f64 exp, exp2, log, log2 <= 1 ulp, sin, cos, erf <= 1.5, tanh <= 2.5") {
   check_accuracy<double>(20000);
 }
 

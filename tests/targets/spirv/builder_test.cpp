@@ -94,7 +94,7 @@ TEST_CASE("spirv builder: narrow literals are sign- or zero-extended") {
   CHECK(text.find("OpConstant %ulong 81985529216486895") != std::string::npos);
 }
 
-TEST_CASE("spirv builder: a module with loads and phis validates; sections are in order") {
+TEST_CASE("spirv builder: a module with loads and phis validates, sections are in order") {
   std::vector<uint32_t> words = module_with([](Builder& b) {
     uint32_t u64 = b.t_uint(64), f = b.t_float(32);
     Value address = b.c_int(u64, 256);

@@ -202,7 +202,7 @@ TEST_CASE("spirv coopmat: buffers of coopmat ops stay arrays of scalars") {
   CHECK(m.constant(array[3]) == 512);
 }
 
-TEST_CASE("spirv coopmat: i8 x i8 + i32 is signed; a runtime fill is a one-part construct") {
+TEST_CASE("spirv coopmat: i8 x i8 + i32 is signed, a runtime fill is a one-part construct") {
   Emitted e = emit_coopmat(i8_kernel());
   Module m(e.artifact.spirv);
   const uint32_t i8 = m.scalar(spv::OpTypeInt, 8), i32 = m.scalar(spv::OpTypeInt, 32);
@@ -310,7 +310,7 @@ TEST_CASE("spirv coopmat: a target without the coopmat capability refuses matric
         "on target 'vulkan-nvidia' (test.tir:3: 'coopmat_fill')");
 }
 
-TEST_CASE("spirv coopmat: bf16 matrices are SPV_KHR_bfloat16's; fills of them and shapes the target lacks are refused") {
+TEST_CASE("spirv coopmat: bf16 matrices are SPV_KHR_bfloat16's, fills of them and shapes the target lacks are refused") {
   // A bf16 product: A and B loaded from the buffers' 16-bit words as bf16 matrices.
   std::string bf16 = kernel("", R"(  %c0 = constant {value = 0} : i32
   %z = constant {value = 0.0} : f32

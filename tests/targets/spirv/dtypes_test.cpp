@@ -60,7 +60,7 @@ TEST_CASE("spirv: arithmetic, bitwise, compare and min/max ops on every dtype") 
   }
 }
 
-TEST_CASE("spirv: math functions on f16, bf16 and f32; the 64-bit forms GLSL has") {
+TEST_CASE("spirv: math functions on f16, bf16 and f32, the 64-bit forms GLSL has") {
   const char* all[] = {"exp", "exp2", "log",  "log2", "sqrt",  "rsqrt",
                        "sin", "cos",  "tanh", "erf",  "floor", "ceil"};
   for (DType d : {DType::f16, DType::bf16, DType::f32})

@@ -114,7 +114,7 @@ TEST_CASE("spirv: a block over the push-constant limit is read through its addre
   CHECK(!emit_both(nvidia, profile("vulkan-nvidia")).artifact.params_by_address);
 }
 
-TEST_CASE("spirv: program ids come from the folded grid; workgroups past it return at once") {
+TEST_CASE("spirv: program ids come from the folded grid, workgroups past it return at once") {
   Emitted e = emit(kVectorAdd);
   CHECK(e.has("BuiltIn WorkgroupId"));
   CHECK(e.has("BuiltIn NumWorkgroups"));

@@ -127,7 +127,7 @@ TEST_CASE("spirv: i1 and bf16 live in memory as u8 and u16") {
   CHECK(bf.has("OpShiftLeftLogical %uint"));
 }
 
-TEST_CASE("spirv: cp_async copies 16 bytes at once; commit and wait have nothing to do") {
+TEST_CASE("spirv: cp_async copies 16 bytes at once, commit and wait have nothing to do") {
   std::string text = kernel("%g: ptr<f32>, %n: i32", R"(  %lane = lane_id : i32
   %c4 = constant {value = 4} : i32
   %i = mul %lane, %c4 : i32
