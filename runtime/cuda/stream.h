@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,40 @@ class CudaEvent : public EventImpl {
   bool recorded_ = false;
 };
 
+class CudaStream;
+
+/// A CUDA graph captured on a CudaStream (Stream::capture) and instantiated in one context:
+/// each replay is one cuGraphLaunch. Holds the captured launches' buffers.
+class CudaGraph final : public GraphImpl, public std::enable_shared_from_this<CudaGraph> {
+ public:
+  CudaGraph(CudaDevice* device, std::shared_ptr<Context> ctx, CUgraphExec exec,
+            std::vector<std::shared_ptr<Allocation>> keep, std::vector<std::string> kernels,
+            size_t launches)
+      : device_(device),
+        ctx_(std::move(ctx)),
+        exec_(exec),
+        keep_(std::move(keep)),
+        kernels_(std::move(kernels)),
+        launches_(launches) {}
+  ~CudaGraph() override;
+  DeviceImpl* device() const override { return device_; }
+  size_t launches() const override { return launches_; }
+  void replay(StreamImpl& stream) override;
+
+  const std::shared_ptr<Context>& context() const { return ctx_; }
+  CUgraphExec exec() const { return exec_; }
+  /// The kernels captured, in order (named by faults of a replay).
+  const std::vector<std::string>& kernels() const { return kernels_; }
+
+ private:
+  CudaDevice* device_;
+  std::shared_ptr<Context> ctx_;
+  CUgraphExec exec_;
+  std::vector<std::shared_ptr<Allocation>> keep_;
+  std::vector<std::string> kernels_;
+  size_t launches_;
+};
+
 class CudaStream : public StreamImpl {
  public:
   CudaStream(CudaDevice* device, bool is_default);
@@ -42,6 +77,15 @@ class CudaStream : public StreamImpl {
   void launch(std::shared_ptr<const CompiledKernel> kernel, Grid grid,
               std::vector<std::byte> params,
               std::vector<std::shared_ptr<Allocation>> keep_alive) override;
+  void launch_packed(const std::shared_ptr<const CompiledKernel>& kernel, Grid grid,
+                     std::span<const std::byte> params,
+                     std::span<std::shared_ptr<Allocation>> keep_alive) override;
+  /// Stream capture (cuStreamBeginCapture, relaxed mode) into a CUDA graph.
+  void begin_capture() override;
+  std::shared_ptr<GraphImpl> end_capture() override;
+  void abandon_capture() override;
+  /// Enqueues `graph` (cuGraphLaunch); it is held until the stream next synchronizes.
+  void replay_graph(const std::shared_ptr<CudaGraph>& graph);
   void upload(std::shared_ptr<Allocation> dst, size_t offset, const void* src,
               size_t bytes) override;
   void download(std::shared_ptr<Allocation> src, size_t offset, void* dst, size_t bytes) override;
@@ -80,6 +124,12 @@ class CudaStream : public StreamImpl {
   std::vector<std::shared_ptr<Allocation>> keep_;
   std::vector<CudaDevice::Pinned> staging_;
   bool pending_ = false;
+  std::vector<std::shared_ptr<const CudaGraph>> graphs_;  // replayed since the last sync
+  // The open capture: its context, the buffers and kernels of its launches.
+  std::shared_ptr<Context> capture_ctx_;
+  std::vector<std::shared_ptr<Allocation>> capture_keep_;
+  std::vector<std::string> capture_kernels_;
+  size_t capture_launches_ = 0;
   std::string lost_;  // non-empty: pending work died with its context; thrown at synchronize
 };
 
