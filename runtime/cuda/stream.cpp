@@ -92,6 +92,13 @@ void CudaStream::checked(const std::shared_ptr<Context>& ctx, CUresult r, const 
 }
 
 CUstream CudaStream::ensure(std::shared_ptr<Context>* ctx) {
+  // The launch path's case, without the device's lock: a context still alive is the device's
+  // live one (the device makes a new context only after the old one ended, and an ended one
+  // never comes back).
+  if (stream_ && ctx_ && ctx_->alive.load(std::memory_order_acquire)) {
+    if (ctx) *ctx = ctx_;
+    return stream_;
+  }
   std::shared_ptr<Context> live = device_->context();
   if (ctx_ != live && external_) {
     fail(ErrorKind::Runtime, "the CUstream given to wrap_cu_stream belonged to ", device_->info().name,
@@ -116,7 +123,7 @@ CUstream CudaStream::ensure(std::shared_ptr<Context>* ctx) {
                         "cuStreamCreate");
     ctx_ = live;
   }
-  *ctx = ctx_;
+  if (ctx) *ctx = ctx_;
   return stream_;
 }
 
@@ -155,8 +162,8 @@ void CudaStream::launch_packed(const std::shared_ptr<const CompiledKernel>& kern
                 params.size(), " bytes, the kernel reads ", k->param_bytes());
   for (const auto& a : keep_alive) validate(*a, k->who().c_str());
   std::lock_guard lock(mutex_);
-  std::shared_ptr<Context> ctx;
-  CUstream h = ensure(&ctx);
+  CUstream h = ensure(nullptr);
+  const std::shared_ptr<Context>& ctx = ctx_;  // the live context (ensure made it so)
   const bool capturing = this->capturing();
   if (capturing && ctx != capture_ctx_)
     fail(ErrorKind::Runtime, "kernel '", k->name, "': ", device_->info().name,
@@ -272,12 +279,10 @@ void CudaStream::replay_graph(const std::shared_ptr<CudaGraph>& graph) {
          ": the graph was captured before a fault or Device::reset ended the device's context (",
          device_->fault_message(graph->context()->generation), "); capture it again");
   ContextScope scope(d_, *ctx);
-  const std::vector<std::string>& names = graph->kernels();
-  checked(ctx, d_.cuGraphLaunch(graph->exec(), h), "cuGraphLaunch",
-          names.empty() ? std::string() : "a graph of " + names.front() + "...");
+  const std::string& label = graph->label();
+  checked(ctx, d_.cuGraphLaunch(graph->exec(), h), "cuGraphLaunch", label);
   graphs_.push_back(graph);
-  for (const std::string& n : names)
-    if (kernels_.empty() || kernels_.back() != n) kernels_.push_back(n);
+  if (!label.empty() && (kernels_.empty() || kernels_.back() != label)) kernels_.push_back(label);
   pending_ = true;
 }
 

@@ -3,6 +3,7 @@
 /// work uses until then, and remakes its CUstream in the device's next context after a fault.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -44,8 +45,11 @@ class CudaGraph final : public GraphImpl, public std::enable_shared_from_this<Cu
         ctx_(std::move(ctx)),
         exec_(exec),
         keep_(std::move(keep)),
-        kernels_(std::move(kernels)),
-        launches_(launches) {}
+        launches_(launches) {
+    for (size_t i = 0; i < kernels.size(); ++i)
+      if (std::find(kernels.begin(), kernels.begin() + i, kernels[i]) == kernels.begin() + i)
+        label_ += (label_.empty() ? "" : ", ") + kernels[i];
+  }
   ~CudaGraph() override;
   DeviceImpl* device() const override { return device_; }
   size_t launches() const override { return launches_; }
@@ -53,15 +57,15 @@ class CudaGraph final : public GraphImpl, public std::enable_shared_from_this<Cu
 
   const std::shared_ptr<Context>& context() const { return ctx_; }
   CUgraphExec exec() const { return exec_; }
-  /// The kernels captured, in order (named by faults of a replay).
-  const std::vector<std::string>& kernels() const { return kernels_; }
+  /// The kernels captured, each once: "a, b" (named by faults of a replay).
+  const std::string& label() const { return label_; }
 
  private:
   CudaDevice* device_;
   std::shared_ptr<Context> ctx_;
   CUgraphExec exec_;
   std::vector<std::shared_ptr<Allocation>> keep_;
-  std::vector<std::string> kernels_;
+  std::string label_;
   size_t launches_;
 };
 
@@ -100,7 +104,8 @@ class CudaStream : public StreamImpl {
   uint64_t native_handle() override;
 
  private:
-  /// The stream's CUstream in the live context (caller holds mutex_); notes work lost to a fault.
+  /// The stream's CUstream in the live context, which is then ctx_ (and *ctx, unless null); the
+  /// caller holds mutex_. Notes work lost to a fault.
   CUstream ensure(std::shared_ptr<Context>* ctx);
   /// Throws if `a` is another device's or died with an earlier context.
   void validate(const Allocation& a, const char* what) const;
