@@ -317,21 +317,26 @@ void KernelBase::launch(const LaunchConfig& config, std::span<const KernelArg> a
   LaunchOptions options = config.options;
   options.debug = options.debug || debug_from_env() || device->info().checks_bounds;
   const CompiledKeyView view{device, specs, &options};
-  const std::shared_ptr<const rt::CompiledKernel>* found = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = compiled_.find(view);
-    if (it != compiled_.end()) found = &it->second;
+  const CompiledMap::value_type* entry = last_compiled_.load(std::memory_order_acquire);
+  if (!entry || !CompiledEqual{}(view, entry->first)) {
+    entry = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = compiled_.find(view);
+      if (it != compiled_.end()) entry = &*it;
+    }
+    if (!entry) {
+      CompiledKey key{device, std::vector<tl::ArgSpec>(specs.begin(), specs.end()), options};
+      std::shared_ptr<const ir::Module> traced = module_for(key.specs);
+      capture(*traced, options);
+      std::shared_ptr<const rt::CompiledKernel> compiled =
+          rt::compile_cached(*device, *traced, options);
+      std::lock_guard<std::mutex> lock(mutex_);
+      entry = &*compiled_.emplace(std::move(key), std::move(compiled)).first;
+    }
+    last_compiled_.store(entry, std::memory_order_release);
   }
-  if (!found) {
-    CompiledKey key{device, std::vector<tl::ArgSpec>(specs.begin(), specs.end()), options};
-    std::shared_ptr<const ir::Module> traced = module_for(key.specs);
-    capture(*traced, options);
-    std::shared_ptr<const rt::CompiledKernel> compiled = rt::compile_cached(*device, *traced, options);
-    std::lock_guard<std::mutex> lock(mutex_);
-    found = &compiled_.emplace(std::move(key), std::move(compiled)).first->second;
-  }
-  const std::shared_ptr<const rt::CompiledKernel>& compiled = *found;
+  const std::shared_ptr<const rt::CompiledKernel>& compiled = entry->second;
   size_t buffers = 0;
   for (const KernelArg& a : args) buffers += a.kind == Kind::Buffer;
   SmallArray<std::shared_ptr<rt::Allocation>, kInlineArgs> keep_storage(buffers);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -176,9 +177,12 @@ class KernelBase {
   mutable std::unordered_map<std::vector<tl::ArgSpec>, std::shared_ptr<const ir::Module>, SpecHash>
       traced_;
   // Entries are never erased, so a reference to one stays valid after the lock is released.
-  mutable std::unordered_map<CompiledKey, std::shared_ptr<const rt::CompiledKernel>, CompiledHash,
-                             CompiledEqual>
-      compiled_;
+  using CompiledMap = std::unordered_map<CompiledKey, std::shared_ptr<const rt::CompiledKernel>,
+                                         CompiledHash, CompiledEqual>;
+  mutable CompiledMap compiled_;
+  /// The entry of compiled_ the last launch used: a launch of the same specialization finds it
+  /// without the lock or a hash (entries never move or change once inserted).
+  mutable std::atomic<const CompiledMap::value_type*> last_compiled_{nullptr};
 };
 
 /// Splits "x, y, n, BLOCK" into names.
