@@ -210,6 +210,9 @@ void require_graphs(const Driver& d, const std::string& device) {
 void CudaStream::begin_capture() {
   require_graphs(d_, device_->info().name);
   std::lock_guard lock(mutex_);
+  // The stream's earlier work finishes first, so that a Device::synchronize during the capture
+  // (which must not wait on a capturing stream) leaves nothing of this stream unfinished.
+  sync_locked();
   std::shared_ptr<Context> ctx;
   CUstream h = ensure(&ctx);
   ContextScope scope(d_, *ctx);
@@ -436,6 +439,9 @@ void CudaStream::sync_locked() {
 
 void CudaStream::synchronize() {
   std::lock_guard lock(mutex_);
+  // A capturing stream runs nothing (its earlier work finished when the capture began), and a
+  // synchronize would end the capture: Device::synchronize passes it by.
+  if (capturing()) return;
   sync_locked();
 }
 
