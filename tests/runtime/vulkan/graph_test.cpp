@@ -31,8 +31,8 @@ void checked_inc(tl::ptr<int32_t> a, tl::i32 limit, int BLOCK) {
   tl::store(a + offs, v + 1);
 }
 
-/// out[i] += a0 + ... + a31: a 268-byte parameter block, more than the push constants of any
-/// device (128 to 256 bytes), so it is passed by address.
+/// out[i] += a0 + ... + a31: a parameter block of over 264 bytes, more than the push constants of
+/// any device (128 to 256 bytes), so it is passed by address.
 void wide_sum(tl::ptr<int64_t> out, tl::i64 a0, tl::i64 a1, tl::i64 a2, tl::i64 a3, tl::i64 a4, tl::i64 a5, tl::i64 a6, tl::i64 a7, tl::i64 a8, tl::i64 a9, tl::i64 a10, tl::i64 a11, tl::i64 a12, tl::i64 a13, tl::i64 a14, tl::i64 a15, tl::i64 a16, tl::i64 a17, tl::i64 a18, tl::i64 a19, tl::i64 a20, tl::i64 a21, tl::i64 a22, tl::i64 a23, tl::i64 a24, tl::i64 a25, tl::i64 a26, tl::i64 a27, tl::i64 a28, tl::i64 a29, tl::i64 a30, tl::i64 a31, int BLOCK) {
   auto offs = tl::arange(0, BLOCK);
   tl::store(out + offs, tl::load(out + offs) + (a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7 + a8 + a9 + a10 + a11 + a12 + a13 + a14 + a15 + a16 + a17 + a18 + a19 + a20 + a21 + a22 + a23 + a24 + a25 + a26 + a27 + a28 + a29 + a30 + a31));
@@ -80,7 +80,7 @@ TEST_CASE("vulkan graph: 200 replays of one graph, then eager launches after the
   vktest::expect_no_validation_messages(vktest::impl(dev));
 }
 
-TEST_CASE("vulkan graph: a replay reads the buffers' current contents; the graph holds its buffers") {
+TEST_CASE("vulkan graph: a replay reads the buffers' current contents, and the graph holds its buffers") {
   VKTEST_DEVICE(dev);
   gc::replay_sees_new_contents(dev);
   vktest::expect_no_validation_messages(vktest::impl(dev));
