@@ -275,6 +275,60 @@ Row launch_row(const std::string& what, double value, const std::string& unit, d
   return r;
 }
 
+/// A stream that forwards all work to `inner` except kernel launches, which it drops: launching
+/// on it runs Tessera's whole launch path (argument checks, specialization key, cache lookup,
+/// parameter packing, stream order) up to the backend's enqueue, and nothing after it. Only the
+/// bench uses it, to measure Tessera's own host cost per launch on any device.
+class DroppingStream final : public rt::StreamImpl {
+ public:
+  explicit DroppingStream(std::shared_ptr<rt::StreamImpl> inner) : inner_(std::move(inner)) {}
+  rt::DeviceImpl* device() const override { return inner_->device(); }
+  void launch(std::shared_ptr<const rt::CompiledKernel>, Grid, std::vector<std::byte>,
+              std::vector<std::shared_ptr<rt::Allocation>>) override {}
+  void launch_packed(const std::shared_ptr<const rt::CompiledKernel>&, Grid,
+                     std::span<const std::byte>,
+                     std::span<std::shared_ptr<rt::Allocation>>) override {}
+  void upload(std::shared_ptr<rt::Allocation> dst, size_t offset, const void* src,
+              size_t bytes) override {
+    inner_->upload(std::move(dst), offset, src, bytes);
+  }
+  void download(std::shared_ptr<rt::Allocation> src, size_t offset, void* dst,
+                size_t bytes) override {
+    inner_->download(std::move(src), offset, dst, bytes);
+  }
+  void fill(std::shared_ptr<rt::Allocation> dst, size_t offset, size_t bytes, const void* pattern,
+            size_t pattern_bytes) override {
+    inner_->fill(std::move(dst), offset, bytes, pattern, pattern_bytes);
+  }
+  void copy(std::shared_ptr<rt::Allocation> dst, size_t dst_offset,
+            std::shared_ptr<rt::Allocation> src, size_t src_offset, size_t bytes) override {
+    inner_->copy(std::move(dst), dst_offset, std::move(src), src_offset, bytes);
+  }
+  void record(std::shared_ptr<rt::EventImpl> event) override { inner_->record(std::move(event)); }
+  void wait(std::shared_ptr<rt::EventImpl> event) override { inner_->wait(std::move(event)); }
+  void synchronize() override { inner_->synchronize(); }
+
+ private:
+  std::shared_ptr<rt::StreamImpl> inner_;
+};
+
+/// Tessera's own host cost per launch: the launch path with the backend's enqueue dropped
+/// (DroppingStream), 100,000 launches (small: 5,000) three times, median.
+double host_path_us(const Device& dev, const Buffer<float>& x, int block, bool small) {
+  auto tiny = TESSERA_KERNEL(tiny_kernel, x_ptr, BLOCK);
+  Stream s(std::make_shared<DroppingStream>(dev.create_stream().impl()));
+  const LaunchConfig config(Grid(1), LaunchOptions{.num_warps = 1}, &s);
+  const int launches = small ? 5000 : 100000;
+  for (int i = 0; i < 1000; ++i) tiny[config](x, block);
+  std::vector<double> us;
+  for (int rep = 0; rep < 3; ++rep) {
+    Clock::time_point t0 = Clock::now();
+    for (int i = 0; i < launches; ++i) tiny[config](x, block);
+    us.push_back(ms_since(t0) * 1e3 / launches);
+  }
+  return median3(us);
+}
+
 /// 10,000 launches (small: 500) of a one-program kernel that adds 1 to 128 floats, three times;
 /// 30 bursts of 64 launches, each burst after a synchronize; then 1,000 dependent launches
 /// between two events. The buffer must end at the launch count.
@@ -325,6 +379,10 @@ void run_launch(Bench& b) {
   std::snprintf(n, sizeof n, "%d launches from an idle device, median of 30", burst);
   b.add(launch_row("launch: tiny kernel, host enqueue, short bursts", bursts[bursts.size() / 2],
                    "us/launch", err, n));
+  b.add(launch_row("launch: tiny kernel, Tessera's host path (backend enqueue dropped)",
+                   host_path_us(dev, x, block, b.small()), "us/launch", err,
+                   "checks, key, lookup, packing, stream order; the backend's launch dropped; "
+                   "median of 3"));
   if (dev.info().kind == "cuda") {  // the driver's own cost, for comparison
     int ordinal = std::stoi(dev.info().name.substr(dev.info().name.find(':') + 1));
     if (std::optional<rt::LaunchFloor> f = rt::cuda_launch_floor(ordinal, burst, 30)) {
@@ -342,6 +400,50 @@ void run_launch(Bench& b) {
                    n));
 }
 
+/// Graph replay: 64 dependent launches of the tiny kernel captured on a stream (small: 16), the
+/// graph replayed 200 times (small: 5) three times; host time per kernel replayed including the
+/// final synchronize, and device time per kernel between two events. The buffer must end at the
+/// number of kernels run.
+void run_graph(Bench& b) {
+  const Device& dev = b.device();
+  const int block = 128, kernels = b.small() ? 16 : 64, replays = b.small() ? 5 : 200;
+  auto x = dev.alloc<float>(block);
+  x.fill(0.0f);
+  auto tiny = TESSERA_KERNEL(tiny_kernel, x_ptr, BLOCK);
+  Stream s = dev.create_stream();
+  const LaunchConfig config(Grid(1), LaunchOptions{.num_warps = 1}, &s);
+  tiny[config](x, block);  // compiled before the capture
+  int total = 1;
+  Graph g = s.capture([&] {
+    for (int i = 0; i < kernels; ++i) tiny[config](x, block);
+  });
+  for (int i = 0; i < 3; ++i, total += kernels) g.replay(s);  // warm
+  s.synchronize();
+  std::vector<double> with_sync;
+  for (int rep = 0; rep < 3; ++rep) {
+    Clock::time_point t0 = Clock::now();
+    for (int i = 0; i < replays; ++i, total += kernels) g.replay(s);
+    s.synchronize();
+    with_sync.push_back(ms_since(t0) * 1e3 / (double(replays) * kernels));
+  }
+  Event start = dev.create_event(), stop = dev.create_event();
+  start.record(s);
+  for (int i = 0; i < replays; ++i, total += kernels) g.replay(s);
+  stop.record(s);
+  s.synchronize();
+  const double device_us = stop.elapsed_since(start) * 1e3 / (double(replays) * kernels);
+  double err = 0;
+  for (float v : x.download()) err = std::max(err, std::fabs(double(v) - total));
+  char n[96];
+  std::snprintf(n, sizeof n, "%d replays of %d dependent launches, median of 3", replays, kernels);
+  char what[64];
+  std::snprintf(what, sizeof what, "graph replay: %d tiny kernels", kernels);
+  b.add(launch_row(std::string(what) + ", host incl. sync", median3(with_sync), "us/kernel", err, n));
+  std::snprintf(n, sizeof n, "%d replays of %d dependent launches between two events", replays,
+                kernels);
+  b.add(launch_row(std::string(what) + ", device time", device_us, "us/kernel", err, n));
+}
+
 }  // namespace
 
 void add_compile_cases(std::vector<Case>& cases, bool) {
@@ -352,6 +454,7 @@ void add_compile_cases(std::vector<Case>& cases, bool) {
 
 void add_launch_cases(std::vector<Case>& cases, bool) {
   cases.push_back({"launch overhead", run_launch});
+  cases.push_back({"graph replay", run_graph});
 }
 
 }  // namespace tessera::bench

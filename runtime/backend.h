@@ -5,6 +5,7 @@
 /// hands its artifact to core/interp, the executable definition of the IR).
 #pragma once
 
+#include <atomic>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -129,6 +130,24 @@ class EventImpl {
   virtual ~EventImpl() = default;
 };
 
+class StreamImpl;
+
+/// Launches captured on a stream (StreamImpl::begin_capture), replayed as one unit
+/// (tessera::Graph is the public handle).
+class GraphImpl {
+ public:
+  virtual ~GraphImpl() = default;
+  /// The device the graph was captured on; it replays only on that device's streams.
+  virtual DeviceImpl* device() const = 0;
+  /// The number of kernel launches captured.
+  virtual size_t launches() const = 0;
+  /// Enqueues the captured launches on `stream` (a stream of device(), not capturing), with the
+  /// arguments they were captured with. The caller orders and counts it (runtime/ordering.h).
+  virtual void replay(StreamImpl& stream) = 0;
+};
+
+class RecordedGraph;
+
 /// An ordered queue of device work. Errors of asynchronous work are kept and thrown by the next
 /// synchronizing call on the stream (synchronize, a download), as CUDA does.
 class StreamImpl {
@@ -138,6 +157,13 @@ class StreamImpl {
   virtual void launch(std::shared_ptr<const CompiledKernel> kernel, Grid grid,
                       std::vector<std::byte> params,
                       std::vector<std::shared_ptr<Allocation>> keep_alive) = 0;
+  /// The launch path's entry (KernelBase::launch): `params` is the packed block and
+  /// `keep_alive` the buffers the kernel uses, which the backend may move from to hold them until
+  /// the work is done. Backends override it to launch without copying into vectors; the default
+  /// records the launch while a default capture is open, else copies and calls launch().
+  virtual void launch_packed(const std::shared_ptr<const CompiledKernel>& kernel, Grid grid,
+                             std::span<const std::byte> params,
+                             std::span<std::shared_ptr<Allocation>> keep_alive);
   virtual void upload(std::shared_ptr<Allocation> dst, size_t offset, const void* src,
                       size_t bytes) = 0;
   virtual void download(std::shared_ptr<Allocation> src, size_t offset, void* dst,
@@ -153,8 +179,27 @@ class StreamImpl {
   /// streams have none.
   virtual uint64_t native_handle();
 
+  /// Starts capturing (tessera::Stream::begin_capture): until end_capture, launches on this
+  /// stream are recorded into a graph instead of run, and the public layer refuses other work
+  /// on it. The default records each launch (runtime/graph.cpp) and replays them one by one (the
+  /// host and simt devices); CUDA captures a CUDA graph, Vulkan one command buffer.
+  virtual void begin_capture();
+  /// Ends the capture: the graph of the launches since begin_capture.
+  virtual std::shared_ptr<GraphImpl> end_capture();
+  /// Ends the capture and drops what it recorded (the capture's body threw).
+  virtual void abandon_capture();
+  /// Whether a capture is open on this stream.
+  bool capturing() const { return capturing_.load(std::memory_order_acquire); }
+
   /// The public layer's cross-stream order (runtime/ordering.h); backends leave it alone.
   StreamOrder ordering;
+
+ protected:
+  /// Set by begin_capture, cleared by end_capture and abandon_capture (overrides set it too).
+  std::atomic<bool> capturing_{false};
+
+ private:
+  std::shared_ptr<RecordedGraph> recording_;  // the default capture's launches
 };
 
 class DeviceImpl : public std::enable_shared_from_this<DeviceImpl> {

@@ -11,12 +11,14 @@ namespace {
 
 /// The stream a transfer runs on (`stream`, else the device's default stream), ordered after the
 /// earlier work of the other streams that the default-stream rule says (runtime/ordering.h).
+/// `what` ("upload", ...) names the operation when the stream is capturing a graph.
 std::shared_ptr<rt::StreamImpl> stream_of(const std::shared_ptr<rt::DeviceImpl>& device,
-                                          Stream* stream) {
-  if (!stream) return rt::ordered_stream(*device, nullptr);
+                                          Stream* stream, const char* what) {
+  if (!stream) return rt::ordered_stream(*device, nullptr);  // the default stream never captures
   if (stream->impl()->device() != device.get())
     fail(ErrorKind::Argument, "the stream belongs to device '", stream->impl()->device()->info().name,
          "', the buffer to '", device->info().name, "'");
+  refuse_in_capture(*stream->impl(), what);
   return rt::ordered_stream(*device, &stream->impl());
 }
 
@@ -112,7 +114,7 @@ void BufferBase::upload_bytes(const void* src, size_t bytes, size_t offset, Stre
     fail(ErrorKind::Argument, "upload of ", bytes, " bytes at offset ", offset, " overruns a buffer of ",
          bytes_, " bytes");
   if (bytes == 0) return;
-  std::shared_ptr<rt::StreamImpl> s = stream_of(device_, stream);
+  std::shared_ptr<rt::StreamImpl> s = stream_of(device_, stream, "upload");
   rt::CountEnqueued counted(*device_, *s);
   s->upload(alloc_, offset_ + offset, src, bytes);
 }
@@ -123,13 +125,13 @@ void BufferBase::download_bytes(void* dst, size_t bytes, size_t offset, Stream* 
     fail(ErrorKind::Argument, "download of ", bytes, " bytes at offset ", offset,
          " overruns a buffer of ", bytes_, " bytes");
   // Not counted: the data is in `dst` when download returns.
-  stream_of(device_, stream)->download(alloc_, offset_ + offset, dst, bytes);
+  stream_of(device_, stream, "download")->download(alloc_, offset_ + offset, dst, bytes);
 }
 
 void BufferBase::fill_bytes(const void* pattern, size_t pattern_bytes, Stream* stream) const {
   require_valid(*this, "fill");
   if (bytes_ == 0) return;
-  std::shared_ptr<rt::StreamImpl> s = stream_of(device_, stream);
+  std::shared_ptr<rt::StreamImpl> s = stream_of(device_, stream, "fill");
   rt::CountEnqueued counted(*device_, *s);
   s->fill(alloc_, offset_, bytes_, pattern, pattern_bytes);
 }
@@ -144,7 +146,7 @@ void BufferBase::copy_bytes_from(const BufferBase& src, Stream* stream) const {
     fail(ErrorKind::Argument, "copy between devices '", src.device_->info().name, "' and '",
          device_->info().name, "': download and upload instead");
   if (bytes_ == 0) return;
-  std::shared_ptr<rt::StreamImpl> s = stream_of(device_, stream);
+  std::shared_ptr<rt::StreamImpl> s = stream_of(device_, stream, "copy");
   rt::CountEnqueued counted(*device_, *s);
   s->copy(alloc_, offset_, src.alloc_, src.offset_, bytes_);
 }

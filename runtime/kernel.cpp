@@ -2,6 +2,7 @@
 /// caches of traced and compiled kernels, and the packed parameter block.
 #include "runtime/kernel.h"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cmath>
@@ -12,6 +13,7 @@
 #include <fstream>
 #include <iostream>
 #include <limits>
+#include <memory>
 #include <optional>
 
 #include "core/ir/printer.h"
@@ -41,12 +43,12 @@ bool fits(int64_t v, bool from_unsigned, ir::DType t) {
 }
 
 template <class T>
-void put(std::vector<std::byte>& block, uint32_t offset, T value) {
+void put(std::span<std::byte> block, uint32_t offset, T value) {
   std::memcpy(block.data() + offset, &value, sizeof(T));
 }
 
 /// Stores a scalar argument in the block in its parameter's dtype.
-void put_scalar(std::vector<std::byte>& block, uint32_t offset, ir::DType t, const KernelArg& a) {
+void put_scalar(std::span<std::byte> block, uint32_t offset, ir::DType t, const KernelArg& a) {
   double f = a.kind == Kind::Float ? a.f : static_cast<double>(a.i);
   int64_t i = a.kind == Kind::Float ? static_cast<int64_t>(a.f) : a.i;
   switch (t) {
@@ -144,17 +146,22 @@ std::string KernelBase::param_label(size_t i) const {
 }
 
 std::vector<tl::ArgSpec> KernelBase::check_and_specialize(std::span<const KernelArg> args) const {
+  std::vector<tl::ArgSpec> specs(args.size());
+  specialize(args, specs);
+  return specs;
+}
+
+void KernelBase::specialize(std::span<const KernelArg> args, std::span<tl::ArgSpec> specs) const {
   if (args.size() != params_.size()) {
     std::string list;
     for (size_t i = 0; i < param_names_.size(); ++i) list += (i ? ", " : "") + param_names_[i];
     fail(ErrorKind::Argument, "kernel '", name_, "' takes ", params_.size(), " arguments (", list,
          "), got ", args.size());
   }
-  std::vector<tl::ArgSpec> specs(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
     const tl::ParamDesc& p = params_[i];
     const KernelArg& a = args[i];
-    tl::ArgSpec& s = specs[i];
+    tl::ArgSpec& s = specs[i];  // value-initialized by the caller
     if (p.cls == ParamClass::Pointer) {
       if (a.kind != Kind::Buffer)
         fail(ErrorKind::Argument, param_label(i), " must be a buffer, got ", a.describe());
@@ -191,21 +198,20 @@ std::vector<tl::ArgSpec> KernelBase::check_and_specialize(std::span<const Kernel
       s.value.f = a.kind == Kind::Float ? a.f : static_cast<double>(a.i);
     }
   }
-  return specs;
 }
 
-std::shared_ptr<rt::DeviceImpl> KernelBase::launch_device(const LaunchConfig& config,
-                                                          std::span<const KernelArg> args) const {
-  std::shared_ptr<rt::DeviceImpl> device;
-  if (config.stream) device = config.stream->impl()->device()->shared_from_this();
+rt::DeviceImpl* KernelBase::launch_device(const LaunchConfig& config,
+                                         std::span<const KernelArg> args) const {
+  // Raw: the stream or the buffers (which the launch holds) keep the device alive.
+  rt::DeviceImpl* device = config.stream ? config.stream->impl()->device() : nullptr;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i].kind != Kind::Buffer) continue;
     rt::DeviceImpl* d = args[i].buffer.device();
     if (!device) {
-      device = args[i].buffer.device_handle();
+      device = d;
       continue;
     }
-    if (d != device.get())
+    if (d != device)
       fail(ErrorKind::Argument, param_label(i), " is a buffer on device '", d->info().name,
            "', but the launch is on '", device->info().name, "'");
   }
@@ -254,13 +260,18 @@ bool debug_from_env() {
 
 }  // namespace
 
-std::vector<std::byte> KernelBase::pack(const rt::CompiledKernel& compiled,
-                                        std::span<const KernelArg> args, bool debug) const {
-  std::vector<std::byte> block(compiled.params.size);
+void KernelBase::pack(const rt::CompiledKernel& compiled, std::span<const KernelArg> args,
+                      bool debug, std::span<std::byte> block) const {
   size_t slot = 0;
+  const std::vector<ir::ParamSlot>& slots = compiled.params.slots;
+  auto next_offset = [&]() -> uint32_t {
+    TESSERA_CHECK(slot < slots.size(), "kernel '", name_, "': more parameters than the ",
+                  slots.size(), " slots of its layout");
+    return slots[slot++].offset;
+  };
   for (size_t i = 0; i < args.size(); ++i) {
     if (params_[i].cls == ParamClass::Constexpr) continue;
-    uint32_t offset = compiled.params.slots.at(slot++).offset;
+    uint32_t offset = next_offset();
     if (params_[i].cls == ParamClass::Pointer) {
       put<uint64_t>(block, offset, args[i].buffer.address());
     } else {
@@ -272,17 +283,57 @@ std::vector<std::byte> KernelBase::pack(const rt::CompiledKernel& compiled,
   // (core/passes/bounds.h): its address and size.
   for (size_t i = 0; debug && i < args.size(); ++i) {
     if (params_[i].cls != ParamClass::Pointer) continue;
-    put<uint64_t>(block, compiled.params.slots.at(slot++).offset, args[i].buffer.address());
-    put<uint64_t>(block, compiled.params.slots.at(slot++).offset, args[i].buffer.bytes());
+    put<uint64_t>(block, next_offset(), args[i].buffer.address());
+    put<uint64_t>(block, next_offset(), args[i].buffer.bytes());
   }
-  TESSERA_CHECK(slot == compiled.params.slots.size(), "kernel '", name_, "': ", slot,
-                " parameters packed for ", compiled.params.slots.size(), " slots");
-  return block;
+  TESSERA_CHECK(slot == slots.size(), "kernel '", name_, "': ", slot, " parameters packed for ",
+                slots.size(), " slots");
 }
 
+namespace {
+
+/// Arguments, buffers and parameter bytes a launch keeps on the stack; larger launches use the
+/// heap.
+constexpr size_t kInlineArgs = 16;
+constexpr size_t kInlineParamBytes = 512;
+
+/// `n` value-initialized elements of T: on the stack when n <= N (only those n are constructed),
+/// else on the heap.
+template <class T, size_t N>
+class SmallArray {
+ public:
+  explicit SmallArray(size_t n) : n_(n) {
+    if (n <= N) {
+      data_ = std::uninitialized_value_construct_n(reinterpret_cast<T*>(raw_), n) - n;
+    } else {
+      heap_.resize(n);
+      data_ = heap_.data();
+    }
+  }
+  ~SmallArray() {
+    if (n_ <= N) std::destroy_n(data_, n_);
+  }
+  SmallArray(const SmallArray&) = delete;
+  SmallArray& operator=(const SmallArray&) = delete;
+  std::span<T> span() { return std::span<T>(data_, n_); }
+
+ private:
+  alignas(T) std::byte raw_[N * sizeof(T)];
+  std::vector<T> heap_;
+  T* data_;
+  size_t n_;
+};
+
+}  // namespace
+
 void KernelBase::launch(const LaunchConfig& config, std::span<const KernelArg> args) const {
-  std::vector<tl::ArgSpec> specs = check_and_specialize(args);
-  std::shared_ptr<rt::DeviceImpl> device = launch_device(config, args);
+  // The steady path (a specialization compiled before) allocates nothing: the key is built on
+  // the stack and looked up as a view, the block is packed on the stack, and the backend gets
+  // spans (StreamImpl::launch_packed).
+  SmallArray<tl::ArgSpec, kInlineArgs> spec_storage(args.size());
+  const std::span<tl::ArgSpec> specs = spec_storage.span();
+  specialize(args, specs);
+  rt::DeviceImpl* device = launch_device(config, args);
   if (config.options.num_warps < 1 || config.options.num_warps > 32 ||
       (config.options.num_warps & (config.options.num_warps - 1)) != 0)
     fail(ErrorKind::Argument, "kernel '", name_, "': num_warps must be a power of two in 1..32, got ",
@@ -303,28 +354,48 @@ void KernelBase::launch(const LaunchConfig& config, std::span<const KernelArg> a
            max_grid[2], ")");
   LaunchOptions options = config.options;
   options.debug = options.debug || debug_from_env() || device->info().checks_bounds;
-  CompiledKey key{device.get(), std::move(specs), options};
-  std::shared_ptr<const rt::CompiledKernel> compiled;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = compiled_.find(key);
-    if (it != compiled_.end()) compiled = it->second;
+  const CompiledKeyView view{device, specs, &options};
+  const CompiledMap::value_type* entry = last_compiled_.load(std::memory_order_acquire);
+  if (!entry || !CompiledEqual{}(view, entry->first)) {
+    entry = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = compiled_.find(view);
+      if (it != compiled_.end()) entry = &*it;
+    }
+    if (!entry) {
+      CompiledKey key{device, std::vector<tl::ArgSpec>(specs.begin(), specs.end()), options};
+      std::shared_ptr<const ir::Module> traced = module_for(key.specs);
+      capture(*traced, options);
+      std::shared_ptr<const rt::CompiledKernel> compiled =
+          rt::compile_cached(*device, *traced, options);
+      std::lock_guard<std::mutex> lock(mutex_);
+      entry = &*compiled_.emplace(std::move(key), std::move(compiled)).first;
+    }
+    last_compiled_.store(entry, std::memory_order_release);
   }
-  if (!compiled) {
-    std::shared_ptr<const ir::Module> traced = module_for(key.specs);
-    capture(*traced, options);
-    compiled = rt::compile_cached(*device, *traced, options);
-    std::lock_guard<std::mutex> lock(mutex_);
-    compiled_.emplace(key, compiled);
-  }
-  std::vector<std::shared_ptr<rt::Allocation>> keep;
+  const std::shared_ptr<const rt::CompiledKernel>& compiled = entry->second;
+  size_t buffers = 0;
+  for (const KernelArg& a : args) buffers += a.kind == Kind::Buffer;
+  SmallArray<std::shared_ptr<rt::Allocation>, kInlineArgs> keep_storage(buffers);
+  const std::span<std::shared_ptr<rt::Allocation>> keep = keep_storage.span();
+  size_t kept = 0;
   for (const KernelArg& a : args)
-    if (a.kind == Kind::Buffer) keep.push_back(a.buffer.allocation());
+    if (a.kind == Kind::Buffer) keep[kept++] = a.buffer.allocation();
   if (config.grid.programs() == 0) return;  // an empty grid launches nothing
-  std::shared_ptr<rt::StreamImpl> stream =
-      rt::ordered_stream(*device, config.stream ? &config.stream->impl() : nullptr);
+  SmallArray<std::byte, kInlineParamBytes> block_storage(compiled->params.size);  // zeroed
+  const std::span<std::byte> block = block_storage.span();
+  pack(*compiled, args, options.debug, block);
+  std::shared_ptr<rt::StreamImpl> default_stream;
+  const std::shared_ptr<rt::StreamImpl>* given = config.stream ? &config.stream->impl() : nullptr;
+  if (!given) given = &(default_stream = device->default_stream());
+  if ((*given)->capturing()) {  // recorded into the capture's graph, ordered when replayed
+    (*given)->launch_packed(compiled, config.grid, block, keep);
+    return;
+  }
+  std::shared_ptr<rt::StreamImpl> stream = rt::ordered_stream(*device, given);
   rt::CountEnqueued counted(*device, *stream);
-  stream->launch(compiled, config.grid, pack(*compiled, args, options.debug), std::move(keep));
+  stream->launch_packed(compiled, config.grid, block, keep);
 }
 
 void KernelBase::capture(const ir::Module& traced, const LaunchOptions& options) const {
@@ -366,7 +437,7 @@ size_t KernelBase::compiled_count() const {
   return compiled_.size();
 }
 
-size_t KernelBase::SpecHash::operator()(const std::vector<tl::ArgSpec>& specs) const {
+size_t KernelBase::SpecHash::operator()(std::span<const tl::ArgSpec> specs) const {
   size_t h = 1469598103934665603ull;
   auto mix = [&](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
   for (const tl::ArgSpec& s : specs) {
@@ -380,10 +451,21 @@ size_t KernelBase::SpecHash::operator()(const std::vector<tl::ArgSpec>& specs) c
   return h;
 }
 
-size_t KernelBase::CompiledHash::operator()(const CompiledKey& k) const {
+size_t KernelBase::CompiledHash::operator()(const CompiledKeyView& k) const {
   return SpecHash{}(k.specs) ^ (reinterpret_cast<uintptr_t>(k.device) * 31) ^
-         (static_cast<size_t>(k.options.num_warps) << 20) ^ (static_cast<size_t>(k.options.num_stages) << 26) ^
-         (static_cast<size_t>(k.options.maxnreg) << 32);
+         (static_cast<size_t>(k.options->num_warps) << 20) ^
+         (static_cast<size_t>(k.options->num_stages) << 26) ^
+         (static_cast<size_t>(k.options->maxnreg) << 32) ^
+         (static_cast<size_t>(k.options->debug) << 40);
+}
+
+size_t KernelBase::CompiledHash::operator()(const CompiledKey& k) const {
+  return (*this)(CompiledKeyView{k.device, k.specs, &k.options});
+}
+
+bool KernelBase::CompiledEqual::operator()(const CompiledKeyView& a, const CompiledKey& b) const {
+  return a.device == b.device && *a.options == b.options &&
+         std::equal(a.specs.begin(), a.specs.end(), b.specs.begin(), b.specs.end());
 }
 
 }  // namespace tessera

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -124,7 +125,10 @@ class KernelBase {
 
  private:
   struct SpecHash {
-    size_t operator()(const std::vector<tl::ArgSpec>& s) const;
+    size_t operator()(std::span<const tl::ArgSpec> s) const;
+    size_t operator()(const std::vector<tl::ArgSpec>& s) const {
+      return (*this)(std::span<const tl::ArgSpec>(s));
+    }
   };
   struct CompiledKey {
     rt::DeviceImpl* device;
@@ -132,20 +136,38 @@ class KernelBase {
     LaunchOptions options;
     bool operator==(const CompiledKey&) const = default;
   };
+  /// A CompiledKey looked up without building one (no vector on the launch path).
+  struct CompiledKeyView {
+    rt::DeviceImpl* device;
+    std::span<const tl::ArgSpec> specs;
+    const LaunchOptions* options;
+  };
   struct CompiledHash {
+    using is_transparent = void;
     size_t operator()(const CompiledKey& k) const;
+    size_t operator()(const CompiledKeyView& k) const;
+  };
+  struct CompiledEqual {
+    using is_transparent = void;
+    bool operator()(const CompiledKey& a, const CompiledKey& b) const { return a == b; }
+    bool operator()(const CompiledKeyView& a, const CompiledKey& b) const;
+    bool operator()(const CompiledKey& a, const CompiledKeyView& b) const { return (*this)(b, a); }
   };
 
   std::vector<tl::ArgSpec> check_and_specialize(std::span<const KernelArg> args) const;
-  std::shared_ptr<rt::DeviceImpl> launch_device(const LaunchConfig& config,
-                                                std::span<const KernelArg> args) const;
+  /// Checks `args` (an Argument error names the wrong one) and writes their specialization to
+  /// `specs` (args.size() entries).
+  void specialize(std::span<const KernelArg> args, std::span<tl::ArgSpec> specs) const;
+  /// The device of the launch (the stream's, else the buffers'), checked against every buffer.
+  rt::DeviceImpl* launch_device(const LaunchConfig& config, std::span<const KernelArg> args) const;
   /// The tile IR as traced for `specs` (traced once, then cached).
   std::shared_ptr<const ir::Module> module_for(const std::vector<tl::ArgSpec>& specs) const;
   /// Under TESSERA_CAPTURE=DIR: writes `traced` with `options` to DIR.
   void capture(const ir::Module& traced, const LaunchOptions& options) const;
-  /// The parameter block; with `debug`, each pointer's buffer follows (core/passes/bounds.h).
-  std::vector<std::byte> pack(const rt::CompiledKernel& compiled, std::span<const KernelArg> args,
-                              bool debug) const;
+  /// Writes the parameter block to `block` (compiled.params.size bytes, zeroed); with `debug`,
+  /// each pointer's buffer follows (core/passes/bounds.h).
+  void pack(const rt::CompiledKernel& compiled, std::span<const KernelArg> args, bool debug,
+            std::span<std::byte> block) const;
   std::string param_label(size_t i) const;
 
   mutable std::string name_;  // learned from the first trace when not given
@@ -154,8 +176,13 @@ class KernelBase {
   mutable std::mutex mutex_;
   mutable std::unordered_map<std::vector<tl::ArgSpec>, std::shared_ptr<const ir::Module>, SpecHash>
       traced_;
-  mutable std::unordered_map<CompiledKey, std::shared_ptr<const rt::CompiledKernel>, CompiledHash>
-      compiled_;
+  // Entries are never erased, so a reference to one stays valid after the lock is released.
+  using CompiledMap = std::unordered_map<CompiledKey, std::shared_ptr<const rt::CompiledKernel>,
+                                         CompiledHash, CompiledEqual>;
+  mutable CompiledMap compiled_;
+  /// The entry of compiled_ the last launch used: a launch of the same specialization finds it
+  /// without the lock or a hash (entries never move or change once inserted).
+  mutable std::atomic<const CompiledMap::value_type*> last_compiled_{nullptr};
 };
 
 /// Splits "x, y, n, BLOCK" into names.

@@ -70,7 +70,13 @@ namespace tessera::rt::cuda {
 // Entry points that older drivers lack (null when absent).
 #define TESSERA_CUDA_DRIVER_OPTIONAL(X)                                          \
   X(cuFuncGetParamInfo, "cuFuncGetParamInfo") /* CUDA 12.4 */                    \
-  X(cuStreamGetCtx, "cuStreamGetCtx") /* 9.2; optional: only wrap_cu_stream's check */
+  X(cuStreamGetCtx, "cuStreamGetCtx") /* 9.2; optional: only wrap_cu_stream's check */ \
+  X(cuStreamBeginCapture, "cuStreamBeginCapture_v2") /* 10.1: graphs (Stream::capture) */ \
+  X(cuStreamEndCapture, "cuStreamEndCapture")                                     \
+  X(cuGraphInstantiate, "cuGraphInstantiateWithFlags") /* 11.4 */                 \
+  X(cuGraphLaunch, "cuGraphLaunch")                                               \
+  X(cuGraphExecDestroy, "cuGraphExecDestroy")                                     \
+  X(cuGraphDestroy, "cuGraphDestroy")
 
 struct Driver {
 #define TESSERA_CUDA_MEMBER(fn, symbol) decltype(&::fn) fn = nullptr;

@@ -92,6 +92,13 @@ void CudaStream::checked(const std::shared_ptr<Context>& ctx, CUresult r, const 
 }
 
 CUstream CudaStream::ensure(std::shared_ptr<Context>* ctx) {
+  // The launch path's case, without the device's lock: a context still alive is the device's
+  // live one (the device makes a new context only after the old one ended, and an ended one
+  // never comes back).
+  if (stream_ && ctx_ && ctx_->alive.load(std::memory_order_acquire)) {
+    if (ctx) *ctx = ctx_;
+    return stream_;
+  }
   std::shared_ptr<Context> live = device_->context();
   if (ctx_ != live && external_) {
     fail(ErrorKind::Runtime, "the CUstream given to wrap_cu_stream belonged to ", device_->info().name,
@@ -107,6 +114,7 @@ CUstream CudaStream::ensure(std::shared_ptr<Context>* ctx) {
     }
     kernels_.clear();
     keep_.clear();
+    graphs_.clear();
     staging_.clear();  // pinned memory went with the old context
     pending_ = false;
     stream_ = nullptr;
@@ -115,7 +123,7 @@ CUstream CudaStream::ensure(std::shared_ptr<Context>* ctx) {
                         "cuStreamCreate");
     ctx_ = live;
   }
-  *ctx = ctx_;
+  if (ctx) *ctx = ctx_;
   return stream_;
 }
 
@@ -135,6 +143,12 @@ void CudaStream::validate(const Allocation& a, const char* what) const {
 void CudaStream::launch(std::shared_ptr<const CompiledKernel> kernel, Grid grid,
                         std::vector<std::byte> params,
                         std::vector<std::shared_ptr<Allocation>> keep_alive) {
+  launch_packed(kernel, grid, params, keep_alive);
+}
+
+void CudaStream::launch_packed(const std::shared_ptr<const CompiledKernel>& kernel, Grid grid,
+                               std::span<const std::byte> params,
+                               std::span<std::shared_ptr<Allocation>> keep_alive) {
   auto* k = dynamic_cast<const CudaKernel*>(kernel.get());
   if (!k)
     fail(ErrorKind::Argument, "kernel '", kernel->name, "' was not compiled for ",
@@ -148,22 +162,130 @@ void CudaStream::launch(std::shared_ptr<const CompiledKernel> kernel, Grid grid,
                 params.size(), " bytes, the kernel reads ", k->param_bytes());
   for (const auto& a : keep_alive) validate(*a, k->who().c_str());
   std::lock_guard lock(mutex_);
-  std::shared_ptr<Context> ctx;
-  CUstream h = ensure(&ctx);
-  keep_.insert(keep_.end(), keep_alive.begin(), keep_alive.end());
+  CUstream h = ensure(nullptr);
+  const std::shared_ptr<Context>& ctx = ctx_;  // the live context (ensure made it so)
+  const bool capturing = this->capturing();
+  if (capturing && ctx != capture_ctx_)
+    fail(ErrorKind::Runtime, "kernel '", k->name, "': ", device_->info().name,
+         "'s context ended during the capture (", device_->fault_message(capture_ctx_->generation),
+         ")");
   CUfunction f = k->function(ctx);
   size_t size = k->param_bytes();
-  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, params.data(), CU_LAUNCH_PARAM_BUFFER_SIZE,
-                   &size, CU_LAUNCH_PARAM_END};
+  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<std::byte*>(params.data()),
+                   CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
   ContextScope scope(d_, *ctx);
+  // While capturing, the driver records the launch (and copies the parameter block) instead of
+  // running it.
   CUresult r = d_.cuLaunchKernel(f, grid.x, grid.y, grid.z, k->threads_per_program, 1, 1,
                                  k->shared_bytes, h, nullptr, size ? extra : nullptr);
   if (r != CUDA_SUCCESS)  // the detail is built only when needed: this is the launch's hot path
-    checked(ctx, r, "cuLaunchKernel", k->name,
+    checked(ctx, r, capturing ? "cuLaunchKernel (capturing a graph)" : "cuLaunchKernel", k->name,
             "grid (" + std::to_string(grid.x) + ", " + std::to_string(grid.y) + ", " +
                 std::to_string(grid.z) + "), " + std::to_string(k->threads_per_program) +
                 " threads, " + std::to_string(k->shared_bytes) + " bytes of shared memory");
+  std::vector<std::shared_ptr<Allocation>>& keep = capturing ? capture_keep_ : keep_;
+  for (auto& a : keep_alive) keep.push_back(std::move(a));
+  if (capturing) {
+    capture_kernels_.push_back(k->name);
+    ++capture_launches_;
+    return;
+  }
   if (kernels_.empty() || kernels_.back() != k->name) kernels_.push_back(k->name);
+  pending_ = true;
+}
+
+namespace {
+
+/// Fails (Unsupported) when the driver lacks the graph entry points.
+void require_graphs(const Driver& d, const std::string& device) {
+  if (!d.cuStreamBeginCapture || !d.cuStreamEndCapture || !d.cuGraphInstantiate ||
+      !d.cuGraphLaunch || !d.cuGraphExecDestroy || !d.cuGraphDestroy)
+    fail(ErrorKind::Unsupported, "graph capture on ", device,
+         ": the CUDA driver lacks cuStreamBeginCapture_v2, cuGraphInstantiateWithFlags or "
+         "cuGraphLaunch (CUDA 11.4 or newer is needed)");
+}
+
+}  // namespace
+
+void CudaStream::begin_capture() {
+  require_graphs(d_, device_->info().name);
+  std::lock_guard lock(mutex_);
+  // The stream's earlier work finishes first, so that a Device::synchronize during the capture
+  // (which must not wait on a capturing stream) leaves nothing of this stream unfinished.
+  sync_locked();
+  std::shared_ptr<Context> ctx;
+  CUstream h = ensure(&ctx);
+  ContextScope scope(d_, *ctx);
+  // Relaxed: a first launch inside the capture may load its module (not allowed in the default
+  // global mode).
+  checked(ctx, d_.cuStreamBeginCapture(h, CU_STREAM_CAPTURE_MODE_RELAXED), "cuStreamBeginCapture");
+  capture_ctx_ = ctx;
+  capture_keep_.clear();
+  capture_kernels_.clear();
+  capture_launches_ = 0;
+  capturing_.store(true, std::memory_order_release);
+}
+
+std::shared_ptr<GraphImpl> CudaStream::end_capture() {
+  std::lock_guard lock(mutex_);
+  capturing_.store(false, std::memory_order_release);
+  std::shared_ptr<Context> ctx = std::move(capture_ctx_);
+  std::vector<std::shared_ptr<Allocation>> keep = std::move(capture_keep_);
+  std::vector<std::string> kernels = std::move(capture_kernels_);
+  capture_keep_.clear();
+  capture_kernels_.clear();
+  if (ctx != ctx_ || !ctx->alive)
+    fail(ErrorKind::Runtime, "end_capture on ", device_->info().name,
+         ": the device's context ended during the capture (", device_->fault_message(ctx->generation),
+         ")");
+  ContextScope scope(d_, *ctx);
+  CUgraph graph = nullptr;
+  checked(ctx, d_.cuStreamEndCapture(stream_, &graph), "cuStreamEndCapture");
+  CUgraphExec exec = nullptr;
+  CUresult r = d_.cuGraphInstantiate(&exec, graph, 0);
+  d_.cuGraphDestroy(graph);  // the executable graph does not need it
+  checked(ctx, r, "cuGraphInstantiate");
+  return std::make_shared<CudaGraph>(device_, ctx, exec, std::move(keep), std::move(kernels),
+                                     capture_launches_);
+}
+
+void CudaStream::abandon_capture() {
+  std::lock_guard lock(mutex_);
+  capturing_.store(false, std::memory_order_release);
+  std::shared_ptr<Context> ctx = std::move(capture_ctx_);
+  capture_keep_.clear();
+  capture_kernels_.clear();
+  if (!ctx || ctx != ctx_ || !ctx->alive) return;
+  ContextScope scope(d_, *ctx);
+  CUgraph graph = nullptr;
+  if (d_.cuStreamEndCapture(stream_, &graph) == CUDA_SUCCESS && graph) d_.cuGraphDestroy(graph);
+}
+
+CudaGraph::~CudaGraph() {
+  if (!exec_ || !ctx_->alive) return;
+  ContextScope scope(device_->driver(), *ctx_);
+  device_->driver().cuGraphExecDestroy(exec_);
+}
+
+void CudaGraph::replay(StreamImpl& stream) {
+  auto* s = dynamic_cast<CudaStream*>(&stream);
+  if (!s) fail(ErrorKind::Argument, "replay of a CUDA graph on a stream of another kind of device");
+  s->replay_graph(shared_from_this());
+}
+
+void CudaStream::replay_graph(const std::shared_ptr<CudaGraph>& graph) {
+  std::lock_guard lock(mutex_);
+  std::shared_ptr<Context> ctx;
+  CUstream h = ensure(&ctx);
+  if (graph->context() != ctx)
+    fail(ErrorKind::Runtime, "replay on ", device_->info().name,
+         ": the graph was captured before a fault or Device::reset ended the device's context (",
+         device_->fault_message(graph->context()->generation), "); capture it again");
+  ContextScope scope(d_, *ctx);
+  const std::string& label = graph->label();
+  checked(ctx, d_.cuGraphLaunch(graph->exec(), h), "cuGraphLaunch", label);
+  graphs_.push_back(graph);
+  if (!label.empty() && (kernels_.empty() || kernels_.back() != label)) kernels_.push_back(label);
   pending_ = true;
 }
 
@@ -309,6 +431,7 @@ void CudaStream::sync_locked() {
   checked(ctx, r, "cuStreamSynchronize");
   kernels_.clear();
   keep_.clear();
+  graphs_.clear();
   for (auto& p : staging_) device_->give_back(p);
   staging_.clear();
   pending_ = false;
@@ -316,6 +439,9 @@ void CudaStream::sync_locked() {
 
 void CudaStream::synchronize() {
   std::lock_guard lock(mutex_);
+  // A capturing stream runs nothing (its earlier work finished when the capture began), and a
+  // synchronize would end the capture: Device::synchronize passes it by.
+  if (capturing()) return;
   sync_locked();
 }
 

@@ -3,8 +3,10 @@
 /// work uses until then, and remakes its CUstream in the device's next context after a fault.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -30,6 +32,43 @@ class CudaEvent : public EventImpl {
   bool recorded_ = false;
 };
 
+class CudaStream;
+
+/// A CUDA graph captured on a CudaStream (Stream::capture) and instantiated in one context:
+/// each replay is one cuGraphLaunch. Holds the captured launches' buffers.
+class CudaGraph final : public GraphImpl, public std::enable_shared_from_this<CudaGraph> {
+ public:
+  CudaGraph(CudaDevice* device, std::shared_ptr<Context> ctx, CUgraphExec exec,
+            std::vector<std::shared_ptr<Allocation>> keep, std::vector<std::string> kernels,
+            size_t launches)
+      : device_(device),
+        ctx_(std::move(ctx)),
+        exec_(exec),
+        keep_(std::move(keep)),
+        launches_(launches) {
+    for (size_t i = 0; i < kernels.size(); ++i)
+      if (std::find(kernels.begin(), kernels.begin() + i, kernels[i]) == kernels.begin() + i)
+        label_ += (label_.empty() ? "" : ", ") + kernels[i];
+  }
+  ~CudaGraph() override;
+  DeviceImpl* device() const override { return device_; }
+  size_t launches() const override { return launches_; }
+  void replay(StreamImpl& stream) override;
+
+  const std::shared_ptr<Context>& context() const { return ctx_; }
+  CUgraphExec exec() const { return exec_; }
+  /// The kernels captured, each once: "a, b" (named by faults of a replay).
+  const std::string& label() const { return label_; }
+
+ private:
+  CudaDevice* device_;
+  std::shared_ptr<Context> ctx_;
+  CUgraphExec exec_;
+  std::vector<std::shared_ptr<Allocation>> keep_;
+  std::string label_;
+  size_t launches_;
+};
+
 class CudaStream : public StreamImpl {
  public:
   CudaStream(CudaDevice* device, bool is_default);
@@ -42,6 +81,15 @@ class CudaStream : public StreamImpl {
   void launch(std::shared_ptr<const CompiledKernel> kernel, Grid grid,
               std::vector<std::byte> params,
               std::vector<std::shared_ptr<Allocation>> keep_alive) override;
+  void launch_packed(const std::shared_ptr<const CompiledKernel>& kernel, Grid grid,
+                     std::span<const std::byte> params,
+                     std::span<std::shared_ptr<Allocation>> keep_alive) override;
+  /// Stream capture (cuStreamBeginCapture, relaxed mode) into a CUDA graph.
+  void begin_capture() override;
+  std::shared_ptr<GraphImpl> end_capture() override;
+  void abandon_capture() override;
+  /// Enqueues `graph` (cuGraphLaunch); it is held until the stream next synchronizes.
+  void replay_graph(const std::shared_ptr<CudaGraph>& graph);
   void upload(std::shared_ptr<Allocation> dst, size_t offset, const void* src,
               size_t bytes) override;
   void download(std::shared_ptr<Allocation> src, size_t offset, void* dst, size_t bytes) override;
@@ -56,7 +104,8 @@ class CudaStream : public StreamImpl {
   uint64_t native_handle() override;
 
  private:
-  /// The stream's CUstream in the live context (caller holds mutex_); notes work lost to a fault.
+  /// The stream's CUstream in the live context, which is then ctx_ (and *ctx, unless null); the
+  /// caller holds mutex_. Notes work lost to a fault.
   CUstream ensure(std::shared_ptr<Context>* ctx);
   /// Throws if `a` is another device's or died with an earlier context.
   void validate(const Allocation& a, const char* what) const;
@@ -80,6 +129,12 @@ class CudaStream : public StreamImpl {
   std::vector<std::shared_ptr<Allocation>> keep_;
   std::vector<CudaDevice::Pinned> staging_;
   bool pending_ = false;
+  std::vector<std::shared_ptr<const CudaGraph>> graphs_;  // replayed since the last sync
+  // The open capture: its context, the buffers and kernels of its launches.
+  std::shared_ptr<Context> capture_ctx_;
+  std::vector<std::shared_ptr<Allocation>> capture_keep_;
+  std::vector<std::string> capture_kernels_;
+  size_t capture_launches_ = 0;
   std::string lost_;  // non-empty: pending work died with its context; thrown at synchronize
 };
 

@@ -88,7 +88,7 @@ std::string line_of(const Record& r, const VulkanKernel& k) {
 }  // namespace
 
 void VulkanStream::attach_print_buffer(const std::shared_ptr<const VulkanKernel>& k,
-                                       std::vector<std::byte>& params) {
+                                       std::span<std::byte> params) {
   if (k->print_offset() < 0) return;
   Context& ctx = *shared_.ctx;
   if (!print_buffer_) {

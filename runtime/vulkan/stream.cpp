@@ -3,6 +3,7 @@
 #include "runtime/vulkan/stream.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "runtime/timeout.h"
@@ -184,6 +185,7 @@ void VulkanStream::note_kernel(const std::string& name) {
 }
 
 void VulkanStream::maybe_submit() {
+  if (capturing()) return;  // the capture's command buffer grows until end_capture
   if (batch_.commands >= kMaxBatchCommands) return submit_locked();
   if (batch_.commands < kIdleSubmitCommands || batch_.commands % kIdleSubmitCommands != 0) return;
   retire_locked();
@@ -191,7 +193,7 @@ void VulkanStream::maybe_submit() {
 }
 
 void VulkanStream::submit_locked() {
-  if (!batch_.cmd) return;
+  if (!batch_.cmd || capturing()) return;  // a capture's command buffer is the graph's
   Context& ctx = *shared_.ctx;
   const DeviceFns& f = ctx.fns();
   if (batch_.host_read)
@@ -199,21 +201,30 @@ void VulkanStream::submit_locked() {
                    VK_PIPELINE_STAGE_2_HOST_BIT, VK_ACCESS_2_HOST_READ_BIT);
   Batch batch = std::move(batch_);
   batch_ = Batch{};
+  batch_.waits = std::move(batch.waits);  // submit_cmd_locked takes them from the open batch
   ctx.check(f.vkEndCommandBuffer(batch.cmd), "vkEndCommandBuffer", join(batch.kernels));
+  submit_cmd_locked(batch.cmd, std::move(batch.keep), std::move(batch.kernels), /*reuse=*/true);
+}
 
+void VulkanStream::submit_cmd_locked(VkCommandBuffer cmd_buffer,
+                                     std::vector<std::shared_ptr<const void>> keep,
+                                     std::vector<std::string> kernels, bool reuse) {
+  Context& ctx = *shared_.ctx;
+  auto batch_waits = std::move(batch_.waits);
+  batch_.waits.clear();
   uint64_t value = submitted_ + 1;
   std::vector<VkSemaphoreSubmitInfo> waits;
   // Stream order across submissions: this batch starts after the previous one finished.
   if (submitted_ > 0)
     waits.push_back({VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO, nullptr, semaphore_->handle(),
                      submitted_, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, 0});
-  for (const auto& [sem, v] : batch.waits)
+  for (const auto& [sem, v] : batch_waits)
     waits.push_back({VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO, nullptr, sem->handle(), v,
                      VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, 0});
   VkSemaphoreSubmitInfo signal{
       VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO, nullptr, semaphore_->handle(), value,
       VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,    0};
-  VkCommandBufferSubmitInfo cmd{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO, nullptr, batch.cmd,
+  VkCommandBufferSubmitInfo cmd{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO, nullptr, cmd_buffer,
                                 0};
   VkSubmitInfo2 info{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
   info.waitSemaphoreInfoCount = static_cast<uint32_t>(waits.size());
@@ -223,13 +234,13 @@ void VulkanStream::submit_locked() {
   info.signalSemaphoreInfoCount = 1;
   info.pSignalSemaphoreInfos = &signal;
   VkResult r = ctx.submit(info);
-  for (auto& w : batch.waits) batch.keep.push_back(w.first);
-  in_flight_.push_back({value, batch.cmd, std::move(batch.keep), std::move(batch.kernels)});
+  for (auto& w : batch_waits) keep.push_back(w.first);
+  in_flight_.push_back({value, cmd_buffer, std::move(keep), std::move(kernels), reuse});
   if (r == VK_ERROR_DEVICE_LOST) fail_lost("vkQueueSubmit2");
   if (r != VK_SUCCESS) {
     Submission dropped = std::move(in_flight_.back());
     in_flight_.pop_back();
-    free_cmds_.push_back(dropped.cmd);
+    if (dropped.reuse) free_cmds_.push_back(dropped.cmd);
     ctx.check(r, "vkQueueSubmit2", join(dropped.kernels));
   }
   submitted_ = value;
@@ -246,7 +257,7 @@ void VulkanStream::retire_locked() {
   ctx.check(r, "vkGetSemaphoreCounterValue");
   completed_ = std::max(completed_, value);
   while (!in_flight_.empty() && in_flight_.front().value <= completed_) {
-    free_cmds_.push_back(in_flight_.front().cmd);
+    if (in_flight_.front().reuse) free_cmds_.push_back(in_flight_.front().cmd);
     in_flight_.pop_front();
   }
   if (ring_) ring_->retire(completed_);
@@ -292,7 +303,7 @@ void VulkanStream::fail_lost(std::string_view call) {
   // The queue may still hold the work: let it drain before its resources go.
   ctx.wait_idle_quietly();
   in_flight_.clear();
-  if (batch_.cmd) free_cmds_.push_back(batch_.cmd);
+  if (batch_.cmd && !capturing()) free_cmds_.push_back(batch_.cmd);
   batch_ = Batch{};
   throw Error(ErrorKind::DeviceFault, why);
 }
@@ -300,17 +311,36 @@ void VulkanStream::fail_lost(std::string_view call) {
 void VulkanStream::launch(std::shared_ptr<const CompiledKernel> kernel, Grid grid,
                           std::vector<std::byte> params,
                           std::vector<std::shared_ptr<Allocation>> keep_alive) {
+  launch_packed(kernel, grid, params, keep_alive);
+}
+
+void VulkanStream::launch_packed(const std::shared_ptr<const CompiledKernel>& kernel, Grid grid,
+                                 std::span<const std::byte> packed,
+                                 std::span<std::shared_ptr<Allocation>> keep_alive) {
   auto k = std::dynamic_pointer_cast<const VulkanKernel>(kernel);
   TESSERA_CHECK(k != nullptr, "kernel ", kernel->name, " was not compiled for a Vulkan device");
   std::lock_guard lock(mutex_);
   shared_.ctx->check_alive();
   ++op_;
   if (grid.programs() == 0) return;
-  TESSERA_CHECK(params.size() <= k->param_bytes(), "kernel ", k->name, ": ", params.size(),
+  TESSERA_CHECK(packed.size() <= k->param_bytes(), "kernel ", k->name, ": ", packed.size(),
                 "-byte parameters for a ", k->param_bytes(), "-byte block");
+  const bool capturing = this->capturing();
+  if (capturing && k->print_offset() >= 0)
+    fail(ErrorKind::Unsupported, "kernel ", k->name, " cannot be captured in a graph on ",
+         shared_.ctx->name(),
+         ": it prints, and the stream reads its records after each submission; launch it "
+         "outside the capture");
   uint32_t groups[3];
   physical_groups(*k, grid, shared_.ctx->limits(), shared_.ctx->name(), groups);
-  params.resize(std::max<size_t>(k->param_bytes(), k->push_bytes()));
+  // The block with the grid words and channels: on the stack when it fits (push constants do).
+  const size_t block_bytes = std::max<size_t>(k->param_bytes(), k->push_bytes());
+  std::array<std::byte, 256> local{};
+  std::vector<std::byte> heap;
+  if (block_bytes > local.size()) heap.resize(block_bytes);
+  std::span<std::byte> params = heap.empty() ? std::span<std::byte>(local.data(), block_bytes)
+                                             : std::span<std::byte>(heap);
+  std::copy(packed.begin(), packed.end(), params.begin());
   if (k->grid_offset() >= 0) {
     uint32_t logical[3] = {grid.x, grid.y, grid.z};
     std::memcpy(params.data() + k->grid_offset(), logical, sizeof logical);
@@ -319,20 +349,115 @@ void VulkanStream::launch(std::shared_ptr<const CompiledKernel> kernel, Grid gri
   attach_print_buffer(k, params);
   const void* push = params.data();
   VkDeviceAddress block_address = 0;
-  if (k->params_by_address()) {  // the block goes into this launch's slot of the param ring
+  std::shared_ptr<BoundBuffer> held_block;
+  if (k->params_by_address() && capturing) {  // a block of the graph's own, read at each replay
+    held_block = std::make_shared<BoundBuffer>(create_host_buffer(
+        *shared_.ctx, k->param_bytes(), "the parameter block of kernel " + k->name + " in a graph"));
+    std::memcpy(held_block->mapped, params.data(), k->param_bytes());
+    block_address = held_block->address;
+    push = &block_address;
+  } else if (k->params_by_address()) {  // the block goes into this launch's slot of the param ring
     StagingRing::Region slot = stage_locked(k->param_bytes());
     std::memcpy(slot.host, params.data(), k->param_bytes());
     block_address = slot.address;
     push = &block_address;
   }
-  std::vector<const Allocation*> allocs;
-  for (const auto& a : keep_alive) allocs.push_back(a.get());
-  VkCommandBuffer cmd = begin_op(allocs, kCompute);
+  std::array<const Allocation*, 16> local_allocs;
+  std::vector<const Allocation*> heap_allocs;
+  if (keep_alive.size() > local_allocs.size()) heap_allocs.resize(keep_alive.size());
+  const Allocation** allocs = heap_allocs.empty() ? local_allocs.data() : heap_allocs.data();
+  for (size_t i = 0; i < keep_alive.size(); ++i) allocs[i] = keep_alive[i].get();
+  VkCommandBuffer cmd = begin_op(std::span<const Allocation* const>(allocs, keep_alive.size()),
+                                 kCompute);
   record_dispatch(cmd, *k, groups, push);
   note_kernel(k->name);
   batch_.keep.push_back(k);
+  if (held_block) batch_.keep.push_back(std::move(held_block));
   for (auto& a : keep_alive) batch_.keep.push_back(std::move(a));
+  if (capturing) {
+    ++capture_launches_;
+    return;
+  }
   maybe_submit();
+}
+
+void VulkanStream::begin_capture() {
+  std::lock_guard lock(mutex_);
+  Context& ctx = *shared_.ctx;
+  ctx.check_alive();
+  submit_locked();  // earlier work goes first, in its own submission
+  const DeviceFns& f = ctx.fns();
+  VkCommandPoolCreateInfo info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  info.queueFamilyIndex = ctx.facts().queue_family;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  ctx.check(f.vkCreateCommandPool(ctx.device(), &info, nullptr, &pool), "vkCreateCommandPool");
+  UniqueCommandPool owned(&ctx, pool);
+  VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  alloc.commandPool = pool;
+  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  alloc.commandBufferCount = 1;
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  ctx.check(f.vkAllocateCommandBuffers(ctx.device(), &alloc, &cmd), "vkAllocateCommandBuffers");
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  begin.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;  // replays may overlap
+  ctx.check(f.vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer");
+  Batch fresh;
+  fresh.waits = std::move(batch_.waits);  // waits of the open batch stay with the stream
+  batch_ = std::move(fresh);
+  batch_.cmd = cmd;
+  capture_pool_ = std::move(owned);
+  capture_launches_ = 0;
+  capturing_.store(true, std::memory_order_release);
+}
+
+std::shared_ptr<GraphImpl> VulkanStream::end_capture() {
+  std::lock_guard lock(mutex_);
+  capturing_.store(false, std::memory_order_release);
+  Context& ctx = *shared_.ctx;
+  Batch batch = std::move(batch_);
+  batch_ = Batch{};
+  batch_.waits = std::move(batch.waits);
+  UniqueCommandPool pool = std::move(capture_pool_);
+  std::vector<GraphFaultSlot> fault_slots = std::move(capture_fault_slots_);
+  capture_fault_slots_.clear();
+  capture_fault_block_.reset();
+  ctx.check_alive();
+  if (batch.host_read)  // fault records: the host reads them once a replay is done
+    memory_barrier(ctx.fns(), batch.cmd, batch.stages, writes_of(batch.stages),
+                   VK_PIPELINE_STAGE_2_HOST_BIT, VK_ACCESS_2_HOST_READ_BIT);
+  ctx.check(ctx.fns().vkEndCommandBuffer(batch.cmd), "vkEndCommandBuffer", join(batch.kernels));
+  return std::make_shared<VulkanGraph>(shared_.owner, shared_.ctx, std::move(pool), batch.cmd,
+                                       std::move(batch.keep), std::move(batch.kernels),
+                                       std::move(fault_slots), capture_launches_);
+}
+
+void VulkanStream::abandon_capture() {
+  std::lock_guard lock(mutex_);
+  capturing_.store(false, std::memory_order_release);
+  Batch batch = std::move(batch_);
+  batch_ = Batch{};
+  batch_.waits = std::move(batch.waits);
+  capture_pool_ = UniqueCommandPool();  // frees the command buffer, never submitted
+  capture_fault_slots_.clear();
+  capture_fault_block_.reset();
+}
+
+void VulkanGraph::replay(StreamImpl& stream) {
+  auto* s = dynamic_cast<VulkanStream*>(&stream);
+  if (!s) fail(ErrorKind::Argument, "replay of a Vulkan graph on a stream of another kind of device");
+  s->replay_graph(shared_from_this());
+}
+
+void VulkanStream::replay_graph(const std::shared_ptr<VulkanGraph>& graph) {
+  std::lock_guard lock(mutex_);
+  shared_.ctx->check_alive();
+  ++op_;
+  if (!graph->cmd()) return;  // nothing was captured
+  submit_locked();  // the open batch goes first
+  // A fresh batch after this submission: the graph's writes are ordered by the semaphore.
+  submit_cmd_locked(graph->cmd(), {graph}, graph->kernels(), /*reuse=*/false);
+  if (!graph->fault_slots().empty())
+    graph_checks_.push_back({submitted_, graph, std::this_thread::get_id()});
 }
 
 void VulkanStream::record(std::shared_ptr<EventImpl> event) {

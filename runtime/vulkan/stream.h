@@ -51,6 +51,51 @@ class TimelineSemaphore {
   UniqueSemaphore semaphore_;
 };
 
+/// The fault record of one launch in a graph (fault.cpp): its own slot in a block of slots the
+/// graph holds, read after each replay.
+struct GraphFaultSlot {
+  std::shared_ptr<BoundBuffer> block;  ///< host-visible target::FaultWords slots
+  uint32_t index = 0;                  ///< the launch's slot in `block`
+  std::shared_ptr<const VulkanKernel> kernel;
+};
+
+/// Launches recorded into one command buffer (Stream::capture on Vulkan), with the barriers the
+/// stream's rule put between dependent ones: each replay is one vkQueueSubmit2. The graph owns
+/// its command pool, the buffers and kernels of its launches.
+class VulkanGraph final : public GraphImpl, public std::enable_shared_from_this<VulkanGraph> {
+ public:
+  VulkanGraph(DeviceImpl* device, std::shared_ptr<Context> ctx, UniqueCommandPool pool,
+              VkCommandBuffer cmd, std::vector<std::shared_ptr<const void>> keep,
+              std::vector<std::string> kernels, std::vector<GraphFaultSlot> fault_slots,
+              size_t launches)
+      : device_(device),
+        ctx_(std::move(ctx)),
+        pool_(std::move(pool)),
+        cmd_(cmd),
+        keep_(std::move(keep)),
+        kernels_(std::move(kernels)),
+        fault_slots_(std::move(fault_slots)),
+        launches_(launches) {}
+  DeviceImpl* device() const override { return device_; }
+  size_t launches() const override { return launches_; }
+  void replay(StreamImpl& stream) override;
+  /// The recorded command buffer (null when nothing was captured).
+  VkCommandBuffer cmd() const { return cmd_; }
+  const std::vector<std::string>& kernels() const { return kernels_; }
+  /// The fault records of the launches that have a fault channel.
+  const std::vector<GraphFaultSlot>& fault_slots() const { return fault_slots_; }
+
+ private:
+  DeviceImpl* device_;
+  std::shared_ptr<Context> ctx_;  // declared first: destroyed after the pool
+  UniqueCommandPool pool_;
+  VkCommandBuffer cmd_;
+  std::vector<std::shared_ptr<const void>> keep_;
+  std::vector<std::string> kernels_;
+  std::vector<GraphFaultSlot> fault_slots_;
+  size_t launches_;
+};
+
 class VulkanStream final : public StreamImpl, public std::enable_shared_from_this<VulkanStream> {
  public:
   /// Commands per batch before it is submitted regardless.
@@ -65,6 +110,16 @@ class VulkanStream final : public StreamImpl, public std::enable_shared_from_thi
   void launch(std::shared_ptr<const CompiledKernel> kernel, Grid grid,
               std::vector<std::byte> params,
               std::vector<std::shared_ptr<Allocation>> keep_alive) override;
+  void launch_packed(const std::shared_ptr<const CompiledKernel>& kernel, Grid grid,
+                     std::span<const std::byte> params,
+                     std::span<std::shared_ptr<Allocation>> keep_alive) override;
+  /// Capture: the launches are recorded into a command buffer of the graph's own pool (opened
+  /// after the stream's open batch is submitted), never submitted by the stream.
+  void begin_capture() override;
+  std::shared_ptr<GraphImpl> end_capture() override;
+  void abandon_capture() override;
+  /// Submits `graph`'s command buffer after the stream's earlier work (one vkQueueSubmit2).
+  void replay_graph(const std::shared_ptr<VulkanGraph>& graph);
   void upload(std::shared_ptr<Allocation> dst, size_t offset, const void* src,
               size_t bytes) override;
   void download(std::shared_ptr<Allocation> src, size_t offset, void* dst, size_t bytes) override;
@@ -101,9 +156,10 @@ class VulkanStream final : public StreamImpl, public std::enable_shared_from_thi
   };
   struct Submission {
     uint64_t value;
-    VkCommandBuffer cmd;
+    VkCommandBuffer cmd;  ///< the stream's (reused after it finishes), or a graph's
     std::vector<std::shared_ptr<const void>> keep;
     std::vector<std::string> kernels;
+    bool reuse = true;  ///< false: a graph's command buffer, not the stream's to reuse
   };
   struct Span {
     const PoolAllocation* alloc;
@@ -117,6 +173,9 @@ class VulkanStream final : public StreamImpl, public std::enable_shared_from_thi
   void note_kernel(const std::string& name);
   void maybe_submit();
   void submit_locked();
+  /// Submits `cmd` (ended) after the stream's previous submission and the open batch's waits.
+  void submit_cmd_locked(VkCommandBuffer cmd, std::vector<std::shared_ptr<const void>> keep,
+                         std::vector<std::string> kernels, bool reuse);
   void wait_locked(uint64_t value);
   void retire_locked();
   [[noreturn]] void fail_lost(std::string_view call);
@@ -127,7 +186,10 @@ class VulkanStream final : public StreamImpl, public std::enable_shared_from_thi
   /// Writes the stream's record address and a fresh tag into a launch's `params` when `k` has a
   /// fault channel, and remembers which kernel the tag names.
   void attach_fault_record(const std::shared_ptr<const VulkanKernel>& k,
-                           std::vector<std::byte>& params);
+                           std::span<std::byte> params);
+  /// In a capture: gives the launch a slot of the graph's own fault records.
+  void attach_graph_fault_record(const std::shared_ptr<const VulkanKernel>& k,
+                                 std::span<std::byte> params);
   /// Reads the slots of the launches whose submissions have finished: a claimed one becomes a
   /// fault owed to the launching thread, and the slot is cleared.
   void collect_fault_locked();
@@ -139,7 +201,7 @@ class VulkanStream final : public StreamImpl, public std::enable_shared_from_thi
   /// `params` when `k` prints. The buffer holds the records of one submission: a print launch
   /// after one in an earlier submission waits for that submission (and its records) first.
   void attach_print_buffer(const std::shared_ptr<const VulkanKernel>& k,
-                           std::vector<std::byte>& params);
+                           std::span<std::byte> params);
   /// Writes the records of the print launches whose submissions have finished to stdout (in the
   /// order documented in print.cpp), and the dropped records' count to stderr; then empties the
   /// buffer when no submitted launch still writes to it.
@@ -189,6 +251,19 @@ class VulkanStream final : public StreamImpl, public std::enable_shared_from_thi
   std::deque<PrintSource> print_sources_;
   uint32_t print_tag_ = 0;
   uint64_t op_ = 0;         ///< the current operation, for barrier decisions
+  /// The open capture: the graph's pool (its command buffer is batch_.cmd) and launch count.
+  UniqueCommandPool capture_pool_;
+  size_t capture_launches_ = 0;
+  std::vector<GraphFaultSlot> capture_fault_slots_;
+  std::shared_ptr<BoundBuffer> capture_fault_block_;  ///< the block new slots come from
+  uint32_t capture_fault_used_ = 0;                   ///< its slots in use
+  /// Replays of graphs with fault records, not yet collected.
+  struct GraphCheck {
+    uint64_t value;  ///< the replay's submission
+    std::shared_ptr<const VulkanGraph> graph;
+    std::thread::id thread;  ///< who replayed it: a fault is owed to that thread
+  };
+  std::deque<GraphCheck> graph_checks_;
 };
 
 }  // namespace tessera::rt::vk
