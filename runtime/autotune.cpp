@@ -118,7 +118,8 @@ int64_t Config::operator[](std::string_view name) const {
 std::string Config::label() const {
   std::string s;
   for (const auto& [n, v] : params) s += n + "=" + std::to_string(v) + " ";
-  return s + "num_warps=" + std::to_string(num_warps) + " num_stages=" + std::to_string(num_stages);
+  return s + "num_warps=" + std::to_string(num_warps) + " num_stages=" + std::to_string(num_stages) +
+         (maxnreg ? " maxnreg=" + std::to_string(maxnreg) : "");
 }
 
 const KernelArg& Meta::arg(std::string_view name) const {
@@ -250,6 +251,7 @@ void Autotuner::launch(std::span<const KernelArg> args) const {
   LaunchOptions o;
   o.num_warps = c.num_warps;
   o.num_stages = c.num_stages;
+  o.maxnreg = c.maxnreg;
   Grid grid = options_.grid(Meta(kernel_.param_names(), full));
   kernel_.launch(LaunchConfig(grid, o), full);
 }
@@ -322,6 +324,7 @@ size_t Autotuner::search(std::span<const KernelArg> args, AutotuneReport& report
     LaunchOptions o;
     o.num_warps = configs[c].num_warps;
     o.num_stages = configs[c].num_stages;
+    o.maxnreg = configs[c].maxnreg;
     t.launch = LaunchConfig(options_.grid(meta), o);
   }
 

@@ -48,9 +48,11 @@ struct Config {
   std::vector<std::pair<std::string, int64_t>> params;
   int num_warps = 4;   ///< LaunchOptions::num_warps of the launch
   int num_stages = 3;  ///< LaunchOptions::num_stages of the launch
+  int maxnreg = 0;     ///< LaunchOptions::maxnreg of the launch (0: no limit)
   /// The value of `name`; ErrorKind::Argument naming the configuration when it sets none.
   int64_t operator[](std::string_view name) const;
-  /// "BLOCK_M=128 BLOCK_N=128 num_warps=8 num_stages=3": how logs, errors and the cache name it.
+  /// "BLOCK_M=128 BLOCK_N=128 num_warps=8 num_stages=3" (and " maxnreg=128" when set): how logs,
+  /// errors and the cache name it.
   std::string label() const;
 };
 

@@ -241,6 +241,12 @@ inline void all_failing_lists_reasons(const tessera::Device& dev) {
   CHECK(msg.find("BLOCK=48 num_warps=1 num_stages=1: ") != std::string::npos);
   CHECK(msg.find("BLOCK=24 num_warps=2 num_stages=1: ") != std::string::npos);
   CHECK(msg.find("power of two") != std::string::npos);  // the reason: arange of 48 or 24
+  // A configuration's maxnreg is its launch's: out of range, an Argument error (the only kind).
+  const auto limited = tessera::autotune(accumulate(), options({{{{"BLOCK", 16}}, 1, 1, 8}}));
+  const std::string m2 =
+      tessera::test::error_of([&] { limited(in.dx, in.dy, int32_t{64}); }, ErrorKind::Argument);
+  CHECK(m2.find("BLOCK=16 num_warps=1 num_stages=1 maxnreg=8: ") != std::string::npos);
+  CHECK(m2.find("maxnreg must be 0 (no limit) or in 16..255, got 8") != std::string::npos);
   CHECK(in.dy.download() == in.y);
   CHECK(cache.entries().empty());
 }
