@@ -16,6 +16,7 @@
 #include "runtime/tessera.h"
 #include "tests/support/capture.h"
 #include "tests/support/env.h"
+#include "tests/support/temp_cache.h"
 #include "tests/support/errors.h"
 
 namespace autotune_cases {
@@ -39,35 +40,11 @@ inline const auto& accumulate() {
 }
 
 /// A fresh TESSERA_CACHE_DIR for one test, removed afterwards (caching on).
-class TempCache {
+class TempCache : public tessera::test::TempCache {
  public:
-  TempCache()
-      : path_(fs::temp_directory_path() /
-              ("tessera-autotune-test-" + std::to_string(getpid()) + "-" + std::to_string(next()))),
-        env_("TESSERA_CACHE_DIR", path_.string()),
-        on_("TESSERA_CACHE", std::nullopt) {
-    fs::remove_all(path_);
-  }
-  ~TempCache() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
+  TempCache() : tessera::test::TempCache("autotune") {}
   /// The autotune entries written so far.
-  std::vector<fs::path> entries() const {
-    std::vector<fs::path> out;
-    std::error_code ec;
-    for (fs::directory_iterator it(path_ / "autotune", ec), end; !ec && it != end; ++it)
-      out.push_back(it->path());
-    return out;
-  }
-
- private:
-  static int next() {
-    static int n = 0;
-    return n++;
-  }
-  fs::path path_;
-  tessera::test::ScopedEnv env_, on_;
+  std::vector<fs::path> entries() const { return files("autotune"); }
 };
 
 /// The options of the cases: BLOCK 16/32/64 with a few num_warps, key n, output y.

@@ -21,6 +21,7 @@
 #include "runtime/version.h"
 #include "samples/kernels/gelu.h"
 #include "tests/support/env.h"
+#include "tests/support/temp_cache.h"
 
 namespace fs = std::filesystem;
 namespace rt = tessera::rt;
@@ -29,28 +30,9 @@ using tessera::test::ScopedEnv;
 namespace {
 
 /// A fresh folder as TESSERA_CACHE_DIR for one test, removed afterwards.
-class TempCache {
+class TempCache : public tessera::test::TempCache {
  public:
-  TempCache()
-      : path_(fs::temp_directory_path() /
-              ("tessera-artifact-test-" + std::to_string(getpid()) + "-" + std::to_string(next()))),
-        env_("TESSERA_CACHE_DIR", path_.string()),
-        on_("TESSERA_CACHE", std::nullopt) {
-    fs::remove_all(path_);
-  }
-  ~TempCache() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  static int next() {
-    static int n = 0;
-    return n++;
-  }
-  fs::path path_;
-  ScopedEnv env_, on_;
+  TempCache() : tessera::test::TempCache("artifact") {}
 };
 
 /// An artifact with every field away from its default.

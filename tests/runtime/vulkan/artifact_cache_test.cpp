@@ -12,6 +12,7 @@
 #include "runtime/artifact_cache.h"
 #include "samples/kernels/gelu.h"
 #include "tests/support/env.h"
+#include "tests/support/temp_cache.h"
 #include "vk_test.h"
 
 namespace fs = std::filesystem;
@@ -20,30 +21,11 @@ using tessera::test::ScopedEnv;
 
 namespace {
 
-class TempCache {
+class TempCache : public tessera::test::TempCache {
  public:
-  TempCache()
-      : path_(fs::temp_directory_path() / ("tessera-vk-artifacts-" + std::to_string(getpid()))),
-        env_("TESSERA_CACHE_DIR", path_.string()),
-        on_("TESSERA_CACHE", std::nullopt),
-        dump_("TESSERA_DUMP", std::nullopt) {
-    fs::remove_all(path_);
-  }
-  ~TempCache() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  fs::path artifacts() const { return path_ / "artifacts"; }
-  size_t entries() const {
-    std::error_code ec;
-    size_t n = 0;
-    for (fs::directory_iterator it(artifacts(), ec), end; !ec && it != end; it.increment(ec)) ++n;
-    return n;
-  }
-
- private:
-  fs::path path_;
-  ScopedEnv env_, on_, dump_;
+  TempCache() : tessera::test::TempCache("vk-artifacts") {}
+  fs::path artifacts() const { return path() / "artifacts"; }
+  size_t entries() const { return files("artifacts").size(); }
 };
 
 constexpr int kN = 3000, kBlock = 256;
