@@ -146,6 +146,17 @@ class GraphImpl {
   virtual void replay(StreamImpl& stream) = 0;
 };
 
+/// A backend's graph (CudaGraph, VulkanGraph), which its own kind of stream replays:
+/// `StreamT::replay_graph(std::shared_ptr<GraphT>)` enqueues it. Graph::replay has checked that
+/// the stream belongs to the graph's device, hence is a StreamT.
+template <class GraphT, class StreamT>
+class BackendGraph : public GraphImpl, public std::enable_shared_from_this<GraphT> {
+ public:
+  void replay(StreamImpl& stream) final {
+    static_cast<StreamT&>(stream).replay_graph(this->shared_from_this());
+  }
+};
+
 class RecordedGraph;
 
 /// An ordered queue of device work. Errors of asynchronous work are kept and thrown by the next

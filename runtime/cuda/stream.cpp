@@ -267,12 +267,6 @@ CudaGraph::~CudaGraph() {
   device_->driver().cuGraphExecDestroy(exec_);
 }
 
-void CudaGraph::replay(StreamImpl& stream) {
-  auto* s = dynamic_cast<CudaStream*>(&stream);
-  if (!s) fail(ErrorKind::Argument, "replay of a CUDA graph on a stream of another kind of device");
-  s->replay_graph(shared_from_this());
-}
-
 void CudaStream::replay_graph(const std::shared_ptr<CudaGraph>& graph) {
   std::lock_guard lock(mutex_);
   std::shared_ptr<Context> ctx;

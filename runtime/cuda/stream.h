@@ -36,7 +36,7 @@ class CudaStream;
 
 /// A CUDA graph captured on a CudaStream (Stream::capture) and instantiated in one context:
 /// each replay is one cuGraphLaunch. Holds the captured launches' buffers.
-class CudaGraph final : public GraphImpl, public std::enable_shared_from_this<CudaGraph> {
+class CudaGraph final : public BackendGraph<CudaGraph, CudaStream> {
  public:
   CudaGraph(CudaDevice* device, std::shared_ptr<Context> ctx, CUgraphExec exec,
             std::vector<std::shared_ptr<Allocation>> keep, std::vector<std::string> kernels,
@@ -53,7 +53,6 @@ class CudaGraph final : public GraphImpl, public std::enable_shared_from_this<Cu
   ~CudaGraph() override;
   DeviceImpl* device() const override { return device_; }
   size_t launches() const override { return launches_; }
-  void replay(StreamImpl& stream) override;
 
   const std::shared_ptr<Context>& context() const { return ctx_; }
   CUgraphExec exec() const { return exec_; }

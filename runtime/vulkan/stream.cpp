@@ -442,12 +442,6 @@ void VulkanStream::abandon_capture() {
   capture_fault_block_.reset();
 }
 
-void VulkanGraph::replay(StreamImpl& stream) {
-  auto* s = dynamic_cast<VulkanStream*>(&stream);
-  if (!s) fail(ErrorKind::Argument, "replay of a Vulkan graph on a stream of another kind of device");
-  s->replay_graph(shared_from_this());
-}
-
 void VulkanStream::replay_graph(const std::shared_ptr<VulkanGraph>& graph) {
   std::lock_guard lock(mutex_);
   shared_.ctx->check_alive();

@@ -62,7 +62,7 @@ struct GraphFaultSlot {
 /// Launches recorded into one command buffer (Stream::capture on Vulkan), with the barriers the
 /// stream's rule put between dependent ones: each replay is one vkQueueSubmit2. The graph owns
 /// its command pool, the buffers and kernels of its launches.
-class VulkanGraph final : public GraphImpl, public std::enable_shared_from_this<VulkanGraph> {
+class VulkanGraph final : public BackendGraph<VulkanGraph, VulkanStream> {
  public:
   VulkanGraph(DeviceImpl* device, std::shared_ptr<Context> ctx, UniqueCommandPool pool,
               VkCommandBuffer cmd, std::vector<std::shared_ptr<const void>> keep,
@@ -78,7 +78,6 @@ class VulkanGraph final : public GraphImpl, public std::enable_shared_from_this<
         launches_(launches) {}
   DeviceImpl* device() const override { return device_; }
   size_t launches() const override { return launches_; }
-  void replay(StreamImpl& stream) override;
   /// The recorded command buffer (null when nothing was captured).
   VkCommandBuffer cmd() const { return cmd_; }
   const std::vector<std::string>& kernels() const { return kernels_; }
