@@ -232,7 +232,9 @@ LoopPlan plan_loop(const ir::Op& loop, const LoweringPlan& plan) {
   int64_t per_stage = 0;  // bytes of one stage of every fed operand
   int64_t fixed = 0;      // bytes of the held operands and of those stored from registers
   int64_t carried = 0, acc_regs = 0;
-  bool from_registers = false;
+  // An operand made in the body (read from registers by wgmma, or stored by its dot): it changes
+  // every iteration, so no wgmma group may stay in flight into the next one.
+  bool made_in_body = false;
   for (const ir::Op* dot : dots) {
     const DotPlan& dp = plan.dot(*dot);
     acc_regs += dp.acc.num_regs();
@@ -240,7 +242,7 @@ LoopPlan plan_loop(const ir::Op& loop, const LoweringPlan& plan) {
     for (const bool is_a : {true, false}) {
       const ir::Value* v = is_a ? d.lhs() : d.rhs();
       if (is_a && dp.a_registers) {  // wgmma reads it from registers
-        from_registers = true;
+        made_in_body = true;
         continue;
       }
       std::optional<RingLoad> l = find_load(plan, f, v);
@@ -257,7 +259,7 @@ LoopPlan plan_loop(const ir::Op& loop, const LoweringPlan& plan) {
       if (!wgmma || (src->def && src->def->kind == OpKind::Load && is_body_value(body, src)))
         return plain;
       fixed += tile_bytes(v);
-      if (is_body_value(body, v)) from_registers = true;
+      if (is_body_value(body, v)) made_in_body = true;
       else p.held.push_back({dot, is_a});
     }
   }
@@ -278,7 +280,7 @@ LoopPlan plan_loop(const ir::Op& loop, const LoweringPlan& plan) {
   // of iteration i - 1 only after the dot of iteration i, whose wait retired it. Its result must
   // go nowhere but the next iteration, and it reads nothing that the next iteration stores.
   const ir::Value* result = dots[0]->result();
-  if (wgmma && dots.size() == 1 && !from_registers && uses(body, result) == 1 &&
+  if (wgmma && dots.size() == 1 && !made_in_body && uses(body, result) == 1 &&
       body.terminator() &&
       std::count(body.terminator()->operands.begin(), body.terminator()->operands.end(), result) == 1)
     p.async_dot = true;

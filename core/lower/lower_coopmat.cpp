@@ -53,8 +53,10 @@ void Lowerer::lower_coopmat(const ir::Op& op, const DotPlan& plan) {
   CoopStage sa, sb;
   if (plan.ring) {
     // The ring has put this iteration's operands in its stage buffers already.
-    sa = staged_operands(*plan.ring, op).ca;
-    sb = staged_operands(*plan.ring, op).cb;
+    const StagedDot* staged = staged_operands(*plan.ring, op);
+    TESSERA_CHECK(staged, "a cooperative-matrix dot planned on a ring that feeds it nothing");
+    sa = staged->ca;
+    sb = staged->cb;
   } else {
     const Layout la = homes().layout_for(av), lb = homes().layout_for(bv);
     const Regs ra = regs(av, la), rb = regs(bv, lb);

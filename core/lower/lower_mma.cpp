@@ -52,8 +52,10 @@ void Lowerer::lower_mma(const ir::Op& op, const DotPlan& plan) {
   Operand oa, ob;
   if (plan.ring) {
     // The ring has put this iteration's operands in its stage buffers already.
-    oa = staged_operands(*plan.ring, op).a;
-    ob = staged_operands(*plan.ring, op).b;
+    const StagedDot* staged = staged_operands(*plan.ring, op);
+    TESSERA_CHECK(staged, "an mma dot planned on a ring that feeds it nothing");
+    oa = staged->a;
+    ob = staged->b;
   } else {
     Layout la = homes().layout_for(av), lb = homes().layout_for(bv);
     Regs ra = regs(av, la), rb = regs(bv, lb);

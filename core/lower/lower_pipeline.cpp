@@ -362,11 +362,10 @@ struct Ring : LoopExtension {
     lw.define_tile(r, lw.plan().dot(*plan.feeds[0].dot).acc, Regs(w->results.begin(), w->results.end()));
   }
 
-  /// The operands a ring dot reads this iteration (none fed: a default StagedDot).
-  const StagedDot& staged_for(const ir::Op& dot) const {
-    static const StagedDot none;
+  /// The operands a ring dot reads this iteration (null: the ring feeds it none).
+  const StagedDot* staged_for(const ir::Op& dot) const {
     auto it = staged.find(&dot);
-    return it == staged.end() ? none : it->second;
+    return it == staged.end() ? nullptr : &it->second;
   }
 
   Lowerer& lw;
@@ -395,7 +394,7 @@ void Lowerer::lower_ring_loop(const ir::Op& op, const LoopPlan& plan) {
   rings_.erase(&op);
 }
 
-const StagedDot& Lowerer::staged_operands(const ir::Op& ring_loop, const ir::Op& dot) const {
+const StagedDot* Lowerer::staged_operands(const ir::Op& ring_loop, const ir::Op& dot) const {
   auto it = rings_.find(&ring_loop);
   TESSERA_CHECK(it != rings_.end(), "a dot planned to read a ring outside its loop");
   return it->second->staged_for(dot);

@@ -84,17 +84,16 @@ void Lowerer::lower_wgmma(const ir::Op& op, const DotPlan& plan) {
   const WgmmaTiling& t = plan.tiling;
   Regs acc = regs(dot.acc(), plan.acc);
   // Each operand from the ring (fed or held), or stored here from registers.
-  static const StagedDot none;
-  const StagedDot& staged = plan.ring ? staged_operands(*plan.ring, op) : none;
+  const StagedDot* staged = plan.ring ? staged_operands(*plan.ring, op) : nullptr;
+  const bool fed_a = staged && staged->fed_a, fed_b = staged && staged->fed_b;
   auto source = [&](bool is_a) -> WgmmaSource {
     if (is_a && plan.a_registers) return {};
-    const bool fed = is_a ? staged.fed_a : staged.fed_b;
-    const Operand o = fed ? (is_a ? staged.a : staged.b)
+    const Operand o = (is_a ? fed_a : fed_b) ? (is_a ? staged->a : staged->b)
                           : store_wgmma_operand(*this, plan, is_a, is_a ? dot.lhs() : dot.rhs());
     return {o.tile, o.row_dim, o.read_base};
   };
   const WgmmaSource a = source(true), b = source(false);
-  if ((!staged.fed_a && !plan.a_registers) || !staged.fed_b) {
+  if ((!fed_a && !plan.a_registers) || !fed_b) {
     // The stores are the generic proxy's; wgmma reads through the async proxy.
     b_.create(OpKind::FenceAsyncShared, {}, {});
     barrier();

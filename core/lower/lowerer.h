@@ -204,8 +204,8 @@ class Lowerer : public ValueSource {
   void emit_for(const ir::Op& op, LoopExtension* ext);
   /// A loop whose plan is a cp.async ring (lower_pipeline.cpp).
   void lower_ring_loop(const ir::Op& op, const LoopPlan& plan);
-  /// The operands a ring has staged for `dot` in its current iteration.
-  const StagedDot& staged_operands(const ir::Op& ring_loop, const ir::Op& dot) const;
+  /// The operands a ring has staged for `dot` in its current iteration (null: none).
+  const StagedDot* staged_operands(const ir::Op& ring_loop, const ir::Op& dot) const;
   void lower_if(const ir::Op& op);
   void lower_while(const ir::Op& op);
 
