@@ -1,8 +1,13 @@
 /// \file Row-wise cases, one program per row: softmax (the samples' kernel; BLOCK the next power
 /// of two of the row, num_warps by row length as Triton's tutorial), row sum (the samples'
-/// kernel) and layer norm forward in fp32 and fp16 (bench/kernels.h).
+/// kernel) and layer norm forward in fp32 and fp16 (bench/kernels.h), at the tutorial's sizes
+/// and autotuned over BLOCK_SIZE and num_warps (tessera::autotune, key N).
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <functional>
+#include <optional>
 
 #include "bench/harness.h"
 #include "bench/kernels.h"
@@ -40,6 +45,15 @@ int layer_norm_block(int64_t n, int elem_bytes) {
 }
 int layer_norm_warps(int block) {
   return std::clamp(block / 256, 1, 8);
+}
+/// The autotuned layer norm's candidates: BLOCK_SIZE from 1024 to the tutorial's, with 2 to 16
+/// warps that leave each thread at least 2 elements of a tile.
+std::vector<Config> layer_norm_configs(int max_block) {
+  std::vector<Config> out;
+  for (int block = std::min(1024, max_block); block <= max_block; block *= 2)
+    for (int warps : {2, 4, 8, 16})
+      if (block / (warps * 32) >= 2) out.push_back({{{"BLOCK_SIZE", block}}, warps, 1});
+  return out;
 }
 
 Row base_row(const std::string& kernel, const std::string& dtype, int64_t m, int64_t n) {
@@ -129,10 +143,11 @@ void run_row_sum(Bench& b, int64_t m, int64_t n) {
 }
 
 template <class T>
-void run_layer_norm(Bench& b, int64_t m, int64_t n) {
+void run_layer_norm(Bench& b, int64_t m, int64_t n, bool autotuned) {
   const Device& dev = b.device();
   const bool f16 = std::is_same_v<T, half>;
   Row row = base_row("layer_norm", f16 ? "fp16" : "fp32", m, n);
+  if (autotuned) row.workload += " autotuned";
   const int block = layer_norm_block(n, sizeof(T)), warps = layer_norm_warps(block);
   row.bytes = (2.0 * m * n + 2.0 * n) * sizeof(T) + 2.0 * m * sizeof(float);
   row.config = warps_label(block, warps);
@@ -147,10 +162,32 @@ void run_layer_norm(Bench& b, int64_t m, int64_t n) {
     auto layer_norm = TESSERA_KERNEL(layer_norm_kernel, x_ptr, y_ptr, w_ptr, b_ptr, mean_ptr,
                                      rstd_ptr, row_stride, N, eps, BLOCK_SIZE);
     const float eps = 1e-5f;
-    auto launch = [&] {
-      layer_norm[{Grid(m), LaunchOptions{.num_warps = warps}}](
-          x, y, w, bias, mean, rstd, static_cast<int32_t>(n), static_cast<int32_t>(n), eps, block);
+    const auto cols = static_cast<int32_t>(n);
+    std::function<void()> launch = [&] {
+      layer_norm[{Grid(m), LaunchOptions{.num_warps = warps}}](x, y, w, bias, mean, rstd, cols,
+                                                               cols, eps, block);
     };
+    std::optional<Autotuner> tuned;
+    if (autotuned) {
+      const std::vector<Config> configs = layer_norm_configs(block);
+      tuned.emplace(layer_norm, AutotuneOptions{
+                                    .configs = configs,
+                                    .key = {"N"},
+                                    .grid = [m](const Meta&) { return Grid(m); },
+                                    .outputs = {"y_ptr", "mean_ptr", "rstd_ptr"}});
+      launch = [&] { (*tuned)(x, y, w, bias, mean, rstd, cols, cols, eps); };
+      const auto t0 = std::chrono::steady_clock::now();
+      const Config chosen = tuned->best_config(x, y, w, bias, mean, rstd, cols, cols, eps);
+      const double search_s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      row.config = warps_label(static_cast<int>(chosen["BLOCK_SIZE"]), chosen.num_warps) +
+                   " autotuned";
+      char detail[120];
+      std::snprintf(detail, sizeof detail, "%s of %zu configurations in %.2f s",
+                    tuned->last_report().from_disk ? "choice from the disk cache" : "search",
+                    configs.size(), search_s);
+      row.detail += (row.detail.empty() ? "" : "; ") + std::string(detail);
+    }
     b.poison(y);
     mean.fill(NAN);
     rstd.fill(NAN);
@@ -195,10 +232,13 @@ void add_row_cases(std::vector<Case>& cases, bool small) {
   cases.push_back({"row_sum fp32 " + shape_label({sum.m, sum.n}),
                    [sum](Bench& b) { run_row_sum(b, sum.m, sum.n); }});
   const Shape ln = small ? Shape{64, 1000} : Shape{4096, 8192};
-  cases.push_back({"layer_norm fp32 " + shape_label({ln.m, ln.n}),
-                   [ln](Bench& b) { run_layer_norm<float>(b, ln.m, ln.n); }});
-  cases.push_back({"layer_norm fp16 " + shape_label({ln.m, ln.n}),
-                   [ln](Bench& b) { run_layer_norm<half>(b, ln.m, ln.n); }});
+  for (bool autotuned : {false, true}) {
+    const std::string suffix = autotuned ? " autotuned" : "";
+    cases.push_back({"layer_norm fp32 " + shape_label({ln.m, ln.n}) + suffix,
+                     [ln, autotuned](Bench& b) { run_layer_norm<float>(b, ln.m, ln.n, autotuned); }});
+    cases.push_back({"layer_norm fp16 " + shape_label({ln.m, ln.n}) + suffix,
+                     [ln, autotuned](Bench& b) { run_layer_norm<half>(b, ln.m, ln.n, autotuned); }});
+  }
 }
 
 }  // namespace tessera::bench
