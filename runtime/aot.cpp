@@ -147,8 +147,10 @@ int facts_of(std::span<const tl::ArgSpec> specs) {
 
 /// Whether code built for `built` runs on a device described by `device`: the same instruction
 /// set; on PTX a compute capability the device has (an `a` target only on its own); what the
-/// code assumes of the device (capabilities, matrix shapes, subgroup size, loop limit) the device
-/// has; and every driver bug the device has is worked around in the code.
+/// code assumes of the device (capabilities, matrix shapes, subgroup size, loop limit, push
+/// constant space) the device has; and every driver bug the device has is worked around in the
+/// code. What the artifact itself uses (threads, shared memory) is checked against the device's
+/// limits apart (fits).
 bool target_runs_on(const target::Target& built, const target::Target& device) {
   if (built.isa != device.isa) return false;
   if (built.isa == "ptx") {
@@ -159,14 +161,18 @@ bool target_runs_on(const target::Target& built, const target::Target& device) {
   if ((device.quirks & ~built.quirks) != 0) return false;
   if (built.subgroup_size != device.subgroup_size || built.loop_limit != device.loop_limit)
     return false;
-  if (built.max_threads > device.max_threads || built.max_shared_bytes > device.max_shared_bytes ||
-      built.push_constant_bytes > device.push_constant_bytes)
-    return false;
+  if (built.push_constant_bytes > device.push_constant_bytes) return false;
   for (const target::MatrixShape& m : built.matrix_shapes)
     if (std::find(device.matrix_shapes.begin(), device.matrix_shapes.end(), m) ==
         device.matrix_shapes.end())
       return false;
   return true;
+}
+
+/// Whether the artifact's workgroup and shared memory fit the device's limits.
+bool fits(const target::Artifact& artifact, const target::Target& device) {
+  return static_cast<int64_t>(artifact.threads) <= device.max_threads &&
+         static_cast<int64_t>(artifact.shared_bytes) <= device.max_shared_bytes;
 }
 
 std::string dtype_text(ir::DType t) { return std::string(ir::dtype_name(t)); }
@@ -255,31 +261,32 @@ std::shared_ptr<const rt::CompiledKernel> AotKernel::compile_for(
   const rt::ArtifactBackend* backend = rt::artifact_backend_of(device);
   std::optional<target::Target> device_target = target::parse_target(device.info().target);
   const aot::Decoded* best = nullptr;
+  std::optional<target::Artifact> best_artifact;
   int best_score = -1;
   for (const aot::Decoded& e : entries) {
     if (!spec_applies(e.specs, specs, params())) continue;
     int score = facts_of(e.specs) * 1000;
+    std::optional<target::Artifact> artifact;
     if (e.is_ir) {
       if (backend) continue;  // tile IR runs on the interpreters only
     } else {
       if (!backend || !device_target || !(e.options == options)) continue;
       std::optional<target::Target> built = target::parse_target(e.target);
       if (!built || !target_runs_on(*built, *device_target)) continue;
+      artifact = rt::deserialize_artifact(e.payload);
+      if (!artifact)
+        fail(ErrorKind::Runtime, "kernel '", name(), "': the embedded artifact for ", e.target,
+             " does not decode; rebuild the program");
+      if (!fits(*artifact, *device_target)) continue;
       score += built->sm + (e.target == device.info().target ? 500 : 0);
     }
-    if (score > best_score) best = &e, best_score = score;
+    if (score > best_score) best = &e, best_artifact = std::move(artifact), best_score = score;
   }
   if (best && best->is_ir) {
     std::unique_ptr<ir::Module> module = ir::parse(best->payload, name() + " (ahead of time)");
     return device.compile(*module, options);
   }
-  if (best) {
-    std::optional<target::Artifact> artifact = rt::deserialize_artifact(best->payload);
-    if (!artifact)
-      fail(ErrorKind::Runtime, "kernel '", name(), "': the embedded artifact for ", best->target,
-           " does not decode; rebuild the program");
-    return backend->load(device, *artifact);
-  }
+  if (best) return backend->load(device, *best_artifact);
   if (fallback_) return fallback_->compile_for(device, specs, options);
   // What was built, one line per specialization with its targets, in the order given.
   std::vector<std::pair<std::string, std::string>> lines;

@@ -2,7 +2,7 @@
 /// TesseraKernels.cmake) built at build time, embedded in the program, launched with the same
 /// syntax as a JIT kernel, with no compiler in the process (libtessera_runtime suffices):
 ///
-///   #include "my_kernels.h"                  // generated: namespace aot { AotKernel vector_add; }
+///   // with the generated header included (it declares aot::vector_add, an AotKernel):
 ///   aot::vector_add[{tessera::cdiv(n, 1024)}](x, y, out, n, 1024);
 ///
 /// A launch picks the built specialization that applies: the same constants, the arguments'
