@@ -27,7 +27,8 @@ function(tessera_add_kernels target)
   cmake_parse_arguments(ARG "JIT_FALLBACK" "NAMESPACE;HEADER"
                         "SOURCES;KERNELS;SPECIALIZATIONS;TARGETS" ${ARGN})
   if(ARG_UNPARSED_ARGUMENTS)
-    message(FATAL_ERROR "tessera_add_kernels(${target}): unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
+    message(FATAL_ERROR
+            "tessera_add_kernels(${target}): unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
   endif()
   foreach(required SOURCES KERNELS SPECIALIZATIONS TARGETS)
     if(NOT ARG_${required})
@@ -54,8 +55,11 @@ function(tessera_add_kernels target)
   endforeach()
   set(table)
   set(index 0)
+  # [name=]function(parameter names); the function may be qualified or a template's instance.
+  set(name_re "[A-Za-z_][A-Za-z0-9_]*")
+  set(function_re "[A-Za-z_:][A-Za-z0-9_:<>, ]*[A-Za-z0-9_>]")
   foreach(kernel ${ARG_KERNELS})
-    if(NOT kernel MATCHES "^[ ]*(([A-Za-z_][A-Za-z0-9_]*)[ ]*=)?[ ]*([A-Za-z_:][A-Za-z0-9_:<>, ]*[A-Za-z0-9_>])[ ]*\\((.*)\\)[ ]*$")
+    if(NOT kernel MATCHES "^[ ]*((${name_re})[ ]*=)?[ ]*(${function_re})[ ]*\\((.*)\\)[ ]*$")
       message(FATAL_ERROR "tessera_add_kernels(${target}): KERNELS entry '${kernel}' is not "
                           "'[name=]function(parameter names)'")
     endif()
@@ -64,6 +68,10 @@ function(tessera_add_kernels target)
     set(params "${CMAKE_MATCH_4}")
     if(NOT name)
       string(REGEX REPLACE "^.*::" "" name "${function}")
+      if(NOT name MATCHES "^${name_re}$")
+        message(FATAL_ERROR "tessera_add_kernels(${target}): KERNELS entry '${kernel}' needs a "
+                            "launcher name: 'name=${function}(...)'")
+      endif()
     endif()
     string(APPEND main "static const auto kernel_${index} = ::tessera::Kernel(${function}, "
                        "\"${name}\", \"${params}\");\n")

@@ -19,7 +19,9 @@ namespace {
 constexpr char kMagic[8] = {'T', 'S', 'R', 'A', 'O', 'T', '1', '\n'};
 constexpr uint64_t kSeed = 0x616f742d656e7472ull;
 
-void put_u64(std::string& out, uint64_t v) { out.append(reinterpret_cast<const char*>(&v), 8); }
+void put_u64(std::string& out, uint64_t v) {
+  out.append(reinterpret_cast<const char*>(&v), 8);
+}
 void put_str(std::string& out, std::string_view s) {
   put_u64(out, s.size());
   out.append(s);
@@ -175,7 +177,9 @@ bool fits(const target::Artifact& artifact, const target::Target& device) {
          static_cast<int64_t>(artifact.shared_bytes) <= device.max_shared_bytes;
 }
 
-std::string dtype_text(ir::DType t) { return std::string(ir::dtype_name(t)); }
+std::string dtype_text(ir::DType t) {
+  return std::string(ir::dtype_name(t));
+}
 
 /// A launch's (or an entry's) specialization in the notation tessera_add_kernels takes.
 std::string spec_text(const std::vector<std::string>& names,
@@ -187,9 +191,15 @@ std::string spec_text(const std::vector<std::string>& names,
     out += (out.empty() ? "" : " ") + names[i] + "=";
     if (params[i].cls == tl::ParamClass::Constexpr) {
       switch (s.value.kind) {
-        case tl::ConstValue::Kind::Int: out += std::to_string(s.value.i); break;
-        case tl::ConstValue::Kind::Bool: out += s.value.i ? "true" : "false"; break;
-        case tl::ConstValue::Kind::DType: out += dtype_text(static_cast<ir::DType>(s.value.i)); break;
+        case tl::ConstValue::Kind::Int:
+          out += std::to_string(s.value.i);
+          break;
+        case tl::ConstValue::Kind::Bool:
+          out += s.value.i ? "true" : "false";
+          break;
+        case tl::ConstValue::Kind::DType:
+          out += dtype_text(static_cast<ir::DType>(s.value.i));
+          break;
         case tl::ConstValue::Kind::Float: {
           char text[32];
           std::snprintf(text, sizeof text, "%.17g", s.value.f);
@@ -244,8 +254,9 @@ const std::vector<aot::Decoded>& AotKernel::decoded() const {
     std::optional<aot::Decoded> d =
         aot::decode_entry(std::string_view(reinterpret_cast<const char*>(e.bytes), e.size));
     if (!d || d->specs.size() != params().size())
-      fail(ErrorKind::Runtime, "kernel '", name(), "': the embedded artifact for ", e.target,
-           " (", e.label, ") is damaged (its checksum or layout does not match); rebuild the "
+      fail(ErrorKind::Runtime, "kernel '", name(), "': the embedded artifact for ", e.target, " (",
+           e.label,
+           ") is damaged (its checksum or layout does not match); rebuild the "
            "program");
     out.push_back(std::move(*d));
   }
@@ -291,18 +302,18 @@ std::shared_ptr<const rt::CompiledKernel> AotKernel::compile_for(
   // What was built, one line per specialization with its targets, in the order given.
   std::vector<std::pair<std::string, std::string>> lines;
   for (size_t i = 0; i < entries_.size(); ++i) {
-    const std::string spec = spec_text(param_names(), params(), entries[i].specs,
-                                       entries[i].options);
+    const std::string spec =
+        spec_text(param_names(), params(), entries[i].specs, entries[i].options);
     auto line = std::find_if(lines.begin(), lines.end(), [&](auto& l) { return l.first == spec; });
     if (line == lines.end()) line = lines.insert(lines.end(), {spec, ""});
     line->second += (line->second.empty() ? "" : ", ") + std::string(entries_[i].target);
   }
   std::string list;
   for (const auto& [spec, targets] : lines) list += "\n  " + spec + "  for " + targets;
-  fail(ErrorKind::Unsupported, "kernel '", name(), "' was not built ahead of time for this launch on ",
-       device.info().name, " (", device.info().description, "): ",
-       spec_text(param_names(), params(), specs, options), "; built:",
-       list.empty() ? std::string(" nothing") : list);
+  fail(ErrorKind::Unsupported, "kernel '", name(),
+       "' was not built ahead of time for this launch on ", device.info().name, " (",
+       device.info().description, "): ", spec_text(param_names(), params(), specs, options),
+       "; built:", list.empty() ? std::string(" nothing") : list);
 }
 
 }  // namespace tessera

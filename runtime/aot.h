@@ -40,11 +40,11 @@ struct Entry {
 
 /// What an entry holds once decoded.
 struct Decoded {
-  std::string target;                ///< Target::str() of the profile built for
-  bool is_ir = false;                ///< true: `payload` is tile IR as traced (interpreters)
-  CompileOptions options;            ///< the options it was compiled with
-  std::vector<tl::ArgSpec> specs;    ///< the specialization, one per parameter
-  std::string payload;               ///< IR text, or a serialized artifact
+  std::string target;              ///< Target::str() of the profile built for
+  bool is_ir = false;              ///< true: `payload` is tile IR as traced (interpreters)
+  CompileOptions options;          ///< the options it was compiled with
+  std::vector<tl::ArgSpec> specs;  ///< the specialization, one per parameter
+  std::string payload;             ///< IR text, or a serialized artifact
 };
 
 /// The bytes of an entry: a magic, a checksum, then `entry`'s fields.

@@ -78,8 +78,8 @@ int main(int argc, char** argv) {
     ok = check("row_sum BLOCK=128 (not built) refused", 1, 0);
   } catch (const tessera::Error& e) {
     const std::string what = e.what();
-    const bool names = what.find("row_sum") != std::string::npos &&
-                       what.find("BLOCK=256") != std::string::npos;
+    const bool names =
+        what.find("row_sum") != std::string::npos && what.find("BLOCK=256") != std::string::npos;
     ok &= check("row_sum BLOCK=128 (not built) refused", names ? 0 : 1, 0);
     std::printf("  %s\n", what.c_str());
   }

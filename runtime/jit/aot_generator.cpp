@@ -47,16 +47,23 @@ Plan read_plan(const std::string& path) {
     const size_t space = line.find(' ');
     const std::string word = line.substr(0, space);
     const std::string rest = space == std::string::npos ? "" : trim(line.substr(space + 1));
-    if (word == "namespace") plan.ns = rest;
-    else if (word == "header") plan.header = rest;
-    else if (word == "source") plan.sources.push_back(rest);
-    else if (word == "fallback") plan.fallback = rest == "1";
-    else if (word == "target") plan.targets.push_back(rest);
+    if (word == "namespace")
+      plan.ns = rest;
+    else if (word == "header")
+      plan.header = rest;
+    else if (word == "source")
+      plan.sources.push_back(rest);
+    else if (word == "fallback")
+      plan.fallback = rest == "1";
+    else if (word == "target")
+      plan.targets.push_back(rest);
     else if (word == "spec") {
       const size_t colon = rest.find(':');
       if (colon == std::string::npos)
-        fail(ErrorKind::Argument, path, ":", number, ": a specialization is 'KERNEL: NAME=VALUE "
-             "...', got '", rest, "'");
+        fail(ErrorKind::Argument, path, ":", number,
+             ": a specialization is 'KERNEL: NAME=VALUE "
+             "...', got '",
+             rest, "'");
       plan.specs.emplace_back(trim(rest.substr(0, colon)), trim(rest.substr(colon + 1)));
     } else {
       fail(ErrorKind::Argument, path, ":", number, ": unknown line '", line, "'");
@@ -80,7 +87,9 @@ void parse_spec(const GeneratorKernel& k, const std::string& text, std::vector<t
   const std::vector<tl::ParamDesc>& params = k.kernel->params();
   std::vector<bool> given(params.size()), unaligned(params.size());
   specs->assign(params.size(), tl::ArgSpec{});
-  auto where = [&] { return "kernel '" + std::string(k.name) + "', specialization '" + text + "'"; };
+  auto where = [&] {
+    return "kernel '" + std::string(k.name) + "', specialization '" + text + "'";
+  };
   std::istringstream words(text);
   std::string word;
   while (words >> word) {
@@ -90,12 +99,15 @@ void parse_spec(const GeneratorKernel& k, const std::string& text, std::vector<t
     const std::string name = word.substr(0, eq), value = word.substr(eq + 1);
     int64_t number = 0;
     if (name == "num_warps" || name == "num_stages" || name == "maxnreg" || name == "debug") {
-      if (!parse_int(value, &number)) fail(ErrorKind::Argument, where(), ": ", name, " needs an integer");
+      if (!parse_int(value, &number))
+        fail(ErrorKind::Argument, where(), ": ", name, " needs an integer");
       int& field = name == "num_warps"    ? options->num_warps
                    : name == "num_stages" ? options->num_stages
                                           : options->maxnreg;
-      if (name == "debug") options->debug = number != 0;
-      else field = static_cast<int>(number);
+      if (name == "debug")
+        options->debug = number != 0;
+      else
+        field = static_cast<int>(number);
       continue;
     }
     size_t i = 0;
@@ -160,12 +172,13 @@ void parse_spec(const GeneratorKernel& k, const std::string& text, std::vector<t
     tl::ArgSpec& s = (*specs)[i];
     const tl::ParamDesc& p = params[i];
     if (p.cls == tl::ParamClass::Constexpr) {
-      if (!given[i]) fail(ErrorKind::Argument, where(), ": the constant ", names[i], " needs a value");
+      if (!given[i])
+        fail(ErrorKind::Argument, where(), ": the constant ", names[i], " needs a value");
       continue;
     }
     if (!given[i] && !p.dtype)
-      fail(ErrorKind::Argument, where(), ": ", names[i], " (", p.cpp_type,
-           ") needs a dtype, e.g. ", names[i], "=f32");
+      fail(ErrorKind::Argument, where(), ": ", names[i], " (", p.cpp_type, ") needs a dtype, e.g. ",
+           names[i], "=f32");
     if (p.dtype) s.dtype = *p.dtype;
     // Buffers are 16-byte aligned unless the specialization says 'unaligned'.
     if (p.cls == tl::ParamClass::Pointer) s.divisible_by_16 = !unaligned[i];
@@ -176,16 +189,19 @@ std::string c_string(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
     if (c == '"' || c == '\\') out += '\\';
-    if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out + "\"";
 }
 
 /// A C++ expression of the ParamDesc `p`.
 std::string param_desc_cpp(const tl::ParamDesc& p) {
-  std::string dtype = p.dtype ? "::tessera::ir::DType(" + std::to_string(static_cast<int>(*p.dtype)) + ")"
-                              : "std::nullopt";
+  std::string dtype =
+      p.dtype ? "::tessera::ir::DType(" + std::to_string(static_cast<int>(*p.dtype)) + ")"
+              : "std::nullopt";
   return "{::tessera::tl::ParamClass(" + std::to_string(static_cast<int>(p.cls)) + "), " + dtype +
          ", ::tessera::tl::ConstValue::Kind(" + std::to_string(static_cast<int>(p.const_kind)) +
          "), " + c_string(p.cpp_type) + "}";
@@ -199,8 +215,9 @@ int run(int argc, char** argv, std::span<const GeneratorKernel> kernels) {
   for (const GeneratorKernel& k : kernels) by_name[k.name] = &k;
   std::map<std::string, std::vector<std::string>> specs_of;
   for (const auto& [kernel, text] : plan.specs) {
-    if (!by_name.count(kernel)) fail(ErrorKind::Argument, "specialization '", kernel, ": ", text,
-                                     "' names no kernel listed in KERNELS");
+    if (!by_name.count(kernel))
+      fail(ErrorKind::Argument, "specialization '", kernel, ": ", text,
+           "' names no kernel listed in KERNELS");
     specs_of[kernel].push_back(text);
   }
   std::ostringstream cpp, h;
@@ -245,8 +262,8 @@ int run(int argc, char** argv, std::span<const GeneratorKernel> kernels) {
         total += bytes.size();
         cpp << "static const unsigned char aot_blob_" << blob << "[] = {";
         for (size_t i = 0; i < bytes.size(); ++i)
-          cpp << (i % 24 == 0 ? "\n  " : "") << static_cast<int>(static_cast<unsigned char>(bytes[i]))
-              << ",";
+          cpp << (i % 24 == 0 ? "\n  " : "")
+              << static_cast<int>(static_cast<unsigned char>(bytes[i])) << ",";
         cpp << "\n};\n";
         entries += "    {" + c_string(profile) + ", " + c_string(text) + ", aot_blob_" +
                    std::to_string(blob) + ", sizeof aot_blob_" + std::to_string(blob) + "},\n";
@@ -271,8 +288,8 @@ int run(int argc, char** argv, std::span<const GeneratorKernel> kernels) {
     h << "/// " << k.function << "(" << names << "), built ahead of time for:\n"
       << built << "extern const ::tessera::AotKernel " << k.name << ";\n";
   }
-  cpp << "\nnamespace " << plan.ns << " {\n" << launchers.str() << "}  // namespace " << plan.ns
-      << "\n";
+  cpp << "\nnamespace " << plan.ns << " {\n"
+      << launchers.str() << "}  // namespace " << plan.ns << "\n";
   h << "}  // namespace " << plan.ns << "\n";
   for (auto [path, text] : {std::pair{argv[2], cpp.str()}, std::pair{argv[3], h.str()}}) {
     std::ofstream out(path);

@@ -58,8 +58,8 @@ struct Entries {
   std::deque<std::string> bytes, labels;
   std::vector<tessera::aot::Entry> list;
   /// An entry of `jit` for `profile` ("host": the traced IR; else compiled).
-  void add(const tessera::KernelBase& jit, const std::vector<tl::ArgSpec>& s,
-           const char* profile, std::string label) {
+  void add(const tessera::KernelBase& jit, const std::vector<tl::ArgSpec>& s, const char* profile,
+           std::string label) {
     tessera::aot::Decoded d;
     d.specs = s;
     std::optional<tessera::target::Target> t = tessera::target::profile(profile);
@@ -67,8 +67,9 @@ struct Entries {
     d.target = t->str();
     auto traced = jit.traced_for_specs(s);
     d.is_ir = t->isa == "none";
-    d.payload = d.is_ir ? tessera::ir::print(*traced)
-                        : tessera::rt::serialize_artifact(tessera::rt::jit_compile(*traced, *t, d.options));
+    d.payload =
+        d.is_ir ? tessera::ir::print(*traced)
+                : tessera::rt::serialize_artifact(tessera::rt::jit_compile(*traced, *t, d.options));
     bytes.push_back(tessera::aot::encode_entry(d));
     labels.push_back(std::move(label));
   }
@@ -125,7 +126,8 @@ TEST_CASE("aot: an entry reads back whole, and a change to any one of its bytes 
   CHECK_FALSE(tessera::aot::decode_entry(bytes + "x").has_value());
 }
 
-TEST_CASE("aot: a launch takes the built entry of its constant, the most specialized that applies") {
+TEST_CASE(
+    "aot: a launch takes the built entry of its constant, the most specialized that applies") {
   Entries e;
   e.add(shift_jit, specs(3), "host", "SHIFT=3");
   e.add(scale_jit, specs(3, true), "host", "SHIFT=3 n=div16");  // told apart by its results
