@@ -6,7 +6,9 @@
 /// libtessera_runtime.
 #pragma once
 
+#include <cstddef>
 #include <span>
+#include <string>
 
 #include "kernel.h"
 
@@ -18,6 +20,14 @@ struct GeneratorKernel {
   const char* function;      ///< the kernel function as written ("samples::vector_add_kernel")
   const KernelBase* kernel;  ///< a JIT kernel of that function, which traces it
 };
+
+/// Reads the plan at `plan` (below), traces and compiles every (kernel, specialization, target)
+/// and writes the embedded entries to `out_cpp` and the launchers to `out_h`; returns the number
+/// of entries. Throws tessera::Error (Argument: an unknown kernel, parameter or profile, a value of
+/// the wrong kind, a constant without a value; the compile's own error for a kernel that does not
+/// compile for a target).
+size_t generate(const std::string& plan, const std::string& out_cpp, const std::string& out_h,
+                std::span<const GeneratorKernel> kernels);
 
 /// The generator's main: `<program> PLAN OUT_CPP OUT_H`, where PLAN is the file
 /// tessera_add_kernels writes (lines "namespace N", "header H", "source S", "fallback 0|1",

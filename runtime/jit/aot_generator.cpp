@@ -207,9 +207,11 @@ std::string param_desc_cpp(const tl::ParamDesc& p) {
          "), " + c_string(p.cpp_type) + "}";
 }
 
-int run(int argc, char** argv, std::span<const GeneratorKernel> kernels) {
-  if (argc != 4) fail(ErrorKind::Argument, "usage: ", argv[0], " PLAN OUT_CPP OUT_H");
-  const Plan plan = read_plan(argv[1]);
+}  // namespace
+
+size_t generate(const std::string& plan_path, const std::string& out_cpp, const std::string& out_h,
+                std::span<const GeneratorKernel> kernels) {
+  const Plan plan = read_plan(plan_path);
   if (plan.targets.empty()) fail(ErrorKind::Argument, "the plan names no target");
   std::map<std::string, const GeneratorKernel*> by_name;
   for (const GeneratorKernel& k : kernels) by_name[k.name] = &k;
@@ -229,7 +231,6 @@ int run(int argc, char** argv, std::span<const GeneratorKernel> kernels) {
     << "#pragma once\n\n#include <tessera/tessera.h>\n\nnamespace " << plan.ns << " {\n";
   std::ostringstream launchers;
   int blob = 0;
-  size_t total = 0;
   for (const GeneratorKernel& k : kernels) {
     const std::vector<std::string>& texts = specs_of[k.name];
     if (texts.empty())
@@ -259,7 +260,6 @@ int run(int argc, char** argv, std::span<const GeneratorKernel> kernels) {
           d.payload = rt::serialize_artifact(rt::jit_compile(*traced, *t, d.options));
         }
         const std::string bytes = encode_entry(d);
-        total += bytes.size();
         cpp << "static const unsigned char aot_blob_" << blob << "[] = {";
         for (size_t i = 0; i < bytes.size(); ++i)
           cpp << (i % 24 == 0 ? "\n  " : "")
@@ -291,21 +291,21 @@ int run(int argc, char** argv, std::span<const GeneratorKernel> kernels) {
   cpp << "\nnamespace " << plan.ns << " {\n"
       << launchers.str() << "}  // namespace " << plan.ns << "\n";
   h << "}  // namespace " << plan.ns << "\n";
-  for (auto [path, text] : {std::pair{argv[2], cpp.str()}, std::pair{argv[3], h.str()}}) {
+  for (auto [path, text] : {std::pair{out_cpp, cpp.str()}, std::pair{out_h, h.str()}}) {
     std::ofstream out(path);
     out << text;
     if (!out) fail(ErrorKind::Runtime, "cannot write ", path);
   }
-  std::printf("tessera_add_kernels: %zu kernel(s), %d artifact(s), %zu bytes -> %s\n",
-              kernels.size(), blob, total, argv[2]);
-  return 0;
+  return static_cast<size_t>(blob);
 }
-
-}  // namespace
 
 int generator_main(int argc, char** argv, std::span<const GeneratorKernel> kernels) {
   try {
-    return run(argc, argv, kernels);
+    if (argc != 4) fail(ErrorKind::Argument, "usage: ", argv[0], " PLAN OUT_CPP OUT_H");
+    const size_t artifacts = generate(argv[1], argv[2], argv[3], kernels);
+    std::printf("tessera_add_kernels: %zu kernel(s), %zu artifact(s) -> %s\n", kernels.size(),
+                artifacts, argv[2]);
+    return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tessera_add_kernels: error: %s\n", e.what());
     return 1;
