@@ -99,13 +99,14 @@ function(tessera_add_kernels target)
   endforeach()
   file(CONFIGURE OUTPUT ${dir}/plan.txt CONTENT "${plan}" @ONLY)
 
+  string(JOIN " " profiles ${ARG_TARGETS})
   add_executable(${generator} ${dir}/generator.cpp)
   target_link_libraries(${generator} PRIVATE Tessera::tessera)
   add_custom_command(
     OUTPUT ${dir}/${target}_kernels.cpp ${dir}/${ARG_HEADER}
     COMMAND ${generator} ${dir}/plan.txt ${dir}/${target}_kernels.cpp ${dir}/${ARG_HEADER}
     DEPENDS ${generator} ${dir}/plan.txt
-    COMMENT "tessera_add_kernels: compiling the kernels of ${target} for ${ARG_TARGETS}"
+    COMMENT "tessera_add_kernels: compiling the kernels of ${target} for ${profiles}"
     VERBATIM)
   target_sources(${target} PRIVATE ${dir}/${target}_kernels.cpp ${dir}/${ARG_HEADER})
   target_include_directories(${target} PRIVATE ${dir})
