@@ -41,16 +41,18 @@ foreach(header ${tessera_public_headers})
   file(CREATE_LINK ${PROJECT_SOURCE_DIR}/${header} ${tessera_build_include}/tessera/${header}
        SYMBOLIC)
 endforeach()
-target_include_directories(tessera PUBLIC
-  $<BUILD_INTERFACE:${tessera_build_include}>
-  $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+foreach(library tessera tessera_runtime_lib)
+  target_include_directories(${library} PUBLIC
+    $<BUILD_INTERFACE:${tessera_build_include}>
+    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+endforeach()
 
 if(NOT TESSERA_INSTALL)
   return()
 endif()
 
 set(tessera_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/Tessera)
-install(TARGETS tessera EXPORT TesseraTargets
+install(TARGETS tessera tessera_runtime_lib EXPORT TesseraTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime
                 NAMELINK_COMPONENT development)
 install(FILES ${PROJECT_SOURCE_DIR}/include/tessera/tessera.h
@@ -70,6 +72,7 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/TesseraConfigVersion.cmak
   VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/TesseraConfig.cmake
               ${PROJECT_BINARY_DIR}/TesseraConfigVersion.cmake
+              ${PROJECT_SOURCE_DIR}/cmake/TesseraKernels.cmake
         DESTINATION ${tessera_cmake_dir} COMPONENT development)
 
 # pkg-config: the prefix is found from the .pc file's own place, so `cmake --install --prefix`

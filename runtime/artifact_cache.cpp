@@ -335,11 +335,40 @@ bool register_artifact_backend(const ArtifactBackend& backend) {
   return true;
 }
 
-std::shared_ptr<const CompiledKernel> compile_cached(DeviceImpl& device, const ir::Module& traced,
-                                                     const CompileOptions& options) {
+const ArtifactBackend* artifact_backend_of(const DeviceImpl& device) {
   const ArtifactBackend* backend = nullptr;
   for (const ArtifactBackend& b : backends())
     if (b.owns(device)) backend = &b;
+  return backend;
+}
+
+namespace {
+JitCompiler& jit_compiler() {
+  static JitCompiler compiler = nullptr;
+  return compiler;
+}
+}  // namespace
+
+bool register_jit_compiler(JitCompiler compiler) {
+  jit_compiler() = compiler;
+  return true;
+}
+
+bool has_jit_compiler() { return jit_compiler() != nullptr; }
+
+target::Artifact jit_compile(const ir::Module& traced, const target::Target& target,
+                             const CompileOptions& options) {
+  if (!jit_compiler())
+    fail(ErrorKind::Unsupported, "kernel '", traced.kernel().name, "' cannot be compiled for ",
+         target.name, ": this program is linked with libtessera_runtime (Tessera::runtime), which "
+         "holds no compiler; build the kernel ahead of time (tessera_add_kernels) or link "
+         "libtessera (Tessera::tessera)");
+  return jit_compiler()(traced, target, options);
+}
+
+std::shared_ptr<const CompiledKernel> compile_cached(DeviceImpl& device, const ir::Module& traced,
+                                                     const CompileOptions& options) {
+  const ArtifactBackend* backend = artifact_backend_of(device);
   // The interpreters run IR, not an artifact: they compile as they always have.
   if (!backend) return device.compile(traced, options);
   const std::string& target_text = device.info().target;
@@ -359,7 +388,7 @@ std::shared_ptr<const CompiledKernel> compile_cached(DeviceImpl& device, const i
       }
     }
   }
-  target::Artifact artifact = backend->compile(traced, *target, options);
+  target::Artifact artifact = jit_compile(traced, *target, options);
   std::shared_ptr<const CompiledKernel> kernel = backend->load(device, artifact);
   artifact_write(key, artifact);
   return kernel;

@@ -54,19 +54,31 @@ std::string serialize_artifact(const target::Artifact& artifact);
 std::optional<target::Artifact> deserialize_artifact(std::string_view bytes);
 
 /// What a backend whose devices load artifacts (CUDA, Vulkan) gives the cache: whether a device
-/// is one of its own, the compile of a traced kernel for a target (targets::compile, which only
-/// the backends may reach), and the kernel it makes of an artifact (CudaDevice::load,
-/// VulkanDevice::load).
+/// is one of its own, and the kernel it makes of an artifact (CudaDevice::load,
+/// VulkanDevice::load). The compile itself is the JIT compiler's (jit_compile).
 struct ArtifactBackend {
   bool (*owns)(const DeviceImpl& device);
-  target::Artifact (*compile)(const ir::Module& traced, const target::Target& target,
-                              const CompileOptions& options);
   std::shared_ptr<const CompiledKernel> (*load)(DeviceImpl& device,
                                                 const target::Artifact& artifact);
 };
 /// Registers a backend, once, from a static initializer in its folder (runtime/cuda/module.cpp,
 /// runtime/vulkan/artifact_loader.cpp); returns true.
 bool register_artifact_backend(const ArtifactBackend& backend);
+/// The backend that loads artifacts on `device`, or null (the interpreters).
+const ArtifactBackend* artifact_backend_of(const DeviceImpl& device);
+
+/// The compiler of the GPU targets: a traced kernel to an artifact (targets::compile).
+using JitCompiler = target::Artifact (*)(const ir::Module& traced, const target::Target& target,
+                                         const CompileOptions& options);
+/// Registers the compiler, once, from a static initializer of runtime/jit/ (linked into
+/// libtessera only; libtessera_runtime has none); returns true.
+bool register_jit_compiler(JitCompiler compiler);
+/// Whether a compiler is registered (false in libtessera_runtime).
+bool has_jit_compiler();
+/// Compiles `traced` for `target` with the registered compiler; without one (a program linked
+/// with Tessera::runtime alone) an ErrorKind::Unsupported error naming the kernel and the target.
+target::Artifact jit_compile(const ir::Module& traced, const target::Target& target,
+                             const CompileOptions& options);
 
 /// What a launch runs to get its kernel: for a device whose backend registered (CUDA, Vulkan),
 /// the artifact from the cache or from the backend's compile, written to the cache, loaded;

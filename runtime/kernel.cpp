@@ -365,10 +365,7 @@ void KernelBase::launch(const LaunchConfig& config, std::span<const KernelArg> a
     }
     if (!entry) {
       CompiledKey key{device, std::vector<tl::ArgSpec>(specs.begin(), specs.end()), options};
-      std::shared_ptr<const ir::Module> traced = module_for(key.specs);
-      capture(*traced, options);
-      std::shared_ptr<const rt::CompiledKernel> compiled =
-          rt::compile_cached(*device, *traced, options);
+      std::shared_ptr<const rt::CompiledKernel> compiled = compile_for(*device, key.specs, options);
       std::lock_guard<std::mutex> lock(mutex_);
       entry = &*compiled_.emplace(std::move(key), std::move(compiled)).first;
     }
@@ -396,6 +393,14 @@ void KernelBase::launch(const LaunchConfig& config, std::span<const KernelArg> a
   std::shared_ptr<rt::StreamImpl> stream = rt::ordered_stream(*device, given);
   rt::CountEnqueued counted(*device, *stream);
   stream->launch_packed(compiled, config.grid, block, keep);
+}
+
+std::shared_ptr<const rt::CompiledKernel> KernelBase::compile_for(
+    rt::DeviceImpl& device, const std::vector<tl::ArgSpec>& specs,
+    const LaunchOptions& options) const {
+  std::shared_ptr<const ir::Module> traced = module_for(specs);
+  capture(*traced, options);
+  return rt::compile_cached(device, *traced, options);
 }
 
 void KernelBase::capture(const ir::Module& traced, const LaunchOptions& options) const {

@@ -118,10 +118,24 @@ class KernelBase {
   size_t traced_count() const;
   /// Number of distinct (device, specialization, options) compilations so far.
   size_t compiled_count() const;
+  /// The parameters' descriptions (what arguments are checked against).
+  const std::vector<tl::ParamDesc>& params() const { return params_; }
+  /// The tile IR as traced for a specialization given directly (the ahead-of-time generator,
+  /// runtime/aot_generator.h: it traces with no device and no buffers).
+  std::shared_ptr<const ir::Module> traced_for_specs(const std::vector<tl::ArgSpec>& specs) const {
+    return module_for(specs);
+  }
 
  protected:
+  friend class AotKernel;  // its JIT fallback compiles through another kernel's compile_for
   /// Traces the kernel function for one specialization (Kernel does, with its function).
   virtual std::unique_ptr<ir::Module> trace(const std::vector<tl::ArgSpec>& specs) const = 0;
+  /// What a launch runs to get the kernel of a specialization not compiled before on `device`:
+  /// the default traces it (TESSERA_CAPTURE writes it) and compiles it through the artifact cache
+  /// (rt::compile_cached); AotKernel loads an artifact built ahead of time.
+  virtual std::shared_ptr<const rt::CompiledKernel> compile_for(
+      rt::DeviceImpl& device, const std::vector<tl::ArgSpec>& specs,
+      const LaunchOptions& options) const;
 
  private:
   struct SpecHash {

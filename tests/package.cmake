@@ -1,7 +1,8 @@
 # \file Tessera as a package, from outside the tree (scripts/check-package): this build installed
 # to a temporary prefix, its exported include path checked (include/ only), examples/consumer
 # built against it with find_package and with pkg-config (and with clang++-19 or -16 where
-# installed) and run on host and vulkan:0, then configured through add_subdirectory with the
+# installed) and run on host and vulkan:0, examples/aot built with the package's
+# tessera_add_kernels and Tessera::runtime and run on the same devices, then configured through add_subdirectory with the
 # subproject rules checked; with each of these, <tessera/tessera.h> must compile and
 # <core/ir/ir.h> and <runtime/buffer.h> must not. A second test builds the program with the
 # library as a subproject (its objects from ccache) and runs it, or reports SKIP with the reason

@@ -1,5 +1,6 @@
 /// \file The CUDA device: enumeration, the target description read from the device, context
 /// generations and fault recovery, the caching allocator and the pinned staging pool.
+#include "runtime/artifact_cache.h"
 #include "runtime/cuda/device.h"
 
 #include <algorithm>
@@ -14,7 +15,6 @@
 #include "core/support/fault_text.h"
 #include "runtime/cuda/stream.h"
 #include "runtime/timeout.h"
-#include "targets/compile.h"
 
 namespace tessera::rt::cuda {
 namespace {
@@ -477,7 +477,7 @@ void CudaDevice::synchronize() {
 
 std::shared_ptr<const CompiledKernel> CudaDevice::compile(const ir::Module& module,
                                                           const LaunchOptions& options) {
-  return load(targets::compile(module, target_, options));
+  return load(jit_compile(module, target_, options));
 }
 
 }  // namespace tessera::rt::cuda

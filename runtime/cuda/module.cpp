@@ -8,7 +8,6 @@
 #include "runtime/artifact_cache.h"
 #include "runtime/cuda/cubin_cache.h"
 #include "runtime/cuda/device.h"
-#include "targets/compile.h"
 
 namespace tessera::rt::cuda {
 namespace {
@@ -20,10 +19,6 @@ constexpr uint64_t kStaticSharedLimit = 48 * 1024;  // above: per-kernel opt-in
     .owns =
         [](const DeviceImpl& device) {
           return dynamic_cast<const CudaDevice*>(&device) != nullptr;
-        },
-    .compile =
-        [](const ir::Module& traced, const target::Target& target, const CompileOptions& options) {
-          return targets::compile(traced, target, options);
         },
     .load =
         [](DeviceImpl& device, const target::Artifact& artifact) {

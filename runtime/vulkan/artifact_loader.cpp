@@ -2,7 +2,6 @@
 /// devices through this backend, registered when the library loads.
 #include "runtime/artifact_cache.h"
 #include "runtime/vulkan/device.h"
-#include "targets/compile.h"
 
 namespace tessera::rt::vk {
 namespace {
@@ -11,10 +10,6 @@ namespace {
     .owns =
         [](const DeviceImpl& device) {
           return dynamic_cast<const VulkanDevice*>(&device) != nullptr;
-        },
-    .compile =
-        [](const ir::Module& traced, const target::Target& target, const CompileOptions& options) {
-          return targets::compile(traced, target, options);
         },
     .load =
         [](DeviceImpl& device, const target::Artifact& artifact) {

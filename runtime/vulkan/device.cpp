@@ -1,11 +1,11 @@
 /// \file The Vulkan device: discovery and ordering of physical devices, the DeviceImpl entry
 /// points, and the driver-table function enumerate_vulkan.
+#include "runtime/artifact_cache.h"
 #include "runtime/vulkan/device.h"
 
 #include <algorithm>
 #include <cstdint>
 
-#include "targets/compile.h"
 
 namespace tessera::rt {
 namespace vk {
@@ -158,7 +158,7 @@ uint64_t VulkanDevice::native_handle(NativeHandle which) {
 std::shared_ptr<const CompiledKernel> VulkanDevice::compile(const ir::Module& module,
                                                             const LaunchOptions& options) {
   open().ctx->check_alive();
-  return load(targets::compile(module, target_, options));
+  return load(jit_compile(module, target_, options));
 }
 
 std::shared_ptr<const CompiledKernel> VulkanDevice::load(const target::Artifact& artifact) {
