@@ -81,11 +81,22 @@ void emit_cast(Emitter& e, const ir::Op& op) {
         llvm::Value* bits =
             from.is_ptr ? b.CreatePtrToInt(x, b.getInt64Ty()) : b.CreateBitCast(x, b.getInt64Ty());
         y = to.is_ptr ? b.CreateIntToPtr(bits, e.type(to)) : b.CreateBitCast(bits, e.type(to));
+      } else if (x->getType() == e.type(to)) {
+        y = x;
       } else if (x->getType()->isFloatingPointTy() && e.type(to)->isFloatingPointTy()) {
-        // f16 <-> bf16: NVPTX cannot select a bitcast between two float types (LLVM aborted on a
-        // constant's), so it goes through the integer of their width.
-        llvm::Type* bits = b.getIntNTy(x->getType()->getPrimitiveSizeInBits());
-        y = b.CreateBitCast(b.CreateBitCast(x, bits), e.type(to));
+        // f16 <-> bf16: NVPTX cannot select a bitcast between two float types, so it goes
+        // through the integer of their width, and through a `mov` the optimizer cannot see
+        // through (LLVM folds bitcast(bitcast(x)) back into the float-to-float bitcast; the
+        // fuzz corpus had two kernels that aborted instruction selection so). ptxas drops the mov.
+        const unsigned width = x->getType()->getPrimitiveSizeInBits();
+        llvm::Type* bits = b.getIntNTy(width);
+        auto* fty = llvm::FunctionType::get(bits, {bits}, false);
+        const bool wide = width == 32;
+        llvm::Value* same = b.CreateCall(
+            llvm::InlineAsm::get(fty, wide ? "mov.b32 $0, $1;" : "mov.b16 $0, $1;",
+                                 wide ? "=r,r" : "=h,h", false),
+            {b.CreateBitCast(x, bits)});
+        y = b.CreateBitCast(same, e.type(to));
       } else {
         y = b.CreateBitCast(x, e.type(to));
       }
