@@ -16,6 +16,7 @@
 /// the caller's file:line, and misuse is a tessera::Error (ErrorKind::User) naming it.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -107,6 +108,55 @@ tensor floor(const Operand& x, Here loc = Here::current());
 tensor ceil(const Operand& x, Here loc = Here::current());
 tensor abs(const Operand& x, Here loc = Here::current());
 tensor sigmoid(const Operand& x, Here loc = Here::current());
+//@}
+
+// --- integer high product and random numbers ------------------------------------------------
+/// The high half of the full product of two integers of 32 or 64 bits (Triton's tl.umulhi):
+/// the operands are promoted and broadcast as for `*`, their bits read as unsigned, and the
+/// result holds bits [N, 2N) of the 2N-bit product in the operands' dtype. Composed of existing
+/// ops (a 64-bit product for 32-bit operands; four 32x32 partial products for 64-bit ones), so
+/// every target runs it. Other dtypes (8/16-bit integers, floats, pointers) are a user error.
+tensor umulhi(const Operand& a, const Operand& b, Here loc = Here::current());
+
+/// \name Random numbers
+/// Triton's tl.random, giving Triton's numbers for the same seed and offsets: the Philox 4x32
+/// generator with `n_rounds` rounds (10 by default) keyed by the seed (an integer scalar or
+/// literal, converted to u64: key 0 is its low 32 bits, key 1 its high 32 bits) and counted by
+/// the offsets (an integer tile: counter 0 is its low 32 bits, counter 1 its high 32 bits for a
+/// 64-bit offset and 0 otherwise, counters 2 and 3 are 0). Each element is independent, so a
+/// stream is reproducible from (seed, offset) alone, as in Triton. Library functions over
+/// elementwise ops and tl::umulhi: no target needs code of its own for them.
+//@{
+/// Philox on the counters `c0..c3` (the same integer dtype: 32-bit ones run Philox 4x32 with
+/// key (low, high) 32 bits of the seed, 64-bit ones Philox 4x64 keyed by (seed, 0)), as
+/// Triton's tl.philox; returns the four output words in the counters' unsigned dtype.
+std::array<tensor, 4> philox(const Operand& seed, const Operand& c0, const Operand& c1,
+                             const Operand& c2, const Operand& c3, int n_rounds = 10,
+                             Here loc = Here::current());
+/// The four u32 words of Philox 4x32 at `offset` (Triton's tl.randint4x).
+std::array<tensor, 4> randint4x(const Operand& seed, const tensor& offset, int n_rounds = 10,
+                                Here loc = Here::current());
+/// The first word of tl::randint4x, a u32 tile of the offset's shape (Triton's tl.randint).
+tensor randint(const Operand& seed, const tensor& offset, int n_rounds = 10,
+               Here loc = Here::current());
+/// A u32 (or u64) random word as an f32 in [0, 1), as Triton's uint_to_uniform_float: the bits
+/// read as signed, x < 0 folded to -x - 1, then times 4.6566127342e-10 (2^-31 rounded below
+/// 1 / (2^31 - 1); 1.0842020432385337e-19 for 64-bit words).
+tensor uint_to_uniform_float(const tensor& x, Here loc = Here::current());
+/// Uniform f32 in [0, 1) from tl::randint (Triton's tl.rand).
+tensor rand(const Operand& seed, const tensor& offset, int n_rounds = 10,
+            Here loc = Here::current());
+/// Four uniform f32 tiles from the four words of tl::randint4x (Triton's tl.rand4x).
+std::array<tensor, 4> rand4x(const Operand& seed, const tensor& offset, int n_rounds = 10,
+                             Here loc = Here::current());
+/// Standard normal f32 from the first two words by Box-Muller (Triton's tl.randn):
+/// u1 = max(1e-7, rand word 0), u2 = rand word 1, sqrt(-2 log u1) * cos(2 pi u2) in f32.
+tensor randn(const Operand& seed, const tensor& offset, int n_rounds = 10,
+             Here loc = Here::current());
+/// Four standard normal f32 tiles: Box-Muller on words (0, 1) and (2, 3), the cosine and the
+/// sine of each pair (Triton's tl.randn4x).
+std::array<tensor, 4> randn4x(const Operand& seed, const tensor& offset, int n_rounds = 10,
+                              Here loc = Here::current());
 //@}
 
 // --- memory ---------------------------------------------------------------------------------

@@ -1,0 +1,106 @@
+// \file Misuse of tl::umulhi and the random-number functions is a user error naming the caller's
+// line, the function and the offending type; the values themselves are checked by the
+// conformance catalogue (tests/conformance/random.cpp) on every device.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "core/lang/tl.h"
+#include "core/lang/trace.h"
+#include "core/support/error.h"
+
+namespace tl = tessera::tl;
+using tessera::ErrorKind;
+
+namespace {
+
+int g_line = 0;  // set by each kernel on the line of its faulty call
+
+std::string at(const std::string& rest) {
+  return std::string(__FILE__) + ":" + std::to_string(g_line) + ": error: " + rest;
+}
+
+/// Traces `fn` (f32 pointers, i32 scalars) and returns the user error's message ("" if none).
+template <class... P>
+std::string trace_error(void (*fn)(P...)) {
+  std::vector<tl::ArgSpec> specs;
+  std::vector<std::string> names;
+  for (const tl::ParamDesc& d : tl::describe_params<P...>()) {
+    tl::ArgSpec s;
+    s.dtype = d.dtype ? *d.dtype : tessera::ir::DType::f32;
+    s.value.i = 64;
+    specs.push_back(s);
+    names.push_back("p" + std::to_string(names.size()));
+  }
+  try {
+    tl::trace(fn, "k", names, specs);
+  } catch (const tessera::Error& e) {
+    CHECK(e.kind() == ErrorKind::User);
+    return e.what();
+  }
+  return "";
+}
+
+void umulhi_float(tl::ptr<float> x) {
+  auto v = tl::load(x + tl::arange(0, 16));
+  g_line = __LINE__; (void)tl::umulhi(v, v);
+}
+void umulhi_i16(tl::ptr<float>) {
+  auto v = tl::arange(0, 16).to(tl::int16);
+  g_line = __LINE__; (void)tl::umulhi(v, v);
+}
+void umulhi_pointer(tl::ptr<float> x) {
+  g_line = __LINE__; (void)tl::umulhi(x + tl::arange(0, 16), 3);
+}
+void rand_float_offset(tl::ptr<float> x) {
+  auto v = tl::load(x + tl::arange(0, 16));
+  g_line = __LINE__; (void)tl::rand(7, v);
+}
+void randn_float_seed(tl::ptr<float>) {
+  g_line = __LINE__; (void)tl::randn(0.5f, tl::arange(0, 16));
+}
+void randint_tile_seed(tl::ptr<float>) {
+  auto offs = tl::arange(0, 16);
+  g_line = __LINE__; (void)tl::randint(offs, offs);
+}
+void randint_rounds(tl::ptr<float>) {
+  g_line = __LINE__; (void)tl::randint(1, tl::arange(0, 16), 0);
+}
+void philox_widths(tl::ptr<float>) {
+  auto offs = tl::arange(0, 16);
+  g_line = __LINE__; (void)tl::philox(1, offs, offs.to(tl::int64), 0, 0);
+}
+void good_random(tl::ptr<float> x, tl::i32 seed) {
+  auto offs = tl::arange(0, 16);
+  auto [a, b, c, d] = tl::randint4x(seed, offs.to(tl::int64));
+  tl::store(x + offs, tl::rand(seed, offs) + tl::randn(3, offs) + a.to(tl::float32) +
+                          tl::umulhi(b, c).to(tl::float32) + d.to(tl::float32));
+}
+
+}  // namespace
+
+#define CHECK_ERROR(fn, rest)           \
+  do {                                  \
+    std::string got = trace_error(fn);  \
+    CHECK(got == at(std::string rest)); \
+  } while (0)
+
+TEST_CASE("lang errors: umulhi takes 32- or 64-bit integers") {
+  const std::string want = "'umulhi': the operands' dtype must be a 32- or 64-bit integer, got ";
+  CHECK_ERROR(umulhi_float, (want + "f32"));
+  CHECK_ERROR(umulhi_i16, (want + "i16"));
+  CHECK_ERROR(umulhi_pointer, ("'umulhi': operands must be integers, got a pointer"));
+}
+
+TEST_CASE("lang errors: random numbers need integer offsets and an integer scalar seed") {
+  CHECK_ERROR(rand_float_offset, ("'rand': the offset must be an integer, got tile<16xf32>"));
+  CHECK_ERROR(randn_float_seed, ("'randn': the seed must be an integer"));
+  CHECK_ERROR(randint_tile_seed, ("'randint': the seed must be a scalar, got tile<16xi32>"));
+  CHECK_ERROR(randint_rounds, ("'randint': n_rounds must be in [1, 64], got 0"));
+  CHECK_ERROR(philox_widths,
+              ("'philox': the counters must have one bit width, got i32 and tile<16xi64>"));
+}
+
+TEST_CASE("lang: the random functions and umulhi trace with scalar, literal and i64 operands") {
+  CHECK(trace_error(good_random).empty());
+}
