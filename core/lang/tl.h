@@ -57,6 +57,23 @@ tensor permute(const tensor& x, const std::vector<int64_t>& order, Here loc = He
 tensor trans(const tensor& x, Here loc = Here::current());
 /// Concatenation along `axis` (default 0).
 tensor cat(const tensor& a, const tensor& b, int axis = 0, Here loc = Here::current());
+/// \name Joining, splitting and flipping (Triton's tl.join, tl.split, tl.interleave, tl.flip)
+/// Composed of shape ops, bitcasts and the xor_sum reduction, so every target runs them; the
+/// elements move bit for bit (NaN payloads and -0 kept). Pointer tiles are refused by split and
+/// flip.
+//@{
+/// `a` and `b` (one dtype, broadcast to one shape S) stacked along a new minor dimension of 2:
+/// the result has shape S + [2], `a` at index 0 (two scalars give a [2] tile).
+tensor join(const tensor& a, const tensor& b, Here loc = Here::current());
+/// The inverse of tl::join: a tile whose last dimension is 2 as the pair {x[..., 0], x[..., 1]}
+/// (a [2] tile gives two scalars).
+std::array<tensor, 2> split(const tensor& x, Here loc = Here::current());
+/// `a` and `b` interleaved along their last dimension: [a0, b0, a1, b1, ...], shape S with its
+/// last dimension doubled (tl::join then a reshape, as Triton defines it).
+tensor interleave(const tensor& a, const tensor& b, Here loc = Here::current());
+/// `x` reversed along `axis` (-1, the last dimension, by default).
+tensor flip(const tensor& x, int axis = -1, Here loc = Here::current());
+//@}
 
 // --- elementwise ----------------------------------------------------------------------------
 /// `a` where `cond` (i1) is true, else `b`, elementwise with broadcasting.

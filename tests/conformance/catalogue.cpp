@@ -26,6 +26,7 @@ void register_seed_kernels(std::vector<Case>& out);
 void register_drivers(std::vector<Case>& out);
 void register_attention(std::vector<Case>& out);
 void register_random(std::vector<Case>& out);
+void register_join(std::vector<Case>& out);
 
 namespace {
 
@@ -34,7 +35,7 @@ constexpr Registrar kCategories[] = {
     register_unary,    register_math,    register_cast,    register_shape,
     register_memory,   register_descriptors, register_atomics, register_reduce,
     register_scan,     register_dot,     register_control, register_seed_kernels,
-    register_drivers,  register_attention, register_random,
+    register_drivers,  register_attention, register_random, register_join,
 };
 
 std::vector<Case> build() {

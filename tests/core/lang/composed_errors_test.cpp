@@ -1,6 +1,7 @@
-// \file Misuse of tl::umulhi and the random-number functions is a user error naming the caller's
-// line, the function and the offending type; the values themselves are checked by the
-// conformance catalogue (tests/conformance/random.cpp) on every device.
+// \file Misuse of the functions composed of other ops (tl::umulhi, the random numbers, join, split,
+// interleave, flip) is a user error naming the caller's line, the function and the offending
+// type; their values are checked by the conformance catalogue (tests/conformance/random.cpp and
+// join.cpp) on every device.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -77,6 +78,29 @@ void good_random(tl::ptr<float> x, tl::i32 seed) {
                           tl::umulhi(b, c).to(tl::float32) + d.to(tl::float32));
 }
 
+void join_dtypes(tl::ptr<float>) {
+  auto offs = tl::arange(0, 16);
+  g_line = __LINE__; (void)tl::join(offs, offs.to(tl::float32));
+}
+void join_shapes(tl::ptr<float>) {
+  g_line = __LINE__; (void)tl::join(tl::arange(0, 16), tl::arange(0, 8));
+}
+void split_last(tl::ptr<float>) {
+  auto x = tl::zeros({2, 4}, tl::float16);
+  g_line = __LINE__; (void)tl::split(x);
+}
+void split_pointers(tl::ptr<float> x) {
+  auto p = tl::join(x + tl::arange(0, 4), x + tl::arange(0, 4));
+  g_line = __LINE__; (void)tl::split(p);
+}
+void flip_axis(tl::ptr<float>) {
+  auto x = tl::zeros({2, 4}, tl::float16);
+  g_line = __LINE__; (void)tl::flip(x, 2);
+}
+void flip_scalar(tl::ptr<float>, tl::i32 n) {
+  g_line = __LINE__; (void)tl::flip(n);
+}
+
 }  // namespace
 
 #define CHECK_ERROR(fn, rest)           \
@@ -103,4 +127,17 @@ TEST_CASE("lang errors: random numbers need integer offsets and an integer scala
 
 TEST_CASE("lang: the random functions and umulhi trace with scalar, literal and i64 operands") {
   CHECK(trace_error(good_random).empty());
+}
+
+TEST_CASE("lang errors: join needs one dtype and broadcastable shapes") {
+  CHECK_ERROR(join_dtypes, ("'join': element types differ: tile<16xi32> and tile<16xf32>"));
+  CHECK_ERROR(join_shapes, ("'join': shapes [16] and [8] are not broadcastable"));
+}
+
+TEST_CASE("lang errors: split needs a last dimension of 2, flip an axis of a tile") {
+  CHECK_ERROR(split_last, ("'split': the last dimension must be 2, got tile<2x4xf16>"));
+  CHECK_ERROR(split_pointers,
+              ("'split': a tile of pointers is not supported (tile<4x2xptr<f32>>)"));
+  CHECK_ERROR(flip_axis, ("'flip': axis 2 is out of range for a rank-2 tile"));
+  CHECK_ERROR(flip_scalar, ("'flip': operand is a scalar (i32)"));
 }
