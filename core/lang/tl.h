@@ -286,6 +286,11 @@ tensor argmax(const tensor& x, int axis = 0, bool keep_dims = false, Here loc = 
 tensor argmin(const tensor& x, int axis = 0, bool keep_dims = false, Here loc = Here::current());
 tensor xor_sum(const tensor& x, int axis = 0, bool keep_dims = false, Here loc = Here::current());
 //@}
+/// The sum of `x` converted to `dtype` first, accumulated in `dtype` (Triton's
+/// `tl.sum(x, axis, keep_dims, dtype=...)`): `tl::sum(x_i32, 0, false, tl::int64)` cannot
+/// overflow 32 bits, `tl::sum(x_f16, 0, false, tl::float16)` adds in f16 and returns f16 as
+/// Triton does, and 8/16-bit integer dtypes wrap in their width. i1 is a user error.
+tensor sum(const tensor& x, int axis, bool keep_dims, DType dtype, Here loc = Here::current());
 /// Generic reduction: `combine(lhs..., rhs...)` returns the combined values; it must be
 /// associative. Reduces several same-shape tiles together (e.g. Welford's mean and M2).
 using Combine = std::function<std::vector<tensor>(const std::vector<tensor>& lhs,
@@ -298,6 +303,9 @@ tensor reduce(const tensor& x, int axis,
               bool keep_dims = false, Here loc = Here::current());
 /// Inclusive prefix sum along `axis` (from the end when `reverse`); accumulates as tl::sum.
 tensor cumsum(const tensor& x, int axis = 0, bool reverse = false, Here loc = Here::current());
+/// Inclusive prefix sum of `x` converted to `dtype`, accumulated in `dtype` (Triton's
+/// `tl.cumsum(x, axis, reverse, dtype=...)`), with tl::sum's dtype rules.
+tensor cumsum(const tensor& x, int axis, bool reverse, DType dtype, Here loc = Here::current());
 /// Inclusive prefix product along `axis` (from the end when `reverse`); bf16 in f32, as Triton.
 tensor cumprod(const tensor& x, int axis = 0, bool reverse = false, Here loc = Here::current());
 /// Inclusive scan of several same-shape tiles together with an associative `combine`.
@@ -322,6 +330,21 @@ tensor dot(const tensor& a, const tensor& b, Here loc = Here::current());
 /// acc + a x b, accumulating into `acc`'s dtype.
 tensor dot(const tensor& a, const tensor& b, const tensor& acc,
            InputPrecision precision = InputPrecision::Tf32, Here loc = Here::current());
+/// Triton's keyword arguments of tl.dot: `tl::dot(a, b, {.out_dtype = tl::float16})`.
+struct DotOptions {
+  /// The result's dtype without an accumulator (Triton's out_dtype): as in Triton it decides
+  /// only for f16 inputs (f16 accumulates and returns f16, f32 the default); other inputs give
+  /// their default accumulator's dtype (f32, i32 for int8, f64). bf16 is a user error, as in
+  /// Triton. With an accumulator it must be the accumulator's dtype.
+  std::optional<DType> out_dtype;
+  InputPrecision input_precision = InputPrecision::Tf32;  ///< how f32 inputs multiply
+};
+/// a x b with `options` (a zero accumulator of the dtype out_dtype chooses).
+tensor dot(const tensor& a, const tensor& b, const DotOptions& options,
+           Here loc = Here::current());
+/// acc + a x b with `options`.
+tensor dot(const tensor& a, const tensor& b, const tensor& acc, const DotOptions& options,
+           Here loc = Here::current());
 
 // --- debugging and hints ------------------------------------------------------------------------
 /// Prints `pid (x, y, z) idx (i) <prefix><value>` lines for every element of `values` (in hex

@@ -1,5 +1,5 @@
 // \file Misuse of the functions composed of other ops (tl::umulhi, the random numbers, join, split,
-// interleave, flip) is a user error naming the caller's line, the function and the offending
+// interleave, flip) and of Triton's keyword arguments (sum's dtype, dot's out_dtype) is a user error naming the caller's line, the function and the offending
 // type; their values are checked by the conformance catalogue (tests/conformance/random.cpp and
 // join.cpp) on every device.
 #include <doctest/doctest.h>
@@ -101,6 +101,18 @@ void flip_scalar(tl::ptr<float>, tl::i32 n) {
   g_line = __LINE__; (void)tl::flip(n);
 }
 
+void sum_bool(tl::ptr<float>) {
+  g_line = __LINE__; (void)tl::sum(tl::arange(0, 16), 0, false, tl::int1);
+}
+void dot_bf16(tl::ptr<float>) {
+  auto a = tl::zeros({16, 16}, tl::float16);
+  g_line = __LINE__; (void)tl::dot(a, a, {.out_dtype = tl::bfloat16});
+}
+void dot_acc_mismatch(tl::ptr<float>) {
+  auto a = tl::zeros({16, 16}, tl::float16);
+  g_line = __LINE__; (void)tl::dot(a, a, tl::zeros<float>({16, 16}), {.out_dtype = tl::float16});
+}
+
 }  // namespace
 
 #define CHECK_ERROR(fn, rest)           \
@@ -140,4 +152,10 @@ TEST_CASE("lang errors: split needs a last dimension of 2, flip an axis of a til
               ("'split': a tile of pointers is not supported (tile<4x2xptr<f32>>)"));
   CHECK_ERROR(flip_axis, ("'flip': axis 2 is out of range for a rank-2 tile"));
   CHECK_ERROR(flip_scalar, ("'flip': operand is a scalar (i32)"));
+}
+
+TEST_CASE("lang errors: sum's dtype and dot's out_dtype") {
+  CHECK_ERROR(sum_bool, ("'sum': dtype must be a number, got i1"));
+  CHECK_ERROR(dot_bf16, ("'dot': out_dtype bf16 is not supported (as in Triton): use f32 and convert"));
+  CHECK_ERROR(dot_acc_mismatch, ("'dot': out_dtype f16 differs from the accumulator's dtype f32"));
 }
