@@ -366,6 +366,14 @@ tensor max_contiguous(const tensor& x, int64_t run, Here loc = Here::current());
 tensor max_contiguous(const tensor& x, const std::vector<int64_t>& runs, Here loc = Here::current());
 /// A promise that the i1 `cond` holds, for the compiler's use (Triton's tl.assume).
 void assume(const Operand& cond, Here loc = Here::current());
+/// A trace-time check (Triton's tl.static_assert; `static_assert` is a C++ keyword): when `cond`
+/// is false, tracing stops with a user error at this line saying `message`. `cond` is a C++
+/// value known while tracing (shapes, dtypes, constexpr parameters), never a tensor.
+void static_assert_(bool cond, const std::string& message = "", Here loc = Here::current());
+/// Prints `prefix` and each operand at trace time, once per compilation (Triton's
+/// tl.static_print): a tensor as its type (`tile<64xf32>`), a number as its value; to stdout.
+void static_print(const std::string& prefix, const std::vector<Operand>& values = {},
+                  Here loc = Here::current());
 
 // --- IR control flow ------------------------------------------------------------------------------
 /// An IR loop: `for (auto i : tl::range(lo, hi, step)) { ... }`. The body is traced once;

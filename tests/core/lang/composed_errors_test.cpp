@@ -4,6 +4,9 @@
 // join.cpp) on every device.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <string>
 
 #include "core/lang/tl.h"
@@ -158,4 +161,39 @@ TEST_CASE("lang errors: sum's dtype and dot's out_dtype") {
   CHECK_ERROR(sum_bool, ("'sum': dtype must be a number, got i1"));
   CHECK_ERROR(dot_bf16, ("'dot': out_dtype bf16 is not supported (as in Triton): use f32 and convert"));
   CHECK_ERROR(dot_acc_mismatch, ("'dot': out_dtype f16 differs from the accumulator's dtype f32"));
+}
+
+namespace {
+void static_false(tl::ptr<float>) {
+  constexpr int kBlock = 48;
+  g_line = __LINE__; tl::static_assert_((kBlock & (kBlock - 1)) == 0, "BLOCK must be a power of 2");
+}
+void static_print_kernel(tl::ptr<float> x, tl::i32 n) {
+  auto offs = tl::arange(0, 16);
+  tl::static_assert_(offs.shape()[0] == 16);
+  tl::static_print("shapes:", {x + offs, n, 16, 2.5, true});
+}
+}  // namespace
+
+TEST_CASE("lang: static_assert_ stops the trace at its line, static_print prints types once") {
+  CHECK_ERROR(static_false, ("'static_assert': BLOCK must be a power of 2"));
+  std::string out;
+  {
+    // stdout to a temporary file while tracing
+    std::fflush(stdout);
+    std::FILE* tmp = std::tmpfile();
+    REQUIRE(tmp);
+    const int saved = dup(1);
+    dup2(fileno(tmp), 1);
+    std::string err = trace_error(static_print_kernel);
+    std::fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    CHECK(err.empty());
+    std::rewind(tmp);
+    char buf[256] = {};
+    out = std::fgets(buf, sizeof buf, tmp) ? buf : "";
+    std::fclose(tmp);
+  }
+  CHECK(out == "shapes: tile<16xptr<f32>> i32 16 2.5 true\n");
 }
