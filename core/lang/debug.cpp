@@ -60,6 +60,8 @@ void assume(const Operand& cond, Here loc) {
   builder_at(loc).create(OpKind::Assume, {c}, {});
 }
 
+void debug_barrier(Here loc) { builder_at(loc).create(OpKind::DebugBarrier, {}, {}); }
+
 void static_assert_(bool cond, const std::string& message, Here loc) {
   Tracer::current(loc);  // only while tracing, like every kernel-language call
   if (!cond) user_error(loc, "static_assert", message.empty() ? "assertion failed" : message);

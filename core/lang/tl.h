@@ -366,6 +366,10 @@ tensor max_contiguous(const tensor& x, int64_t run, Here loc = Here::current());
 tensor max_contiguous(const tensor& x, const std::vector<int64_t>& runs, Here loc = Here::current());
 /// A promise that the i1 `cond` holds, for the compiler's use (Triton's tl.assume).
 void assume(const Operand& cond, Here loc = Here::current());
+/// Every thread of the program waits here, and the program's global and shared memory accesses
+/// before it are visible to its accesses after it (Triton's tl.debug_barrier: `__syncthreads()`),
+/// e.g. between storing to a scratch buffer and loading other threads' elements from it.
+void debug_barrier(Here loc = Here::current());
 /// A trace-time check (Triton's tl.static_assert; `static_assert` is a C++ keyword): when `cond`
 /// is false, tracing stops with a user error at this line saying `message`. `cond` is a C++
 /// value known while tracing (shapes, dtypes, constexpr parameters), never a tensor.
