@@ -58,7 +58,7 @@ Handler handler_for(ir::OpKind kind) {
       return exec_combine;
     case K::Dot:
       return exec_dot;
-    case K::Print: case K::Assert: case K::Assume:
+    case K::Print: case K::Assert: case K::Assume: case K::DebugBarrier:
       return exec_debug;
     case K::For: case K::If: case K::While:
       return exec_control;

@@ -148,7 +148,7 @@ class Compiler {
       case K::Arange: case K::Splat: case K::Broadcast: case K::ExpandDims: case K::Reshape:
       case K::Permute: case K::Cat: case K::Load: case K::Store: case K::Reduce:
       case K::ReduceGeneric: case K::Scan: case K::ScanGeneric: case K::Dot: case K::DescLoad:
-      case K::DescStore:
+      case K::DescStore: case K::DebugBarrier:
         fail(ErrorKind::User, op.loc.str(), ": error: '", op.name(),
              "' is a tile-IR op; the SIMT interpreter runs SIMT functions only");
       case K::Constant: case K::LaneId: case K::SubgroupId: case K::Bitcast: case K::MultipleOf:

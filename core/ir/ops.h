@@ -121,6 +121,11 @@
 ///                               consecutive integers (for pointers: consecutive elements).
 ///   assume %cond                a promise that the i1 scalar is true (checked by the
 ///                               interpreter).
+///   debug_barrier               every thread of the program waits for the others, and its global
+///                               and shared memory accesses before it are visible to the
+///                               program's accesses after it (Triton's tl.debug_barrier); the
+///                               interpreters run a program's ops in order, so there it does
+///                               nothing. Lowered to the SIMT `barrier {global = 1}`.
 ///
 /// Structured control flow
 ///   for %lb, %ub, %step, %init... ({ ^(%iv, %iter...): ...; yield %next... })

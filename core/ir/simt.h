@@ -28,8 +28,9 @@
 /// Ops only the SIMT IR has (trait kSimt):
 ///   lane_id                  i32 in [0, S)
 ///   subgroup_id              i32 in [0, T / S)
-///   barrier                  every thread of the workgroup waits for the others; shared-memory
-///                            writes before it are visible to reads after it. It must be reached
+///   barrier {global}         every thread of the workgroup waits for the others; shared-memory
+///                            writes before it are visible to reads after it, and global-memory
+///                            ones too with `global = 1` (tl::debug_barrier). It must be reached
 ///                            by all threads (uniform control flow).
 ///   shuffle %v, %n {mode}    the value of %v (a scalar or a pointer; the result has its type)
 ///                            in another lane of the same subgroup, %n an i32:

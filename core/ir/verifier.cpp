@@ -156,6 +156,8 @@ void check_semantics(OpChecker& c) {
       return c.simt ? check_simt_debug(c) : check_hint_or_debug(c);
     case OpKind::MultipleOf: case OpKind::MaxContiguous: case OpKind::Assume:
       return check_hint_or_debug(c);
+    case OpKind::DebugBarrier:
+      return;  // no operands, results or attributes: the structural checks said all
     case OpKind::For: case OpKind::If: case OpKind::While: case OpKind::Yield:
     case OpKind::Condition:
       return check_control(c);

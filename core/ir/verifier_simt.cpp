@@ -368,7 +368,8 @@ void check_simt(OpChecker& c) {
       c.expect_type("result", c.out(), kI32);
       return;
     case OpKind::Barrier:
-      return;  // no operands, results or attributes: the structural checks said all
+      c.flag_attr("global");  // 1: global memory too (debug_barrier)
+      return;
     case OpKind::Shuffle: return check_shuffle(c);
     case OpKind::SharedLoad: return check_shared(c, /*is_store=*/false);
     case OpKind::SharedStore: return check_shared(c, /*is_store=*/true);

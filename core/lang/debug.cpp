@@ -1,4 +1,7 @@
-/// \file device_print, device_assert and the compiler hints (multiple_of, max_contiguous, assume).
+/// \file device_print, device_assert, the compiler hints (multiple_of, max_contiguous, assume)
+/// and the trace-time static_assert_ and static_print.
+#include <cstdio>
+#include <sstream>
 #include <string>
 
 #include "core/lang/semantic.h"
@@ -55,6 +58,38 @@ tensor max_contiguous(const tensor& x, const std::vector<int64_t>& r, Here loc) 
 void assume(const Operand& cond, Here loc) {
   ir::Value* c = detail::condition_value(cond, "assume", loc);
   builder_at(loc).create(OpKind::Assume, {c}, {});
+}
+
+void debug_barrier(Here loc) { builder_at(loc).create(OpKind::DebugBarrier, {}, {}); }
+
+void static_assert_(bool cond, const std::string& message, Here loc) {
+  Tracer::current(loc);  // only while tracing, like every kernel-language call
+  if (!cond) user_error(loc, "static_assert", message.empty() ? "assertion failed" : message);
+}
+
+void static_print(const std::string& prefix, const std::vector<Operand>& values, Here loc) {
+  Tracer::current(loc);
+  std::string line = prefix;
+  for (const Operand& v : values) {
+    line += line.empty() ? "" : " ";
+    switch (v.kind()) {
+      case Operand::Kind::Tensor:
+        line += detail::value_of(v.as_tensor(), "static_print", loc)->type.str();
+        break;
+      case Operand::Kind::Int:
+        line += v.unsigned64() ? std::to_string(static_cast<uint64_t>(v.int_value()))
+                               : std::to_string(v.int_value());
+        break;
+      case Operand::Kind::Float:
+        line += (std::ostringstream() << v.float_value()).str();
+        break;
+      case Operand::Kind::Bool:
+        line += v.int_value() ? "true" : "false";
+        break;
+    }
+  }
+  std::fputs((line + "\n").c_str(), stdout);
+  std::fflush(stdout);
 }
 
 }  // namespace tessera::tl

@@ -170,6 +170,30 @@ tensor reduce(const tensor& x, int axis, const std::function<tensor(const tensor
 }
 
 tensor cumsum(const tensor& x, int axis, bool reverse, Here loc) { return builtin_scan(ir::ReduceKind::Sum, x, axis, reverse, loc); }
+namespace {
+/// `x` converted to a sum's requested dtype; narrow dtypes (which a builtin sum would widen)
+/// accumulate through a generic combine in that dtype, as Triton's do.
+tensor sum_input(const tensor& x, DType dtype, std::string_view op, const Here& loc) {
+  ir::Value* v = tile_value(x, op, loc);
+  if (dtype == DType::i1) user_error(loc, op, "dtype must be a number, got i1");
+  return wrap(detail::cast_to(v, dtype, loc));
+}
+/// The combine of a sum in the input's own dtype, recorded at the caller's line.
+std::function<tensor(const tensor&, const tensor&)> add_at(const Here& loc) {
+  return [loc](const tensor& a, const tensor& b) { return Operand(a, loc) + Operand(b, loc); };
+}
+}  // namespace
+
+tensor sum(const tensor& x, int axis, bool k, DType dtype, Here loc) {
+  tensor c = sum_input(x, dtype, "sum", loc);
+  if (sum_dtype(dtype) == dtype) return builtin_reduce(ir::ReduceKind::Sum, c, axis, k, loc);
+  return reduce(c, axis, add_at(loc), k, loc);
+}
+tensor cumsum(const tensor& x, int axis, bool reverse, DType dtype, Here loc) {
+  tensor c = sum_input(x, dtype, "cumsum", loc);
+  if (sum_dtype(dtype) == dtype) return builtin_scan(ir::ReduceKind::Sum, c, axis, reverse, loc);
+  return associative_scan(c, axis, add_at(loc), reverse, loc);
+}
 tensor cumprod(const tensor& x, int axis, bool reverse, Here loc) { return builtin_scan(ir::ReduceKind::Prod, x, axis, reverse, loc); }
 
 std::vector<tensor> associative_scan(const std::vector<tensor>& xs, int axis, const Combine& combine,
@@ -232,6 +256,36 @@ tensor dot(const tensor& a, const tensor& b, const tensor& acc, InputPrecision p
   if (in == DType::f32)
     attrs.push_back({"precision", std::string(precision == InputPrecision::Tf32 ? "tf32" : "ieee")});
   return wrap(builder_at(loc).create_value(OpKind::Dot, {va, vb, vc}, vc->type, attrs));
+}
+
+namespace {
+/// The accumulator dtype Triton's out_dtype gives inputs of dtype `in`.
+DType out_dtype_for(DType in, std::optional<DType> out, const Here& loc) {
+  if (out == DType::bf16)
+    user_error(loc, "dot", "out_dtype bf16 is not supported (as in Triton): use f32 and convert");
+  if (in == DType::f16 && out == DType::f16) return DType::f16;
+  return default_acc(in);
+}
+}  // namespace
+
+tensor dot(const tensor& a, const tensor& b, const DotOptions& options, Here loc) {
+  ir::Value* va = detail::value_of(a, "dot", loc);
+  ir::Value* vb = detail::value_of(b, "dot", loc);
+  if (va->type.rank() != 2 || vb->type.rank() != 2)
+    user_error(loc, "dot", "operands must be 2-D tiles, got " + va->type.str() + " and " + vb->type.str());
+  ir::Shape shape = {va->type.shape[0], vb->type.shape[1]};
+  tensor acc = zeros(shape, out_dtype_for(va->type.dtype, options.out_dtype, loc), loc);
+  return dot(a, b, acc, options.input_precision, loc);
+}
+
+tensor dot(const tensor& a, const tensor& b, const tensor& acc, const DotOptions& options,
+           Here loc) {
+  ir::Value* vc = detail::value_of(acc, "dot", loc);
+  if (options.out_dtype && *options.out_dtype != vc->type.dtype)
+    user_error(loc, "dot", "out_dtype " + std::string(ir::dtype_name(*options.out_dtype)) +
+                               " differs from the accumulator's dtype " +
+                               std::string(ir::dtype_name(vc->type.dtype)));
+  return dot(a, b, acc, options.input_precision, loc);
 }
 
 }  // namespace tessera::tl

@@ -16,6 +16,7 @@
 /// the caller's file:line, and misuse is a tessera::Error (ErrorKind::User) naming it.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -56,6 +57,23 @@ tensor permute(const tensor& x, const std::vector<int64_t>& order, Here loc = He
 tensor trans(const tensor& x, Here loc = Here::current());
 /// Concatenation along `axis` (default 0).
 tensor cat(const tensor& a, const tensor& b, int axis = 0, Here loc = Here::current());
+/// \name Joining, splitting and flipping (Triton's tl.join, tl.split, tl.interleave, tl.flip)
+/// Composed of shape ops, bitcasts and the xor_sum reduction, so every target runs them; the
+/// elements move bit for bit (NaN payloads and -0 kept). Pointer tiles are refused by split and
+/// flip.
+//@{
+/// `a` and `b` (one dtype, broadcast to one shape S) stacked along a new minor dimension of 2:
+/// the result has shape S + [2], `a` at index 0 (two scalars give a [2] tile).
+tensor join(const tensor& a, const tensor& b, Here loc = Here::current());
+/// The inverse of tl::join: a tile whose last dimension is 2 as the pair {x[..., 0], x[..., 1]}
+/// (a [2] tile gives two scalars).
+std::array<tensor, 2> split(const tensor& x, Here loc = Here::current());
+/// `a` and `b` interleaved along their last dimension: [a0, b0, a1, b1, ...], shape S with its
+/// last dimension doubled (tl::join then a reshape, as Triton defines it).
+tensor interleave(const tensor& a, const tensor& b, Here loc = Here::current());
+/// `x` reversed along `axis` (-1, the last dimension, by default).
+tensor flip(const tensor& x, int axis = -1, Here loc = Here::current());
+//@}
 
 // --- elementwise ----------------------------------------------------------------------------
 /// `a` where `cond` (i1) is true, else `b`, elementwise with broadcasting.
@@ -107,6 +125,55 @@ tensor floor(const Operand& x, Here loc = Here::current());
 tensor ceil(const Operand& x, Here loc = Here::current());
 tensor abs(const Operand& x, Here loc = Here::current());
 tensor sigmoid(const Operand& x, Here loc = Here::current());
+//@}
+
+// --- integer high product and random numbers ------------------------------------------------
+/// The high half of the full product of two integers of 32 or 64 bits (Triton's tl.umulhi):
+/// the operands are promoted and broadcast as for `*`, their bits read as unsigned, and the
+/// result holds bits [N, 2N) of the 2N-bit product in the operands' dtype. Composed of existing
+/// ops (a 64-bit product for 32-bit operands; four 32x32 partial products for 64-bit ones), so
+/// every target runs it. Other dtypes (8/16-bit integers, floats, pointers) are a user error.
+tensor umulhi(const Operand& a, const Operand& b, Here loc = Here::current());
+
+/// \name Random numbers
+/// Triton's tl.random, giving Triton's numbers for the same seed and offsets: the Philox 4x32
+/// generator with `n_rounds` rounds (10 by default) keyed by the seed (an integer scalar or
+/// literal, converted to u64: key 0 is its low 32 bits, key 1 its high 32 bits) and counted by
+/// the offsets (an integer tile: counter 0 is its low 32 bits, counter 1 its high 32 bits for a
+/// 64-bit offset and 0 otherwise, counters 2 and 3 are 0). Each element is independent, so a
+/// stream is reproducible from (seed, offset) alone, as in Triton. Library functions over
+/// elementwise ops and tl::umulhi: no target needs code of its own for them.
+//@{
+/// Philox on the counters `c0..c3` (the same integer dtype: 32-bit ones run Philox 4x32 with
+/// key (low, high) 32 bits of the seed, 64-bit ones Philox 4x64 keyed by (seed, 0)), as
+/// Triton's tl.philox; returns the four output words in the counters' unsigned dtype.
+std::array<tensor, 4> philox(const Operand& seed, const Operand& c0, const Operand& c1,
+                             const Operand& c2, const Operand& c3, int n_rounds = 10,
+                             Here loc = Here::current());
+/// The four u32 words of Philox 4x32 at `offset` (Triton's tl.randint4x).
+std::array<tensor, 4> randint4x(const Operand& seed, const tensor& offset, int n_rounds = 10,
+                                Here loc = Here::current());
+/// The first word of tl::randint4x, a u32 tile of the offset's shape (Triton's tl.randint).
+tensor randint(const Operand& seed, const tensor& offset, int n_rounds = 10,
+               Here loc = Here::current());
+/// A u32 (or u64) random word as an f32 in [0, 1), as Triton's uint_to_uniform_float: the bits
+/// read as signed, x < 0 folded to -x - 1, then times 4.6566127342e-10 (2^-31 rounded below
+/// 1 / (2^31 - 1); 1.0842020432385337e-19 for 64-bit words).
+tensor uint_to_uniform_float(const tensor& x, Here loc = Here::current());
+/// Uniform f32 in [0, 1) from tl::randint (Triton's tl.rand).
+tensor rand(const Operand& seed, const tensor& offset, int n_rounds = 10,
+            Here loc = Here::current());
+/// Four uniform f32 tiles from the four words of tl::randint4x (Triton's tl.rand4x).
+std::array<tensor, 4> rand4x(const Operand& seed, const tensor& offset, int n_rounds = 10,
+                             Here loc = Here::current());
+/// Standard normal f32 from the first two words by Box-Muller (Triton's tl.randn):
+/// u1 = max(1e-7, rand word 0), u2 = rand word 1, sqrt(-2 log u1) * cos(2 pi u2) in f32.
+tensor randn(const Operand& seed, const tensor& offset, int n_rounds = 10,
+             Here loc = Here::current());
+/// Four standard normal f32 tiles: Box-Muller on words (0, 1) and (2, 3), the cosine and the
+/// sine of each pair (Triton's tl.randn4x).
+std::array<tensor, 4> randn4x(const Operand& seed, const tensor& offset, int n_rounds = 10,
+                              Here loc = Here::current());
 //@}
 
 // --- memory ---------------------------------------------------------------------------------
@@ -219,6 +286,11 @@ tensor argmax(const tensor& x, int axis = 0, bool keep_dims = false, Here loc = 
 tensor argmin(const tensor& x, int axis = 0, bool keep_dims = false, Here loc = Here::current());
 tensor xor_sum(const tensor& x, int axis = 0, bool keep_dims = false, Here loc = Here::current());
 //@}
+/// The sum of `x` converted to `dtype` first, accumulated in `dtype` (Triton's
+/// `tl.sum(x, axis, keep_dims, dtype=...)`): `tl::sum(x_i32, 0, false, tl::int64)` cannot
+/// overflow 32 bits, `tl::sum(x_f16, 0, false, tl::float16)` adds in f16 and returns f16 as
+/// Triton does, and 8/16-bit integer dtypes wrap in their width. i1 is a user error.
+tensor sum(const tensor& x, int axis, bool keep_dims, DType dtype, Here loc = Here::current());
 /// Generic reduction: `combine(lhs..., rhs...)` returns the combined values; it must be
 /// associative. Reduces several same-shape tiles together (e.g. Welford's mean and M2).
 using Combine = std::function<std::vector<tensor>(const std::vector<tensor>& lhs,
@@ -231,6 +303,9 @@ tensor reduce(const tensor& x, int axis,
               bool keep_dims = false, Here loc = Here::current());
 /// Inclusive prefix sum along `axis` (from the end when `reverse`); accumulates as tl::sum.
 tensor cumsum(const tensor& x, int axis = 0, bool reverse = false, Here loc = Here::current());
+/// Inclusive prefix sum of `x` converted to `dtype`, accumulated in `dtype` (Triton's
+/// `tl.cumsum(x, axis, reverse, dtype=...)`), with tl::sum's dtype rules.
+tensor cumsum(const tensor& x, int axis, bool reverse, DType dtype, Here loc = Here::current());
 /// Inclusive prefix product along `axis` (from the end when `reverse`); bf16 in f32, as Triton.
 tensor cumprod(const tensor& x, int axis = 0, bool reverse = false, Here loc = Here::current());
 /// Inclusive scan of several same-shape tiles together with an associative `combine`.
@@ -255,6 +330,21 @@ tensor dot(const tensor& a, const tensor& b, Here loc = Here::current());
 /// acc + a x b, accumulating into `acc`'s dtype.
 tensor dot(const tensor& a, const tensor& b, const tensor& acc,
            InputPrecision precision = InputPrecision::Tf32, Here loc = Here::current());
+/// Triton's keyword arguments of tl.dot: `tl::dot(a, b, {.out_dtype = tl::float16})`.
+struct DotOptions {
+  /// The result's dtype without an accumulator (Triton's out_dtype): as in Triton it decides
+  /// only for f16 inputs (f16 accumulates and returns f16, f32 the default); other inputs give
+  /// their default accumulator's dtype (f32, i32 for int8, f64). bf16 is a user error, as in
+  /// Triton. With an accumulator it must be the accumulator's dtype.
+  std::optional<DType> out_dtype;
+  InputPrecision input_precision = InputPrecision::Tf32;  ///< how f32 inputs multiply
+};
+/// a x b with `options` (a zero accumulator of the dtype out_dtype chooses).
+tensor dot(const tensor& a, const tensor& b, const DotOptions& options,
+           Here loc = Here::current());
+/// acc + a x b with `options`.
+tensor dot(const tensor& a, const tensor& b, const tensor& acc, const DotOptions& options,
+           Here loc = Here::current());
 
 // --- debugging and hints ------------------------------------------------------------------------
 /// Prints `pid (x, y, z) idx (i) <prefix><value>` lines for every element of `values` (in hex
@@ -276,6 +366,18 @@ tensor max_contiguous(const tensor& x, int64_t run, Here loc = Here::current());
 tensor max_contiguous(const tensor& x, const std::vector<int64_t>& runs, Here loc = Here::current());
 /// A promise that the i1 `cond` holds, for the compiler's use (Triton's tl.assume).
 void assume(const Operand& cond, Here loc = Here::current());
+/// Every thread of the program waits here, and the program's global and shared memory accesses
+/// before it are visible to its accesses after it (Triton's tl.debug_barrier: `__syncthreads()`),
+/// e.g. between storing to a scratch buffer and loading other threads' elements from it.
+void debug_barrier(Here loc = Here::current());
+/// A trace-time check (Triton's tl.static_assert; `static_assert` is a C++ keyword): when `cond`
+/// is false, tracing stops with a user error at this line saying `message`. `cond` is a C++
+/// value known while tracing (shapes, dtypes, constexpr parameters), never a tensor.
+void static_assert_(bool cond, const std::string& message = "", Here loc = Here::current());
+/// Prints `prefix` and each operand at trace time, once per compilation (Triton's
+/// tl.static_print): a tensor as its type (`tile<64xf32>`), a number as its value; to stdout.
+void static_print(const std::string& prefix, const std::vector<Operand>& values = {},
+                  Here loc = Here::current());
 
 // --- IR control flow ------------------------------------------------------------------------------
 /// An IR loop: `for (auto i : tl::range(lo, hi, step)) { ... }`. The body is traced once;

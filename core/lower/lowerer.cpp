@@ -342,6 +342,9 @@ void Lowerer::lower_op(const ir::Op& op) {
     case OpKind::AtomicCas: return lower_atomic(op);
     case OpKind::Print: return lower_print(op);
     case OpKind::Assert: return lower_assert(op);
+    case OpKind::DebugBarrier:  // every thread waits; global memory is ordered too
+      b_.create(OpKind::Barrier, {}, {}, {{"global", int64_t{1}}});
+      return;
     case OpKind::Reduce: return lower_reduce(op);
     case OpKind::ReduceGeneric: return lower_reduce_generic(op);
     case OpKind::Scan:

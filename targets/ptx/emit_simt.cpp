@@ -82,7 +82,7 @@ void emit_simt(Emitter& e, const ir::Op& op) {
       return e.set(op.result(), b.CreateLShr(thread_x(e), b.getInt32(5)));
     case ir::OpKind::Shuffle:
       return shuffle(e, op);
-    case ir::OpKind::Barrier:
+    case ir::OpKind::Barrier:  // bar.sync orders global memory too, so `global` needs no more
       e.intrinsic(I::nvvm_barrier0, {}, {});
       return;
     default:

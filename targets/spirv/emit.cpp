@@ -160,7 +160,7 @@ void Emitter::emit_op(const ir::Op& op) {
     case OpKind::AtomicRmw:   return emit_atomic_rmw(op);
     case OpKind::AtomicCas:   return emit_atomic_cas(op);
     case OpKind::Shuffle:     return emit_shuffle(op);
-    case OpKind::Barrier:     return emit_barrier();
+    case OpKind::Barrier:     return emit_barrier(op);
     case OpKind::CoopMatFill: case OpKind::CoopMatLoad: case OpKind::CoopMatStore:
     case OpKind::CoopMatMulAdd:
       return emit_coopmat(op);

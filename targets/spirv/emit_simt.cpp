@@ -75,11 +75,13 @@ void Emitter::emit_shuffle(const ir::Op& op) {
 }
 
 /// Shared-memory writes before the barrier are made available, and visible after it, to the
-/// workgroup (Vulkan memory model: shared accesses are NonPrivatePointer).
-void Emitter::emit_barrier() {
+/// workgroup (Vulkan memory model: shared and global accesses are NonPrivatePointer); with
+/// `global = 1` (debug_barrier) global-memory (UniformMemory) writes too.
+void Emitter::emit_barrier(const ir::Op& op) {
   uint32_t semantics = spv::MemorySemanticsAcquireReleaseMask |
                        spv::MemorySemanticsWorkgroupMemoryMask |
                        spv::MemorySemanticsMakeAvailableMask | spv::MemorySemanticsMakeVisibleMask;
+  if (op.int_attr_or("global", 0) != 0) semantics |= spv::MemorySemanticsUniformMemoryMask;
   b.op_void(spv::OpControlBarrier,
             {b.scope(spv::ScopeWorkgroup), b.scope(spv::ScopeWorkgroup), b.semantics(semantics)});
 }

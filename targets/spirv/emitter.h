@@ -100,7 +100,7 @@ class Emitter {
   void emit_if(const ir::Op& op);
   void emit_while(const ir::Op& op);
   void emit_shuffle(const ir::Op& op);  // emit_simt.cpp
-  void emit_barrier();
+  void emit_barrier(const ir::Op& op);
   void emit_coopmat(const ir::Op& op);  // emit_coopmat.cpp
   void emit_assert(const ir::Op& op);   // emit_fault.cpp
   void emit_print(const ir::Op& op);    // emit_print.cpp

@@ -25,6 +25,10 @@ void register_control(std::vector<Case>& out);
 void register_seed_kernels(std::vector<Case>& out);
 void register_drivers(std::vector<Case>& out);
 void register_attention(std::vector<Case>& out);
+void register_random(std::vector<Case>& out);
+void register_join(std::vector<Case>& out);
+void register_keywords(std::vector<Case>& out);
+void register_barrier(std::vector<Case>& out);
 
 namespace {
 
@@ -33,7 +37,8 @@ constexpr Registrar kCategories[] = {
     register_unary,    register_math,    register_cast,    register_shape,
     register_memory,   register_descriptors, register_atomics, register_reduce,
     register_scan,     register_dot,     register_control, register_seed_kernels,
-    register_drivers,  register_attention,
+    register_drivers,  register_attention, register_random, register_join,
+    register_keywords, register_barrier,
 };
 
 std::vector<Case> build() {

@@ -129,6 +129,7 @@ class KernelBuilder {
     v(OpKind::MultipleOf, {range_}, ti(DType::i32), {{"values", std::vector<int64_t>{16}}});
     v(OpKind::MaxContiguous, {range_}, ti(DType::i32), {{"values", std::vector<int64_t>{16}}});
     b_.create(OpKind::Assume, {v(OpKind::CmpGt, {p_[2], c0_}, Type::scalar(DType::i1))}, {});
+    b_.create(OpKind::DebugBarrier, {}, {});
   }
 
   void control_flow() {
