@@ -3,8 +3,12 @@
 #include "runtime/artifact_cache.h"
 #include "runtime/vulkan/device.h"
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 
 
 namespace tessera::rt {
@@ -29,6 +33,56 @@ uint64_t device_local_bytes(const VkPhysicalDeviceMemoryProperties& m) {
       most = std::max<uint64_t>(most, m.memoryHeaps[i].size);
   return most;
 }
+
+/// Every opened VulkanDevice, drained when the process exits. A program may return from main
+/// with work still queued. The device registry (runtime/device.cpp) is a static made before any
+/// VkDevice, so its destructor runs after the exit handlers a driver registers when it makes a
+/// VkDevice: lavapipe (Mesa 22.3) registers two in vkCreateDevice, one of them Mesa's handler that
+/// kills its thread queues (the disk cache's among them). The registry then waited for work, and
+/// destroyed the device, on a driver already partly torn down (an abort at exit, seen once).
+/// Draining first leaves the drivers idle before any of their teardown: from a thread_local of
+/// the main thread (exit() runs the calling thread's thread_local destructors before every atexit
+/// handler) and, for an exit() from another thread, from an atexit handler registered just after
+/// the first VkDevice is made (so after the driver's, and run before them).
+class ExitDrain {
+ public:
+  /// Adds an opened device (first call: installs the atexit handler).
+  static void add(VulkanDevice* device) {
+    ExitDrain& d = get();
+    std::call_once(d.installed_, [] { std::atexit(drain_all); });
+    if (getpid() == static_cast<pid_t>(syscall(SYS_gettid))) {
+      thread_local MainThreadGuard guard;
+      (void)guard;
+    }
+    std::lock_guard lock(d.mutex_);
+    d.devices_.push_back(device);
+  }
+  /// Removes a device being destroyed.
+  static void remove(VulkanDevice* device) {
+    ExitDrain& d = get();
+    std::lock_guard lock(d.mutex_);
+    std::erase(d.devices_, device);
+  }
+
+ private:
+  struct MainThreadGuard {
+    ~MainThreadGuard() { drain_all(); }
+  };
+  /// Never destroyed: it is used during exit, after static destructors may have run.
+  static ExitDrain& get() {
+    static auto* d = new ExitDrain();
+    return *d;
+  }
+  static void drain_all() {
+    ExitDrain& d = get();
+    std::lock_guard lock(d.mutex_);
+    for (VulkanDevice* device : d.devices_) device->drain_quietly();
+  }
+
+  std::once_flag installed_;
+  std::mutex mutex_;
+  std::vector<VulkanDevice*> devices_;
+};
 
 }  // namespace
 
@@ -95,7 +149,9 @@ VulkanDevice::VulkanDevice(std::shared_ptr<Instance> instance, PhysicalFacts fac
   info_.memory_bytes = device_local_bytes(facts_.memory);
 }
 
-VulkanDevice::~VulkanDevice() = default;
+VulkanDevice::~VulkanDevice() {
+  if (open_) ExitDrain::remove(this);
+}
 
 VulkanDevice::Open& VulkanDevice::open() {
   std::call_once(opened_, [&] {
@@ -111,8 +167,27 @@ VulkanDevice::Open& VulkanDevice::open() {
     o->shared.utils = make_utility_kernels(o->ctx, o->cache->handle());
     o->shared.staging_bytes = options_.staging_bytes;
     open_ = std::move(o);
+    ExitDrain::add(this);
   });
   return *open_;
+}
+
+void VulkanDevice::drain_quietly() {
+  if (!open_) return;
+  std::vector<std::shared_ptr<VulkanStream>> streams;
+  {
+    std::lock_guard lock(streams_mutex_);
+    for (auto& w : open_->streams)
+      if (auto s = w.lock()) streams.push_back(std::move(s));
+  }
+  for (auto& s : streams) {
+    try {
+      s->synchronize();
+    } catch (...) {
+      // A fault, a timeout or a validation message: the destructors report or skip what is left.
+    }
+  }
+  if (!open_->ctx->lost()) open_->ctx->wait_idle_quietly();
 }
 
 std::shared_ptr<Allocation> VulkanDevice::allocate(size_t bytes) {

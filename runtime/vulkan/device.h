@@ -75,6 +75,11 @@ class VulkanDevice final : public DeviceImpl {
   /// so waits for it run into TESSERA_TIMEOUT.
   void inject_hang() { open().ctx->inject_hang(); }
 
+  /// Submits every stream's open batch and waits until the device is idle, reporting nothing
+  /// (errors are left to the destructors): what the process's exit does before the drivers tear
+  /// themselves down (device.cpp: ExitDrain). Does nothing on a device that was never opened.
+  void drain_quietly();
+
  private:
   /// The logical device and everything made from it; member order is destruction order reversed
   /// (streams finish their work first, the pipeline cache is saved, the VkDevice goes last).
