@@ -152,6 +152,7 @@ void check_load(OpChecker& c) {
   check_mask(c, 1);
   if (c.num_in() > 2) c.expect_type("operand #2 (other)", c.in(2), want);
   c.str_attr("cache", false);
+  c.str_attr("eviction", false);
 }
 
 void check_store(OpChecker& c) {
@@ -160,6 +161,7 @@ void check_store(OpChecker& c) {
                 " (the pointee type in the pointer's shape)");
   check_mask(c, 2);
   c.str_attr("cache", false);
+  c.str_attr("eviction", false);
 }
 
 /// desc_load and desc_store: a scalar base pointer, then rank (the block's) scalars each of

@@ -194,6 +194,7 @@ void check_global(OpChecker& c, bool is_store) {
   c.expect_type("operand #1 (the predicate)", c.in(1), kBool);
   check_align(c, ptr_ok ? &p : nullptr);
   c.str_attr("cache", false);
+  c.str_attr("eviction", false);
   std::optional<int> width = width_attr(c, {1, 2, 4, 8, 16}, "1, 2, 4, 8, 16");
   if (!width) return;
   if (c.num_in() != static_cast<size_t>(2 + *width)) {

@@ -1,5 +1,7 @@
 /// \file Loads, stores and atomics: pointer checks, mask and `other` broadcasting.
+#include <initializer_list>
 #include <string>
+#include <string_view>
 
 #include "core/ir/ops.h"
 #include "core/lang/semantic.h"
@@ -95,6 +97,28 @@ tensor atomic(ir::AtomicOp aop, const tensor& ptr, const Operand& val, const Ope
       {{"op", std::string(ir::to_string(aop))}, {"scope", o.scope}, {"sem", o.sem}}));
 }
 
+/// A hint's spelling without Triton's leading '.'; a user error unless it is "" or one of `ok`.
+std::string check_hint(const std::string& given, std::initializer_list<std::string_view> ok,
+                       std::string_view op, std::string_view what, const Here& loc) {
+  std::string_view h = given;
+  if (!h.empty() && h.front() == '.') h.remove_prefix(1);
+  if (h.empty()) return "";
+  std::string choices;
+  for (std::string_view c : ok) {
+    if (c == h) return std::string(h);
+    choices += (choices.empty() ? "" : ", ") + std::string(c);
+  }
+  user_error(loc, op, "unknown " + std::string(what) + " \"" + given + "\" (one of " + choices + ")");
+  return "";
+}
+
+void add_eviction(std::vector<ir::Attribute>& attrs, const std::string& eviction,
+                  std::string_view op, const Here& loc) {
+  std::string e = check_hint(eviction, {"evict_normal", "evict_first", "evict_last"}, op,
+                             "eviction policy", loc);
+  if (!e.empty()) attrs.push_back({"eviction", e});
+}
+
 }  // namespace
 
 tensor load(const tensor& ptr, Here loc) {
@@ -114,7 +138,9 @@ tensor load(const tensor& ptr, const Operand& mask, const Operand& other, const 
   ir::Value* m = mask_value(mask, p, "load", loc);
   ir::Value* o = data_value(other, p, "load", loc, !other.is_tensor());
   std::vector<ir::Attribute> attrs;
+  check_hint(options.cache, {"ca", "cg", "cs", "cv"}, "load", "cache modifier", loc);
   if (!options.cache.empty()) attrs.push_back({"cache", options.cache});
+  add_eviction(attrs, options.eviction, "load", loc);
   if (options.is_volatile) attrs.push_back({"volatile", int64_t{1}});
   return wrap(builder_at(loc).create_value(OpKind::Load, {p, m, o},
                                            Type{p->type.dtype, false, p->type.shape}, attrs));
@@ -129,6 +155,17 @@ void store(const tensor& ptr, const Operand& value, const Operand& mask, Here lo
   ir::Value* p = pointer_value(ptr, "store", loc);
   ir::Value* v = data_value(value, p, "store", loc, true);
   builder_at(loc).create(OpKind::Store, {p, v, mask_value(mask, p, "store", loc)}, {});
+}
+
+void store(const tensor& ptr, const Operand& value, const Operand& mask,
+           const StoreOptions& options, Here loc) {
+  ir::Value* p = pointer_value(ptr, "store", loc);
+  ir::Value* v = data_value(value, p, "store", loc, true);
+  std::vector<ir::Attribute> attrs;
+  std::string cache = check_hint(options.cache, {"wb", "cg", "cs", "wt"}, "store", "cache modifier", loc);
+  if (!cache.empty()) attrs.push_back({"cache", cache});
+  add_eviction(attrs, options.eviction, "store", loc);
+  builder_at(loc).create(OpKind::Store, {p, v, mask_value(mask, p, "store", loc)}, {}, attrs);
 }
 
 tensor atomic_add(const tensor& p, const Operand& v, const Operand& m, const AtomicOptions& o, Here loc) {

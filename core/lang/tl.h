@@ -177,10 +177,19 @@ std::array<tensor, 4> randn4x(const Operand& seed, const tensor& offset, int n_r
 //@}
 
 // --- memory ---------------------------------------------------------------------------------
-/// Hints for tl::load (Triton's cache_modifier and volatile).
+/// Hints for tl::load (Triton's cache_modifier, eviction_policy and volatile). The cache and
+/// eviction hints are carried to the targets, which do not use them yet (the hardware caches as
+/// it likes): a kernel that passes them runs, with the same results. A spelling not listed is
+/// a user error; Triton's leading '.' (".cg") is accepted.
 struct LoadOptions {
   std::string cache;  ///< "", "ca", "cg", "cs", "cv" (hints; a target may ignore them)
   bool is_volatile = false;  ///< read memory every time (no caching, no reordering of the read)
+  std::string eviction;  ///< "", "evict_normal", "evict_first", "evict_last" (a hint)
+};
+/// Hints for tl::store (Triton's cache_modifier and eviction_policy), as LoadOptions's.
+struct StoreOptions {
+  std::string cache;     ///< "", "wb", "cg", "cs", "wt" (a hint)
+  std::string eviction;  ///< "", "evict_normal", "evict_first", "evict_last" (a hint)
 };
 /// Reads one element per pointer of the pointer tile (or scalar) `ptr`.
 tensor load(const tensor& ptr, Here loc = Here::current());
@@ -194,6 +203,9 @@ tensor load(const tensor& ptr, const Operand& mask, const Operand& other,
 void store(const tensor& ptr, const Operand& value, Here loc = Here::current());
 /// Writes one element per pointer where `mask` is true; masked-off lanes write nothing.
 void store(const tensor& ptr, const Operand& value, const Operand& mask, Here loc = Here::current());
+/// A masked store with cache and eviction hints (`tl::store(p, v, m, {.cache = "cs"})`).
+void store(const tensor& ptr, const Operand& value, const Operand& mask,
+           const StoreOptions& options, Here loc = Here::current());
 
 // --- tensor descriptors ---------------------------------------------------------------------
 /// A tensor in global memory read and written a block at a time (Triton's

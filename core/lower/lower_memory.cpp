@@ -51,7 +51,8 @@ void Lowerer::lower_load(const ir::Op& op) {
   Regs others = ld.other() ? regs(ld.other(), l) : Regs{};
   int64_t w = access_width(axis(), l, ld.ptr(), ld.mask(), ld.other());
   std::vector<ir::Attribute> attrs;
-  if (const ir::AttrValue* c = op.find_attr("cache")) attrs.push_back({"cache", *c});
+  for (const char* hint : {"cache", "eviction"})  // carried for the targets (unused yet)
+    if (const ir::AttrValue* c = op.find_attr(hint)) attrs.push_back({hint, *c});
   Regs out = global_loads(l, elem, ptrs, masks, others, w, attrs);
   define_tile(r, l, out);
 }
@@ -102,6 +103,8 @@ void Lowerer::lower_store(const ir::Op& op) {
   bool guarded = !(own->def && own->def->kind == OpKind::Constant);
   int64_t w = access_width(axis(), l, ptr, st.mask(), nullptr);
   std::vector<ir::Attribute> attrs = {{"align", w * elem_bytes}, {"width", w}};
+  for (const char* hint : {"cache", "eviction"})  // carried for the targets (unused yet)
+    if (const ir::AttrValue* c = op.find_attr(hint)) attrs.push_back({hint, *c});
   for (int i = 0; i < l.num_regs(); i += static_cast<int>(w)) {
     ir::Value* pred = masks.empty() ? own : (guarded ? and_(masks[static_cast<size_t>(i)], own) : masks[static_cast<size_t>(i)]);
     std::vector<ir::Value*> operands = {ptrs[static_cast<size_t>(i)], pred};

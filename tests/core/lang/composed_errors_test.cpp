@@ -197,3 +197,20 @@ TEST_CASE("lang: static_assert_ stops the trace at its line, static_print prints
   }
   CHECK(out == "shapes: tile<16xptr<f32>> i32 16 2.5 true\n");
 }
+
+namespace {
+void bad_load_cache(tl::ptr<float> x) {
+  auto offs = tl::arange(0, 16);
+  g_line = __LINE__; (void)tl::load(x + offs, offs < 8, 0.0f, {.cache = "wb"});
+}
+void bad_store_eviction(tl::ptr<float> x) {
+  auto offs = tl::arange(0, 16);
+  g_line = __LINE__; tl::store(x + offs, 1.0f, offs < 8, {.eviction = "evict_all"});
+}
+}  // namespace
+
+TEST_CASE("lang errors: cache modifiers and eviction policies are checked by name") {
+  CHECK_ERROR(bad_load_cache, ("'load': unknown cache modifier \"wb\" (one of ca, cg, cs, cv)"));
+  CHECK_ERROR(bad_store_eviction, ("'store': unknown eviction policy \"evict_all\" (one of "
+                                   "evict_normal, evict_first, evict_last)"));
+}
