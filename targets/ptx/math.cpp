@@ -7,7 +7,7 @@
 #include <string>
 
 #include "core/support/error.h"
-#include "targets/ptx/math_algorithms.h"
+#include "targets/math/algorithms.h"
 
 namespace tessera::ptx {
 namespace {

@@ -1,4 +1,4 @@
-/// \file The PTX math algorithms (targets/ptx/math_algorithms.h) on plain C++ floats, and the
+/// \file The PTX math algorithms (targets/math/algorithms.h) on plain C++ floats, and the
 /// accuracy measure (ulps against a wider reference) that the tests apply to them.
 #pragma once
 
@@ -9,9 +9,9 @@
 #include <limits>
 #include <type_traits>
 
-#include "targets/ptx/math_algorithms.h"
+#include "targets/math/algorithms.h"
 
-namespace ptx_test {
+namespace math_test {
 
 /// The backend of math_algorithms.h over T = float or double (IEEE, round to nearest even).
 template <class T>
@@ -61,7 +61,7 @@ struct CpuMath {
   U u_from_i(I a) const { return static_cast<UI>(a); }
   I i_from_u(U a) const { return static_cast<I>(a); }
   F f_from_u(U a) const { return static_cast<F>(a); }
-  U table(U i) const { return tessera::ptx::math::kTwoOverPiWords[i]; }
+  U table(U i) const { return tessera::math::kTwoOverPiWords[i]; }
   /// The hardware 2^x (PTX ex2.approx.f32: within 2 ulp of 2^x), emulated at its worst: the
   /// correctly rounded value moved `ex2_skew` floats away (up if positive), and back toward 2^x
   /// while that leaves the 2-ulp bound.
@@ -114,4 +114,4 @@ T CpuMath<T>::ex2(T a) const {
   return got;
 }
 
-}  // namespace ptx_test
+}  // namespace math_test
