@@ -72,6 +72,31 @@ struct Format<false> {
   static constexpr auto& log2e_split = kLog2eSplitF64;
 };
 
+/// a * b + c for a backend whose fma may round twice (Vulkan lets GLSL Fma do so; lavapipe does):
+/// Dekker's exact product p + e (Veltkamp's split, no fma needed), the exact sum s + t of p and c,
+/// then s + (t + e). Within about an ulp of the fused result, and exact where the algorithms need
+/// exactness: the error of a product (c = -round(a b) gives e) and a reduction step whose result
+/// is representable. Operands must be below 2^(emax - 13) (f32) / 2^(emax - 28) (f64) in
+/// magnitude, which every fma of Algorithms meets where its result is used.
+template <class M, class F>
+F fma_from_products(M& m, F a, F b, F c) {
+  const F split = m.c(M::kSingle ? 4097.0 : 134217729.0);  // 2^12 + 1, 2^27 + 1
+  auto halves = [&](F v, F& hi, F& lo) {
+    F g = split * v;
+    hi = g - (g - v);
+    lo = v - hi;
+  };
+  F ah, al, bh, bl;
+  halves(a, ah, al);
+  halves(b, bh, bl);
+  F p = a * b;
+  F e = (((ah * bh - p) + ah * bl) + al * bh) + al * bl;
+  F s = p + c;
+  F v = s - p;
+  F t = (p - (s - v)) + (c - v);
+  return s + (t + e);
+}
+
 template <class M>
 class Algorithms {
  public:

@@ -26,7 +26,11 @@ struct CpuMath {
   F c(double v) const { return static_cast<F>(v); }
   I ci(int64_t v) const { return static_cast<I>(v); }
   U cu(uint64_t v) const { return v; }
-  F fma(F a, F b, F c) const { return std::fma(a, b, c); }
+  /// fma_from_products instead of a fused fma (what the SPIR-V target does without Cap::FusedFma).
+  bool unfused = false;
+  F fma(F a, F b, F c) const {
+    return unfused ? tessera::math::fma_from_products(*this, a, b, c) : std::fma(a, b, c);
+  }
   F rint(F a) const { return std::nearbyint(a); }
   F abs(F a) const { return std::fabs(a); }
   F copysign(F a, F b) const { return std::copysign(a, b); }

@@ -16,7 +16,7 @@ TEST_CASE("ptx: every math op assembles for f16, bf16, f32 and f64") {
     std::string prev = "%a";
     int i = 0;
     for (const char* op : {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "tanh",
-                           "erf", "floor", "ceil", "abs"}) {
+                           "erf", "log1p", "floor", "ceil", "abs"}) {
       std::string r = "%m" + std::to_string(i++);
       body += "  " + r + " = " + op + " " + prev + " : " + s + "\n";
       prev = r;
