@@ -45,7 +45,7 @@ Handler handler_for(ir::OpKind kind) {
       return exec_arith;
     case K::Neg: case K::Not: case K::Abs: case K::Exp: case K::Exp2: case K::Log: case K::Log2:
     case K::Sqrt: case K::Rsqrt: case K::Sin: case K::Cos: case K::Tanh: case K::Erf:
-    case K::Floor: case K::Ceil: case K::Fma: case K::Where:
+    case K::Log1p: case K::Floor: case K::Ceil: case K::Fma: case K::Where:
       return exec_unary;
     case K::Cast: case K::Bitcast:
       return exec_cast;

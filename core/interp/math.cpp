@@ -116,6 +116,8 @@ MathFn math_fn(OpKind kind) {
       return [](double x) { return std::tanh(x); };
     case OpKind::Erf:
       return [](double x) { return std::erf(x); };
+    case OpKind::Log1p:
+      return [](double x) { return std::log1p(x); };
     case OpKind::Floor:
       return [](double x) { return std::floor(x); };
     case OpKind::Ceil:

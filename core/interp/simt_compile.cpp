@@ -128,7 +128,7 @@ class Compiler {
       case K::CmpGe: case K::Neg: case K::Not: case K::Abs: case K::Exp: case K::Exp2: case K::Log:
       case K::Log2: case K::Sqrt: case K::Rsqrt: case K::Sin: case K::Cos: case K::Tanh:
       case K::Erf: case K::Floor: case K::Ceil: case K::Fma: case K::Where: case K::Cast:
-      case K::PtrAdd:
+      case K::Log1p: case K::PtrAdd:
         return select_scalar(instr);
       case K::AtomicRmw: case K::AtomicCas: case K::GlobalLoad: case K::GlobalStore:
         return select_memory(instr);

@@ -34,7 +34,7 @@
 ///   cmp_eq ... cmp_ge      result dtype i1; float compares are ordered (false on NaN) except
 ///                          cmp_ne, which is true when either operand is NaN.
 ///   neg abs                integers wrap (abs(INT_MIN) == INT_MIN).
-///   exp exp2 log log2 sqrt rsqrt sin cos tanh erf floor ceil
+///   exp exp2 log log2 log1p sqrt rsqrt sin cos tanh erf floor ceil
 ///                          float only; results within the target's documented ulp of the
 ///                          correctly rounded value (the interpreter computes in double and
 ///                          rounds once).

@@ -144,7 +144,7 @@ void check_semantics(OpChecker& c) {
     case OpKind::Abs: case OpKind::Exp: case OpKind::Exp2: case OpKind::Log: case OpKind::Log2:
     case OpKind::Sqrt: case OpKind::Rsqrt: case OpKind::Sin: case OpKind::Cos: case OpKind::Tanh:
     case OpKind::Erf: case OpKind::Floor: case OpKind::Ceil: case OpKind::Fma: case OpKind::Where:
-    case OpKind::Cast: case OpKind::Bitcast: case OpKind::PtrAdd:
+    case OpKind::Log1p: case OpKind::Cast: case OpKind::Bitcast: case OpKind::PtrAdd:
       return check_elementwise(c);
     case OpKind::Load: case OpKind::Store: case OpKind::AtomicRmw: case OpKind::AtomicCas:
     case OpKind::DescLoad: case OpKind::DescStore:

@@ -261,6 +261,9 @@ tensor sin(const Operand& x, Here loc) { return unary(OpKind::Sin, x, Operands::
 tensor cos(const Operand& x, Here loc) { return unary(OpKind::Cos, x, Operands::Float, loc); }
 tensor tanh(const Operand& x, Here loc) { return unary(OpKind::Tanh, x, Operands::Float, loc); }
 tensor erf(const Operand& x, Here loc) { return unary(OpKind::Erf, x, Operands::Float, loc); }
+tensor log1p(const Operand& x, Here loc) {
+  return unary(OpKind::Log1p, x, Operands::Float, loc);
+}
 tensor floor(const Operand& x, Here loc) { return unary(OpKind::Floor, x, Operands::Float, loc); }
 tensor ceil(const Operand& x, Here loc) { return unary(OpKind::Ceil, x, Operands::Float, loc); }
 tensor abs(const Operand& x, Here loc) { return unary(OpKind::Abs, x, Operands::Any, loc); }

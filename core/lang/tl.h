@@ -110,7 +110,8 @@ tensor fma(const Operand& a, const Operand& b, const Operand& c, Here loc = Here
 /// integers); an integer operand is a user error.
 //@{
 /// The function of its name, elementwise: exp is e^x, exp2 is 2^x, log and log2 their inverses,
-/// rsqrt is 1/sqrt, sigmoid is 1/(1+e^-x); sqrt, sin, cos, tanh, erf, floor, ceil, abs as in C.
+/// rsqrt is 1/sqrt, sigmoid is 1/(1+e^-x), log1p is log(1+x) (accurate for small x: Triton's
+/// libdevice.log1p); sqrt, sin, cos, tanh, erf, floor, ceil, abs as in C.
 tensor exp(const Operand& x, Here loc = Here::current());
 tensor exp2(const Operand& x, Here loc = Here::current());
 tensor log(const Operand& x, Here loc = Here::current());
@@ -121,6 +122,7 @@ tensor sin(const Operand& x, Here loc = Here::current());
 tensor cos(const Operand& x, Here loc = Here::current());
 tensor tanh(const Operand& x, Here loc = Here::current());
 tensor erf(const Operand& x, Here loc = Here::current());
+tensor log1p(const Operand& x, Here loc = Here::current());
 tensor floor(const Operand& x, Here loc = Here::current());
 tensor ceil(const Operand& x, Here loc = Here::current());
 tensor abs(const Operand& x, Here loc = Here::current());

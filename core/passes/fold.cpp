@@ -211,6 +211,8 @@ std::optional<double> math_function(OpKind kind, double x) {
       return std::tanh(x);
     case OpKind::Erf:
       return std::erf(x);
+    case OpKind::Log1p:
+      return std::log1p(x);
     case OpKind::Floor:
       return std::floor(x);
     case OpKind::Ceil:

@@ -31,7 +31,7 @@ Handler handler(OpKind kind) {
       return emit_cast;
     case OpKind::Exp: case OpKind::Exp2: case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt:
     case OpKind::Rsqrt: case OpKind::Sin: case OpKind::Cos: case OpKind::Tanh: case OpKind::Erf:
-    case OpKind::Floor: case OpKind::Ceil:
+    case OpKind::Log1p: case OpKind::Floor: case OpKind::Ceil:
       return emit_math;
     case OpKind::GlobalLoad: case OpKind::GlobalStore: case OpKind::SharedLoad:
     case OpKind::SharedStore:

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "core/support/error.h"
-#include "targets/ptx/math_algorithms.h"
+#include "targets/math/algorithms.h"
 
 namespace tessera::ptx {
 namespace {
@@ -230,6 +230,8 @@ std::string_view function_name(ir::OpKind kind) {
       return "log";
     case ir::OpKind::Log2:
       return "log2";
+    case ir::OpKind::Log1p:
+      return "log1p";
     case ir::OpKind::Sin:
       return "sin";
     case ir::OpKind::Cos:
@@ -269,6 +271,9 @@ void build_body(IrMath<Single>& m, ir::OpKind kind, llvm::Function* fn) {
       break;
     case ir::OpKind::Log2:
       y = a.log2(x);
+      break;
+    case ir::OpKind::Log1p:
+      y = a.log1p(x);
       break;
     case ir::OpKind::Sin:
       y = a.sin(x);

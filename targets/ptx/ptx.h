@@ -10,12 +10,12 @@
 /// ir::shared_offsets says (16- or 1024-byte aligned); Artifact::shared_bytes is the arena's size,
 /// which the launch passes as dynamic shared memory (opting in above 48 KiB).
 ///
-/// Accuracy of the math functions against the exact value (math_algorithms.h; f64 uses the same
-/// algorithms with longer polynomials; f16 and bf16 compute in f32 and round once more):
+/// Accuracy of the math functions against the exact value (targets/math/algorithms.h; f64 uses
+/// the same algorithms with longer polynomials; f16 and bf16 compute in f32 and round once more):
 ///   sqrt, fma, floor, ceil, abs, fmod (rem): exact;  rsqrt: 1 / sqrt, <= 1 ulp
-///   exp, exp2, log, log2: <= 1 ulp;  sin, cos, erf: <= 1.5 ulp (sin and cos over the whole
-///   range: Payne-Hanek reduction beyond 105615 (f32) / 2^30 (f64));  tanh: <= 2.5 ulp.
-/// tests/targets/ptx measures these bounds on the CPU (the algorithms are IEEE operations only,
+///   exp, exp2, log, log2, log1p: <= 1 ulp;  sin, cos, erf: <= 1.5 ulp (sin and cos over the
+///   whole range: Payne-Hanek reduction beyond 105615 (f32) / 2^30 (f64));  tanh: <= 2.5 ulp.
+/// tests/targets/math measures these bounds on the CPU (the algorithms are IEEE operations only,
 /// so the GPU computes the same bits; tests/runtime/cuda checks that on a GPU).
 ///
 /// Device asserts: a failing thread records the message, its program and thread ids and the

@@ -134,7 +134,7 @@ void Emitter::emit_op(const ir::Op& op) {
       return emit_unary(op);
     case OpKind::Exp: case OpKind::Exp2: case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt:
     case OpKind::Rsqrt: case OpKind::Sin: case OpKind::Cos: case OpKind::Tanh: case OpKind::Erf:
-    case OpKind::Floor: case OpKind::Ceil:
+    case OpKind::Log1p: case OpKind::Floor: case OpKind::Ceil:
       return emit_math(op);
     case OpKind::Fma:         return emit_fma(op);
     case OpKind::Where:       return emit_where(op);

@@ -1,9 +1,11 @@
-/// \file Math functions (GLSL.std.450, in f32 for the narrow floats), erf (which GLSL lacks) and
-/// fma with one rounding for every float dtype.
+/// \file Math functions: which computes each op (kMath: a GLSL.std.450 instruction, this file's
+/// f32 code, or the math library of targets/math through math_backend.cpp; narrow floats in f32)
+/// and fma with one rounding for every float dtype.
 #include <iterator>
 
 #include "core/support/math_coefficients.h"
 #include "targets/spirv/emitter.h"
+#include "targets/spirv/math_backend.h"
 
 namespace tessera::spirv::impl {
 
@@ -12,19 +14,34 @@ using ir::OpKind;
 
 namespace {
 
-/// One row per math op: its GLSL.std.450 instruction and whether a 64-bit form exists.
+/// How each math op is computed. f32 (and f16/bf16 through f32): `f32` says which; f64: the
+/// GLSL.std.450 instruction where `glsl_f64` (a 64-bit form exists and is exact), else the math
+/// library (targets/math/algorithms.h through math_backend.cpp).
+enum class F32 : uint8_t {
+  Glsl,     ///< the instruction (Vulkan's bounds meet the tile IR's)
+  Own,      ///< this file's f32 code (faster than the library where the bandwidth rows use it)
+  Library,  ///< the math library (sin, cos: exact reduction for huge arguments)
+};
 struct MathRow {
   OpKind kind;
   GLSLstd450 instruction;
-  bool has_f64;
+  F32 f32;
+  bool glsl_f64;
 };
 constexpr MathRow kMath[] = {
-    {OpKind::Exp, GLSLstd450Exp, false},    {OpKind::Exp2, GLSLstd450Exp2, false},
-    {OpKind::Log, GLSLstd450Log, false},    {OpKind::Log2, GLSLstd450Log2, false},
-    {OpKind::Sqrt, GLSLstd450Sqrt, true},   {OpKind::Rsqrt, GLSLstd450InverseSqrt, true},
-    {OpKind::Sin, GLSLstd450Sin, false},    {OpKind::Cos, GLSLstd450Cos, false},
-    {OpKind::Tanh, GLSLstd450Tanh, false},  {OpKind::Erf, GLSLstd450Bad, false},
-    {OpKind::Floor, GLSLstd450Floor, true}, {OpKind::Ceil, GLSLstd450Ceil, true},
+    {OpKind::Exp, GLSLstd450Exp, F32::Own, false},
+    {OpKind::Exp2, GLSLstd450Exp2, F32::Own, false},
+    {OpKind::Log, GLSLstd450Log, F32::Glsl, false},
+    {OpKind::Log2, GLSLstd450Log2, F32::Glsl, false},
+    {OpKind::Log1p, GLSLstd450Bad, F32::Library, false},
+    {OpKind::Sqrt, GLSLstd450Sqrt, F32::Glsl, true},
+    {OpKind::Rsqrt, GLSLstd450InverseSqrt, F32::Glsl, true},
+    {OpKind::Sin, GLSLstd450Sin, F32::Library, false},
+    {OpKind::Cos, GLSLstd450Cos, F32::Library, false},
+    {OpKind::Tanh, GLSLstd450Tanh, F32::Own, false},
+    {OpKind::Erf, GLSLstd450Bad, F32::Own, false},
+    {OpKind::Floor, GLSLstd450Floor, F32::Glsl, true},
+    {OpKind::Ceil, GLSLstd450Ceil, F32::Glsl, true},
 };
 
 /// erf(x)/x = P(x^2) on |x| < 1 (Chebyshev interpolant, relative error 1.3e-9).
@@ -140,72 +157,6 @@ Value exp_f32_fused(Emitter& e, Value x, bool base2) {
   return b.select(b.op(spv::OpIsNan, b.t_bool(), {y}), p, y);
 }
 
-/// 2*pi in three parts: kTwoPi1 has 8 significant bits and kTwoPi2 12, so k * kTwoPi1 is exact
-/// for |k| < 2^16 and k * kTwoPi2 for |k| < 2^12, with or without a fused multiply-add.
-constexpr float kTwoPi1 = 0x1.92p+2f, kTwoPi2 = 0x1.fb6p-10f, kTwoPi3 = -0x1.777a5cp-23f;
-constexpr float kInvTwoPi = 0x1.45f306p-3f;
-
-/// sin/cos: Vulkan specifies GLSL Sin and Cos only on [-pi, pi] (lavapipe returns +-1 beyond),
-/// so the argument is reduced there first (Cody-Waite; accurate while |x| < 2^16 * 2pi, a value
-/// in [-1, 1] without accuracy beyond).
-Value sin_cos_f32(Emitter& e, GLSLstd450 instruction, Value x) {
-  Builder& b = e.b;
-  uint32_t f = x.type;
-  Value k = b.ext(GLSLstd450RoundEven, f, {e.fbinary(spv::OpFMul, x, b.c_float(f, kInvTwoPi))});
-  Value r = x;
-  for (float part : {kTwoPi1, kTwoPi2, kTwoPi3})
-    r = e.fbinary(spv::OpFSub, r, e.fbinary(spv::OpFMul, k, b.c_float(f, part)));
-  return b.ext(instruction, f, {r});
-}
-
-/// sin/cos where GLSL Fma is fused (Cap::FusedFma): the argument is reduced to [-pi/4, pi/4]
-/// with three fma steps of pi/2, and the quadrant's polynomial is evaluated here, with the PTX
-/// target's coefficients (core/support/math_coefficients.h), so the result does not depend on the
-/// driver's Sin and Cos (NVIDIA's differ from the correctly rounded value by up to ~2e-7
-/// absolute, which Vulkan allows). Beyond |x| = 105615 (where PTX switches to Payne-Hanek) this
-/// falls back to sin_cos_f32.
-Value sin_cos_f32_fused(Emitter& e, GLSLstd450 instruction, Value x) {
-  namespace pm = tessera::math;
-  Builder& b = e.b;
-  const uint32_t f = x.type;
-  const bool cosine = instruction == GLSLstd450Cos;
-  auto c = [&](double v) { return b.c_float(f, v); };
-  auto mul = [&](Value a, Value d) { return e.fbinary(spv::OpFMul, a, d); };
-  auto add = [&](Value a, Value d) { return e.fbinary(spv::OpFAdd, a, d); };
-  auto sub = [&](Value a, Value d) { return e.fbinary(spv::OpFSub, a, d); };
-  auto fma = [&](Value a, Value d, Value g) { return b.ext(GLSLstd450Fma, f, {a, d, g}); };
-  auto poly = [&](const float* coeffs, size_t n, Value z) {
-    Value r = c(coeffs[n - 1]);
-    for (size_t k = n - 1; k-- > 0;) r = fma(r, z, c(coeffs[k]));
-    return r;
-  };
-  Value k = b.ext(GLSLstd450RoundEven, f, {mul(x, c(2 / 3.14159265358979323846))});
-  Value nk = b.unary(spv::OpFNegate, k);
-  Value r = x;
-  for (float part : pm::kPio2F32) r = fma(nk, c(part), r);
-  Value z = mul(r, r);
-  Value s = add(r, mul(mul(r, z), poly(pm::kSinF32, std::size(pm::kSinF32), z)));
-  Value hz = mul(c(0.5), z), w = sub(c(1), hz);
-  Value cz = add(w, add(sub(sub(c(1), w), hz),
-                        mul(mul(z, z), poly(pm::kCosF32, std::size(pm::kCosF32), z))));
-  // The quadrant (k of NaN or inf converts to junk, but s and cz are NaN then anyway).
-  uint32_t i32 = b.t_int(32, true);
-  Value q = b.convert(spv::OpConvertFToS, i32, k);
-  if (cosine) q = b.binary(spv::OpIAdd, q, b.c_int(i32, 1));
-  auto bit_clear = [&](uint64_t bit) {
-    return b.op(spv::OpIEqual, b.t_bool(), {b.binary(spv::OpBitwiseAnd, q, b.c_int(i32, bit)),
-                                            b.c_int(i32, 0)});
-  };
-  Value v = b.select(bit_clear(1), s, cz);
-  Value y = b.select(bit_clear(2), v, b.unary(spv::OpFNegate, v));
-  if (!cosine) y = b.select(b.op(spv::OpFOrdEqual, b.t_bool(), {x, c(0)}), x, y);  // sin(-0) = -0
-  Value a = b.ext(GLSLstd450FAbs, f, {x});
-  Value far = b.op(spv::OpLogicalAnd, b.t_bool(),
-                   {b.op(spv::OpFOrdGreaterThan, b.t_bool(), {a, c(105615.0)}),
-                    b.op(spv::OpFOrdLessThan, b.t_bool(), {a, b.c_float_bits(f, 0x7f800000u)})});
-  return b.select(far, sin_cos_f32(e, instruction, x), y);
-}
-
 }  // namespace
 
 void Emitter::emit_math(const ir::Op& op) {
@@ -215,24 +166,21 @@ void Emitter::emit_math(const ir::Op& op) {
     if (r.kind == op.kind) row = &r;
   TESSERA_CHECK(row, "SPIR-V: no math row for '", op.name(), "'");
   Value x = get(op.operand(0));
-  if (dtype == DType::f64) {
-    if (!row->has_f64)
-      unsupported(&op, "'" + std::string(op.name()) +
-                           "' on f64 is not supported (GLSL.std.450 has no 64-bit form)");
-    return set(op.result(), b.ext(row->instruction, x.type, {x}));
+  if (dtype == DType::f64) {  // the target has f64 (check_support refuses the dtype otherwise)
+    if (row->glsl_f64) return set(op.result(), b.ext(row->instruction, x.type, {x}));
+    return set(op.result(), library_math(*this, op.kind, x));
   }
   Value x32 = widen_to_f32(x, dtype);
   Value r;
-  if (op.kind == OpKind::Erf)
+  if (row->f32 == F32::Library)
+    r = library_math(*this, op.kind, x32);
+  else if (op.kind == OpKind::Erf)
     r = erf_f32(*this, x32);
   else if (op.kind == OpKind::Tanh)
     r = tanh_f32(*this, x32);
   else if (op.kind == OpKind::Exp || op.kind == OpKind::Exp2)
     r = target.has(target::Cap::FusedFma) ? exp_f32_fused(*this, x32, op.kind == OpKind::Exp2)
                                           : exp_f32(*this, x32, op.kind == OpKind::Exp2);
-  else if (op.kind == OpKind::Sin || op.kind == OpKind::Cos)
-    r = target.has(target::Cap::FusedFma) ? sin_cos_f32_fused(*this, row->instruction, x32)
-                                          : sin_cos_f32(*this, row->instruction, x32);
   else
     r = b.ext(row->instruction, x32.type, {x32});
   set(op.result(), narrow_from_f32(r, dtype));

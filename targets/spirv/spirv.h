@@ -27,10 +27,12 @@
 ///    3 + 2|x| ulp bound becomes a few ulp everywhere.
 ///  - `rem` on floats is C's fmod, exactly (OpFRem is not: it may be x - y * trunc(x / y)).
 ///  - f16 division, remainder and math functions are computed in f32 and rounded once; f64 exp,
-///    exp2, log, log2, sin, cos, tanh and erf are refused (GLSL.std.450 has no 64-bit forms).
-///  - sin and cos reduce their argument to [-pi, pi] first, the only range where Vulkan specifies
-///    them (accurate while |x| < 2^16 * 2pi; beyond, some value in [-1, 1]); tanh uses an odd
-///    polynomial below |x| = 0.625, where GLSL's exp-based Tanh cancels, and clamps |x| to 10.
+///    exp2, log, log2, log1p, sin, cos, tanh and erf (GLSL.std.450 has no 64-bit forms) come
+///    from the math library of targets/math, as do f32 sin, cos and log1p (math_backend.cpp;
+///    the PTX target's bounds, ptx.h). Its fma is GLSL Fma where the target has fused_fma, else
+///    built from exact products. sin and cos reduce huge arguments exactly (Payne-Hanek).
+///  - tanh uses an odd polynomial below |x| = 0.625, where GLSL's exp-based Tanh cancels, and
+///    clamps |x| to 10.
 ///  - erf (f32, GLSL has none): x * P(x^2) below |x| = 1, sign(x) * (1 - exp(-x^2) * Q(|x|)) up to
 ///    3.92 and +-1 beyond; relative error below 2e-7 when Exp meets Vulkan's bound.
 ///  - bf16 has no SPIR-V type: it is stored as u16 and held in f32 registers whose values are

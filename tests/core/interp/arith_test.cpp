@@ -268,6 +268,7 @@ TEST_CASE("interp arith: math functions are the double result rounded once") {
   each(OpKind::Cos, [](double v) { return std::cos(v); });
   each(OpKind::Tanh, [](double v) { return std::tanh(v); });
   each(OpKind::Erf, [](double v) { return std::erf(v); });
+  each(OpKind::Log1p, [](double v) { return std::log1p(v); });
   CHECK(unary<float, float>(OpKind::Exp2, DType::f32, DType::f32, {10.0f, -1.0f}) ==
         std::vector<float>{1024.0f, 0.5f});
   CHECK(unary<float, float>(OpKind::Floor, DType::f32, DType::f32, {-1.5f, 1.5f, -0.0f, 2.0f}) ==

@@ -71,7 +71,8 @@ class KernelBuilder {
     v(OpKind::Load, {ptrs_}, ti(DType::f32));
     for (OpKind k :
          {OpKind::Exp, OpKind::Exp2, OpKind::Log, OpKind::Log2, OpKind::Sqrt, OpKind::Rsqrt,
-          OpKind::Sin, OpKind::Cos, OpKind::Tanh, OpKind::Erf, OpKind::Floor, OpKind::Ceil})
+          OpKind::Sin, OpKind::Cos, OpKind::Tanh, OpKind::Erf, OpKind::Log1p, OpKind::Floor,
+          OpKind::Ceil})
       v(k, {x_}, ti(DType::f32));
     v(OpKind::Fma, {x_, x_, x_}, ti(DType::f32));
     y_ = v(OpKind::Where, {mask_, x_, zero}, ti(DType::f32));

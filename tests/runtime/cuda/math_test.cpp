@@ -4,12 +4,12 @@
 #include <random>
 
 #include "helpers.h"
-#include "targets/ptx/cpu_math.h"
+#include "targets/math/cpu_math.h"
 
 namespace cuda_test {
 namespace {
 
-using tessera::ptx::math::Algorithms;
+using tessera::math::Algorithms;
 
 std::string unary(std::string_view op, std::string_view t) {
   std::string T(t), A = std::to_string(t == "f64" ? 8 : t == "f32" ? 4 : 2);
@@ -63,7 +63,7 @@ std::vector<T> inputs(std::string_view op) {
 
 template <class T>
 void check_bitwise(const Device& dev, std::string_view op,
-                   T (*ref)(Algorithms<ptx_test::CpuMath<T>>&, T)) {
+                   T (*ref)(Algorithms<math_test::CpuMath<T>>&, T)) {
   using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
   std::string t = sizeof(T) == 4 ? "f32" : "f64";
   CAPTURE(op);
@@ -72,8 +72,8 @@ void check_bitwise(const Device& dev, std::string_view op,
   auto out =
       run(dev, load(dev, unary(op, t)), Grid(64), {buffer(in), buffer(std::vector<T>(in.size()))});
   std::vector<T> got = as<T>(out[1]);
-  ptx_test::CpuMath<T> m;
-  Algorithms<ptx_test::CpuMath<T>> a(m);
+  math_test::CpuMath<T> m;
+  Algorithms<math_test::CpuMath<T>> a(m);
   int wrong = 0;
   for (size_t i = 0; i < in.size(); ++i) {
     T want = ref(a, in[i]);
@@ -99,7 +99,7 @@ void check_ulps(const Device& dev, std::string_view op, long double (*ref)(long 
   std::vector<float> got = as<float>(out[1]);
   int wrong = 0;
   for (size_t i = 0; i < in.size(); ++i) {
-    double e = ptx_test::ulp_error<float>(got[i], ref(static_cast<long double>(in[i])));
+    double e = math_test::ulp_error<float>(got[i], ref(static_cast<long double>(in[i])));
     if (e <= max_ulps) continue;
     if (wrong++ < 3) MESSAGE(op << "(" << in[i] << "): gpu " << got[i] << ", " << e << " ulp");
   }
@@ -114,8 +114,8 @@ TEST_CASE("cuda math: f32 exp and exp2 from ex2.approx are within 2.5 and 2 ulp"
 
 TEST_CASE("cuda math: the GPU computes the algorithms' bits (f32 and f64)") {
   CUDA_DEVICE_OR_SKIP(dev);
-  using A32 = Algorithms<ptx_test::CpuMath<float>>;
-  using A64 = Algorithms<ptx_test::CpuMath<double>>;
+  using A32 = Algorithms<math_test::CpuMath<float>>;
+  using A64 = Algorithms<math_test::CpuMath<double>>;
   check_bitwise<float>(dev, "log", [](A32& a, float x) { return a.log(x); });
   check_bitwise<float>(dev, "log2", [](A32& a, float x) { return a.log2(x); });
   check_bitwise<float>(dev, "sin", [](A32& a, float x) { return a.sin(x); });

@@ -216,6 +216,15 @@ TEST_CASE("spirv: math goes through GLSL.std.450") {
   CHECK(half_exp.has("Exp %"));
   CHECK(!half_exp.has("OpExtInst %half"));  // computed in f32
   CHECK(half_exp.has("OpFConvert %half"));
+  // sin, cos (f32) and every f64 function but sqrt come from the math library: sin's huge
+  // arguments branch to the Payne-Hanek reduction; f64 has no GLSL Exp.
+  Emitted sin = math("sin");
+  CHECK(sin.has("OpSelectionMerge"));
+  CHECK(!sin.has(" Sin %"));
+  Emitted exp64 = math("exp", DType::f64);
+  CHECK(!exp64.has("Exp %"));
+  CHECK(exp64.has("RoundEven %"));
+  CHECK(math("log1p", DType::f64).has("OpFDiv %double"));
   Emitted tanh = math("tanh");
   CHECK(tanh.has("Tanh %"));
   CHECK(tanh.has("%float_10"));

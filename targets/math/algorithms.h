@@ -1,7 +1,11 @@
-/// \file The PTX target's math functions, written once as algorithms over an arithmetic backend
-/// and run two ways: math.cpp instantiates them with a backend that emits LLVM IR, and
-/// tests/targets/ptx with plain C++ floats, which measures their accuracy on millions of inputs
-/// without a GPU. (Debian's LLVM ships no libdevice, and users' machines have none either.)
+/// \file The math functions of both targets, written once as algorithms over an arithmetic
+/// backend and run three ways: targets/ptx/math.cpp instantiates them with a backend that emits
+/// LLVM IR, targets/spirv/math_backend.cpp with one over the SPIR-V Builder, and
+/// tests/targets/math with plain C++ floats, which measures their accuracy on millions of inputs
+/// without a GPU. (Debian's LLVM ships no libdevice, users' machines have none either, and
+/// GLSL.std.450 has no 64-bit exp, log, sin ...) A target picks a native instruction instead where
+/// its capabilities make one accurate enough (exp_hw: PTX ex2.approx); everything else is here.
+/// The folder holds no target's code, so both targets may include it (scripts/check-layering).
 ///
 /// A backend M for one format (M::kSingle: f32, else f64) provides the value types F (float),
 /// I (integer of the float's width), U (u64) and B (predicate), the operators + - * / on F,
@@ -26,9 +30,9 @@
 
 #include "core/support/math_coefficients.h"
 
-namespace tessera::ptx::math {
+namespace tessera::math {
 
-using namespace tessera::math;  // the coefficients (core/support/math_coefficients.h)
+
 
 /// Format facts and coefficient tables, by precision.
 template <bool Single>
@@ -68,6 +72,31 @@ struct Format<false> {
   static constexpr auto& log2e_split = kLog2eSplitF64;
 };
 
+/// a * b + c for a backend whose fma may round twice (Vulkan lets GLSL Fma do so; lavapipe does):
+/// Dekker's exact product p + e (Veltkamp's split, no fma needed), the exact sum s + t of p and c,
+/// then s + (t + e). Within about an ulp of the fused result, and exact where the algorithms need
+/// exactness: the error of a product (c = -round(a b) gives e) and a reduction step whose result
+/// is representable. Operands must be below 2^(emax - 13) (f32) / 2^(emax - 28) (f64) in
+/// magnitude, which every fma of Algorithms meets where its result is used.
+template <class M, class F>
+F fma_from_products(M& m, F a, F b, F c) {
+  const F split = m.c(M::kSingle ? 4097.0 : 134217729.0);  // 2^12 + 1, 2^27 + 1
+  auto halves = [&](F v, F& hi, F& lo) {
+    F g = split * v;
+    hi = g - (g - v);
+    lo = v - hi;
+  };
+  F ah, al, bh, bl;
+  halves(a, ah, al);
+  halves(b, bh, bl);
+  F p = a * b;
+  F e = (((ah * bh - p) + ah * bl) + al * bh) + al * bl;
+  F s = p + c;
+  F v = s - p;
+  F t = (p - (s - v)) + (c - v);
+  return s + (t + e);
+}
+
 template <class M>
 class Algorithms {
  public:
@@ -106,8 +135,23 @@ class Algorithms {
   F log(F x) {
     Reduced r = reduce_log(x);
     F dk = m.to_float(r.e);
-    F log1p = r.f - (r.hfsq - (r.s * (r.hfsq + r.R) + dk * m.c(Fmt::ln2[1])));
-    return log_specials(x, dk * m.c(Fmt::ln2[0]) + log1p);
+    F l1p = r.f - (r.hfsq - (r.s * (r.hfsq + r.R) + dk * m.c(Fmt::ln2[1])));
+    return log_specials(x, dk * m.c(Fmt::ln2[0]) + l1p);
+  }
+
+  /// log(1 + x), accurate for small x: u = 1 + x rounded, c the exact rounding error of that sum
+  /// (Knuth's two-sum), log(u) from the reduction of `log` with c / u added to its small tail
+  /// (log(u + c) = log(u) + c/u + O(c^2)). Tiny x gives x, -0 gives -0, -1 gives -inf.
+  F log1p(F x) {
+    F u = x + m.c(1);
+    F bb = u - m.c(1);
+    F c = (m.c(1) - (u - bb)) + (x - bb);
+    Reduced r = reduce_log(u);
+    F dk = m.to_float(r.e);
+    F tail = r.s * (r.hfsq + r.R) + (dk * m.c(Fmt::ln2[1]) + c / u);
+    F y = log_specials(u, dk * m.c(Fmt::ln2[0]) + (r.f - (r.hfsq - tail)));
+    y = m.sel(m.isnan(x), x, y);
+    return m.sel(x == m.c(0), x, y);  // log1p(-0) = -0
   }
 
   F log2(F x) {
@@ -392,4 +436,4 @@ class Algorithms {
   }
 };
 
-}  // namespace tessera::ptx::math
+}  // namespace tessera::math

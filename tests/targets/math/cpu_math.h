@@ -1,4 +1,4 @@
-/// \file The PTX math algorithms (targets/ptx/math_algorithms.h) on plain C++ floats, and the
+/// \file The PTX math algorithms (targets/math/algorithms.h) on plain C++ floats, and the
 /// accuracy measure (ulps against a wider reference) that the tests apply to them.
 #pragma once
 
@@ -9,9 +9,9 @@
 #include <limits>
 #include <type_traits>
 
-#include "targets/ptx/math_algorithms.h"
+#include "targets/math/algorithms.h"
 
-namespace ptx_test {
+namespace math_test {
 
 /// The backend of math_algorithms.h over T = float or double (IEEE, round to nearest even).
 template <class T>
@@ -26,7 +26,11 @@ struct CpuMath {
   F c(double v) const { return static_cast<F>(v); }
   I ci(int64_t v) const { return static_cast<I>(v); }
   U cu(uint64_t v) const { return v; }
-  F fma(F a, F b, F c) const { return std::fma(a, b, c); }
+  /// fma_from_products instead of a fused fma (what the SPIR-V target does without Cap::FusedFma).
+  bool unfused = false;
+  F fma(F a, F b, F c) const {
+    return unfused ? tessera::math::fma_from_products(*this, a, b, c) : std::fma(a, b, c);
+  }
   F rint(F a) const { return std::nearbyint(a); }
   F abs(F a) const { return std::fabs(a); }
   F copysign(F a, F b) const { return std::copysign(a, b); }
@@ -61,7 +65,7 @@ struct CpuMath {
   U u_from_i(I a) const { return static_cast<UI>(a); }
   I i_from_u(U a) const { return static_cast<I>(a); }
   F f_from_u(U a) const { return static_cast<F>(a); }
-  U table(U i) const { return tessera::ptx::math::kTwoOverPiWords[i]; }
+  U table(U i) const { return tessera::math::kTwoOverPiWords[i]; }
   /// The hardware 2^x (PTX ex2.approx.f32: within 2 ulp of 2^x), emulated at its worst: the
   /// correctly rounded value moved `ex2_skew` floats away (up if positive), and back toward 2^x
   /// while that leaves the 2-ulp bound.
@@ -114,4 +118,4 @@ T CpuMath<T>::ex2(T a) const {
   return got;
 }
 
-}  // namespace ptx_test
+}  // namespace math_test
