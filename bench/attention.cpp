@@ -38,8 +38,8 @@ std::string config_label(const AttentionConfig& c) {
 /// whose label contains its text, as for matmul (peers.py's ATTENTION mirrors the table).
 std::vector<AttentionConfig> attention_configs() {
   static const std::vector<AttentionConfig> table = {
-      {128, 64, 8, 2},      {128, 64, 8, 3},     {128, 128, 8, 2}, {64, 64, 4, 2},
-      {64, 64, 4, 3},       {128, 64, 8, 2, 128}, {128, 64, 8, 3, 128}};
+      {128, 64, 8, 2}, {128, 64, 8, 3},      {128, 128, 8, 2},    {64, 64, 4, 2},
+      {64, 64, 4, 3},  {128, 64, 8, 2, 128}, {128, 64, 8, 3, 128}};
   const char* only = std::getenv("TESSERA_BENCH_CONFIG");
   if (!only || !*only) return table;
   std::vector<AttentionConfig> kept;
@@ -52,7 +52,7 @@ std::vector<AttentionConfig> attention_configs() {
 template <class T>
 struct Problem {
   Buffer<T> q, k, v, out;
-  std::vector<int64_t> rows;  ///< sampled global rows (head * seq + position)
+  std::vector<int64_t> rows;       ///< sampled global rows (head * seq + position)
   std::vector<double> ref, scale;  ///< per sampled row, dim values each
 };
 
@@ -74,32 +74,36 @@ Problem<T> make_problem(Bench& b, const std::string& name, const AttentionShape&
   p.ref.resize(p.rows.size() * s.dim);
   p.scale.resize(p.ref.size());
   const double sm_scale = 1.0 / std::sqrt(double(s.dim));
-  parallel_for(p.rows.size(), [&](size_t begin, size_t end) {
-    for (size_t r = begin; r < end; ++r) {
-      const int64_t head = p.rows[r] / s.seq, i = p.rows[r] % s.seq;
-      const int64_t keys = causal ? i + 1 : s.seq;
-      const size_t qrow = size_t(p.rows[r] * s.dim);
-      std::vector<double> w(size_t(keys), 0.0);
-      double top = -INFINITY, l = 0;
-      for (int64_t j = 0; j < keys; ++j) {
-        const size_t krow = size_t((head * s.seq + j) * s.dim);
-        double dot = 0;
-        for (int64_t d = 0; d < s.dim; ++d)
-          dot += static_cast<double>(hq[qrow + d]) * static_cast<double>(hk[krow + d]);
-        top = std::max(top, w[j] = dot * sm_scale);
-      }
-      for (double& x : w) l += (x = std::exp(x - top));
-      for (int64_t d = 0; d < s.dim; ++d) {
-        double acc = 0, size = 0;
-        for (int64_t j = 0; j < keys; ++j) {
-          const double pv = w[j] * static_cast<double>(hv[size_t((head * s.seq + j) * s.dim + d)]);
-          acc += pv, size += std::fabs(pv);
+  parallel_for(
+      p.rows.size(),
+      [&](size_t begin, size_t end) {
+        for (size_t r = begin; r < end; ++r) {
+          const int64_t head = p.rows[r] / s.seq, i = p.rows[r] % s.seq;
+          const int64_t keys = causal ? i + 1 : s.seq;
+          const size_t qrow = size_t(p.rows[r] * s.dim);
+          std::vector<double> w(size_t(keys), 0.0);
+          double top = -INFINITY, l = 0;
+          for (int64_t j = 0; j < keys; ++j) {
+            const size_t krow = size_t((head * s.seq + j) * s.dim);
+            double dot = 0;
+            for (int64_t d = 0; d < s.dim; ++d)
+              dot += static_cast<double>(hq[qrow + d]) * static_cast<double>(hk[krow + d]);
+            top = std::max(top, w[j] = dot * sm_scale);
+          }
+          for (double& x : w) l += (x = std::exp(x - top));
+          for (int64_t d = 0; d < s.dim; ++d) {
+            double acc = 0, size = 0;
+            for (int64_t j = 0; j < keys; ++j) {
+              const double pv =
+                  w[j] * static_cast<double>(hv[size_t((head * s.seq + j) * s.dim + d)]);
+              acc += pv, size += std::fabs(pv);
+            }
+            p.ref[r * s.dim + d] = acc / l;
+            p.scale[r * s.dim + d] = size / l;
+          }
         }
-        p.ref[r * s.dim + d] = acc / l;
-        p.scale[r * s.dim + d] = size / l;
-      }
-    }
-  }, 1);
+      },
+      1);
   return p;
 }
 
@@ -128,10 +132,11 @@ void run_attention(Bench& b, const std::string& dtype, AttentionShape s, bool ca
     for (const AttentionConfig& cfg : attention_configs()) {
       const LaunchOptions options{
           .num_warps = cfg.num_warps, .num_stages = cfg.num_stages, .maxnreg = cfg.maxnreg};
-      const Grid grid(uint64_t((s.seq + cfg.block_m - 1) / cfg.block_m), uint64_t(s.batch * s.heads));
+      const Grid grid(uint64_t((s.seq + cfg.block_m - 1) / cfg.block_m),
+                      uint64_t(s.batch * s.heads));
       std::function<void()> launch = [&, grid, options, cfg] {
-        kernel[{grid, options}](p.q, p.k, p.v, p.out, qk_scale, seq, dim, cfg.block_m,
-                                cfg.block_n, causal ? 1 : 0);
+        kernel[{grid, options}](p.q, p.k, p.v, p.out, qk_scale, seq, dim, cfg.block_m, cfg.block_n,
+                                causal ? 1 : 0);
       };
       Row row = base;
       row.config = config_label(cfg);
@@ -140,8 +145,7 @@ void run_attention(Bench& b, const std::string& dtype, AttentionShape s, bool ca
         launch();
         const auto ho = p.out.download();
         row.max_err = parallel_max(p.ref.size(), [&](size_t i) {
-          const double got =
-              static_cast<double>(ho[size_t(p.rows[i / s.dim] * s.dim) + i % s.dim]);
+          const double got = static_cast<double>(ho[size_t(p.rows[i / s.dim] * s.dim) + i % s.dim]);
           const double e = std::fabs(got - p.ref[i]) / std::max(p.scale[i], 1e-30);
           return std::isnan(e) ? INFINITY : e;
         });
@@ -167,8 +171,10 @@ void add_attention_cases(std::vector<Case>& cases, bool small) {
                      [=](Bench& b) { run(b, dtype, s, causal); }});
   };
   // Small: a sequence that is not a multiple of any block.
-  const AttentionShape d128 = small ? AttentionShape{1, 2, 100, 128} : AttentionShape{4, 32, 4096, 128};
-  const AttentionShape d64 = small ? AttentionShape{1, 2, 100, 64} : AttentionShape{4, 32, 4096, 64};
+  const AttentionShape d128 =
+      small ? AttentionShape{1, 2, 100, 128} : AttentionShape{4, 32, 4096, 128};
+  const AttentionShape d64 =
+      small ? AttentionShape{1, 2, 100, 64} : AttentionShape{4, 32, 4096, 64};
   for (bool causal : {false, true}) add("fp16", d128, causal, run_attention<half>);
   add("bf16", d128, false, run_attention<bfloat16>);
   add("fp16", d64, false, run_attention<half>);

@@ -153,8 +153,8 @@ inline void matmul_relu_grouped_kernel(tl::pointer a_ptr, tl::pointer b_ptr, tl:
 /// masks. Row-major operands (unit inner strides), as a descriptor's last stride must be.
 inline void matmul_relu_desc_kernel(tl::pointer a_ptr, tl::pointer b_ptr, tl::pointer c_ptr,
                                     tl::i32 M, tl::i32 N, tl::i32 K, tl::i32 stride_am,
-                                    tl::i32 stride_bk, tl::i32 stride_cm, int BLOCK_M,
-                                    int BLOCK_N, int BLOCK_K, int GROUP_M) {
+                                    tl::i32 stride_bk, tl::i32 stride_cm, int BLOCK_M, int BLOCK_N,
+                                    int BLOCK_K, int GROUP_M) {
   auto [pid_m, pid_n] = grouped_program(M, N, BLOCK_M, BLOCK_N, GROUP_M);
   auto a_desc = tl::make_tensor_descriptor(a_ptr, {M, K}, {stride_am, 1}, {BLOCK_M, BLOCK_K});
   auto b_desc = tl::make_tensor_descriptor(b_ptr, {K, N}, {stride_bk, 1}, {BLOCK_K, BLOCK_N});

@@ -48,17 +48,24 @@ std::vector<MatmulConfig> matmul_configs(const std::string& dtype, int group_m) 
   // B's N-major tile goes through registers on Hopper, against 128x256); int8 also 128x128x64
   // (two stages in 48 KiB).
   static const std::vector<MatmulConfig> half_table = {
-      {128, 128, 64, 8, 3}, {128, 128, 64, 4, 4}, {128, 256, 64, 8, 3}, {128, 256, 64, 8, 4},
-      {64, 128, 64, 4, 4},  {128, 128, 32, 8, 3}, {64, 64, 32, 4, 3},  {128, 256, 32, 8, 3},
-      {256, 128, 32, 8, 3}};
+      {128, 128, 64, 8, 3}, {128, 128, 64, 4, 4}, {128, 256, 64, 8, 3},
+      {128, 256, 64, 8, 4}, {64, 128, 64, 4, 4},  {128, 128, 32, 8, 3},
+      {64, 64, 32, 4, 3},   {128, 256, 32, 8, 3}, {256, 128, 32, 8, 3}};
   static const std::map<std::string, std::vector<MatmulConfig>> table = {
       {"tf32",
-       {{128, 128, 32, 8, 3}, {128, 128, 32, 4, 4}, {128, 256, 32, 8, 3}, {256, 128, 32, 8, 3},
-        {256, 128, 32, 8, 4}, {64, 64, 32, 4, 3}}},
+       {{128, 128, 32, 8, 3},
+        {128, 128, 32, 4, 4},
+        {128, 256, 32, 8, 3},
+        {256, 128, 32, 8, 3},
+        {256, 128, 32, 8, 4},
+        {64, 64, 32, 4, 3}}},
       {"fp16", half_table},
       {"bf16", half_table},
       {"int8",
-       {{128, 128, 128, 8, 3}, {128, 256, 128, 8, 3}, {128, 128, 128, 4, 4}, {128, 128, 64, 8, 3},
+       {{128, 128, 128, 8, 3},
+        {128, 256, 128, 8, 3},
+        {128, 128, 128, 4, 4},
+        {128, 128, 64, 8, 3},
         {64, 64, 64, 4, 3}}},
   };
   const char* only = std::getenv("TESSERA_BENCH_CONFIG");
@@ -203,14 +210,15 @@ std::vector<Config> autotune_configs(const std::vector<MatmulConfig>& table) {
 template <class T>
 Row run_autotuned(Bench& b, Row row, const Problem<T>& p, const KernelBase& kernel, Variant variant,
                   const std::vector<MatmulConfig>& table) {
-  AutotuneOptions o{
-      .configs = autotune_configs(table),
-      .key = {"M", "N", "K"},
-      .grid = [variant](const Meta& m) {
-        const uint64_t gm = cdiv(m["M"], m["BLOCK_M"]), gn = cdiv(m["N"], m["BLOCK_N"]);
-        return variant == Variant::Grouped ? Grid(gm * gn) : Grid(gm, gn);
-      },
-      .outputs = {"c_ptr"}};
+  AutotuneOptions o{.configs = autotune_configs(table),
+                    .key = {"M", "N", "K"},
+                    .grid =
+                        [variant](const Meta& m) {
+                          const uint64_t gm = cdiv(m["M"], m["BLOCK_M"]),
+                                         gn = cdiv(m["N"], m["BLOCK_N"]);
+                          return variant == Variant::Grouped ? Grid(gm * gn) : Grid(gm, gn);
+                        },
+                    .outputs = {"c_ptr"}};
   const Autotuner tuned(kernel, std::move(o));
   const auto M = static_cast<int32_t>(p.m), N = static_cast<int32_t>(p.n),
              K = static_cast<int32_t>(p.k);
@@ -250,8 +258,8 @@ void run_matmul(Bench& b, const std::string& dtype, Variant variant, MatmulShape
   base.kernel = kernel_name(variant);
   base.dtype = dtype;
   base.shape = {s.m, s.n, s.k};
-  base.workload = base.kernel + " " + dtype + " " + shape_label(base.shape) +
-                  (autotuned ? " autotuned" : "");
+  base.workload =
+      base.kernel + " " + dtype + " " + shape_label(base.shape) + (autotuned ? " autotuned" : "");
   base.flops = 2.0 * s.m * s.n * s.k;
   base.bytes = double(s.m * s.k + s.k * s.n + s.m * s.n) * sizeof(T);
   base.detail = "inputs uniform in [-1, 1]";
@@ -268,9 +276,9 @@ void run_matmul(Bench& b, const std::string& dtype, Variant variant, MatmulShape
     auto in_groups = TESSERA_KERNEL(matmul_relu_grouped_kernel, a_ptr, b_ptr, c_ptr, M, N, K,
                                     stride_am, stride_ak, stride_bk, stride_bn, stride_cm,
                                     stride_cn, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M);
-    auto with_desc = TESSERA_KERNEL(matmul_relu_desc_kernel, a_ptr, b_ptr, c_ptr, M, N, K,
-                                    stride_am, stride_bk, stride_cm, BLOCK_M, BLOCK_N, BLOCK_K,
-                                    GROUP_M);
+    auto with_desc =
+        TESSERA_KERNEL(matmul_relu_desc_kernel, a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk,
+                       stride_cm, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M);
     const auto M = static_cast<int32_t>(s.m), N = static_cast<int32_t>(s.n),
                K = static_cast<int32_t>(s.k);
     const int group_m = variant == Variant::Plain ? 0 : kGroupM;
@@ -294,9 +302,8 @@ void run_matmul(Bench& b, const std::string& dtype, Variant variant, MatmulShape
                                                       cfg.block_m, cfg.block_n, cfg.block_k,
                                                       kGroupM);
         else if (variant == Variant::Descriptor)
-          with_desc[{Grid(grid_m * grid_n), options}](p.a, p.b, p.c, M, N, K, K, N, N,
-                                                      cfg.block_m, cfg.block_n, cfg.block_k,
-                                                      kGroupM);
+          with_desc[{Grid(grid_m * grid_n), options}](p.a, p.b, p.c, M, N, K, K, N, N, cfg.block_m,
+                                                      cfg.block_n, cfg.block_k, kGroupM);
         else
           plain[{Grid(grid_m, grid_n), options}](p.a, p.b, p.c, M, N, K, K, 1, N, 1, N, 1,
                                                  cfg.block_m, cfg.block_n, cfg.block_k);

@@ -84,8 +84,8 @@ std::optional<double> child_first_launch(const std::string& device, const std::s
   const size_t at = out.find("first_launch_ms ");
   if (status != 0 || at == std::string::npos ||
       std::sscanf(out.c_str() + at, "first_launch_ms %lf", &ms) != 1) {
-    std::fprintf(stderr, "tessera bench: the first-launch child for %s failed: %s\n",
-                 probe.c_str(), out.c_str());
+    std::fprintf(stderr, "tessera bench: the first-launch child for %s failed: %s\n", probe.c_str(),
+                 out.c_str());
     return std::nullopt;
   }
   return ms;
@@ -257,9 +257,15 @@ int first_launch_child(const std::string& device, const std::string& probe) {
 
 namespace {
 
-void run_compile_gelu(Bench& b) { run_probe(b, gelu_probe(b.device())); }
-void run_compile_softmax(Bench& b) { run_probe(b, softmax_probe(b.device())); }
-void run_compile_matmul(Bench& b) { run_probe(b, matmul_probe(b.device())); }
+void run_compile_gelu(Bench& b) {
+  run_probe(b, gelu_probe(b.device()));
+}
+void run_compile_softmax(Bench& b) {
+  run_probe(b, softmax_probe(b.device()));
+}
+void run_compile_matmul(Bench& b) {
+  run_probe(b, matmul_probe(b.device()));
+}
 
 Row launch_row(const std::string& what, double value, const std::string& unit, double err,
                const std::string& detail) {
@@ -386,7 +392,8 @@ void run_launch(Bench& b) {
   if (dev.info().kind == "cuda") {  // the driver's own cost, for comparison
     int ordinal = std::stoi(dev.info().name.substr(dev.info().name.find(':') + 1));
     if (std::optional<rt::LaunchFloor> f = rt::cuda_launch_floor(ordinal, burst, 30)) {
-      std::snprintf(n, sizeof n, "empty kernel, %d launches from an idle device, median of 30", burst);
+      std::snprintf(n, sizeof n, "empty kernel, %d launches from an idle device, median of 30",
+                    burst);
       b.add(launch_row("launch floor: cuLaunchKernel, kernelParams", f->kernel_params_us,
                        "us/launch", 0, n));
       b.add(launch_row("launch floor: cuLaunchKernel, packed buffer", f->packed_us, "us/launch", 0,
@@ -438,7 +445,8 @@ void run_graph(Bench& b) {
   std::snprintf(n, sizeof n, "%d replays of %d dependent launches, median of 3", replays, kernels);
   char what[64];
   std::snprintf(what, sizeof what, "graph replay: %d tiny kernels", kernels);
-  b.add(launch_row(std::string(what) + ", host incl. sync", median3(with_sync), "us/kernel", err, n));
+  b.add(
+      launch_row(std::string(what) + ", host incl. sync", median3(with_sync), "us/kernel", err, n));
   std::snprintf(n, sizeof n, "%d replays of %d dependent launches between two events", replays,
                 kernels);
   b.add(launch_row(std::string(what) + ", device time", device_us, "us/kernel", err, n));

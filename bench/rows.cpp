@@ -90,8 +90,8 @@ void run_softmax(Bench& b, int64_t m, int64_t n) {
   b.add(guarded(base, [&] {
     auto x = dev.upload(hx);
     auto y = dev.alloc<float>(m * n);
-    auto softmax = TESSERA_KERNEL(samples::softmax_kernel, x_ptr, y_ptr, x_row_stride,
-                                  y_row_stride, num_cols, BLOCK_SIZE);
+    auto softmax = TESSERA_KERNEL(samples::softmax_kernel, x_ptr, y_ptr, x_row_stride, y_row_stride,
+                                  num_cols, BLOCK_SIZE);
     const auto cols = static_cast<int32_t>(n);
     std::vector<Row> tried;
     for (int warps : softmax_warp_choices(block)) {
@@ -170,18 +170,17 @@ void run_layer_norm(Bench& b, int64_t m, int64_t n, bool autotuned) {
     std::optional<Autotuner> tuned;
     if (autotuned) {
       const std::vector<Config> configs = layer_norm_configs(block);
-      tuned.emplace(layer_norm, AutotuneOptions{
-                                    .configs = configs,
-                                    .key = {"N"},
-                                    .grid = [m](const Meta&) { return Grid(m); },
-                                    .outputs = {"y_ptr", "mean_ptr", "rstd_ptr"}});
+      tuned.emplace(layer_norm, AutotuneOptions{.configs = configs,
+                                                .key = {"N"},
+                                                .grid = [m](const Meta&) { return Grid(m); },
+                                                .outputs = {"y_ptr", "mean_ptr", "rstd_ptr"}});
       launch = [&] { (*tuned)(x, y, w, bias, mean, rstd, cols, cols, eps); };
       const auto t0 = std::chrono::steady_clock::now();
       const Config chosen = tuned->best_config(x, y, w, bias, mean, rstd, cols, cols, eps);
       const double search_s =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      row.config = warps_label(static_cast<int>(chosen["BLOCK_SIZE"]), chosen.num_warps) +
-                   " autotuned";
+      row.config =
+          warps_label(static_cast<int>(chosen["BLOCK_SIZE"]), chosen.num_warps) + " autotuned";
       char detail[120];
       std::snprintf(detail, sizeof detail, "%s of %zu configurations in %.2f s",
                     tuned->last_report().from_disk ? "choice from the disk cache" : "search",
@@ -234,10 +233,12 @@ void add_row_cases(std::vector<Case>& cases, bool small) {
   const Shape ln = small ? Shape{64, 1000} : Shape{4096, 8192};
   for (bool autotuned : {false, true}) {
     const std::string suffix = autotuned ? " autotuned" : "";
-    cases.push_back({"layer_norm fp32 " + shape_label({ln.m, ln.n}) + suffix,
-                     [ln, autotuned](Bench& b) { run_layer_norm<float>(b, ln.m, ln.n, autotuned); }});
-    cases.push_back({"layer_norm fp16 " + shape_label({ln.m, ln.n}) + suffix,
-                     [ln, autotuned](Bench& b) { run_layer_norm<half>(b, ln.m, ln.n, autotuned); }});
+    cases.push_back(
+        {"layer_norm fp32 " + shape_label({ln.m, ln.n}) + suffix,
+         [ln, autotuned](Bench& b) { run_layer_norm<float>(b, ln.m, ln.n, autotuned); }});
+    cases.push_back(
+        {"layer_norm fp16 " + shape_label({ln.m, ln.n}) + suffix,
+         [ln, autotuned](Bench& b) { run_layer_norm<half>(b, ln.m, ln.n, autotuned); }});
   }
 }
 

@@ -81,7 +81,7 @@ std::string build_id_of(const void* address) {
 /// The size and modification time of the file holding `address` (builds without a build id).
 std::string file_stamp_of(const void* address) {
   Dl_info info{};
-  struct stat st {};
+  struct stat st{};
   if (!dladdr(address, &info) || !info.dli_fname || ::stat(info.dli_fname, &st) != 0)
     return "unknown-build";
   return "file:" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
@@ -93,8 +93,10 @@ std::string file_stamp_of(const void* address) {
 class Writer {
  public:
   template <class T>
-  requires std::is_arithmetic_v<T>
-  void num(T v) { out_.append(reinterpret_cast<const char*>(&v), sizeof v); }
+    requires std::is_arithmetic_v<T>
+  void num(T v) {
+    out_.append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
   void str(std::string_view s) {
     num<uint64_t>(s.size());
     out_.append(s);
@@ -111,7 +113,8 @@ class Reader {
  public:
   explicit Reader(std::string_view in) : in_(in) {}
   template <class T>
-  requires std::is_arithmetic_v<T> T num() {
+    requires std::is_arithmetic_v<T>
+  T num() {
     T v{};
     if (!ok_ || in_.size() - at_ < sizeof v) {
       ok_ = false;
@@ -354,13 +357,16 @@ bool register_jit_compiler(JitCompiler compiler) {
   return true;
 }
 
-bool has_jit_compiler() { return jit_compiler() != nullptr; }
+bool has_jit_compiler() {
+  return jit_compiler() != nullptr;
+}
 
 target::Artifact jit_compile(const ir::Module& traced, const target::Target& target,
                              const CompileOptions& options) {
   if (!jit_compiler())
     fail(ErrorKind::Unsupported, "kernel '", traced.kernel().name, "' cannot be compiled for ",
-         target.name, ": this program is linked with libtessera_runtime (Tessera::runtime), which "
+         target.name,
+         ": this program is linked with libtessera_runtime (Tessera::runtime), which "
          "holds no compiler; build the kernel ahead of time (tessera_add_kernels) or link "
          "libtessera (Tessera::tessera)");
   return jit_compiler()(traced, target, options);

@@ -118,7 +118,8 @@ int64_t Config::operator[](std::string_view name) const {
 std::string Config::label() const {
   std::string s;
   for (const auto& [n, v] : params) s += n + "=" + std::to_string(v) + " ";
-  return s + "num_warps=" + std::to_string(num_warps) + " num_stages=" + std::to_string(num_stages) +
+  return s + "num_warps=" + std::to_string(num_warps) +
+         " num_stages=" + std::to_string(num_stages) +
          (maxnreg ? " maxnreg=" + std::to_string(maxnreg) : "");
 }
 

@@ -38,8 +38,10 @@ struct Grid {
  private:
   template <class T>
   static int64_t widen(T v) {
-    if constexpr (std::is_unsigned_v<T>) return v > uint64_t{INT64_MAX} ? INT64_MAX : static_cast<int64_t>(v);
-    else return static_cast<int64_t>(v);
+    if constexpr (std::is_unsigned_v<T>)
+      return v > uint64_t{INT64_MAX} ? INT64_MAX : static_cast<int64_t>(v);
+    else
+      return static_cast<int64_t>(v);
   }
   void set(int64_t gx, int64_t gy, int64_t gz);
 };

@@ -16,8 +16,8 @@ std::shared_ptr<rt::StreamImpl> stream_of(const std::shared_ptr<rt::DeviceImpl>&
                                           Stream* stream, const char* what) {
   if (!stream) return rt::ordered_stream(*device, nullptr);  // the default stream never captures
   if (stream->impl()->device() != device.get())
-    fail(ErrorKind::Argument, "the stream belongs to device '", stream->impl()->device()->info().name,
-         "', the buffer to '", device->info().name, "'");
+    fail(ErrorKind::Argument, "the stream belongs to device '",
+         stream->impl()->device()->info().name, "', the buffer to '", device->info().name, "'");
   refuse_in_capture(*stream->impl(), what);
   return rt::ordered_stream(*device, &stream->impl());
 }
@@ -111,8 +111,8 @@ uint64_t BufferBase::vk_buffer_offset() const {
 void BufferBase::upload_bytes(const void* src, size_t bytes, size_t offset, Stream* stream) const {
   require_valid(*this, "upload");
   if (bytes > bytes_ || offset > bytes_ - bytes)
-    fail(ErrorKind::Argument, "upload of ", bytes, " bytes at offset ", offset, " overruns a buffer of ",
-         bytes_, " bytes");
+    fail(ErrorKind::Argument, "upload of ", bytes, " bytes at offset ", offset,
+         " overruns a buffer of ", bytes_, " bytes");
   if (bytes == 0) return;
   std::shared_ptr<rt::StreamImpl> s = stream_of(device_, stream, "upload");
   rt::CountEnqueued counted(*device_, *s);
@@ -140,8 +140,8 @@ void BufferBase::copy_bytes_from(const BufferBase& src, Stream* stream) const {
   require_valid(*this, "copy");
   require_valid(src, "copy");
   if (src.bytes_ != bytes_)
-    fail(ErrorKind::Argument, "copy between buffers of different sizes (", src.bytes_, " and ", bytes_,
-         " bytes)");
+    fail(ErrorKind::Argument, "copy between buffers of different sizes (", src.bytes_, " and ",
+         bytes_, " bytes)");
   if (src.device_ != device_)
     fail(ErrorKind::Argument, "copy between devices '", src.device_->info().name, "' and '",
          device_->info().name, "': download and upload instead");

@@ -138,10 +138,14 @@ class Buffer : public BufferBase {
   }
   /// Sets every element to `value`, enqueued on `stream` (default: the default stream) and
   /// ordered like upload.
-  void fill(const T& value, Stream* stream = nullptr) const { fill_bytes(&value, sizeof(T), stream); }
+  void fill(const T& value, Stream* stream = nullptr) const {
+    fill_bytes(&value, sizeof(T), stream);
+  }
   /// Copies all of `src` (same element count, same device) into this buffer, enqueued on `stream`
   /// (default: the default stream) and ordered like upload.
-  void copy_from(const Buffer<T>& src, Stream* stream = nullptr) const { copy_bytes_from(src, stream); }
+  void copy_from(const Buffer<T>& src, Stream* stream = nullptr) const {
+    copy_bytes_from(src, stream);
+  }
   /// Elements [offset, offset + count) as a buffer sharing this memory.
   Buffer<T> slice(size_t offset, size_t count) const {
     return Buffer<T>(sub(detail::checked_bytes("slice offset", offset, sizeof(T)),

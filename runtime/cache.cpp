@@ -76,7 +76,7 @@ std::optional<std::string> read_cache_file(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
   std::optional<std::string> out;
-  struct stat st {};
+  struct stat st{};
   if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
     std::string bytes(static_cast<size_t>(st.st_size), '\0');
     size_t done = 0;

@@ -57,7 +57,8 @@ Device Device::open(std::string_view name) {
 }
 
 Device Device::best() {
-  TESSERA_CHECK(!registry().devices.empty(), "no devices at all (the host device is always present)");
+  TESSERA_CHECK(!registry().devices.empty(),
+                "no devices at all (the host device is always present)");
   return Device(registry().devices.front());
 }
 

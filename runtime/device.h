@@ -67,12 +67,12 @@ class Device {
   /// range past the end of its allocation, is an ErrorKind::Argument error. On host and simt
   /// devices it is host memory (wrap(T*, count) is the easier spelling). On a vulkan device it is
   /// a buffer device address, and the buffer can only be passed to kernels (upload, download,
-  /// fill and copy need the VkBuffer: wrap_vk_buffer). A null address and a byte count that overflows are Argument
-  /// errors.
+  /// fill and copy need the VkBuffer: wrap_vk_buffer). A null address and a byte count that
+  /// overflows are Argument errors.
   template <class T>
   Buffer<T> wrap(uint64_t address, size_t count) const {
-    return Buffer<T>(BufferBase::wrap(impl_, address, detail::checked_bytes("wrap", count, sizeof(T)),
-                                      tl::dtype_of<T>()));
+    return Buffer<T>(BufferBase::wrap(
+        impl_, address, detail::checked_bytes("wrap", count, sizeof(T)), tl::dtype_of<T>()));
   }
   /// Host memory the caller owns, on the host and simt devices (see wrap(uint64_t, size_t)).
   template <class T>
@@ -90,10 +90,9 @@ class Device {
   template <class T>
   Buffer<T> wrap_vk_buffer(uint64_t vk_buffer, uint64_t device_address, size_t count,
                            uint64_t offset = 0) const {
-    return Buffer<T>(BufferBase::wrap_vk_buffer(impl_, vk_buffer, device_address, offset,
-                                                detail::checked_bytes("wrap_vk_buffer", count,
-                                                                      sizeof(T)),
-                                                tl::dtype_of<T>()));
+    return Buffer<T>(BufferBase::wrap_vk_buffer(
+        impl_, vk_buffer, device_address, offset,
+        detail::checked_bytes("wrap_vk_buffer", count, sizeof(T)), tl::dtype_of<T>()));
   }
   /// A stream that enqueues Tessera's work on the caller's CUstream
   /// (`dev.wrap_cu_stream(reinterpret_cast<uint64_t>(s))`), which must belong to this device's

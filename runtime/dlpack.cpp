@@ -18,10 +18,10 @@ namespace {
 /// DLPack's dtype of a Tessera dtype (none for bool: DLPack 0.6 has no bool type).
 std::optional<DLDataType> to_dl(ir::DType t) {
   if (t == ir::DType::i1) return std::nullopt;
-  uint8_t code = t == ir::DType::bf16         ? kDLBfloat
-                 : ir::is_float(t)            ? kDLFloat
-                 : ir::is_signed_int(t)       ? kDLInt
-                                              : kDLUInt;
+  uint8_t code = t == ir::DType::bf16   ? kDLBfloat
+                 : ir::is_float(t)      ? kDLFloat
+                 : ir::is_signed_int(t) ? kDLInt
+                                        : kDLUInt;
   return DLDataType{code, static_cast<uint8_t>(ir::dtype_bits(t)), 1};
 }
 
@@ -43,10 +43,14 @@ std::string dl_dtype_text(DLDataType t) {
 
 std::string dl_device_text(DLDevice d) {
   switch (d.device_type) {
-    case kDLCPU: return "kDLCPU";
-    case kDLCUDA: return "kDLCUDA:" + std::to_string(d.device_id);
-    case kDLVulkan: return "kDLVulkan:" + std::to_string(d.device_id);
-    default: return "device type " + std::to_string(d.device_type) + ":" + std::to_string(d.device_id);
+    case kDLCPU:
+      return "kDLCPU";
+    case kDLCUDA:
+      return "kDLCUDA:" + std::to_string(d.device_id);
+    case kDLVulkan:
+      return "kDLVulkan:" + std::to_string(d.device_id);
+    default:
+      return "device type " + std::to_string(d.device_type) + ":" + std::to_string(d.device_id);
   }
 }
 
@@ -69,7 +73,8 @@ struct Exported {
 }  // namespace
 
 DLManagedTensor* to_dlpack(const BufferBase& buffer, std::span<const int64_t> shape) {
-  if (!buffer.valid()) fail(ErrorKind::Argument, "to_dlpack: the buffer is empty (default-constructed)");
+  if (!buffer.valid())
+    fail(ErrorKind::Argument, "to_dlpack: the buffer is empty (default-constructed)");
   const DeviceInfo& info = buffer.device()->info();
   DLDevice device = dl_device_of(info, "to_dlpack");
   std::optional<DLDataType> dtype = to_dl(buffer.dtype());
@@ -84,7 +89,8 @@ DLManagedTensor* to_dlpack(const BufferBase& buffer, std::span<const int64_t> sh
   int64_t n = 1;
   for (int64_t d : e->shape) {
     if (d < 0 || (d && n > std::numeric_limits<int64_t>::max() / d))
-      fail(ErrorKind::Argument, "to_dlpack: shape ", ir::shape_str(e->shape), " is not a valid shape");
+      fail(ErrorKind::Argument, "to_dlpack: shape ", ir::shape_str(e->shape),
+           " is not a valid shape");
     n *= d;
   }
   if (n != count)

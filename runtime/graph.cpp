@@ -19,10 +19,10 @@ class RecordedGraph final : public GraphImpl {
   void add(const std::shared_ptr<const CompiledKernel>& kernel, Grid grid,
            std::span<const std::byte> params, std::span<std::shared_ptr<Allocation>> keep) {
     std::lock_guard lock(mutex_);
-    launches_.push_back({kernel, grid, std::vector<std::byte>(params.begin(), params.end()),
-                         std::vector<std::shared_ptr<Allocation>>(
-                             std::make_move_iterator(keep.begin()),
-                             std::make_move_iterator(keep.end()))});
+    launches_.push_back(
+        {kernel, grid, std::vector<std::byte>(params.begin(), params.end()),
+         std::vector<std::shared_ptr<Allocation>>(std::make_move_iterator(keep.begin()),
+                                                  std::make_move_iterator(keep.end()))});
   }
 
   DeviceImpl* device() const override { return device_; }
@@ -110,7 +110,8 @@ void Stream::abandon_capture() const {
 }
 
 void Graph::replay(const Stream& stream) const {
-  if (!impl_) fail(ErrorKind::Argument, "replay of an empty graph (made by Graph(), not by a capture)");
+  if (!impl_)
+    fail(ErrorKind::Argument, "replay of an empty graph (made by Graph(), not by a capture)");
   rt::DeviceImpl& device = *stream.impl()->device();
   if (impl_->device() != &device)
     fail(ErrorKind::Argument, "replay of a graph captured on ", impl_->device()->info().name,

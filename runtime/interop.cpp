@@ -12,8 +12,10 @@ namespace {
 const char* owner_kind(NativeHandle which) {
   switch (which) {
     case NativeHandle::CuContext:
-    case NativeHandle::CuDevice: return "cuda";
-    default: return "vulkan";
+    case NativeHandle::CuDevice:
+      return "cuda";
+    default:
+      return "vulkan";
   }
 }
 
@@ -21,12 +23,18 @@ const char* owner_kind(NativeHandle which) {
 
 const char* native_handle_name(NativeHandle which) {
   switch (which) {
-    case NativeHandle::CuContext: return "CUcontext";
-    case NativeHandle::CuDevice: return "CUdevice";
-    case NativeHandle::VkInstance: return "VkInstance";
-    case NativeHandle::VkPhysicalDevice: return "VkPhysicalDevice";
-    case NativeHandle::VkDevice: return "VkDevice";
-    case NativeHandle::VkQueue: return "VkQueue";
+    case NativeHandle::CuContext:
+      return "CUcontext";
+    case NativeHandle::CuDevice:
+      return "CUdevice";
+    case NativeHandle::VkInstance:
+      return "VkInstance";
+    case NativeHandle::VkPhysicalDevice:
+      return "VkPhysicalDevice";
+    case NativeHandle::VkDevice:
+      return "VkDevice";
+    case NativeHandle::VkQueue:
+      return "VkQueue";
   }
   return "native handle";
 }

@@ -28,7 +28,9 @@ namespace {
 using tl::ParamClass;
 using Kind = KernelArg::Kind;
 
-bool is_number(const KernelArg& a) { return a.kind != Kind::Buffer && a.kind != Kind::DType; }
+bool is_number(const KernelArg& a) {
+  return a.kind != Kind::Buffer && a.kind != Kind::DType;
+}
 
 bool fits(int64_t v, bool from_unsigned, ir::DType t) {
   if (ir::is_float(t)) return true;
@@ -52,15 +54,37 @@ void put_scalar(std::span<std::byte> block, uint32_t offset, ir::DType t, const 
   double f = a.kind == Kind::Float ? a.f : static_cast<double>(a.i);
   int64_t i = a.kind == Kind::Float ? static_cast<int64_t>(a.f) : a.i;
   switch (t) {
-    case ir::DType::i1: put<uint8_t>(block, offset, i != 0); break;
-    case ir::DType::i8: case ir::DType::u8: put<uint8_t>(block, offset, static_cast<uint8_t>(i)); break;
-    case ir::DType::i16: case ir::DType::u16: put<uint16_t>(block, offset, static_cast<uint16_t>(i)); break;
-    case ir::DType::i32: case ir::DType::u32: put<uint32_t>(block, offset, static_cast<uint32_t>(i)); break;
-    case ir::DType::i64: case ir::DType::u64: put<uint64_t>(block, offset, static_cast<uint64_t>(i)); break;
-    case ir::DType::f16: put<uint16_t>(block, offset, f16_from_double(f)); break;
-    case ir::DType::bf16: put<uint16_t>(block, offset, bf16_from_double(f)); break;
-    case ir::DType::f32: put<float>(block, offset, static_cast<float>(f)); break;
-    case ir::DType::f64: put<double>(block, offset, f); break;
+    case ir::DType::i1:
+      put<uint8_t>(block, offset, i != 0);
+      break;
+    case ir::DType::i8:
+    case ir::DType::u8:
+      put<uint8_t>(block, offset, static_cast<uint8_t>(i));
+      break;
+    case ir::DType::i16:
+    case ir::DType::u16:
+      put<uint16_t>(block, offset, static_cast<uint16_t>(i));
+      break;
+    case ir::DType::i32:
+    case ir::DType::u32:
+      put<uint32_t>(block, offset, static_cast<uint32_t>(i));
+      break;
+    case ir::DType::i64:
+    case ir::DType::u64:
+      put<uint64_t>(block, offset, static_cast<uint64_t>(i));
+      break;
+    case ir::DType::f16:
+      put<uint16_t>(block, offset, f16_from_double(f));
+      break;
+    case ir::DType::bf16:
+      put<uint16_t>(block, offset, bf16_from_double(f));
+      break;
+    case ir::DType::f32:
+      put<float>(block, offset, static_cast<float>(f));
+      break;
+    case ir::DType::f64:
+      put<double>(block, offset, f);
+      break;
   }
 }
 
@@ -106,11 +130,16 @@ std::string KernelArg::describe() const {
     case Kind::Buffer:
       return "a buffer of " + std::string(ir::dtype_name(dtype)) + " on " +
              (buffer.device() ? buffer.device()->info().name : "no device");
-    case Kind::Int: return "the integer " + std::to_string(i);
-    case Kind::UInt: return "the unsigned integer " + std::to_string(static_cast<uint64_t>(i));
-    case Kind::Float: return "the float " + std::to_string(f);
-    case Kind::Bool: return i ? "true" : "false";
-    case Kind::DType: return "the dtype " + std::string(ir::dtype_name(static_cast<ir::DType>(i)));
+    case Kind::Int:
+      return "the integer " + std::to_string(i);
+    case Kind::UInt:
+      return "the unsigned integer " + std::to_string(static_cast<uint64_t>(i));
+    case Kind::Float:
+      return "the float " + std::to_string(f);
+    case Kind::Bool:
+      return i ? "true" : "false";
+    case Kind::DType:
+      return "the dtype " + std::string(ir::dtype_name(static_cast<ir::DType>(i)));
   }
   return "?";
 }
@@ -141,8 +170,9 @@ KernelBase::KernelBase(std::string name, std::vector<std::string> param_names,
 }
 
 std::string KernelBase::param_label(size_t i) const {
-  return "argument " + std::to_string(i + 1) + " '" + param_names_[i] + "' (" + params_[i].cpp_type +
-         ") of kernel '" + (name_.empty() ? std::string("<kernel>") : name_) + "'";
+  return "argument " + std::to_string(i + 1) + " '" + param_names_[i] + "' (" +
+         params_[i].cpp_type + ") of kernel '" + (name_.empty() ? std::string("<kernel>") : name_) +
+         "'";
 }
 
 std::vector<tl::ArgSpec> KernelBase::check_and_specialize(std::span<const KernelArg> args) const {
@@ -168,12 +198,12 @@ void KernelBase::specialize(std::span<const KernelArg> args, std::span<tl::ArgSp
       if (p.dtype && *p.dtype != a.dtype)
         fail(ErrorKind::Argument, param_label(i), " must be a buffer of ", ir::dtype_name(*p.dtype),
              ", got ", a.describe());
-      if (!a.buffer.valid())
-        fail(ErrorKind::Argument, param_label(i), " is an empty buffer");
+      if (!a.buffer.valid()) fail(ErrorKind::Argument, param_label(i), " is an empty buffer");
       s.dtype = a.dtype;
       s.divisible_by_16 = a.buffer.address() % 16 == 0;
     } else if (p.cls == ParamClass::Scalar) {
-      if (!is_number(a)) fail(ErrorKind::Argument, param_label(i), " must be a number, got ", a.describe());
+      if (!is_number(a))
+        fail(ErrorKind::Argument, param_label(i), " must be a number, got ", a.describe());
       s.dtype = p.dtype ? *p.dtype : a.dtype;
       if (a.kind == Kind::Float && !ir::is_float(s.dtype))
         fail(ErrorKind::Argument, param_label(i), " is an integer parameter, got ", a.describe());
@@ -186,8 +216,10 @@ void KernelBase::specialize(std::span<const KernelArg> args, std::span<tl::ArgSp
       }
     } else {
       using CK = tl::ConstValue::Kind;
-      bool ok = (p.const_kind == CK::Int && (a.kind == Kind::Int || a.kind == Kind::UInt || a.kind == Kind::Bool)) ||
-                (p.const_kind == CK::Float && (a.kind == Kind::Float || a.kind == Kind::Int || a.kind == Kind::UInt)) ||
+      bool ok = (p.const_kind == CK::Int &&
+                 (a.kind == Kind::Int || a.kind == Kind::UInt || a.kind == Kind::Bool)) ||
+                (p.const_kind == CK::Float &&
+                 (a.kind == Kind::Float || a.kind == Kind::Int || a.kind == Kind::UInt)) ||
                 (p.const_kind == CK::Bool && (a.kind == Kind::Bool || a.kind == Kind::Int)) ||
                 (p.const_kind == CK::DType && a.kind == Kind::DType);
       if (!ok)
@@ -201,7 +233,7 @@ void KernelBase::specialize(std::span<const KernelArg> args, std::span<tl::ArgSp
 }
 
 rt::DeviceImpl* KernelBase::launch_device(const LaunchConfig& config,
-                                         std::span<const KernelArg> args) const {
+                                          std::span<const KernelArg> args) const {
   // Raw: the stream or the buffers (which the launch holds) keep the device alive.
   rt::DeviceImpl* device = config.stream ? config.stream->impl()->device() : nullptr;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -222,7 +254,8 @@ rt::DeviceImpl* KernelBase::launch_device(const LaunchConfig& config,
   return device;
 }
 
-std::shared_ptr<const ir::Module> KernelBase::module_for(const std::vector<tl::ArgSpec>& specs) const {
+std::shared_ptr<const ir::Module> KernelBase::module_for(
+    const std::vector<tl::ArgSpec>& specs) const {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = traced_.find(specs);
@@ -336,14 +369,14 @@ void KernelBase::launch(const LaunchConfig& config, std::span<const KernelArg> a
   rt::DeviceImpl* device = launch_device(config, args);
   if (config.options.num_warps < 1 || config.options.num_warps > 32 ||
       (config.options.num_warps & (config.options.num_warps - 1)) != 0)
-    fail(ErrorKind::Argument, "kernel '", name_, "': num_warps must be a power of two in 1..32, got ",
-         config.options.num_warps);
+    fail(ErrorKind::Argument, "kernel '", name_,
+         "': num_warps must be a power of two in 1..32, got ", config.options.num_warps);
   if (config.options.num_stages < 1)
     fail(ErrorKind::Argument, "kernel '", name_, "': num_stages must be at least 1, got ",
          config.options.num_stages);
   if (config.options.maxnreg != 0 && (config.options.maxnreg < 16 || config.options.maxnreg > 255))
-    fail(ErrorKind::Argument, "kernel '", name_, "': maxnreg must be 0 (no limit) or in 16..255, got ",
-         config.options.maxnreg);
+    fail(ErrorKind::Argument, "kernel '", name_,
+         "': maxnreg must be 0 (no limit) or in 16..255, got ", config.options.maxnreg);
   const std::array<int64_t, 3> max_grid = grid_limits(device->info());
   const uint32_t grid[3] = {config.grid.x, config.grid.y, config.grid.z};
   for (int axis = 0; axis < 3; ++axis)
@@ -408,8 +441,8 @@ void KernelBase::capture(const ir::Module& traced, const LaunchOptions& options)
   if (!dir || !*dir) return;
   const std::string text = "// options: num_warps=" + std::to_string(options.num_warps) +
                            " num_stages=" + std::to_string(options.num_stages) +
-                           (options.maxnreg ? " maxnreg=" + std::to_string(options.maxnreg) : "") + "\n" +
-                           ir::print(traced);
+                           (options.maxnreg ? " maxnreg=" + std::to_string(options.maxnreg) : "") +
+                           "\n" + ir::print(traced);
   uint64_t h = 1469598103934665603ull;
   for (char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
   char hex[17];
@@ -420,7 +453,8 @@ void KernelBase::capture(const ir::Module& traced, const LaunchOptions& options)
   const std::filesystem::path path = std::filesystem::path(dir) / (stem + "." + hex + ".tir");
   if (std::filesystem::exists(path)) return;
   // Written beside, then renamed: a reader never sees half a file, writers of one text agree.
-  const std::filesystem::path tmp = path.string() + ".tmp" + std::to_string(reinterpret_cast<uintptr_t>(this));
+  const std::filesystem::path tmp =
+      path.string() + ".tmp" + std::to_string(reinterpret_cast<uintptr_t>(this));
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   {
@@ -429,7 +463,8 @@ void KernelBase::capture(const ir::Module& traced, const LaunchOptions& options)
     if (!out) fail(ErrorKind::Runtime, "TESSERA_CAPTURE: cannot write ", tmp.string());
   }
   std::filesystem::rename(tmp, path, ec);
-  if (ec) fail(ErrorKind::Runtime, "TESSERA_CAPTURE: cannot rename ", tmp.string(), ": ", ec.message());
+  if (ec)
+    fail(ErrorKind::Runtime, "TESSERA_CAPTURE: cannot rename ", tmp.string(), ": ", ec.message());
 }
 
 size_t KernelBase::traced_count() const {

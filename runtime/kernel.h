@@ -26,7 +26,9 @@
 namespace tessera {
 
 /// Ceiling division, for grid sizes.
-constexpr uint64_t cdiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+constexpr uint64_t cdiv(uint64_t a, uint64_t b) {
+  return (a + b - 1) / b;
+}
 
 /// A grid with its launch options and, optionally, a stream to launch on (default: the device's
 /// default stream; class Stream says how the streams of a device are ordered).

@@ -104,7 +104,8 @@ std::shared_ptr<StreamImpl> ordered_stream(DeviceImpl& device,
     return s;
   }
   uint64_t seen = order.default_work.load(std::memory_order_acquire);
-  if (seen != s->ordering.seen_default.load(std::memory_order_relaxed)) join_default(device, *s, seen);
+  if (seen != s->ordering.seen_default.load(std::memory_order_relaxed))
+    join_default(device, *s, seen);
   return s;
 }
 

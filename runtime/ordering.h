@@ -35,10 +35,11 @@ struct StreamOrder {
 
 /// The order's record of one device (a member of DeviceImpl; backends leave it alone).
 struct DeviceOrder {
-  std::atomic<uint64_t> default_work{0};    ///< operations enqueued on the default stream
-  std::atomic<uint64_t> created_work{0};    ///< operations enqueued on all created streams
-  std::atomic<uint64_t> created_joined{0};  ///< how much of created_work the default stream waited for
-  std::mutex mutex;                         ///< guards `created`
+  std::atomic<uint64_t> default_work{0};  ///< operations enqueued on the default stream
+  std::atomic<uint64_t> created_work{0};  ///< operations enqueued on all created streams
+  std::atomic<uint64_t> created_joined{
+      0};            ///< how much of created_work the default stream waited for
+  std::mutex mutex;  ///< guards `created`
   /// The device's created streams the order has seen. Weak: a stream that went away finished its
   /// work first (every backend's stream drains or waits in its destructor).
   std::vector<std::weak_ptr<StreamImpl>> created;

@@ -114,7 +114,9 @@ class Event {
     stream.impl()->wait(impl_);
   }
   /// Milliseconds from `start` to this event (both recorded; waits for them).
-  double elapsed_since(const Event& start) const { return device_->elapsed_ms(*start.impl_, *impl_); }
+  double elapsed_since(const Event& start) const {
+    return device_->elapsed_ms(*start.impl_, *impl_);
+  }
 
  private:
   std::shared_ptr<rt::DeviceImpl> device_;

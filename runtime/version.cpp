@@ -8,6 +8,8 @@
 
 namespace tessera {
 
-std::string_view version() { return TESSERA_VERSION; }
+std::string_view version() {
+  return TESSERA_VERSION;
+}
 
 }  // namespace tessera

@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
     }
     double err = samples::max_rel_err(y.download(), ref);
     // Outputs are below 1, so this is an absolute error: f32 exp and a sum of N terms.
-    return samples::report("03_softmax", dev, "[" + std::to_string(M) + ", " + std::to_string(N) + "]",
-                           err, 1e-6, ms);
+    return samples::report("03_softmax", dev,
+                           "[" + std::to_string(M) + ", " + std::to_string(N) + "]", err, 1e-6, ms);
   });
 }

@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
       for (int c = 0; c < N; ++c) ref[r] += hx[size_t(r) * N + c];
     double err = samples::max_rel_err(out.download(), ref);
     // An f32 sum of N values in [-1, 1]: rounding grows like sqrt(N) ulps of the partial sums.
-    return samples::report("04_row_sum", dev, "[" + std::to_string(M) + ", " + std::to_string(N) + "]",
-                           err, 1e-4, ms);
+    return samples::report("04_row_sum", dev,
+                           "[" + std::to_string(M) + ", " + std::to_string(N) + "]", err, 1e-4, ms);
   });
 }

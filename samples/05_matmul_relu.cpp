@@ -19,9 +19,9 @@ int main(int argc, char** argv) {
     auto c = dev.alloc<float>(size_t(M) * N);
     c.fill(NAN);
 
-    auto matmul = TESSERA_KERNEL(matmul_relu_kernel, a_ptr, b_ptr, c_ptr, M, N, K, stride_am,
-                                 stride_ak, stride_bk, stride_bn, stride_cm, stride_cn, BLOCK_M,
-                                 BLOCK_N, BLOCK_K);
+    auto matmul =
+        TESSERA_KERNEL(matmul_relu_kernel, a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak,
+                       stride_bk, stride_bn, stride_cm, stride_cn, BLOCK_M, BLOCK_N, BLOCK_K);
     tessera::Grid grid(tessera::cdiv(M, BLOCK_M), tessera::cdiv(N, BLOCK_N));
     double ms = samples::time_ms(dev, [&] {
       matmul[{grid}](a, b, c, M, N, K, K, 1, N, 1, N, 1, BLOCK_M, BLOCK_N, BLOCK_K);
@@ -41,13 +41,15 @@ int main(int argc, char** argv) {
           s += p;
           magnitude += std::fabs(p);
         }
-        const double e = std::fabs(double(hc[size_t(i) * N + j]) - std::max(s, 0.0)) / std::max(magnitude, 1e-30);
+        const double e = std::fabs(double(hc[size_t(i) * N + j]) - std::max(s, 0.0)) /
+                         std::max(magnitude, 1e-30);
         err = std::isnan(e) ? INFINITY : std::max(err, e);
       }
     }
     // TF32 inputs (2^-9) and the f32 accumulation of K products (a few 2^-24 per step).
-    return samples::report("05_matmul_relu", dev,
-                           "[" + std::to_string(M) + ", " + std::to_string(N) + ", " + std::to_string(K) + "]",
-                           err, 0x1p-9 + 0x1p-12, ms);
+    return samples::report(
+        "05_matmul_relu", dev,
+        "[" + std::to_string(M) + ", " + std::to_string(N) + ", " + std::to_string(K) + "]", err,
+        0x1p-9 + 0x1p-12, ms);
   });
 }

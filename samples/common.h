@@ -36,7 +36,9 @@ inline tessera::Device device_from_args(int argc, char** argv) {
 
 /// Is this device a GPU (sizes may be large), or an interpreter or CPU driver (keep them small)?
 /// `--small` answers no for every device.
-inline bool is_gpu(const tessera::Device& d) { return !d.info().is_cpu && !small_problem(); }
+inline bool is_gpu(const tessera::Device& d) {
+  return !d.info().is_cpu && !small_problem();
+}
 
 /// Uniform random floats in [lo, hi), from a fixed seed so runs are repeatable.
 inline std::vector<float> random_floats(size_t n, float lo, float hi, uint32_t seed) {
@@ -88,7 +90,8 @@ inline int run(const char* sample, int argc, char** argv,
     tessera::Device dev = device_from_args(argc, argv);
     return body(dev);
   } catch (const tessera::Error& e) {
-    std::printf("FAIL %s: %s: %s\n", sample, std::string(tessera::to_string(e.kind())).c_str(), e.what());
+    std::printf("FAIL %s: %s: %s\n", sample, std::string(tessera::to_string(e.kind())).c_str(),
+                e.what());
     return 1;
   }
 }

@@ -45,7 +45,8 @@ void spirv_validate(const ir::Function& fn, const target::Target&, Artifact& a, 
                     const char* stage) {
   if (spirv_tools_skip(a, dumps, "validate")) return;
   const std::string error = spirv::validate(a.spirv);
-  TESSERA_CHECK(error.empty(), "SPIR-V ", stage, " of kernel '", fn.name, "' does not validate: ", error);
+  TESSERA_CHECK(error.empty(), "SPIR-V ", stage, " of kernel '", fn.name,
+                "' does not validate: ", error);
 }
 
 void spirv_validate_emitted(const ir::Function& fn, const target::Target& t, Artifact& a,
@@ -90,7 +91,9 @@ const Emitter* emitter_for(const target::Target& t) {
 
 }  // namespace
 
-std::span<const Emitter> emitters() { return kEmitters; }
+std::span<const Emitter> emitters() {
+  return kEmitters;
+}
 
 std::string code_text(const Artifact& a) {
   return a.isa == "spirv" ? spirv::disassemble(a.spirv) : a.ptx;
@@ -107,15 +110,17 @@ Artifact emit(const ir::Function& fn, const target::Target& target, const Dumps&
     step.run(fn, target, a, dumps);
     if (dumps.has("times"))
       dumps.out() << "// " << e->isa << " step " << step.name << ": "
-                  << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count()
+                  << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                               start)
+                         .count()
                   << " ms\n";
   }
   if (dumps.has(e->dump_word)) dumps.out() << code_text(a);
   return a;
 }
 
-Artifact compile(const ir::Module& traced, const target::Target& target, const CompileOptions& options,
-                 const Dumps& dumps) {
+Artifact compile(const ir::Module& traced, const target::Target& target,
+                 const CompileOptions& options, const Dumps& dumps) {
   if (!emitter_for(target))
     fail(ErrorKind::Unsupported, "kernel '", traced.kernel().name, "': target '", target.name,
          "' has no code generator (isa '", target.isa, "')");

@@ -13,7 +13,8 @@ namespace {
 std::vector<CatalogEntry> build() {
   std::vector<CatalogEntry> c;
   c.push_back({"vector_add_kernel", "out = x + y, BLOCK = 1024", [](const Device& d) {
-                 auto k = TESSERA_KERNEL(samples::vector_add_kernel, x_ptr, y_ptr, out_ptr, n, BLOCK);
+                 auto k =
+                     TESSERA_KERNEL(samples::vector_add_kernel, x_ptr, y_ptr, out_ptr, n, BLOCK);
                  auto b = d.alloc<float>(16);
                  return k.traced(b, b, b, 1000, 1024);
                }});
@@ -28,12 +29,12 @@ std::vector<CatalogEntry> build() {
                  auto b = d.alloc<float>(16);
                  return k.traced(b, b, 1000, 1000, 1000, 1024);
                }});
-  c.push_back({"row_sum_kernel", "row sums with a loop over tiles, BLOCK_SIZE = 1024",
-               [](const Device& d) {
-                 auto k = TESSERA_KERNEL(samples::row_sum_kernel, x_ptr, out_ptr, N, BLOCK_SIZE);
-                 auto b = d.alloc<float>(16);
-                 return k.traced(b, b, 5000, 1024);
-               }});
+  c.push_back(
+      {"row_sum_kernel", "row sums with a loop over tiles, BLOCK_SIZE = 1024", [](const Device& d) {
+         auto k = TESSERA_KERNEL(samples::row_sum_kernel, x_ptr, out_ptr, N, BLOCK_SIZE);
+         auto b = d.alloc<float>(16);
+         return k.traced(b, b, 5000, 1024);
+       }});
   c.push_back({"matmul_relu_kernel", "relu(A @ B), 64x64x32 tiles", [](const Device& d) {
                  auto k = TESSERA_KERNEL(samples::matmul_relu_kernel, a_ptr, b_ptr, c_ptr, M, N, K,
                                          stride_am, stride_ak, stride_bk, stride_bn, stride_cm,

@@ -123,9 +123,8 @@ std::variant<Options, std::string> parse_options(const std::vector<std::string>&
       {"--stage", &o.stage}, {"--target", &o.target}, {"--device", &o.device},
       {"--batch", &o.batch}, {"--out", &o.out},       {"--targets", &o.targets},
       {"--shard", &o.shard}};
-  const std::map<std::string, std::optional<int>*> numbers = {{"--num-warps", &o.num_warps},
-                                                              {"--num-stages", &o.num_stages},
-                                                              {"--maxnreg", &o.maxnreg}};
+  const std::map<std::string, std::optional<int>*> numbers = {
+      {"--num-warps", &o.num_warps}, {"--num-stages", &o.num_stages}, {"--maxnreg", &o.maxnreg}};
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--list") {

@@ -250,7 +250,7 @@ struct Options {
   int64_t only = -1;  ///< --program I: run only program I
   bool verbose = false;
   bool print = false;  ///< --print: print each generated program (to compare generators)
-  int isolate = -1;  ///< check every program in a child process (default: unless on the host)
+  int isolate = -1;    ///< check every program in a child process (default: unless on the host)
   double timeout_s = 120;
 };
 

@@ -150,8 +150,9 @@ Value* Gen::emit_unary() {
     if ((k == OpKind::Sin || k == OpKind::Cos) && o_.trig_range > 0) {
       const Type t = a->type, b1 = t.with_dtype(DType::i1);
       Value* mag = make(OpKind::Abs, {a}, t);
-      Value* big = make(OpKind::And, {make(OpKind::CmpGt, {mag, constant(t, o_.trig_range)}, b1),
-                                      make(OpKind::CmpLt, {mag, constant(t, INFINITY)}, b1)},
+      Value* big = make(OpKind::And,
+                        {make(OpKind::CmpGt, {mag, constant(t, o_.trig_range)}, b1),
+                         make(OpKind::CmpLt, {mag, constant(t, INFINITY)}, b1)},
                         b1);
       a = make(OpKind::Where, {big, constant(t, 0.0), a}, t);
     }

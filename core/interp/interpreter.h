@@ -64,7 +64,7 @@ class MemoryMap {
 /// "timed out" naming the kernel, the loop's file:line, the program and `seconds`.
 struct Deadline {
   std::chrono::steady_clock::time_point at = std::chrono::steady_clock::time_point::max();
-  double seconds = 0;            ///< the limit `at` was computed from, for the message
+  double seconds = 0;             ///< the limit `at` was computed from, for the message
   const char* setting = nullptr;  ///< what sets the limit (named in the message), or null
 
   /// A deadline `seconds` from now; none (never passes) when seconds <= 0.

@@ -78,7 +78,8 @@ void copy_slot(const Slot& dst, const Slot& src, uint32_t threads) {
 void copy_slot_masked(const Slot& dst, const Slot& src, const uint8_t* on, uint32_t threads) {
   if (dst.bytes > 8) {  // a cooperative matrix's share
     for (uint32_t t = 0; t < threads; ++t)
-      if (on[t]) std::memcpy(dst.data + size_t{t} * dst.bytes, src.data + size_t{t} * dst.bytes, dst.bytes);
+      if (on[t])
+        std::memcpy(dst.data + size_t{t} * dst.bytes, src.data + size_t{t} * dst.bytes, dst.bytes);
     return;
   }
   with_elem_size(dst.bytes, [&](auto size) {

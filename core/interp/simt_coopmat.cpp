@@ -30,8 +30,8 @@ bool whole_subgroup(const Machine& m, const Instr& in, const Mask& mask, uint32_
   while (mask.on[base + absent]) ++absent;
   m.fault(*in.op, -1, std::string(in.op->name()) + " in divergent control flow",
           ": " + std::to_string(active) + " of " + std::to_string(m.subgroup) +
-              " lanes of subgroup " + std::to_string(base / m.subgroup) +
-              " execute it (lane " + std::to_string(absent) + " does not)");
+              " lanes of subgroup " + std::to_string(base / m.subgroup) + " execute it (lane " +
+              std::to_string(absent) + " does not)");
 }
 
 /// The index of subgroup `base`'s access: the same in every lane.
@@ -39,7 +39,8 @@ int64_t uniform_index(const Machine& m, const Instr& in, uint32_t base) {
   const int32_t* index = in.in[0].as<int32_t>();
   for (uint32_t l = 1; l < m.subgroup; ++l)
     if (index[base + l] != index[base])
-      m.fault(*in.op, static_cast<int>(base + l), std::string(in.op->name()) + " with a non-uniform index",
+      m.fault(*in.op, static_cast<int>(base + l),
+              std::string(in.op->name()) + " with a non-uniform index",
               ": lane " + std::to_string(l) + " gives " + std::to_string(index[base + l]) +
                   ", lane 0 " + std::to_string(index[base]));
   return index[base];
@@ -130,8 +131,10 @@ void coop_mul_add(Machine& m, const Instr& in, const Mask& mask) {
   auto input = [&](const Slot& s, uint32_t base, int64_t e) -> double {
     S x;
     std::memcpy(&x, element(s, base, e, sizeof(S)), sizeof(S));
-    if constexpr (In::kFloat) return In::to_double(x);
-    else return static_cast<double>(x);
+    if constexpr (In::kFloat)
+      return In::to_double(x);
+    else
+      return static_cast<double>(x);
   };
   for (uint32_t base = 0; base < m.threads; base += sg) {
     if (!whole_subgroup(m, in, mask, base)) continue;
@@ -144,8 +147,8 @@ void coop_mul_add(Machine& m, const Instr& in, const Mask& mask) {
         std::memcpy(&cv, element(in.in[2], base, e, 4), 4);
         double acc = cv;
         for (int64_t k = 0; k < K; ++k)
-          acc = static_cast<float>(num::odd_sum(acc, a[static_cast<size_t>(r * K + k)] *
-                                                         b[static_cast<size_t>(k * N + c)]));
+          acc = static_cast<float>(num::odd_sum(
+              acc, a[static_cast<size_t>(r * K + k)] * b[static_cast<size_t>(k * N + c)]));
         const float out = static_cast<float>(acc);
         std::memcpy(element(in.out[0], base, e, 4), &out, 4);
       } else {
@@ -170,7 +173,8 @@ int coopmat_slot_bytes(const ir::Type& type, uint32_t subgroup) {
 
 Handler select_coopmat(Instr& in) {
   switch (in.op->kind) {
-    case ir::OpKind::CoopMatFill: return &coop_fill;
+    case ir::OpKind::CoopMatFill:
+      return &coop_fill;
     case ir::OpKind::CoopMatLoad: {
       ir::CoopMatLoadOp op(const_cast<ir::Op*>(in.op));
       in.imm[0] = op.buffer();
@@ -185,12 +189,17 @@ Handler select_coopmat(Instr& in) {
     }
     case ir::OpKind::CoopMatMulAdd:
       switch (in.op->operand(0)->type.dtype) {
-        case ir::DType::f16: return &coop_mul_add<DT<ir::DType::f16>>;
-        case ir::DType::bf16: return &coop_mul_add<DT<ir::DType::bf16>>;
-        case ir::DType::i8: return &coop_mul_add<DT<ir::DType::i8>>;
-        default: return nullptr;
+        case ir::DType::f16:
+          return &coop_mul_add<DT<ir::DType::f16>>;
+        case ir::DType::bf16:
+          return &coop_mul_add<DT<ir::DType::bf16>>;
+        case ir::DType::i8:
+          return &coop_mul_add<DT<ir::DType::i8>>;
+        default:
+          return nullptr;
       }
-    default: return nullptr;
+    default:
+      return nullptr;
   }
 }
 

@@ -40,10 +40,14 @@ void print(Machine& m, const Instr& in, const Mask& mask) {
 uint64_t slot_int(const Slot& s, ir::DType dtype, uint32_t t) {
   const bool sign = ir::is_signed_int(dtype);
   switch (s.bytes) {
-    case 1: return sign ? static_cast<uint64_t>(s.as<int8_t>()[t]) : s.as<uint8_t>()[t];
-    case 2: return sign ? static_cast<uint64_t>(s.as<int16_t>()[t]) : s.as<uint16_t>()[t];
-    case 4: return sign ? static_cast<uint64_t>(s.as<int32_t>()[t]) : s.as<uint32_t>()[t];
-    default: return s.as<uint64_t>()[t];
+    case 1:
+      return sign ? static_cast<uint64_t>(s.as<int8_t>()[t]) : s.as<uint8_t>()[t];
+    case 2:
+      return sign ? static_cast<uint64_t>(s.as<int16_t>()[t]) : s.as<uint16_t>()[t];
+    case 4:
+      return sign ? static_cast<uint64_t>(s.as<int32_t>()[t]) : s.as<uint32_t>()[t];
+    default:
+      return s.as<uint64_t>()[t];
   }
 }
 
@@ -79,9 +83,9 @@ Handler select_debug(Instr& in) {
   // print: imm[1] = hex; assert: imm[1] = the number of reported values.
   in.imm[1] = op.kind == ir::OpKind::Print ? op.int_attr_or("hex", 0) != 0 : view.num_values();
   const int64_t values = op.kind == ir::OpKind::Print ? 0 : in.imm[1];
-  TESSERA_CHECK(in.imm[0] >= 0 && static_cast<size_t>(in.imm[0] + values) + 1 == in.in.size(),
-                "'", op.name(), "' with rank ", in.imm[0], ", ", values, " values and ",
-                in.in.size(), " operands");
+  TESSERA_CHECK(in.imm[0] >= 0 && static_cast<size_t>(in.imm[0] + values) + 1 == in.in.size(), "'",
+                op.name(), "' with rank ", in.imm[0], ", ", values, " values and ", in.in.size(),
+                " operands");
   return op.kind == ir::OpKind::Print ? print : check_assert;
 }
 

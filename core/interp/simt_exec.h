@@ -79,8 +79,8 @@ struct Block {
 
 /// Per-element access history for the race detector, in barrier intervals ("epochs").
 struct SharedAccess {
-  int32_t unfenced = -1;  ///< the thread whose write no fence_async_shared followed yet, or -1
-  uint32_t wgmma_readers = 0;        ///< wgmma ops in flight that read the element
+  int32_t unfenced = -1;       ///< the thread whose write no fence_async_shared followed yet, or -1
+  uint32_t wgmma_readers = 0;  ///< wgmma ops in flight that read the element
   const ir::Op* wgmma_op = nullptr;  ///< one of them
   uint32_t write_epoch = 0;
   uint32_t read_epoch = 0;
@@ -129,7 +129,7 @@ int64_t checked_shared_index(const Machine& m, const ir::Op& op, int64_t buffer,
 struct AsyncCopy {
   uint64_t group = 0;  ///< the issuing thread's group number
   int64_t buffer = 0;
-  int64_t index = 0;   ///< first element
+  int64_t index = 0;  ///< first element
   const ir::Op* op = nullptr;
   std::array<std::byte, 16> bytes{};
 };
@@ -157,7 +157,7 @@ struct PendingWgmma {
 
 /// The wgmma state of each warpgroup, and each thread's shared writes not yet fenced for them.
 struct WgmmaState {
-  std::vector<uint64_t> committed;                ///< per warpgroup: groups committed so far
+  std::vector<uint64_t> committed;                 ///< per warpgroup: groups committed so far
   std::vector<std::vector<PendingWgmma>> pending;  ///< per warpgroup, in issue order
   /// Per thread, (buffer, element) written since its last fence_async_shared (race checks on).
   std::vector<std::vector<std::pair<int64_t, int64_t>>> unfenced;

@@ -87,11 +87,16 @@ Handler select_mma(Instr& in) {
   const ir::MmaShape& shape = ir::MmaOp(const_cast<ir::Op*>(in.op)).shape();
   in.imm[0] = &shape - ir::mma_shapes().data();
   switch (shape.in) {
-    case ir::DType::f16: return &mma<DT<ir::DType::f16>>;
-    case ir::DType::bf16: return &mma<DT<ir::DType::bf16>>;
-    case ir::DType::f32: return &mma<DT<ir::DType::f32>>;
-    case ir::DType::i8: return &mma<DT<ir::DType::i8>>;
-    default: return nullptr;
+    case ir::DType::f16:
+      return &mma<DT<ir::DType::f16>>;
+    case ir::DType::bf16:
+      return &mma<DT<ir::DType::bf16>>;
+    case ir::DType::f32:
+      return &mma<DT<ir::DType::f32>>;
+    case ir::DType::i8:
+      return &mma<DT<ir::DType::i8>>;
+    default:
+      return nullptr;
   }
 }
 
@@ -137,10 +142,14 @@ Handler select_ldmatrix(Instr& in, const SharedMemory& shared) {
   TESSERA_CHECK(in.imm[0] >= 0 && static_cast<size_t>(in.imm[0]) < shared.buffers.size(),
                 "'ldmatrix' of an undeclared buffer");
   switch (shared.buffers[static_cast<size_t>(in.imm[0])].elem_bytes) {
-    case 1: return &ldmatrix<1>;
-    case 2: return &ldmatrix<2>;
-    case 4: return &ldmatrix<4>;
-    default: return nullptr;
+    case 1:
+      return &ldmatrix<1>;
+    case 2:
+      return &ldmatrix<2>;
+    case 4:
+      return &ldmatrix<4>;
+    default:
+      return nullptr;
   }
 }
 

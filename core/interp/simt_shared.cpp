@@ -22,10 +22,10 @@ std::string element_name(int64_t buffer, int64_t elem) {
 [[noreturn]] void race(const Machine& m, const ir::Op& op, uint32_t thread, std::string_view verb,
                        int64_t buffer, int64_t elem, std::string_view past, int other,
                        const ir::Op* other_op) {
-  fail(ErrorKind::DeviceFault, "shared-memory race in kernel '", m.fn.name, "' at ",
-       op.loc.str(), ": thread ", thread, " ", verb, " ", element_name(buffer, elem), " ", past,
-       " by thread ", other, " at ", other_op->loc.str(), " with no barrier between (program (",
-       m.pid[0], ", ", m.pid[1], ", ", m.pid[2], "))");
+  fail(ErrorKind::DeviceFault, "shared-memory race in kernel '", m.fn.name, "' at ", op.loc.str(),
+       ": thread ", thread, " ", verb, " ", element_name(buffer, elem), " ", past, " by thread ",
+       other, " at ", other_op->loc.str(), " with no barrier between (program (", m.pid[0], ", ",
+       m.pid[1], ", ", m.pid[2], "))");
 }
 
 }  // namespace
@@ -54,11 +54,10 @@ void on_shared_write(const Machine& m, const ir::Op& op, int64_t buffer, uint32_
   const uint32_t epoch = m.shared.epoch;
   const auto thread = static_cast<int32_t>(t);
   if (a.wgmma_readers > 0)
-    fail(ErrorKind::DeviceFault, "shared-memory race in kernel '", m.fn.name, "' at ",
-         op.loc.str(), ": thread ", t, " writes ", element_name(buffer, elem),
-         " while the wgmma at ", a.wgmma_op->loc.str(),
-         " that reads it is in flight (no wgmma_wait retired it; program (", m.pid[0], ", ",
-         m.pid[1], ", ", m.pid[2], "))");
+    fail(ErrorKind::DeviceFault, "shared-memory race in kernel '", m.fn.name, "' at ", op.loc.str(),
+         ": thread ", t, " writes ", element_name(buffer, elem), " while the wgmma at ",
+         a.wgmma_op->loc.str(), " that reads it is in flight (no wgmma_wait retired it; program (",
+         m.pid[0], ", ", m.pid[1], ", ", m.pid[2], "))");
   if (a.read_epoch == epoch) {
     if (a.reader != thread) race(m, op, t, "writes", buffer, elem, "read", a.reader, a.read_op);
     if (a.reader2 >= 0) race(m, op, t, "writes", buffer, elem, "read", a.reader2, a.read_op2);

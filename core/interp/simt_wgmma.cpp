@@ -125,12 +125,13 @@ void wgmma(Machine& m, const Instr& in, const Mask& mask) {
       if (a_index[t] != a_index[t0] || b_index[t] != b_index[t0])
         m.fault(*in.op, static_cast<int>(t), "wgmma with operands that differ across its warpgroup",
                 ": thread " + std::to_string(t) + " starts A at " + std::to_string(a_index[t]) +
-                    " and B at " + std::to_string(b_index[t]) + ", thread " +
-                    std::to_string(t0) + " at " + std::to_string(a_index[t0]) + " and " +
-                    std::to_string(b_index[t0]));
+                    " and B at " + std::to_string(b_index[t]) + ", thread " + std::to_string(t0) +
+                    " at " + std::to_string(a_index[t0]) + " and " + std::to_string(b_index[t0]));
     PendingWgmma record{m.wgmma.committed[g], in.op, {}};
-    if (a_regs) registers_operand(in, g, shape, a);
-    else read_operand(m, in, g, w.a_smem(), a_index[t0], 64, shape, a, record);
+    if (a_regs)
+      registers_operand(in, g, shape, a);
+    else
+      read_operand(m, in, g, w.a_smem(), a_index[t0], 64, shape, a, record);
     read_operand(m, in, g, sb, b_index[t0], shape.n, shape, b, record);
     for (uint32_t t = t0; t < t0 + kGroup; ++t)
       for (int i = 0; i < shape.acc_count(); ++i) {
@@ -140,7 +141,8 @@ void wgmma(Machine& m, const Instr& in, const Mask& mask) {
         const size_t slot = b_slot + 1 + static_cast<size_t>(i);
         if (shape.acc == ir::DType::f32) {
           double acc = in.in[slot].as<float>()[t];
-          for (int k = 0; k < shape.k; ++k) acc = static_cast<float>(num::odd_sum(acc, ar[k] * bc[k]));
+          for (int k = 0; k < shape.k; ++k)
+            acc = static_cast<float>(num::odd_sum(acc, ar[k] * bc[k]));
           in.out[static_cast<size_t>(i)].as<float>()[t] = static_cast<float>(acc);
         } else {
           uint32_t acc = static_cast<uint32_t>(in.in[slot].as<int32_t>()[t]);
@@ -180,11 +182,14 @@ void wgmma_wait(Machine& m, const Instr& in, const Mask& mask) {
         continue;
       }
       for (const auto& [buffer, elem] : p.reads)
-        --m.shared.buffers[static_cast<size_t>(buffer)].access[static_cast<size_t>(elem)].wgmma_readers;
+        --m.shared.buffers[static_cast<size_t>(buffer)]
+              .access[static_cast<size_t>(elem)]
+              .wgmma_readers;
     }
     queue.resize(kept);
   }
-  for (size_t i = 0; i < in.out.size(); ++i) copy_slot_masked(in.out[i], in.in[i], mask.on, m.threads);
+  for (size_t i = 0; i < in.out.size(); ++i)
+    copy_slot_masked(in.out[i], in.in[i], mask.on, m.threads);
 }
 
 /// fence_async_shared: the thread's earlier shared writes become visible to wgmma.
@@ -193,7 +198,8 @@ void fence_async_shared(Machine& m, const Instr&, const Mask& mask) {
   for (uint32_t t = 0; t < m.threads; ++t) {
     if (!mask.on[t]) continue;
     for (const auto& [buffer, elem] : m.wgmma.unfenced[t]) {
-      SharedAccess& a = m.shared.buffers[static_cast<size_t>(buffer)].access[static_cast<size_t>(elem)];
+      SharedAccess& a =
+          m.shared.buffers[static_cast<size_t>(buffer)].access[static_cast<size_t>(elem)];
       if (a.unfenced == static_cast<int32_t>(t)) a.unfenced = -1;
     }
     m.wgmma.unfenced[t].clear();
@@ -207,7 +213,9 @@ void WgmmaState::begin_workgroup(uint32_t threads, SharedMemory& shared) {
   for (const auto& queue : pending)
     for (const PendingWgmma& p : queue)
       for (const auto& [buffer, elem] : p.reads)
-        --shared.buffers[static_cast<size_t>(buffer)].access[static_cast<size_t>(elem)].wgmma_readers;
+        --shared.buffers[static_cast<size_t>(buffer)]
+              .access[static_cast<size_t>(elem)]
+              .wgmma_readers;
   for (const auto& list : unfenced)
     for (const auto& [buffer, elem] : list)
       shared.buffers[static_cast<size_t>(buffer)].access[static_cast<size_t>(elem)].unfenced = -1;

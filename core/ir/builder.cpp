@@ -23,7 +23,8 @@ void Builder::set_insertion_after(Op* op) {
 Op* Builder::create(OpKind kind, std::vector<Value*> operands, std::vector<Type> result_types,
                     std::vector<Attribute> attrs) {
   TESSERA_CHECK(region_, "builder has no insertion point");
-  Op* op = module_.new_op(kind, std::move(operands), std::move(result_types), std::move(attrs), loc_);
+  Op* op =
+      module_.new_op(kind, std::move(operands), std::move(result_types), std::move(attrs), loc_);
   op->parent = region_;
   if (index_ < 0) {
     region_->ops.push_back(op);

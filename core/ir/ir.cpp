@@ -33,9 +33,15 @@ const T& get_as(const Op& op, std::string_view name) {
 
 }  // namespace
 
-const OpInfo& op_info(OpKind kind) { return kOpInfo[static_cast<int>(kind)]; }
-std::string_view op_name(OpKind kind) { return op_info(kind).name; }
-int num_op_kinds() { return kNumOps; }
+const OpInfo& op_info(OpKind kind) {
+  return kOpInfo[static_cast<int>(kind)];
+}
+std::string_view op_name(OpKind kind) {
+  return op_info(kind).name;
+}
+int num_op_kinds() {
+  return kNumOps;
+}
 
 bool parse_op_kind(std::string_view name, OpKind* out) {
   static const auto* table = [] {
@@ -70,9 +76,13 @@ void set_attr(std::vector<Attribute>& attrs, std::string_view name, AttrValue va
   attrs.insert(it, Attribute{std::string(name), std::move(value)});
 }
 
-const AttrValue* Op::find_attr(std::string_view name) const { return ir::find_attr(attrs, name); }
+const AttrValue* Op::find_attr(std::string_view name) const {
+  return ir::find_attr(attrs, name);
+}
 
-void Op::set_attr(std::string_view name, AttrValue value) { ir::set_attr(attrs, name, std::move(value)); }
+void Op::set_attr(std::string_view name, AttrValue value) {
+  ir::set_attr(attrs, name, std::move(value));
+}
 
 int64_t Function::int_attr_or(std::string_view name, int64_t fallback) const {
   const AttrValue* v = ir::find_attr(attrs, name);
@@ -95,7 +105,9 @@ void Op::erase_attr(std::string_view name) {
   std::erase_if(attrs, [&](const Attribute& a) { return a.name == name; });
 }
 
-int64_t Op::int_attr(std::string_view name) const { return get_as<int64_t>(*this, name); }
+int64_t Op::int_attr(std::string_view name) const {
+  return get_as<int64_t>(*this, name);
+}
 double Op::float_attr(std::string_view name) const {
   const AttrValue& v = get_attr(*this, name);
   if (auto* i = std::get_if<int64_t>(&v)) return static_cast<double>(*i);
@@ -107,7 +119,9 @@ const std::string& Op::str_attr(std::string_view name) const {
 const std::vector<int64_t>& Op::ints_attr(std::string_view name) const {
   return get_as<std::vector<int64_t>>(*this, name);
 }
-const Type& Op::type_attr(std::string_view name) const { return get_as<Type>(*this, name); }
+const Type& Op::type_attr(std::string_view name) const {
+  return get_as<Type>(*this, name);
+}
 
 int64_t Op::int_attr_or(std::string_view name, int64_t fallback) const {
   const AttrValue* v = find_attr(name);

@@ -41,14 +41,14 @@ enum OpTrait : uint32_t {
   kPure = 1u << 0,         ///< no side effects: may be CSE'd, folded, deleted when unused
   kElementwise = 1u << 1,  ///< operates element by element on operands of one shape
   kCommutative = 1u << 2,
-  kCompare = 1u << 3,      ///< result dtype is i1
-  kMath = 1u << 4,         ///< a floating-point math function
+  kCompare = 1u << 3,  ///< result dtype is i1
+  kMath = 1u << 4,     ///< a floating-point math function
   kMemRead = 1u << 5,
   kMemWrite = 1u << 6,
-  kSideEffect = 1u << 7,   ///< must not be removed or reordered across other effects
-  kTerminator = 1u << 8,   ///< ends a region
-  kTileOnly = 1u << 9,     ///< exists only in the tile IR (not in SIMT functions)
-  kSimt = 1u << 10,        ///< exists only in the SIMT IR (core/ir/simt.h)
+  kSideEffect = 1u << 7,  ///< must not be removed or reordered across other effects
+  kTerminator = 1u << 8,  ///< ends a region
+  kTileOnly = 1u << 9,    ///< exists only in the tile IR (not in SIMT functions)
+  kSimt = 1u << 10,       ///< exists only in the SIMT IR (core/ir/simt.h)
 };
 
 /// The static facts of an op kind, from ops.def.
@@ -65,7 +65,9 @@ std::string_view op_name(OpKind kind);
 /// Finds an op kind by its text name; returns false if unknown.
 bool parse_op_kind(std::string_view name, OpKind* out);
 int num_op_kinds();
-inline bool has_trait(OpKind kind, OpTrait t) { return (op_info(kind).traits & t) != 0; }
+inline bool has_trait(OpKind kind, OpTrait t) {
+  return (op_info(kind).traits & t) != 0;
+}
 
 class Op;
 class Region;
@@ -74,9 +76,9 @@ class Region;
 class Value {
  public:
   Type type;
-  Op* def = nullptr;           ///< defining op; null for region arguments
-  Region* owner = nullptr;     ///< the region whose argument this is; null for op results
-  uint32_t index = 0;          ///< result index in `def`, or argument index in `owner`
+  Op* def = nullptr;        ///< defining op; null for region arguments
+  Region* owner = nullptr;  ///< the region whose argument this is; null for op results
+  uint32_t index = 0;       ///< result index in `def`, or argument index in `owner`
 
   bool is_arg() const { return def == nullptr; }
 };
@@ -156,7 +158,9 @@ class Function {
   int64_t int_attr_or(std::string_view name, int64_t fallback) const;
   std::string str_attr_or(std::string_view name, std::string_view fallback) const;
   const std::vector<int64_t>* ints_attr(std::string_view name) const;
-  void set_attr(std::string_view name, AttrValue value) { ir::set_attr(attrs, name, std::move(value)); }
+  void set_attr(std::string_view name, AttrValue value) {
+    ir::set_attr(attrs, name, std::move(value));
+  }
 };
 
 /// Owns every op, value and region of its functions. Nothing is freed before the module: erased

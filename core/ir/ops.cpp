@@ -39,14 +39,30 @@ E attr_enum(const Op* op, std::string_view attr, const std::array<std::string_vi
 
 }  // namespace
 
-std::string_view to_string(AtomicOp o) { return kAtomicOps[static_cast<size_t>(o)]; }
-std::string_view to_string(MemSem s) { return kSems[static_cast<size_t>(s)]; }
-std::string_view to_string(MemScope s) { return kScopes[static_cast<size_t>(s)]; }
-std::string_view to_string(ReduceKind k) { return kReduceKinds[static_cast<size_t>(k)]; }
-std::string_view to_string(DotPrecision p) { return kPrecisions[static_cast<size_t>(p)]; }
-bool parse_atomic_op(std::string_view s, AtomicOp* out) { return parse_enum(kAtomicOps, s, out); }
-bool parse_mem_sem(std::string_view s, MemSem* out) { return parse_enum(kSems, s, out); }
-bool parse_mem_scope(std::string_view s, MemScope* out) { return parse_enum(kScopes, s, out); }
+std::string_view to_string(AtomicOp o) {
+  return kAtomicOps[static_cast<size_t>(o)];
+}
+std::string_view to_string(MemSem s) {
+  return kSems[static_cast<size_t>(s)];
+}
+std::string_view to_string(MemScope s) {
+  return kScopes[static_cast<size_t>(s)];
+}
+std::string_view to_string(ReduceKind k) {
+  return kReduceKinds[static_cast<size_t>(k)];
+}
+std::string_view to_string(DotPrecision p) {
+  return kPrecisions[static_cast<size_t>(p)];
+}
+bool parse_atomic_op(std::string_view s, AtomicOp* out) {
+  return parse_enum(kAtomicOps, s, out);
+}
+bool parse_mem_sem(std::string_view s, MemSem* out) {
+  return parse_enum(kSems, s, out);
+}
+bool parse_mem_scope(std::string_view s, MemScope* out) {
+  return parse_enum(kScopes, s, out);
+}
 bool parse_reduce_kind(std::string_view s, ReduceKind* out) {
   return parse_enum(kReduceKinds, s, out);
 }
@@ -54,20 +70,34 @@ bool parse_dot_precision(std::string_view s, DotPrecision* out) {
   return parse_enum(kPrecisions, s, out);
 }
 
-AtomicOp AtomicRmwOp::atomic_op() const { return attr_enum(op, "op", kAtomicOps, AtomicOp::Add); }
-MemSem AtomicRmwOp::sem() const { return attr_enum(op, "sem", kSems, MemSem::AcqRel); }
-MemScope AtomicRmwOp::scope() const { return attr_enum(op, "scope", kScopes, MemScope::Gpu); }
-MemSem AtomicCasOp::sem() const { return attr_enum(op, "sem", kSems, MemSem::AcqRel); }
-MemScope AtomicCasOp::scope() const { return attr_enum(op, "scope", kScopes, MemScope::Gpu); }
+AtomicOp AtomicRmwOp::atomic_op() const {
+  return attr_enum(op, "op", kAtomicOps, AtomicOp::Add);
+}
+MemSem AtomicRmwOp::sem() const {
+  return attr_enum(op, "sem", kSems, MemSem::AcqRel);
+}
+MemScope AtomicRmwOp::scope() const {
+  return attr_enum(op, "scope", kScopes, MemScope::Gpu);
+}
+MemSem AtomicCasOp::sem() const {
+  return attr_enum(op, "sem", kSems, MemSem::AcqRel);
+}
+MemScope AtomicCasOp::scope() const {
+  return attr_enum(op, "scope", kScopes, MemScope::Gpu);
+}
 ReduceKind ReduceOp::reduce_kind() const {
   return attr_enum(op, "kind", kReduceKinds, ReduceKind::Sum);
 }
-ReduceKind ScanOp::scan_kind() const { return attr_enum(op, "kind", kReduceKinds, ReduceKind::Sum); }
+ReduceKind ScanOp::scan_kind() const {
+  return attr_enum(op, "kind", kReduceKinds, ReduceKind::Sum);
+}
 DotPrecision DotOp::precision() const {
   // f32 inputs default to TF32 like Triton; for other dtypes the attribute has no effect.
   return attr_enum(op, "precision", kPrecisions, DotPrecision::Tf32);
 }
 
-bool propagates_nan(const Op* minmax) { return minmax->str_attr_or("nan", "propagate") != "ignore"; }
+bool propagates_nan(const Op* minmax) {
+  return minmax->str_attr_or("nan", "propagate") != "ignore";
+}
 
 }  // namespace tessera::ir

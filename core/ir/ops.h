@@ -111,7 +111,8 @@
 ///                               beginning with `fault`, default "device assert failed"). The
 ///                               `values` operands (default none, at most kMaxAssertValues;
 ///                               integers (not i1) of %cond's shape) are reported with it: in the
-///                               message, `{k}` stands for the failing element's k-th value in decimal and
+///                               message, `{k}` stands for the failing element's k-th value in
+///                               decimal and
 ///                               `{k:x}` for it in hex (core/support/fault_text.h).
 ///   multiple_of %x {values}     %x (integers, or pointers: Triton's
 ///                               `tl.multiple_of(ptr + offs, 16)`), with a promise that dimension
@@ -221,15 +222,11 @@ struct DescOperands {
 };
 struct DescLoadOp : OpView<OpKind::DescLoad> {
   using OpView::OpView;
-  DescOperands desc() const {
-    return {op, static_cast<int>(op->operands.size() - 1) / 3};
-  }
+  DescOperands desc() const { return {op, static_cast<int>(op->operands.size() - 1) / 3}; }
 };
 struct DescStoreOp : OpView<OpKind::DescStore> {
   using OpView::OpView;
-  DescOperands desc() const {
-    return {op, static_cast<int>(op->operands.size() - 2) / 3};
-  }
+  DescOperands desc() const { return {op, static_cast<int>(op->operands.size() - 2) / 3}; }
   Value* value() const { return op->operands.back(); }
 };
 
@@ -330,13 +327,14 @@ inline std::string assert_heading(const Op& assert_op) {
   return assert_op.str_attr_or("fault", "device assert failed");
 }
 
-
 struct ForOp : OpView<OpKind::For> {
   using OpView::OpView;
   Value* lower() const { return op->operand(0); }
   Value* upper() const { return op->operand(1); }
   Value* step() const { return op->operand(2); }
-  std::span<Value* const> inits() const { return {op->operands.data() + 3, op->operands.size() - 3}; }
+  std::span<Value* const> inits() const {
+    return {op->operands.data() + 3, op->operands.size() - 3};
+  }
   Region* body() const { return op->region(0); }
   Value* iv() const { return body()->args.at(0); }
   std::span<Value* const> iter_args() const {

@@ -109,7 +109,8 @@ void append_location(std::string& out, const Location& loc) {
 /// Prints one function (or one op) with a name for every value it can reach.
 class Printer {
  public:
-  explicit Printer(std::string& out, const PrintOptions& options = {}) : out_(out), options_(options) {}
+  explicit Printer(std::string& out, const PrintOptions& options = {})
+      : out_(out), options_(options) {}
 
   /// Names every value of `fn` as function() prints it.
   void name_function(const Function& fn) {

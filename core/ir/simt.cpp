@@ -87,7 +87,9 @@ std::vector<SharedBuffer> shared_buffers(const Function& fn) {
 
 namespace {
 
-int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+int64_t round_up(int64_t x, int64_t to) {
+  return (x + to - 1) / to * to;
+}
 
 }  // namespace
 

@@ -63,16 +63,17 @@
 ///                                                             dtype, C and D f32
 ///                              ("m16n8k8", "tf32")            K = 8: 4 A and 2 B f32 values,
 ///                                                             each rounded to TF32 first (nearest,
-///                                                             ties away: cvt.rna.tf32.f32), C, D f32
+///                                                             ties away: cvt.rna.tf32.f32), C, D
+///                                                             f32
 ///                              ("m16n8k32", "i8")             K = 32: 16 A and 8 B i8 values,
 ///                                                             C and D i32
 ///                            Operands: the A values, the B values, then 4 C values; results: the
 ///                            4 D values. With g = lane >> 2, t = lane & 3 and e = 4 / the A/B
 ///                            element bytes (elements per 32-bit register: 2, 1, 4), lane `lane`
 ///                            holds
-///                              A value i:    row g + 8 * ((i / e) % 2),  col t*e + i%e + 4e * (i / 2e)
-///                              B value i:    row t*e + i%e + 4e * (i / e),  col g
-///                              C, D value i: row g + 8 * (i / 2),  col 2t + i%2
+///                              A value i:    row g + 8 * ((i / e) % 2),  col t*e + i%e + 4e * (i /
+///                              2e) B value i:    row t*e + i%e + 4e * (i / e),  col g C, D value
+///                              i: row g + 8 * (i / 2),  col 2t + i%2
 ///                            (mma_a_coord / mma_b_coord / mma_c_coord below compute these).
 ///                            D[r][c] = C[r][c] + sum over k of A[r][k] * B[k][c]: every product
 ///                            is exact; floats accumulate in f32, i8 products in i32 (wrapping).
@@ -248,11 +249,11 @@ struct GlobalStoreOp : OpView<OpKind::GlobalStore> {
 
 /// One mma.sync instruction shape and operand type (the `mma` op's shape and `a` attributes).
 struct MmaShape {
-  std::string_view shape;  ///< "m16n8k16", "m16n8k8", "m16n8k32"
-  std::string_view a;      ///< "f16", "bf16", "tf32", "i8"
-  int k;                   ///< 16, 8, 32
-  DType in;                ///< the A and B values' dtype (f32 for tf32)
-  DType acc;               ///< the C and D values' dtype (f32 or i32)
+  std::string_view shape;                      ///< "m16n8k16", "m16n8k8", "m16n8k32"
+  std::string_view a;                          ///< "f16", "bf16", "tf32", "i8"
+  int k;                                       ///< 16, 8, 32
+  DType in;                                    ///< the A and B values' dtype (f32 for tf32)
+  DType acc;                                   ///< the C and D values' dtype (f32 or i32)
   int a_count() const { return 16 * k / 32; }  ///< A values per lane
   int b_count() const { return 8 * k / 32; }   ///< B values per lane
   static constexpr int kCCount = 4;            ///< C and D values per lane

@@ -19,11 +19,15 @@ constexpr DTypeInfo kInfo[] = {
 #undef X
 };
 
-const DTypeInfo& info(DType t) { return kInfo[static_cast<int>(t)]; }
+const DTypeInfo& info(DType t) {
+  return kInfo[static_cast<int>(t)];
+}
 
 }  // namespace
 
-std::string_view dtype_name(DType t) { return info(t).text; }
+std::string_view dtype_name(DType t) {
+  return info(t).text;
+}
 
 std::optional<DType> parse_dtype(std::string_view text) {
   for (int i = 0; i < kNumDTypes; ++i)
@@ -31,12 +35,24 @@ std::optional<DType> parse_dtype(std::string_view text) {
   return std::nullopt;
 }
 
-int dtype_bits(DType t) { return info(t).bits; }
-int dtype_bytes(DType t) { return t == DType::i1 ? 1 : info(t).bits / 8; }
-bool is_float(DType t) { return info(t).is_float; }
-bool is_int(DType t) { return !info(t).is_float; }
-bool is_signed_int(DType t) { return is_int(t) && info(t).is_signed; }
-bool is_unsigned_int(DType t) { return is_int(t) && !info(t).is_signed; }
+int dtype_bits(DType t) {
+  return info(t).bits;
+}
+int dtype_bytes(DType t) {
+  return t == DType::i1 ? 1 : info(t).bits / 8;
+}
+bool is_float(DType t) {
+  return info(t).is_float;
+}
+bool is_int(DType t) {
+  return !info(t).is_float;
+}
+bool is_signed_int(DType t) {
+  return is_int(t) && info(t).is_signed;
+}
+bool is_unsigned_int(DType t) {
+  return is_int(t) && !info(t).is_signed;
+}
 
 std::string shape_str(const Shape& s) {
   std::string out = "[";
@@ -54,8 +70,8 @@ int64_t num_elements(const Shape& s) {
 }
 
 std::string Type::str() const {
-  std::string elem = is_ptr ? "ptr<" + std::string(dtype_name(dtype)) + ">"
-                            : std::string(dtype_name(dtype));
+  std::string elem =
+      is_ptr ? "ptr<" + std::string(dtype_name(dtype)) + ">" : std::string(dtype_name(dtype));
   if (shape.empty()) return elem;
   std::string out = mat == MatUse::None ? "tile<"
                     : mat == MatUse::A  ? "coopmat_a<"
@@ -78,10 +94,14 @@ std::optional<Type> parse_type(std::string_view text) {
   };
   MatUse mat = MatUse::None;
   size_t open = 5;
-  if (text.starts_with("coopmat_a<")) mat = MatUse::A, open = 10;
-  else if (text.starts_with("coopmat_b<")) mat = MatUse::B, open = 10;
-  else if (text.starts_with("coopmat_acc<")) mat = MatUse::Acc, open = 12;
-  else if (!text.starts_with("tile<")) return parse_elem(text);
+  if (text.starts_with("coopmat_a<"))
+    mat = MatUse::A, open = 10;
+  else if (text.starts_with("coopmat_b<"))
+    mat = MatUse::B, open = 10;
+  else if (text.starts_with("coopmat_acc<"))
+    mat = MatUse::Acc, open = 12;
+  else if (!text.starts_with("tile<"))
+    return parse_elem(text);
   if (!text.ends_with(">")) return std::nullopt;
   std::string_view body = text.substr(open, text.size() - open - 1);
   Shape shape;

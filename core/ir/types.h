@@ -20,19 +20,19 @@
 namespace tessera::ir {
 
 /// One row per dtype: enum name, text, bit width, is float, is signed (for integers).
-#define TESSERA_DTYPES(X)      \
-  X(i1, "i1", 1, false, false) \
-  X(i8, "i8", 8, false, true)  \
-  X(i16, "i16", 16, false, true) \
-  X(i32, "i32", 32, false, true) \
-  X(i64, "i64", 64, false, true) \
-  X(u8, "u8", 8, false, false) \
+#define TESSERA_DTYPES(X)         \
+  X(i1, "i1", 1, false, false)    \
+  X(i8, "i8", 8, false, true)     \
+  X(i16, "i16", 16, false, true)  \
+  X(i32, "i32", 32, false, true)  \
+  X(i64, "i64", 64, false, true)  \
+  X(u8, "u8", 8, false, false)    \
   X(u16, "u16", 16, false, false) \
   X(u32, "u32", 32, false, false) \
   X(u64, "u64", 64, false, false) \
-  X(f16, "f16", 16, true, true) \
+  X(f16, "f16", 16, true, true)   \
   X(bf16, "bf16", 16, true, true) \
-  X(f32, "f32", 32, true, true) \
+  X(f32, "f32", 32, true, true)   \
   X(f64, "f64", 64, true, true)
 
 enum class DType : uint8_t {
@@ -63,8 +63,8 @@ enum class MatUse : uint8_t { None, A, B, Acc };
 /// A value's type: a scalar, a pointer, a tile of either, or a cooperative matrix.
 struct Type {
   DType dtype = DType::i32;
-  bool is_ptr = false;  ///< a pointer to `dtype` in global memory
-  Shape shape;          ///< empty for scalars and pointers; non-empty for tiles and matrices
+  bool is_ptr = false;        ///< a pointer to `dtype` in global memory
+  Shape shape;                ///< empty for scalars and pointers; non-empty for tiles and matrices
   MatUse mat = MatUse::None;  ///< a cooperative matrix of `shape` [rows, cols] (not a tile)
 
   static Type scalar(DType t) { return Type{t, false, {}}; }

@@ -264,10 +264,10 @@ class FunctionVerifier {
     // A SIMT assert takes `rank` indices before its values and condition (check_simt_debug
     // counts them). A tile-IR assert takes its `values` (check_assert checks the count) and its
     // condition only.
-    int max_operands =
-        !c.simt && op.kind == OpKind::Assert
-            ? 1 + static_cast<int>(std::clamp<int64_t>(op.int_attr_or("values", 0), 0, kMaxAssertValues))
-            : info.max_operands;
+    int max_operands = !c.simt && op.kind == OpKind::Assert
+                           ? 1 + static_cast<int>(std::clamp<int64_t>(op.int_attr_or("values", 0),
+                                                                      0, kMaxAssertValues))
+                           : info.max_operands;
     if (n < info.min_operands || (max_operands >= 0 && n > max_operands))
       ok = c.fail("expects ", arity_str(info.min_operands, max_operands, "operand"), ", got ", n);
     int results = static_cast<int>(op.results.size());

@@ -110,13 +110,13 @@ void check_hint_or_debug(OpChecker& c);             // verifier_ops.cpp
 void check_elementwise(OpChecker& c);               // verifier_elementwise.cpp
 void check_memory(OpChecker& c);                    // verifier_elementwise.cpp
 /// The optional `nan` attribute of min, max, reduce and scan: "propagate" or "ignore".
-void check_nan_attr(OpChecker& c);                  // verifier_elementwise.cpp
-void check_reduction(OpChecker& c);                 // verifier_reduce.cpp
-void check_control(OpChecker& c);                   // verifier_control.cpp
-void check_simt(OpChecker& c);                      // verifier_simt.cpp: the kSimt kinds
-void check_simt_debug(OpChecker& c);                // verifier_simt.cpp: SIMT print, assert
-void check_wgmma_family(OpChecker& c);              // verifier_wgmma.cpp
-void check_coopmat_family(OpChecker& c);            // verifier_coopmat.cpp
+void check_nan_attr(OpChecker& c);        // verifier_elementwise.cpp
+void check_reduction(OpChecker& c);       // verifier_reduce.cpp
+void check_control(OpChecker& c);         // verifier_control.cpp
+void check_simt(OpChecker& c);            // verifier_simt.cpp: the kSimt kinds
+void check_simt_debug(OpChecker& c);      // verifier_simt.cpp: SIMT print, assert
+void check_wgmma_family(OpChecker& c);    // verifier_wgmma.cpp
+void check_coopmat_family(OpChecker& c);  // verifier_coopmat.cpp
 /// In a SIMT function: an operand that a wgmma defines is read only by a wgmma (as C), a
 /// wgmma_wait or a yield (verifier_wgmma.cpp).
 void check_async_operands(OpChecker& c);

@@ -171,14 +171,17 @@ void check_desc(OpChecker& c) {
   const size_t indices = c.num_in() - (is_store ? 2 : 1);
   const Type& block = is_store ? c.in(c.num_in() - 1) : c.out();
   if (indices % 3 != 0 || indices == 0)
-    return void(c.fail("expects a base pointer, then the same number (the rank) of dims, strides "
-                       "and offsets", is_store ? ", then the value" : "", "; got ", c.num_in(),
-                       " operands"));
+    return void(
+        c.fail("expects a base pointer, then the same number (the rank) of dims, strides "
+               "and offsets",
+               is_store ? ", then the value" : "", "; got ", c.num_in(), " operands"));
   const size_t rank = indices / 3;
   if (!c.in(0).is_ptr || !c.in(0).shape.empty())
-    return void(c.fail("expects operand #0 (the base) to be a scalar pointer, got ", c.in(0).str()));
+    return void(
+        c.fail("expects operand #0 (the base) to be a scalar pointer, got ", c.in(0).str()));
   const Type index = c.in(1);
-  if (index.is_ptr || !index.shape.empty() || (index.dtype != DType::i32 && index.dtype != DType::i64))
+  if (index.is_ptr || !index.shape.empty() ||
+      (index.dtype != DType::i32 && index.dtype != DType::i64))
     return void(c.fail("expects the dims, strides and offsets to be i32 or i64 scalars, got ",
                        index.str()));
   for (size_t i = 2; i <= indices; ++i)

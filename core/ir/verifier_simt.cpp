@@ -42,7 +42,8 @@ class FunctionAttrChecker {
       else
         fail("(SIMT) expects attribute 'subgroup' to be a power of two, got ", *subgroup);
     }
-    bool subgroup_ok = subgroup && is_power_of_two(*subgroup) && (!threads || *threads % *subgroup == 0);
+    bool subgroup_ok =
+        subgroup && is_power_of_two(*subgroup) && (!threads || *threads % *subgroup == 0);
     const AttrValue* target = find_attr(fn_.attrs, "target");
     if (target && !std::holds_alternative<std::string>(*target))
       fail("(SIMT) expects attribute 'target' to be a string, got ", print_attr_value(*target));
@@ -249,7 +250,8 @@ void check_mma(OpChecker& c) {
   std::vector<Type> cs(in_types.begin() + static_cast<long>(na + nb), in_types.end());
   c.expect_types("A and B values", ab, repeated(Type::scalar(s->in), static_cast<int>(na + nb)));
   c.expect_types("C values", cs, repeated(Type::scalar(s->acc), MmaShape::kCCount));
-  c.expect_types("results", types_of(c.op.results), repeated(Type::scalar(s->acc), MmaShape::kCCount));
+  c.expect_types("results", types_of(c.op.results),
+                 repeated(Type::scalar(s->acc), MmaShape::kCCount));
 }
 
 /// ldmatrix: the index, the buffer (1-, 2- or 4-byte elements), count, trans and the results.
@@ -288,7 +290,8 @@ void check_cp_async(OpChecker& c) {
   c.expect_type("operand #2 (the predicate)", c.in(2), kBool);
   const SharedBuffer* buffer = buffer_attr(c);
   if (buffer && ptr_ok && buffer->dtype != p.dtype)
-    c.fail("expects a pointer to the buffer's dtype ", dtype_name(buffer->dtype), ", got ", p.str());
+    c.fail("expects a pointer to the buffer's dtype ", dtype_name(buffer->dtype), ", got ",
+           p.str());
 }
 
 /// `rank` (default 0); reported unless a non-negative integer.
@@ -330,13 +333,12 @@ bool check_stage(OpChecker& c) {
         "\"simt\")");
   // Cooperative matrices: only in SIMT functions, made and used by the coopmat ops and carried
   // by control flow.
-  const bool takes_mats = c.simt && (c.op.kind == OpKind::CoopMatFill ||
-                                     c.op.kind == OpKind::CoopMatLoad ||
-                                     c.op.kind == OpKind::CoopMatStore ||
-                                     c.op.kind == OpKind::CoopMatMulAdd ||
-                                     c.op.kind == OpKind::For || c.op.kind == OpKind::If ||
-                                     c.op.kind == OpKind::While || c.op.kind == OpKind::Yield ||
-                                     c.op.kind == OpKind::Condition);
+  const bool takes_mats =
+      c.simt &&
+      (c.op.kind == OpKind::CoopMatFill || c.op.kind == OpKind::CoopMatLoad ||
+       c.op.kind == OpKind::CoopMatStore || c.op.kind == OpKind::CoopMatMulAdd ||
+       c.op.kind == OpKind::For || c.op.kind == OpKind::If || c.op.kind == OpKind::While ||
+       c.op.kind == OpKind::Yield || c.op.kind == OpKind::Condition);
   if (!takes_mats) {  // the first matrix operand, else result, is reported
     for (size_t i = 0; i < c.num_in(); ++i)
       if (c.op.operands[i] && c.in(i).is_mat())

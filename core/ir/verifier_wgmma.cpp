@@ -34,7 +34,8 @@ void check_smem(OpChecker& c, std::string_view name, const WgmmaShape& s) {
     if (off < 0 || off % 16 || off >= (int64_t{1} << 18))
       c.fail("expects the byte offsets of '", name, "' to be multiples of 16 below 2^18, got ",
              off);
-  if (trans != 0 && trans != 1) c.fail("expects the trans of '", name, "' to be 0 or 1, got ", trans);
+  if (trans != 0 && trans != 1)
+    c.fail("expects the trans of '", name, "' to be 0 or 1, got ", trans);
   if (trans == 1 && !s.allows_trans())
     c.fail("'", name, "' is MN-major (trans = 1), which wgmma allows only for f16 and bf16, not ",
            s.a);
@@ -49,8 +50,10 @@ void check_smem(OpChecker& c, std::string_view name, const WgmmaShape& s) {
     c.fail("expects '", name, "' to name a buffer of ", dtype_name(s.in), ", got ",
            dtype_name(b.dtype));
   if (b.bytes() % 1024)
-    c.fail("expects '", name, "' to name a buffer whose size is a multiple of 1024 bytes (so it "
-           "starts 1024-byte aligned), got ", b.bytes(), " bytes");
+    c.fail("expects '", name,
+           "' to name a buffer whose size is a multiple of 1024 bytes (so it "
+           "starts 1024-byte aligned), got ",
+           b.bytes(), " bytes");
 }
 
 void check_wgmma(OpChecker& c) {
@@ -60,9 +63,11 @@ void check_wgmma(OpChecker& c) {
   if (!shape || !a) return;
   std::optional<WgmmaShape> s = find_wgmma_shape(*shape, *a);
   if (!s) {
-    c.fail("expects (shape, a) to be (\"m64n<N>k16\", \"f16\" or \"bf16\"), (\"m64n<N>k8\", "
-           "\"tf32\") or (\"m64n<N>k32\", \"i8\") with N in 8..256 a multiple of 8 (i8: of 16 "
-           "above 32); got (\"", *shape, "\", \"", *a, "\")");
+    c.fail(
+        "expects (shape, a) to be (\"m64n<N>k16\", \"f16\" or \"bf16\"), (\"m64n<N>k8\", "
+        "\"tf32\") or (\"m64n<N>k32\", \"i8\") with N in 8..256 a multiple of 8 (i8: of 16 "
+        "above 32); got (\"",
+        *shape, "\", \"", *a, "\")");
     return;
   }
   const bool a_regs = !c.op.has_attr("a_smem");
@@ -75,16 +80,17 @@ void check_wgmma(OpChecker& c) {
   const size_t n = static_cast<size_t>(s->acc_count());
   if (c.num_in() != b_slot + 1 + n) {
     c.fail("expects ", b_slot + 1, " + ", n, " operands for ", *shape, " (",
-           a_regs ? "A's values and B's start index" : "the two start indices", ", then the C "
-           "values), got ", c.num_in());
+           a_regs ? "A's values and B's start index" : "the two start indices",
+           ", then the C "
+           "values), got ",
+           c.num_in());
     return;
   }
   if (a_regs) {
     std::vector<Type> as = types_of(c.op.operands);
     as.resize(b_slot);
     c.expect_types("A's values", as, std::vector<Type>(b_slot, Type::scalar(s->in)));
-  }
-  else
+  } else
     c.expect_type("operand #0 (A's start index)", c.in(0), kI32);
   c.expect_type("operand #" + std::to_string(b_slot) + " (B's start index)", c.in(b_slot), kI32);
   const Type acc = Type::scalar(s->acc);
@@ -99,7 +105,8 @@ void check_wgmma_wait(OpChecker& c) {
   check_warpgroup(c);
   c.int_attr_in("pending", 0, 16);
   if (c.expect_num_results(c.num_in(), "one per operand"))
-    c.expect_types("results (the operands' types)", types_of(c.op.results), types_of(c.op.operands));
+    c.expect_types("results (the operands' types)", types_of(c.op.results),
+                   types_of(c.op.operands));
 }
 
 }  // namespace
@@ -107,11 +114,17 @@ void check_wgmma_wait(OpChecker& c) {
 void check_wgmma_family(OpChecker& c) {
   TESSERA_CHECK(c.simt, "SIMT op '", c.op.name(), "' checked outside a SIMT function");
   switch (c.op.kind) {
-    case OpKind::Wgmma: return check_wgmma(c);
-    case OpKind::WgmmaWait: return check_wgmma_wait(c);
-    case OpKind::WgmmaFence: case OpKind::WgmmaCommit: return check_warpgroup(c);
-    case OpKind::FenceAsyncShared: return;
-    default: TESSERA_CHECK(false, "not a wgmma op: ", c.op.name());
+    case OpKind::Wgmma:
+      return check_wgmma(c);
+    case OpKind::WgmmaWait:
+      return check_wgmma_wait(c);
+    case OpKind::WgmmaFence:
+    case OpKind::WgmmaCommit:
+      return check_warpgroup(c);
+    case OpKind::FenceAsyncShared:
+      return;
+    default:
+      TESSERA_CHECK(false, "not a wgmma op: ", c.op.name());
   }
 }
 
@@ -122,7 +135,8 @@ void check_async_operands(OpChecker& c) {
     const Value* v = c.op.operands[i];
     if (!v->def || v->def->kind != OpKind::Wgmma) continue;
     if (k == OpKind::Wgmma && i > WgmmaOp(const_cast<Op*>(&c.op)).b_slot()) continue;
-    c.fail("reads operand #", i, ", a result of a wgmma, before a wgmma_wait settles it (only a "
+    c.fail("reads operand #", i,
+           ", a result of a wgmma, before a wgmma_wait settles it (only a "
            "wgmma's C, a wgmma_wait or a yield may)");
   }
 }

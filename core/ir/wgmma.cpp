@@ -61,8 +61,9 @@ std::optional<WgmmaShape> wgmma_shape_for(DType in, int n) {
 
 int64_t WgmmaSmem::byte_of(int64_t start, int64_t r, int64_t k, int elem_bytes) const {
   const int64_t t = swizzle / elem_bytes;
-  const int64_t x = trans ? start + (r / t) * lbo + (k / 8) * sbo + (k % 8) * swizzle + (r % t) * elem_bytes
-                          : start + (r / 8) * sbo + (r % 8) * swizzle + k * elem_bytes;
+  const int64_t x =
+      trans ? start + (r / t) * lbo + (k / 8) * sbo + (k % 8) * swizzle + (r % t) * elem_bytes
+            : start + (r / 8) * sbo + (r % 8) * swizzle + k * elem_bytes;
   return x ^ (((x >> 7) & (swizzle / 16 - 1)) << 4);
 }
 

@@ -66,8 +66,8 @@ namespace tessera::ir {
 struct WgmmaShape {
   int n = 0, k = 0;
   std::string_view a;
-  DType in = DType::f16;   ///< the A and B elements' dtype (f32 for tf32)
-  DType acc = DType::f32;  ///< the C and D values' dtype
+  DType in = DType::f16;                   ///< the A and B elements' dtype (f32 for tf32)
+  DType acc = DType::f32;                  ///< the C and D values' dtype
   int acc_count() const { return n / 2; }  ///< C and D values per thread
   bool allows_trans() const { return in == DType::f16 || in == DType::bf16; }
   std::string shape() const;  ///< "m64n128k16"

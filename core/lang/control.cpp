@@ -38,7 +38,9 @@ Capture capture_live(Tracer& tracer) {
   return c;
 }
 
-void set_value(tensor* t, ir::Value* v) { *t = wrap(v); }
+void set_value(tensor* t, ir::Value* v) {
+  *t = wrap(v);
+}
 
 /// Drops the arguments at positions where !keep[i], replacing their uses by `repl[i]`.
 void prune_args(ir::Region* region, size_t first, const std::vector<bool>& keep,
@@ -59,15 +61,17 @@ void prune_args(ir::Region* region, size_t first, const std::vector<bool>& keep,
 void check_unset(const std::vector<tensor*>& unset, std::string_view op, const Here& loc) {
   for (tensor* t : unset)
     if (t && t->defined())
-      user_error(loc, op, "a variable with no value before the " + std::string(op) +
-                              " is assigned inside it; give it an initial value first (a value "
-                              "defined inside an IR region cannot be used after it)");
+      user_error(loc, op,
+                 "a variable with no value before the " + std::string(op) +
+                     " is assigned inside it; give it an initial value first (a value "
+                     "defined inside an IR region cannot be used after it)");
 }
 
 void check_same_type(ir::Value* before, ir::Value* after, std::string_view op, const Here& loc) {
   if (before->type != after->type)
-    user_error(loc, op, "a carried variable changes type from " + before->type.str() + " to " +
-                            after->type.str() + "; convert it with .to() so both sides agree");
+    user_error(loc, op,
+               "a carried variable changes type from " + before->type.str() + " to " +
+                   after->type.str() + "; convert it with .to() so both sides agree");
 }
 
 }  // namespace
@@ -85,7 +89,8 @@ Range range(const Operand& lo, const Operand& hi, const Operand& step, Here loc)
   if (ir::dtype_bits(t) < 32) t = DType::i32;
   if (t == DType::u32) t = DType::i64;  // every u32 value fits, and the loop runs in i64
   if (t == DType::u64) t = DType::i64;
-  return Range(detail::cast_to(l, t, loc), detail::cast_to(h, t, loc), detail::cast_to(s, t, loc), loc);
+  return Range(detail::cast_to(l, t, loc), detail::cast_to(h, t, loc), detail::cast_to(s, t, loc),
+               loc);
 }
 
 Range::Range(ir::Value* lo, ir::Value* hi, ir::Value* step, std::source_location loc)
@@ -110,7 +115,9 @@ Range::iterator Range::begin() {
   return iterator(this, false);
 }
 
-tensor Range::iterator::operator*() const { return wrap(range_->body_->args[0]); }
+tensor Range::iterator::operator*() const {
+  return wrap(range_->body_->args[0]);
+}
 
 Range::iterator& Range::iterator::operator++() {
   range_->close();
@@ -128,7 +135,8 @@ void Range::open() {
   outer_ = tracer.builder().region();
   body_ = tracer.module().new_region(nullptr);
   tracer.module().add_arg(body_, lo_->type);
-  for (size_t i = 0; i < vars_.size(); ++i) set_value(vars_[i], tracer.module().add_arg(body_, inits_[i]->type));
+  for (size_t i = 0; i < vars_.size(); ++i)
+    set_value(vars_[i], tracer.module().add_arg(body_, inits_[i]->type));
   tracer.begin_capture(vars_);
   tracer.begin_capture(unset_vars_);
   tracer.push_scope(&vars_);
@@ -169,8 +177,10 @@ void Range::close() {
   body_->parent = op;
   size_t r = 0;
   for (size_t i = 0; i < vars_.size(); ++i) {
-    if (keep[i]) set_value(vars_[i], op->result(r++));
-    else if (vars_[i]) set_value(vars_[i], inits_[i]);
+    if (keep[i])
+      set_value(vars_[i], op->result(r++));
+    else if (vars_[i])
+      set_value(vars_[i], inits_[i]);
   }
 }
 
@@ -256,8 +266,9 @@ void if_(const Operand& cond, const std::function<void()>& then_fn,
   for (size_t i = 0; i < cap.unset.size(); ++i) {
     if (!cap.unset[i] || (!u_then[i] && !u_else[i])) continue;
     if (!u_then[i] || !u_else[i])
-      user_error(loc, "if", "a variable with no value before the branch is assigned in only one "
-                            "of its sides; assign it in both, or give it a value before");
+      user_error(loc, "if",
+                 "a variable with no value before the branch is assigned in only one "
+                 "of its sides; assign it in both, or give it a value before");
     check_same_type(u_then[i], u_else[i], "if", loc);
     y_then.push_back(u_then[i]);
     y_else.push_back(u_else[i]);
@@ -361,8 +372,10 @@ void while_(const std::function<tensor()>& cond, const std::function<void()>& bo
     r->parent = op;
   }
   for (size_t i = 0, r = 0; i < n; ++i) {
-    if (keep[i]) set_value(cap.vars[i], op->result(r++));
-    else if (cap.vars[i]) set_value(cap.vars[i], cap.values[i]);
+    if (keep[i])
+      set_value(cap.vars[i], op->result(r++));
+    else if (cap.vars[i])
+      set_value(cap.vars[i], cap.values[i]);
   }
 }
 

@@ -31,7 +31,8 @@ tensor hint(OpKind kind, const tensor& x, const std::vector<int64_t>& values, co
 
 }  // namespace
 
-void device_print(const std::string& prefix, const std::vector<tensor>& values, bool hex, Here loc) {
+void device_print(const std::string& prefix, const std::vector<tensor>& values, bool hex,
+                  Here loc) {
   std::vector<ir::Value*> vs;
   for (const tensor& t : values) vs.push_back(detail::value_of(t, "print", loc));
   std::vector<ir::Attribute> attrs = {{"prefix", prefix}};
@@ -46,11 +47,15 @@ void device_assert(const Operand& cond, const std::string& message, Here loc) {
   builder_at(loc).create(OpKind::Assert, {c}, {}, {{"message", message}});
 }
 
-tensor multiple_of(const tensor& x, int64_t d, Here loc) { return hint(OpKind::MultipleOf, x, {d}, loc); }
+tensor multiple_of(const tensor& x, int64_t d, Here loc) {
+  return hint(OpKind::MultipleOf, x, {d}, loc);
+}
 tensor multiple_of(const tensor& x, const std::vector<int64_t>& d, Here loc) {
   return hint(OpKind::MultipleOf, x, d, loc);
 }
-tensor max_contiguous(const tensor& x, int64_t r, Here loc) { return hint(OpKind::MaxContiguous, x, {r}, loc); }
+tensor max_contiguous(const tensor& x, int64_t r, Here loc) {
+  return hint(OpKind::MaxContiguous, x, {r}, loc);
+}
 tensor max_contiguous(const tensor& x, const std::vector<int64_t>& r, Here loc) {
   return hint(OpKind::MaxContiguous, x, r, loc);
 }
@@ -60,7 +65,9 @@ void assume(const Operand& cond, Here loc) {
   builder_at(loc).create(OpKind::Assume, {c}, {});
 }
 
-void debug_barrier(Here loc) { builder_at(loc).create(OpKind::DebugBarrier, {}, {}); }
+void debug_barrier(Here loc) {
+  builder_at(loc).create(OpKind::DebugBarrier, {}, {});
+}
 
 void static_assert_(bool cond, const std::string& message, Here loc) {
   Tracer::current(loc);  // only while tracing, like every kernel-language call

@@ -30,7 +30,9 @@ tensor binary(OpKind kind, const Operand& a, const Operand& b, Operands allowed 
   return wrap(builder_at(loc).create_value(kind, {vs[0], vs[1]}, result));
 }
 
-bool is_pointer(const Operand& x) { return x.is_tensor() && x.as_tensor().defined() && x.as_tensor().type().is_ptr; }
+bool is_pointer(const Operand& x) {
+  return x.is_tensor() && x.as_tensor().defined() && x.as_tensor().type().is_ptr;
+}
 
 /// ptr + integer offset (either order) or ptr - offset.
 tensor pointer_arith(const Operand& a, const Operand& b, bool subtract) {
@@ -40,12 +42,13 @@ tensor pointer_arith(const Operand& a, const Operand& b, bool subtract) {
   if (subtract && !is_pointer(a))
     user_error(loc, "ptr_add", "cannot subtract a pointer from an integer");
   if (is_pointer(off))
-    user_error(loc, "ptr_add", "cannot add two pointers (" + p.as_tensor().type().str() + " and " +
-                                   off.as_tensor().type().str() + ")");
+    user_error(loc, "ptr_add",
+               "cannot add two pointers (" + p.as_tensor().type().str() + " and " +
+                   off.as_tensor().type().str() + ")");
   DType off_dtype = off.is_tensor() ? off.as_tensor().dtype() : detail::natural_dtype(off);
   if (ir::is_float(off_dtype) || off.kind() == Operand::Kind::Float)
-    user_error(loc, "ptr_add", "the offset must be an integer, got " +
-                                   std::string(ir::dtype_name(off_dtype)));
+    user_error(loc, "ptr_add",
+               "the offset must be an integer, got " + std::string(ir::dtype_name(off_dtype)));
   if (off_dtype == DType::i1) off_dtype = DType::i32;
   ir::Value* offset = detail::materialize(off, off_dtype, "ptr_add", loc);
   if (subtract) offset = builder_at(loc).create_value(OpKind::Neg, {offset}, offset->type);
@@ -59,8 +62,9 @@ tensor compare(OpKind kind, const Operand& a, const Operand& b) {
     const Here& loc = a.loc();
     std::vector<ir::Value*> vs = {a.as_tensor().value(), b.as_tensor().value()};
     if (vs[0]->type.dtype != vs[1]->type.dtype)
-      user_error(loc, ir::op_name(kind), "cannot compare pointers to different dtypes (" +
-                                             vs[0]->type.str() + " and " + vs[1]->type.str() + ")");
+      user_error(loc, ir::op_name(kind),
+                 "cannot compare pointers to different dtypes (" + vs[0]->type.str() + " and " +
+                     vs[1]->type.str() + ")");
     detail::broadcast_all(vs, ir::op_name(kind), loc);
     Type result = Type::tile(DType::i1, vs[0]->type.shape);
     return wrap(builder_at(loc).create_value(kind, {vs[0], vs[1]}, result));
@@ -75,8 +79,9 @@ tensor unary(OpKind kind, const Operand& x, Operands allowed, const Here& loc) {
   ir::Value* v = detail::value_of(x, name, loc);
   if (v->type.is_ptr) user_error(loc, name, "operand is a pointer (" + v->type.str() + ")");
   if (allowed == Operands::Float && !ir::is_float(v->type.dtype))
-    user_error(loc, name, "expects a float operand, got " + v->type.str() +
-                              "; convert it with .to(tl::float32)");
+    user_error(
+        loc, name,
+        "expects a float operand, got " + v->type.str() + "; convert it with .to(tl::float32)");
   if (allowed == Operands::Integer && ir::is_float(v->type.dtype))
     user_error(loc, name, "expects an integer operand, got " + v->type.str());
   return wrap(builder_at(loc).create_value(kind, {v}, v->type));
@@ -139,18 +144,35 @@ tensor operator>>(const Operand& a, const Operand& b) {
   reject_pointers(a, b, "shr");
   return binary(OpKind::Shr, a, b, Operands::Integer);
 }
-tensor operator<(const Operand& a, const Operand& b) { return compare(OpKind::CmpLt, a, b); }
-tensor operator<=(const Operand& a, const Operand& b) { return compare(OpKind::CmpLe, a, b); }
-tensor operator>(const Operand& a, const Operand& b) { return compare(OpKind::CmpGt, a, b); }
-tensor operator>=(const Operand& a, const Operand& b) { return compare(OpKind::CmpGe, a, b); }
-tensor operator==(const Operand& a, const Operand& b) { return compare(OpKind::CmpEq, a, b); }
-tensor operator!=(const Operand& a, const Operand& b) { return compare(OpKind::CmpNe, a, b); }
+tensor operator<(const Operand& a, const Operand& b) {
+  return compare(OpKind::CmpLt, a, b);
+}
+tensor operator<=(const Operand& a, const Operand& b) {
+  return compare(OpKind::CmpLe, a, b);
+}
+tensor operator>(const Operand& a, const Operand& b) {
+  return compare(OpKind::CmpGt, a, b);
+}
+tensor operator>=(const Operand& a, const Operand& b) {
+  return compare(OpKind::CmpGe, a, b);
+}
+tensor operator==(const Operand& a, const Operand& b) {
+  return compare(OpKind::CmpEq, a, b);
+}
+tensor operator!=(const Operand& a, const Operand& b) {
+  return compare(OpKind::CmpNe, a, b);
+}
 
-tensor operator-(const Operand& a) { return unary(OpKind::Neg, a, Operands::Any, a.loc()); }
-tensor operator~(const Operand& a) { return unary(OpKind::Not, a, Operands::Integer, a.loc()); }
+tensor operator-(const Operand& a) {
+  return unary(OpKind::Neg, a, Operands::Any, a.loc());
+}
+tensor operator~(const Operand& a) {
+  return unary(OpKind::Not, a, Operands::Integer, a.loc());
+}
 tensor operator!(const Operand& a) {
   ir::Value* v = detail::value_of(a, "not", a.loc());
-  if (v->type.dtype == DType::i1 && !v->type.is_ptr) return unary(OpKind::Not, a, Operands::Integer, a.loc());
+  if (v->type.dtype == DType::i1 && !v->type.is_ptr)
+    return unary(OpKind::Not, a, Operands::Integer, a.loc());
   return a == 0;
 }
 
@@ -160,16 +182,36 @@ tensor operator!(const tensor& a) {
   return !Operand(a, loc);
 }
 
-tensor& tensor::operator+=(const Operand& rhs) { return *this = Operand(*this, rhs.loc()) + rhs; }
-tensor& tensor::operator-=(const Operand& rhs) { return *this = Operand(*this, rhs.loc()) - rhs; }
-tensor& tensor::operator*=(const Operand& rhs) { return *this = Operand(*this, rhs.loc()) * rhs; }
-tensor& tensor::operator/=(const Operand& rhs) { return *this = Operand(*this, rhs.loc()) / rhs; }
-tensor& tensor::operator%=(const Operand& rhs) { return *this = Operand(*this, rhs.loc()) % rhs; }
-tensor& tensor::operator&=(const Operand& rhs) { return *this = Operand(*this, rhs.loc()) & rhs; }
-tensor& tensor::operator|=(const Operand& rhs) { return *this = Operand(*this, rhs.loc()) | rhs; }
-tensor& tensor::operator^=(const Operand& rhs) { return *this = Operand(*this, rhs.loc()) ^ rhs; }
-tensor& tensor::operator<<=(const Operand& rhs) { return *this = Operand(*this, rhs.loc()) << rhs; }
-tensor& tensor::operator>>=(const Operand& rhs) { return *this = Operand(*this, rhs.loc()) >> rhs; }
+tensor& tensor::operator+=(const Operand& rhs) {
+  return *this = Operand(*this, rhs.loc()) + rhs;
+}
+tensor& tensor::operator-=(const Operand& rhs) {
+  return *this = Operand(*this, rhs.loc()) - rhs;
+}
+tensor& tensor::operator*=(const Operand& rhs) {
+  return *this = Operand(*this, rhs.loc()) * rhs;
+}
+tensor& tensor::operator/=(const Operand& rhs) {
+  return *this = Operand(*this, rhs.loc()) / rhs;
+}
+tensor& tensor::operator%=(const Operand& rhs) {
+  return *this = Operand(*this, rhs.loc()) % rhs;
+}
+tensor& tensor::operator&=(const Operand& rhs) {
+  return *this = Operand(*this, rhs.loc()) & rhs;
+}
+tensor& tensor::operator|=(const Operand& rhs) {
+  return *this = Operand(*this, rhs.loc()) | rhs;
+}
+tensor& tensor::operator^=(const Operand& rhs) {
+  return *this = Operand(*this, rhs.loc()) ^ rhs;
+}
+tensor& tensor::operator<<=(const Operand& rhs) {
+  return *this = Operand(*this, rhs.loc()) << rhs;
+}
+tensor& tensor::operator>>=(const Operand& rhs) {
+  return *this = Operand(*this, rhs.loc()) >> rhs;
+}
 
 const ir::Type& tensor::type() const {
   TESSERA_CHECK(value_, "type() of an empty tl::tensor");
@@ -183,12 +225,14 @@ tensor tensor::to(DType dtype, Here loc) const {
 
 tensor tensor::bitcast(DType dtype, Here loc) const {
   ir::Value* v = detail::value_of(*this, "bitcast", loc);
-  if (v->type.is_ptr) user_error(loc, "bitcast", "cannot bitcast a pointer (" + v->type.str() + ")");
+  if (v->type.is_ptr)
+    user_error(loc, "bitcast", "cannot bitcast a pointer (" + v->type.str() + ")");
   if (ir::dtype_bits(v->type.dtype) != ir::dtype_bits(dtype))
-    user_error(loc, "bitcast", "bit widths differ: " + std::string(ir::dtype_name(v->type.dtype)) +
-                                   " has " + std::to_string(ir::dtype_bits(v->type.dtype)) +
-                                   " bits, " + std::string(ir::dtype_name(dtype)) + " has " +
-                                   std::to_string(ir::dtype_bits(dtype)));
+    user_error(loc, "bitcast",
+               "bit widths differ: " + std::string(ir::dtype_name(v->type.dtype)) + " has " +
+                   std::to_string(ir::dtype_bits(v->type.dtype)) + " bits, " +
+                   std::string(ir::dtype_name(dtype)) + " has " +
+                   std::to_string(ir::dtype_bits(dtype)));
   if (v->type.dtype == dtype) return *this;
   return wrap(builder_at(loc).create_value(OpKind::Bitcast, {v}, v->type.with_dtype(dtype)));
 }
@@ -205,7 +249,8 @@ tensor where(const Operand& cond, const Operand& a, const Operand& b, Here loc) 
     vs = {c, a.as_tensor().value(), b.as_tensor().value()};
   } else {
     DType dtype = detail::computation_dtype(a, b, "where", loc);
-    vs = {c, detail::materialize(a, dtype, "where", loc), detail::materialize(b, dtype, "where", loc)};
+    vs = {c, detail::materialize(a, dtype, "where", loc),
+          detail::materialize(b, dtype, "where", loc)};
   }
   detail::broadcast_all(vs, "where", loc);
   return wrap(builder_at(loc).create_value(OpKind::Where, vs, vs[1]->type));
@@ -221,7 +266,9 @@ tensor clamp(const Operand& x, const Operand& lo, const Operand& hi, PropagateNa
   return minimum(maximum(x, lo, nan, loc), hi, nan, loc);
 }
 
-tensor fdiv(const Operand& a, const Operand& b, Here loc) { return truediv(a, b, loc); }
+tensor fdiv(const Operand& a, const Operand& b, Here loc) {
+  return truediv(a, b, loc);
+}
 
 tensor truediv(const Operand& a, const Operand& b, Here loc) {
   reject_pointers(a, b, "div");
@@ -251,22 +298,48 @@ tensor fma(const Operand& a, const Operand& b, const Operand& c, Here loc) {
   return wrap(builder_at(loc).create_value(OpKind::Fma, vs, vs[0]->type));
 }
 
-tensor exp(const Operand& x, Here loc) { return unary(OpKind::Exp, x, Operands::Float, loc); }
-tensor exp2(const Operand& x, Here loc) { return unary(OpKind::Exp2, x, Operands::Float, loc); }
-tensor log(const Operand& x, Here loc) { return unary(OpKind::Log, x, Operands::Float, loc); }
-tensor log2(const Operand& x, Here loc) { return unary(OpKind::Log2, x, Operands::Float, loc); }
-tensor sqrt(const Operand& x, Here loc) { return unary(OpKind::Sqrt, x, Operands::Float, loc); }
-tensor rsqrt(const Operand& x, Here loc) { return unary(OpKind::Rsqrt, x, Operands::Float, loc); }
-tensor sin(const Operand& x, Here loc) { return unary(OpKind::Sin, x, Operands::Float, loc); }
-tensor cos(const Operand& x, Here loc) { return unary(OpKind::Cos, x, Operands::Float, loc); }
-tensor tanh(const Operand& x, Here loc) { return unary(OpKind::Tanh, x, Operands::Float, loc); }
-tensor erf(const Operand& x, Here loc) { return unary(OpKind::Erf, x, Operands::Float, loc); }
+tensor exp(const Operand& x, Here loc) {
+  return unary(OpKind::Exp, x, Operands::Float, loc);
+}
+tensor exp2(const Operand& x, Here loc) {
+  return unary(OpKind::Exp2, x, Operands::Float, loc);
+}
+tensor log(const Operand& x, Here loc) {
+  return unary(OpKind::Log, x, Operands::Float, loc);
+}
+tensor log2(const Operand& x, Here loc) {
+  return unary(OpKind::Log2, x, Operands::Float, loc);
+}
+tensor sqrt(const Operand& x, Here loc) {
+  return unary(OpKind::Sqrt, x, Operands::Float, loc);
+}
+tensor rsqrt(const Operand& x, Here loc) {
+  return unary(OpKind::Rsqrt, x, Operands::Float, loc);
+}
+tensor sin(const Operand& x, Here loc) {
+  return unary(OpKind::Sin, x, Operands::Float, loc);
+}
+tensor cos(const Operand& x, Here loc) {
+  return unary(OpKind::Cos, x, Operands::Float, loc);
+}
+tensor tanh(const Operand& x, Here loc) {
+  return unary(OpKind::Tanh, x, Operands::Float, loc);
+}
+tensor erf(const Operand& x, Here loc) {
+  return unary(OpKind::Erf, x, Operands::Float, loc);
+}
 tensor log1p(const Operand& x, Here loc) {
   return unary(OpKind::Log1p, x, Operands::Float, loc);
 }
-tensor floor(const Operand& x, Here loc) { return unary(OpKind::Floor, x, Operands::Float, loc); }
-tensor ceil(const Operand& x, Here loc) { return unary(OpKind::Ceil, x, Operands::Float, loc); }
-tensor abs(const Operand& x, Here loc) { return unary(OpKind::Abs, x, Operands::Any, loc); }
+tensor floor(const Operand& x, Here loc) {
+  return unary(OpKind::Floor, x, Operands::Float, loc);
+}
+tensor ceil(const Operand& x, Here loc) {
+  return unary(OpKind::Ceil, x, Operands::Float, loc);
+}
+tensor abs(const Operand& x, Here loc) {
+  return unary(OpKind::Abs, x, Operands::Any, loc);
+}
 tensor sigmoid(const Operand& x, Here loc) {
   tensor v = unary(OpKind::Neg, x, Operands::Float, loc);
   return fdiv(1.0f, Operand(1.0f, loc) + exp(v, loc), loc);

@@ -18,8 +18,9 @@ using ir::Type;
 ir::Value* pointer_value(const tensor& ptr, std::string_view op, const Here& loc) {
   ir::Value* p = detail::value_of(ptr, op, loc);
   if (!p->type.is_ptr)
-    user_error(loc, op, "the address operand has type " + p->type.str() +
-                            ", expected a pointer or a tile of pointers (e.g. x + offs)");
+    user_error(loc, op,
+               "the address operand has type " + p->type.str() +
+                   ", expected a pointer or a tile of pointers (e.g. x + offs)");
   return p;
 }
 
@@ -38,8 +39,9 @@ ir::Value* mask_value(const Operand& mask, ir::Value* p, std::string_view op, co
   if (m->type.is_ptr || m->type.dtype != DType::i1)
     user_error(loc, op, "the mask has type " + m->type.str() + ", expected i1 (a comparison)");
   if (!broadcasts_to(m->type.shape, p->type.shape))
-    user_error(loc, op, "mask shape " + ir::shape_str(m->type.shape) +
-                            " does not match pointer shape " + ir::shape_str(p->type.shape));
+    user_error(loc, op,
+               "mask shape " + ir::shape_str(m->type.shape) + " does not match pointer shape " +
+                   ir::shape_str(p->type.shape));
   return detail::broadcast_value(m, p->type.shape, op, loc);
 }
 
@@ -53,15 +55,16 @@ ir::Value* data_value(const Operand& value, DType dtype, const ir::Shape& shape,
   if (value.is_tensor() && !convert) {
     v = detail::value_of(value, op, loc);
     if (v->type.dtype != dtype)
-      user_error(loc, op, "value dtype " + std::string(ir::dtype_name(v->type.dtype)) +
-                              " differs from the pointee dtype " +
-                              std::string(ir::dtype_name(dtype)));
+      user_error(loc, op,
+                 "value dtype " + std::string(ir::dtype_name(v->type.dtype)) +
+                     " differs from the pointee dtype " + std::string(ir::dtype_name(dtype)));
   } else {
     v = detail::materialize(value, dtype, op, loc);
   }
   if (!broadcasts_to(v->type.shape, shape))
-    user_error(loc, op, "value shape " + ir::shape_str(v->type.shape) + " does not match " +
-                            std::string(what) + " " + ir::shape_str(shape));
+    user_error(loc, op,
+               "value shape " + ir::shape_str(v->type.shape) + " does not match " +
+                   std::string(what) + " " + ir::shape_str(shape));
   return detail::broadcast_value(v, shape, op, loc);
 }
 
@@ -81,8 +84,9 @@ tensor atomic(ir::AtomicOp aop, const tensor& ptr, const Operand& val, const Ope
   ir::Value* p = pointer_value(ptr, "atomic_rmw", loc);
   bool is_float = ir::is_float(p->type.dtype);
   if (is_float && (aop == ir::AtomicOp::And || aop == ir::AtomicOp::Or || aop == ir::AtomicOp::Xor))
-    user_error(loc, "atomic_rmw", "atomic " + std::string(ir::to_string(aop)) +
-                                      " needs an integer pointee, got " + p->type.str());
+    user_error(loc, "atomic_rmw",
+               "atomic " + std::string(ir::to_string(aop)) + " needs an integer pointee, got " +
+                   p->type.str());
   ir::MemSem sem;
   ir::MemScope scope;
   if (!ir::parse_mem_sem(o.sem, &sem))
@@ -108,7 +112,8 @@ std::string check_hint(const std::string& given, std::initializer_list<std::stri
     if (c == h) return std::string(h);
     choices += (choices.empty() ? "" : ", ") + std::string(c);
   }
-  user_error(loc, op, "unknown " + std::string(what) + " \"" + given + "\" (one of " + choices + ")");
+  user_error(loc, op,
+             "unknown " + std::string(what) + " \"" + given + "\" (one of " + choices + ")");
   return "";
 }
 
@@ -123,17 +128,19 @@ void add_eviction(std::vector<ir::Attribute>& attrs, const std::string& eviction
 
 tensor load(const tensor& ptr, Here loc) {
   ir::Value* p = pointer_value(ptr, "load", loc);
-  return wrap(builder_at(loc).create_value(OpKind::Load, {p}, Type{p->type.dtype, false, p->type.shape}));
+  return wrap(
+      builder_at(loc).create_value(OpKind::Load, {p}, Type{p->type.dtype, false, p->type.shape}));
 }
 
 tensor load(const tensor& ptr, const Operand& mask, Here loc) {
   ir::Value* p = pointer_value(ptr, "load", loc);
   ir::Value* m = mask_value(mask, p, "load", loc);
-  return wrap(builder_at(loc).create_value(OpKind::Load, {p, m}, Type{p->type.dtype, false, p->type.shape}));
+  return wrap(builder_at(loc).create_value(OpKind::Load, {p, m},
+                                           Type{p->type.dtype, false, p->type.shape}));
 }
 
-tensor load(const tensor& ptr, const Operand& mask, const Operand& other, const LoadOptions& options,
-            Here loc) {
+tensor load(const tensor& ptr, const Operand& mask, const Operand& other,
+            const LoadOptions& options, Here loc) {
   ir::Value* p = pointer_value(ptr, "load", loc);
   ir::Value* m = mask_value(mask, p, "load", loc);
   ir::Value* o = data_value(other, p, "load", loc, !other.is_tensor());
@@ -162,31 +169,39 @@ void store(const tensor& ptr, const Operand& value, const Operand& mask,
   ir::Value* p = pointer_value(ptr, "store", loc);
   ir::Value* v = data_value(value, p, "store", loc, true);
   std::vector<ir::Attribute> attrs;
-  std::string cache = check_hint(options.cache, {"wb", "cg", "cs", "wt"}, "store", "cache modifier", loc);
+  std::string cache =
+      check_hint(options.cache, {"wb", "cg", "cs", "wt"}, "store", "cache modifier", loc);
   if (!cache.empty()) attrs.push_back({"cache", cache});
   add_eviction(attrs, options.eviction, "store", loc);
   builder_at(loc).create(OpKind::Store, {p, v, mask_value(mask, p, "store", loc)}, {}, attrs);
 }
 
-tensor atomic_add(const tensor& p, const Operand& v, const Operand& m, const AtomicOptions& o, Here loc) {
+tensor atomic_add(const tensor& p, const Operand& v, const Operand& m, const AtomicOptions& o,
+                  Here loc) {
   return atomic(ir::AtomicOp::Add, p, v, m, o, loc);
 }
-tensor atomic_max(const tensor& p, const Operand& v, const Operand& m, const AtomicOptions& o, Here loc) {
+tensor atomic_max(const tensor& p, const Operand& v, const Operand& m, const AtomicOptions& o,
+                  Here loc) {
   return atomic(ir::AtomicOp::Max, p, v, m, o, loc);
 }
-tensor atomic_min(const tensor& p, const Operand& v, const Operand& m, const AtomicOptions& o, Here loc) {
+tensor atomic_min(const tensor& p, const Operand& v, const Operand& m, const AtomicOptions& o,
+                  Here loc) {
   return atomic(ir::AtomicOp::Min, p, v, m, o, loc);
 }
-tensor atomic_and(const tensor& p, const Operand& v, const Operand& m, const AtomicOptions& o, Here loc) {
+tensor atomic_and(const tensor& p, const Operand& v, const Operand& m, const AtomicOptions& o,
+                  Here loc) {
   return atomic(ir::AtomicOp::And, p, v, m, o, loc);
 }
-tensor atomic_or(const tensor& p, const Operand& v, const Operand& m, const AtomicOptions& o, Here loc) {
+tensor atomic_or(const tensor& p, const Operand& v, const Operand& m, const AtomicOptions& o,
+                 Here loc) {
   return atomic(ir::AtomicOp::Or, p, v, m, o, loc);
 }
-tensor atomic_xor(const tensor& p, const Operand& v, const Operand& m, const AtomicOptions& o, Here loc) {
+tensor atomic_xor(const tensor& p, const Operand& v, const Operand& m, const AtomicOptions& o,
+                  Here loc) {
   return atomic(ir::AtomicOp::Xor, p, v, m, o, loc);
 }
-tensor atomic_xchg(const tensor& p, const Operand& v, const Operand& m, const AtomicOptions& o, Here loc) {
+tensor atomic_xchg(const tensor& p, const Operand& v, const Operand& m, const AtomicOptions& o,
+                   Here loc) {
   return atomic(ir::AtomicOp::Xchg, p, v, m, o, loc);
 }
 
@@ -195,8 +210,10 @@ tensor atomic_cas(const tensor& ptr, const Operand& cmp, const Operand& val, con
   ir::Value* p = pointer_value(ptr, "atomic_cas", loc);
   ir::MemSem sem;
   ir::MemScope scope;
-  if (!ir::parse_mem_sem(o.sem, &sem)) user_error(loc, "atomic_cas", "unknown memory order '" + o.sem + "'");
-  if (!ir::parse_mem_scope(o.scope, &scope)) user_error(loc, "atomic_cas", "unknown scope '" + o.scope + "'");
+  if (!ir::parse_mem_sem(o.sem, &sem))
+    user_error(loc, "atomic_cas", "unknown memory order '" + o.sem + "'");
+  if (!ir::parse_mem_scope(o.scope, &scope))
+    user_error(loc, "atomic_cas", "unknown scope '" + o.scope + "'");
   ir::Value* c = data_value(cmp, p, "atomic_cas", loc, true);
   ir::Value* v = data_value(val, p, "atomic_cas", loc, true);
   return wrap(builder_at(loc).create_value(OpKind::AtomicCas, {p, c, v},
@@ -232,12 +249,13 @@ tensor_descriptor make_tensor_descriptor(const tensor& base, std::initializer_li
   constexpr std::string_view op = "make_tensor_descriptor";
   ir::Value* p = pointer_value(base, op, loc);
   if (!p->type.shape.empty())
-    user_error(loc, op, "the base is a tile of pointers (" + p->type.str() +
-                            "), expected one pointer");
+    user_error(loc, op,
+               "the base is a tile of pointers (" + p->type.str() + "), expected one pointer");
   if (shape.size() != strides.size() || shape.size() != block_shape.size() || shape.size() == 0)
-    user_error(loc, op, "shape, strides and block_shape need one entry per dimension; got " +
-                            std::to_string(shape.size()) + ", " + std::to_string(strides.size()) +
-                            " and " + std::to_string(block_shape.size()));
+    user_error(loc, op,
+               "shape, strides and block_shape need one entry per dimension; got " +
+                   std::to_string(shape.size()) + ", " + std::to_string(strides.size()) + " and " +
+                   std::to_string(block_shape.size()));
   detail::check_shape(block_shape, op, loc);
   tensor_descriptor d;
   d.base_ = base;
@@ -255,8 +273,9 @@ tensor_descriptor make_tensor_descriptor(const tensor& base, std::initializer_li
 std::vector<ir::Value*> tensor_descriptor::operands(std::initializer_list<Operand> offsets,
                                                     std::string_view op, const Here& loc) const {
   if (offsets.size() != block_.size())
-    user_error(loc, op, "the descriptor has " + std::to_string(block_.size()) +
-                            " dimensions; got " + std::to_string(offsets.size()) + " offsets");
+    user_error(loc, op,
+               "the descriptor has " + std::to_string(block_.size()) + " dimensions; got " +
+                   std::to_string(offsets.size()) + " offsets");
   std::vector<ir::Value*> indices;
   for (const tensor& t : dims_) indices.push_back(detail::value_of(t, op, loc));
   for (const tensor& t : strides_) indices.push_back(detail::value_of(t, op, loc));
@@ -272,8 +291,7 @@ std::vector<ir::Value*> tensor_descriptor::operands(std::initializer_list<Operan
 tensor tensor_descriptor::load(std::initializer_list<Operand> offsets, Here loc) const {
   std::vector<ir::Value*> operands = this->operands(offsets, "desc_load", loc);
   const DType dtype = operands[0]->type.dtype;
-  return wrap(builder_at(loc).create_value(OpKind::DescLoad, operands,
-                                           Type::tile(dtype, block_)));
+  return wrap(builder_at(loc).create_value(OpKind::DescLoad, operands, Type::tile(dtype, block_)));
 }
 
 void tensor_descriptor::store(std::initializer_list<Operand> offsets, const Operand& value,

@@ -19,21 +19,34 @@ namespace tessera::tl {
 /// The dtype of a C++ element type.
 template <class T>
 constexpr DType dtype_of() {
-  if constexpr (std::is_same_v<T, bool>) return DType::i1;
-  else if constexpr (std::is_same_v<T, float>) return DType::f32;
-  else if constexpr (std::is_same_v<T, double>) return DType::f64;
-  else if constexpr (std::is_same_v<T, tessera::half>) return DType::f16;
-  else if constexpr (std::is_same_v<T, tessera::bfloat16>) return DType::bf16;
+  if constexpr (std::is_same_v<T, bool>)
+    return DType::i1;
+  else if constexpr (std::is_same_v<T, float>)
+    return DType::f32;
+  else if constexpr (std::is_same_v<T, double>)
+    return DType::f64;
+  else if constexpr (std::is_same_v<T, tessera::half>)
+    return DType::f16;
+  else if constexpr (std::is_same_v<T, tessera::bfloat16>)
+    return DType::bf16;
   else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
-    if constexpr (sizeof(T) == 1) return DType::i8;
-    else if constexpr (sizeof(T) == 2) return DType::i16;
-    else if constexpr (sizeof(T) == 4) return DType::i32;
-    else return DType::i64;
+    if constexpr (sizeof(T) == 1)
+      return DType::i8;
+    else if constexpr (sizeof(T) == 2)
+      return DType::i16;
+    else if constexpr (sizeof(T) == 4)
+      return DType::i32;
+    else
+      return DType::i64;
   } else if constexpr (std::is_integral_v<T> && std::is_unsigned_v<T>) {
-    if constexpr (sizeof(T) == 1) return DType::u8;
-    else if constexpr (sizeof(T) == 2) return DType::u16;
-    else if constexpr (sizeof(T) == 4) return DType::u32;
-    else return DType::u64;
+    if constexpr (sizeof(T) == 1)
+      return DType::u8;
+    else if constexpr (sizeof(T) == 2)
+      return DType::u16;
+    else if constexpr (sizeof(T) == 4)
+      return DType::u32;
+    else
+      return DType::u64;
   } else {
     static_assert(sizeof(T) == 0, "no Tessera dtype for this C++ type");
   }

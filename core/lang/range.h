@@ -54,9 +54,9 @@ class Range {
   bool closed_ = false;
   ir::Region* outer_ = nullptr;
   ir::Region* body_ = nullptr;
-  std::vector<tensor*> vars_;         // captured variables (null once destroyed)
-  std::vector<ir::Value*> inits_;     // their values before the loop
-  std::vector<tensor*> unset_vars_;   // live variables without a value at the start
+  std::vector<tensor*> vars_;        // captured variables (null once destroyed)
+  std::vector<ir::Value*> inits_;    // their values before the loop
+  std::vector<tensor*> unset_vars_;  // live variables without a value at the start
 };
 
 }  // namespace tessera::tl

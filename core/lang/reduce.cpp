@@ -51,7 +51,8 @@ tensor builtin_reduce(ir::ReduceKind kind, const tensor& x, int axis, bool keep_
   const bool min_max = kind == ir::ReduceKind::Max || kind == ir::ReduceKind::Min;
   if (kind == ir::ReduceKind::Sum) v = detail::cast_to(v, sum_dtype(v->type.dtype), loc);
   if (min_max) v = detail::cast_to(v, min_max_dtype(v->type.dtype), loc);
-  if (kind == ir::ReduceKind::Prod && v->type.dtype == DType::i1) v = detail::cast_to(v, DType::i32, loc);
+  if (kind == ir::ReduceKind::Prod && v->type.dtype == DType::i1)
+    v = detail::cast_to(v, DType::i32, loc);
   if (kind == ir::ReduceKind::XorSum && ir::is_float(v->type.dtype))
     user_error(loc, "reduce", "xor_sum needs integers, got " + v->type.str());
   DType out = (kind == ir::ReduceKind::ArgMax || kind == ir::ReduceKind::ArgMin) ? DType::i32
@@ -74,20 +75,23 @@ void trace_combine(ir::Op* op, const std::vector<ir::Value*>& inputs, const Comb
   ir::Region* outer = b.region();
   ir::Region* region = b.add_region(op);
   std::vector<tensor> lhs, rhs;
-  for (ir::Value* v : inputs) lhs.push_back(wrap(tracer.module().add_arg(region, v->type.element())));
-  for (ir::Value* v : inputs) rhs.push_back(wrap(tracer.module().add_arg(region, v->type.element())));
+  for (ir::Value* v : inputs)
+    lhs.push_back(wrap(tracer.module().add_arg(region, v->type.element())));
+  for (ir::Value* v : inputs)
+    rhs.push_back(wrap(tracer.module().add_arg(region, v->type.element())));
   b.set_insertion_end(region);
   std::vector<tensor> out = combine(lhs, rhs);
   if (out.size() != inputs.size())
-    user_error(loc, name, "the combine function returned " + std::to_string(out.size()) +
-                              " values for " + std::to_string(inputs.size()) + " inputs");
+    user_error(loc, name,
+               "the combine function returned " + std::to_string(out.size()) + " values for " +
+                   std::to_string(inputs.size()) + " inputs");
   std::vector<ir::Value*> yields;
   for (size_t i = 0; i < out.size(); ++i) {
     ir::Value* y = detail::value_of(out[i], name, loc);
     if (y->type != inputs[i]->type.element())
-      user_error(loc, name, "the combine function returned " + y->type.str() + " for input " +
-                                std::to_string(i) + " of element type " +
-                                inputs[i]->type.element().str());
+      user_error(loc, name,
+                 "the combine function returned " + y->type.str() + " for input " +
+                     std::to_string(i) + " of element type " + inputs[i]->type.element().str());
     yields.push_back(y);
   }
   tracer.at(loc).create(OpKind::Yield, yields, {});
@@ -102,21 +106,22 @@ std::vector<ir::Value*> same_shape_tiles(const std::vector<tensor>& xs, std::str
   for (const tensor& x : xs) vs.push_back(tile_value(x, op, loc));
   for (ir::Value* v : vs)
     if (v->type.shape != vs[0]->type.shape)
-      user_error(loc, op, "input shapes differ: " + ir::shape_str(vs[0]->type.shape) + " and " +
-                              ir::shape_str(v->type.shape));
+      user_error(loc, op,
+                 "input shapes differ: " + ir::shape_str(vs[0]->type.shape) + " and " +
+                     ir::shape_str(v->type.shape));
   return vs;
 }
 
 std::vector<tensor> generic(OpKind kind, const std::vector<tensor>& xs, int axis,
-                            const Combine& combine, bool reverse, bool keep_dims,
-                            const Here& loc) {
+                            const Combine& combine, bool reverse, bool keep_dims, const Here& loc) {
   std::string_view name = ir::op_name(kind);
   std::vector<ir::Value*> vs = same_shape_tiles(xs, name, loc);
   int ax = detail::normalize_axis(axis, vs[0]->type.rank(), name, loc);
   std::vector<Type> types;
   for (ir::Value* v : vs)
-    types.push_back(kind == OpKind::ReduceGeneric ? Type{v->type.dtype, false, drop_axis(v->type.shape, ax)}
-                                                  : v->type);
+    types.push_back(kind == OpKind::ReduceGeneric
+                        ? Type{v->type.dtype, false, drop_axis(v->type.shape, ax)}
+                        : v->type);
   std::vector<ir::Attribute> attrs = {{"axis", int64_t{ax}}};
   if (reverse) attrs.push_back({"reverse", int64_t{1}});
   ir::Op* op = builder_at(loc).create(kind, vs, types, attrs);
@@ -147,29 +152,42 @@ Combine wrap_binary(const std::function<tensor(const tensor&, const tensor&)>& f
 
 }  // namespace
 
-tensor sum(const tensor& x, int axis, bool k, Here loc) { return builtin_reduce(ir::ReduceKind::Sum, x, axis, k, loc); }
-tensor prod(const tensor& x, int axis, bool k, Here loc) { return builtin_reduce(ir::ReduceKind::Prod, x, axis, k, loc); }
+tensor sum(const tensor& x, int axis, bool k, Here loc) {
+  return builtin_reduce(ir::ReduceKind::Sum, x, axis, k, loc);
+}
+tensor prod(const tensor& x, int axis, bool k, Here loc) {
+  return builtin_reduce(ir::ReduceKind::Prod, x, axis, k, loc);
+}
 tensor max(const tensor& x, int axis, bool k, PropagateNan nan, Here loc) {
   return builtin_reduce(ir::ReduceKind::Max, x, axis, k, loc, nan);
 }
 tensor min(const tensor& x, int axis, bool k, PropagateNan nan, Here loc) {
   return builtin_reduce(ir::ReduceKind::Min, x, axis, k, loc, nan);
 }
-tensor argmax(const tensor& x, int axis, bool k, Here loc) { return builtin_reduce(ir::ReduceKind::ArgMax, x, axis, k, loc); }
-tensor argmin(const tensor& x, int axis, bool k, Here loc) { return builtin_reduce(ir::ReduceKind::ArgMin, x, axis, k, loc); }
-tensor xor_sum(const tensor& x, int axis, bool k, Here loc) { return builtin_reduce(ir::ReduceKind::XorSum, x, axis, k, loc); }
+tensor argmax(const tensor& x, int axis, bool k, Here loc) {
+  return builtin_reduce(ir::ReduceKind::ArgMax, x, axis, k, loc);
+}
+tensor argmin(const tensor& x, int axis, bool k, Here loc) {
+  return builtin_reduce(ir::ReduceKind::ArgMin, x, axis, k, loc);
+}
+tensor xor_sum(const tensor& x, int axis, bool k, Here loc) {
+  return builtin_reduce(ir::ReduceKind::XorSum, x, axis, k, loc);
+}
 
 std::vector<tensor> reduce(const std::vector<tensor>& xs, int axis, const Combine& combine,
                            bool keep_dims, Here loc) {
   return generic(OpKind::ReduceGeneric, xs, axis, combine, false, keep_dims, loc);
 }
 
-tensor reduce(const tensor& x, int axis, const std::function<tensor(const tensor&, const tensor&)>& combine,
-              bool keep_dims, Here loc) {
+tensor reduce(const tensor& x, int axis,
+              const std::function<tensor(const tensor&, const tensor&)>& combine, bool keep_dims,
+              Here loc) {
   return generic(OpKind::ReduceGeneric, {x}, axis, wrap_binary(combine), false, keep_dims, loc)[0];
 }
 
-tensor cumsum(const tensor& x, int axis, bool reverse, Here loc) { return builtin_scan(ir::ReduceKind::Sum, x, axis, reverse, loc); }
+tensor cumsum(const tensor& x, int axis, bool reverse, Here loc) {
+  return builtin_scan(ir::ReduceKind::Sum, x, axis, reverse, loc);
+}
 namespace {
 /// `x` converted to a sum's requested dtype; narrow dtypes (which a builtin sum would widen)
 /// accumulate through a generic combine in that dtype, as Triton's do.
@@ -194,10 +212,12 @@ tensor cumsum(const tensor& x, int axis, bool reverse, DType dtype, Here loc) {
   if (sum_dtype(dtype) == dtype) return builtin_scan(ir::ReduceKind::Sum, c, axis, reverse, loc);
   return associative_scan(c, axis, add_at(loc), reverse, loc);
 }
-tensor cumprod(const tensor& x, int axis, bool reverse, Here loc) { return builtin_scan(ir::ReduceKind::Prod, x, axis, reverse, loc); }
+tensor cumprod(const tensor& x, int axis, bool reverse, Here loc) {
+  return builtin_scan(ir::ReduceKind::Prod, x, axis, reverse, loc);
+}
 
-std::vector<tensor> associative_scan(const std::vector<tensor>& xs, int axis, const Combine& combine,
-                                     bool reverse, Here loc) {
+std::vector<tensor> associative_scan(const std::vector<tensor>& xs, int axis,
+                                     const Combine& combine, bool reverse, Here loc) {
   return generic(OpKind::ScanGeneric, xs, axis, combine, reverse, false, loc);
 }
 
@@ -221,40 +241,49 @@ tensor dot(const tensor& a, const tensor& b, Here loc) {
   ir::Value* va = detail::value_of(a, "dot", loc);
   ir::Value* vb = detail::value_of(b, "dot", loc);
   if (va->type.rank() != 2 || vb->type.rank() != 2)
-    user_error(loc, "dot", "operands must be 2-D tiles, got " + va->type.str() + " and " + vb->type.str());
+    user_error(loc, "dot",
+               "operands must be 2-D tiles, got " + va->type.str() + " and " + vb->type.str());
   ir::Shape shape = {va->type.shape[0], vb->type.shape[1]};
   tensor acc = zeros(shape, default_acc(va->type.dtype), loc);
   return dot(a, b, acc, InputPrecision::Tf32, loc);
 }
 
-tensor dot(const tensor& a, const tensor& b, const tensor& acc, InputPrecision precision, Here loc) {
+tensor dot(const tensor& a, const tensor& b, const tensor& acc, InputPrecision precision,
+           Here loc) {
   ir::Value* va = detail::value_of(a, "dot", loc);
   ir::Value* vb = detail::value_of(b, "dot", loc);
   ir::Value* vc = detail::value_of(acc, "dot", loc);
   if (va->type.rank() != 2 || vb->type.rank() != 2 || va->type.is_ptr || vb->type.is_ptr)
-    user_error(loc, "dot", "operands must be 2-D tiles of numbers, got " + va->type.str() + " and " +
-                               vb->type.str());
+    user_error(
+        loc, "dot",
+        "operands must be 2-D tiles of numbers, got " + va->type.str() + " and " + vb->type.str());
   if (va->type.shape[1] != vb->type.shape[0])
-    user_error(loc, "dot", "inner dimensions differ: lhs is " + ir::shape_str(va->type.shape) +
-                               ", rhs is " + ir::shape_str(vb->type.shape));
+    user_error(loc, "dot",
+               "inner dimensions differ: lhs is " + ir::shape_str(va->type.shape) + ", rhs is " +
+                   ir::shape_str(vb->type.shape));
   if (va->type.dtype != vb->type.dtype)
-    user_error(loc, "dot", "operand dtypes differ: " + std::string(ir::dtype_name(va->type.dtype)) +
-                               " and " + std::string(ir::dtype_name(vb->type.dtype)));
+    user_error(loc, "dot",
+               "operand dtypes differ: " + std::string(ir::dtype_name(va->type.dtype)) + " and " +
+                   std::string(ir::dtype_name(vb->type.dtype)));
   ir::Shape shape = {va->type.shape[0], vb->type.shape[1]};
   if (vc->type.shape != shape)
-    user_error(loc, "dot", "accumulator shape " + ir::shape_str(vc->type.shape) + " differs from " +
-                               ir::shape_str(shape));
+    user_error(loc, "dot",
+               "accumulator shape " + ir::shape_str(vc->type.shape) + " differs from " +
+                   ir::shape_str(shape));
   DType in = va->type.dtype;
   if (!ir::is_float(in) && in != DType::i8)
-    user_error(loc, "dot", "unsupported input dtype " + std::string(ir::dtype_name(in)) +
-                               " (use f16, bf16, f32, f64 or i8)");
+    user_error(loc, "dot",
+               "unsupported input dtype " + std::string(ir::dtype_name(in)) +
+                   " (use f16, bf16, f32, f64 or i8)");
   if (vc->type.dtype != default_acc(in) && !(vc->type.dtype == in && in == DType::f16))
-    user_error(loc, "dot", "accumulator dtype " + std::string(ir::dtype_name(vc->type.dtype)) +
-                               " does not fit " + std::string(ir::dtype_name(in)) + " inputs (use " +
-                               std::string(ir::dtype_name(default_acc(in))) + ")");
+    user_error(loc, "dot",
+               "accumulator dtype " + std::string(ir::dtype_name(vc->type.dtype)) +
+                   " does not fit " + std::string(ir::dtype_name(in)) + " inputs (use " +
+                   std::string(ir::dtype_name(default_acc(in))) + ")");
   std::vector<ir::Attribute> attrs;
   if (in == DType::f32)
-    attrs.push_back({"precision", std::string(precision == InputPrecision::Tf32 ? "tf32" : "ieee")});
+    attrs.push_back(
+        {"precision", std::string(precision == InputPrecision::Tf32 ? "tf32" : "ieee")});
   return wrap(builder_at(loc).create_value(OpKind::Dot, {va, vb, vc}, vc->type, attrs));
 }
 
@@ -272,7 +301,8 @@ tensor dot(const tensor& a, const tensor& b, const DotOptions& options, Here loc
   ir::Value* va = detail::value_of(a, "dot", loc);
   ir::Value* vb = detail::value_of(b, "dot", loc);
   if (va->type.rank() != 2 || vb->type.rank() != 2)
-    user_error(loc, "dot", "operands must be 2-D tiles, got " + va->type.str() + " and " + vb->type.str());
+    user_error(loc, "dot",
+               "operands must be 2-D tiles, got " + va->type.str() + " and " + vb->type.str());
   ir::Shape shape = {va->type.shape[0], vb->type.shape[1]};
   tensor acc = zeros(shape, out_dtype_for(va->type.dtype, options.out_dtype, loc), loc);
   return dot(a, b, acc, options.input_precision, loc);
@@ -282,9 +312,10 @@ tensor dot(const tensor& a, const tensor& b, const tensor& acc, const DotOptions
            Here loc) {
   ir::Value* vc = detail::value_of(acc, "dot", loc);
   if (options.out_dtype && *options.out_dtype != vc->type.dtype)
-    user_error(loc, "dot", "out_dtype " + std::string(ir::dtype_name(*options.out_dtype)) +
-                               " differs from the accumulator's dtype " +
-                               std::string(ir::dtype_name(vc->type.dtype)));
+    user_error(loc, "dot",
+               "out_dtype " + std::string(ir::dtype_name(*options.out_dtype)) +
+                   " differs from the accumulator's dtype " +
+                   std::string(ir::dtype_name(vc->type.dtype)));
   return dot(a, b, acc, options.input_precision, loc);
 }
 

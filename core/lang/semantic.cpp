@@ -10,9 +10,13 @@ namespace tessera::tl::detail {
 
 using ir::Type;
 
-ir::Builder& builder_at(const Here& loc) { return Tracer::current(loc).at(loc); }
+ir::Builder& builder_at(const Here& loc) {
+  return Tracer::current(loc).at(loc);
+}
 
-tensor wrap(ir::Value* v) { return tensor(v); }
+tensor wrap(ir::Value* v) {
+  return tensor(v);
+}
 
 ir::Value* value_of(const tensor& t, std::string_view op, const Here& loc) {
   if (!t.defined()) user_error(loc, op, "operand is an empty tl::tensor (it was never assigned)");
@@ -25,7 +29,9 @@ ir::Value* value_of(const Operand& x, std::string_view op, const Here& loc) {
   return materialize(x, natural_dtype(x), op, loc);
 }
 
-std::string describe(const Type& t) { return t.str(); }
+std::string describe(const Type& t) {
+  return t.str();
+}
 
 DType promote(DType a, DType b) {
   using ir::is_float;
@@ -48,9 +54,12 @@ DType promote(DType a, DType b) {
 
 DType natural_dtype(const Operand& x) {
   switch (x.kind()) {
-    case Operand::Kind::Tensor: return x.as_tensor().dtype();
-    case Operand::Kind::Bool: return DType::i1;
-    case Operand::Kind::Float: return DType::f32;
+    case Operand::Kind::Tensor:
+      return x.as_tensor().dtype();
+    case Operand::Kind::Bool:
+      return DType::i1;
+    case Operand::Kind::Float:
+      return DType::f32;
     case Operand::Kind::Int:
       if (x.unsigned64()) return DType::u64;
       if (x.int_value() >= INT32_MIN && x.int_value() <= INT32_MAX) return DType::i32;
@@ -106,16 +115,19 @@ ir::Value* constant_int(const Type& type, int64_t value, const Here& loc) {
 ir::Value* cast_to(ir::Value* v, DType dtype, const Here& loc) {
   if (v->type.dtype == dtype) return v;
   if (v->type.is_ptr)
-    user_error(loc, "cast", "cannot convert a pointer (" + describe(v->type) + ") to " +
-                                std::string(ir::dtype_name(dtype)));
+    user_error(loc, "cast",
+               "cannot convert a pointer (" + describe(v->type) + ") to " +
+                   std::string(ir::dtype_name(dtype)));
   return builder_at(loc).create_value(ir::OpKind::Cast, {v}, v->type.with_dtype(dtype));
 }
 
 ir::Value* materialize(const Operand& x, DType dtype, std::string_view op, const Here& loc) {
   switch (x.kind()) {
-    case Operand::Kind::Tensor: return cast_to(value_of(x.as_tensor(), op, loc), dtype, loc);
+    case Operand::Kind::Tensor:
+      return cast_to(value_of(x.as_tensor(), op, loc), dtype, loc);
     case Operand::Kind::Float:
-      if (dtype == DType::i1) return constant_int(Type::scalar(dtype), x.float_value() != 0.0 ? 1 : 0, loc);
+      if (dtype == DType::i1)
+        return constant_int(Type::scalar(dtype), x.float_value() != 0.0 ? 1 : 0, loc);
       if (!ir::is_float(dtype))
         return constant_int(Type::scalar(dtype), static_cast<int64_t>(x.float_value()), loc);
       return constant(Type::scalar(dtype), x.float_value(), loc);
@@ -138,24 +150,26 @@ ir::Value* materialize(const Operand& x, DType dtype, std::string_view op, const
 void check_shape(const ir::Shape& shape, std::string_view op, const Here& loc) {
   for (int64_t d : shape) {
     if (d <= 0 || !std::has_single_bit(static_cast<uint64_t>(d)))
-      user_error(loc, op, "shape " + ir::shape_str(shape) +
-                              " has a dimension that is not a power of two (" +
-                              std::to_string(d) + ")");
+      user_error(loc, op,
+                 "shape " + ir::shape_str(shape) + " has a dimension that is not a power of two (" +
+                     std::to_string(d) + ")");
   }
   check_tile_size(shape, op, loc);
 }
 
 void check_tile_size(const ir::Shape& shape, std::string_view op, const Here& loc) {
   if (ir::capped_elements(shape) <= ir::kMaxTileElements) return;
-  user_error(loc, op, "a tile of shape " + ir::shape_str(shape) + " is over the limit of " +
-                          std::to_string(ir::kMaxTileElements) + " (2^20) elements per tile");
+  user_error(loc, op,
+             "a tile of shape " + ir::shape_str(shape) + " is over the limit of " +
+                 std::to_string(ir::kMaxTileElements) + " (2^20) elements per tile");
 }
 
 int normalize_axis(int axis, int rank, std::string_view op, const Here& loc) {
   int a = axis < 0 ? axis + rank : axis;
   if (a < 0 || a >= rank)
-    user_error(loc, op, "axis " + std::to_string(axis) + " is out of range for a rank-" +
-                            std::to_string(rank) + " tile");
+    user_error(loc, op,
+               "axis " + std::to_string(axis) + " is out of range for a rank-" +
+                   std::to_string(rank) + " tile");
   return a;
 }
 
@@ -167,8 +181,9 @@ ir::Shape broadcast_shapes(const ir::Shape& a, const ir::Shape& b, std::string_v
     int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
     int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
     if (da != db && da != 1 && db != 1)
-      user_error(loc, op, "shapes " + ir::shape_str(a) + " and " + ir::shape_str(b) +
-                              " are not broadcastable");
+      user_error(
+          loc, op,
+          "shapes " + ir::shape_str(a) + " and " + ir::shape_str(b) + " are not broadcastable");
     out[i] = std::max(da, db);
   }
   check_tile_size(out, op, loc);
@@ -183,8 +198,8 @@ ir::Value* broadcast_value(ir::Value* v, const ir::Shape& shape, std::string_vie
   if (!t.is_tile()) return b.create_value(ir::OpKind::Splat, {v}, t.with_shape(shape));
   ir::Shape common = broadcast_shapes(t.shape, shape, op, loc);
   if (common != shape)
-    user_error(loc, op, "cannot broadcast shape " + ir::shape_str(t.shape) + " to " +
-                            ir::shape_str(shape));
+    user_error(loc, op,
+               "cannot broadcast shape " + ir::shape_str(t.shape) + " to " + ir::shape_str(shape));
   while (static_cast<size_t>(v->type.rank()) < shape.size()) {
     ir::Shape s = v->type.shape;
     s.insert(s.begin(), 1);
@@ -203,8 +218,8 @@ ir::Value* require_scalar(const Operand& x, std::string_view op, std::string_vie
                           const Here& loc) {
   ir::Value* v = value_of(x, op, loc);
   if (v->type.is_tile())
-    user_error(loc, op, std::string(what) + " is a tile (" + describe(v->type) +
-                            ") but must be a scalar");
+    user_error(loc, op,
+               std::string(what) + " is a tile (" + describe(v->type) + ") but must be a scalar");
   return v;
 }
 

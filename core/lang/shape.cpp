@@ -31,11 +31,10 @@ tensor num_programs(int axis, Here loc) {
 tensor arange(int64_t start, int64_t end, Here loc) {
   int64_t n = end - start;
   if (n <= 0 || (n & (n - 1)) != 0)
-    user_error(loc, "arange", "range [" + std::to_string(start) + ", " + std::to_string(end) +
-                                  ") has " + std::to_string(n) +
-                                  " elements, which is not a power of two");
-  if (start < INT32_MIN || end - 1 > INT32_MAX)
-    user_error(loc, "arange", "bounds must fit in i32");
+    user_error(loc, "arange",
+               "range [" + std::to_string(start) + ", " + std::to_string(end) + ") has " +
+                   std::to_string(n) + " elements, which is not a power of two");
+  if (start < INT32_MIN || end - 1 > INT32_MAX) user_error(loc, "arange", "bounds must fit in i32");
   detail::check_tile_size({n}, "arange", loc);
   return wrap(builder_at(loc).create_value(OpKind::Arange, {}, Type::tile(DType::i32, {n}),
                                            {{"end", end}, {"start", start}}));
@@ -48,12 +47,14 @@ tensor full(const Shape& shape, const Operand& value, DType dtype, Here loc) {
     if (value.kind() == Operand::Kind::Float && ir::is_float(dtype))
       return wrap(detail::constant(t, value.float_value(), loc));
     if (dtype == DType::i1) {
-      bool nonzero = value.kind() == Operand::Kind::Float ? value.float_value() != 0.0 : value.int_value() != 0;
+      bool nonzero = value.kind() == Operand::Kind::Float ? value.float_value() != 0.0
+                                                          : value.int_value() != 0;
       return wrap(detail::constant_int(t, nonzero ? 1 : 0, loc));
     }
     if (value.kind() == Operand::Kind::Float)
       return wrap(detail::constant_int(t, static_cast<int64_t>(value.float_value()), loc));
-    if (ir::is_float(dtype)) return wrap(detail::constant(t, static_cast<double>(value.int_value()), loc));
+    if (ir::is_float(dtype))
+      return wrap(detail::constant(t, static_cast<double>(value.int_value()), loc));
     return wrap(detail::constant_int(t, value.int_value(), loc));
   }
   ir::Value* v = detail::require_scalar(value, "full", "the fill value", loc);
@@ -61,11 +62,14 @@ tensor full(const Shape& shape, const Operand& value, DType dtype, Here loc) {
   return wrap(builder_at(loc).create_value(OpKind::Splat, {v}, v->type.with_shape(shape)));
 }
 
-tensor zeros(const Shape& shape, DType dtype, Here loc) { return full(shape, 0, dtype, loc); }
+tensor zeros(const Shape& shape, DType dtype, Here loc) {
+  return full(shape, 0, dtype, loc);
+}
 
 tensor broadcast_to(const tensor& x, const Shape& shape, Here loc) {
   detail::check_shape(shape, "broadcast", loc);
-  return wrap(detail::broadcast_value(detail::value_of(x, "broadcast", loc), shape, "broadcast", loc));
+  return wrap(
+      detail::broadcast_value(detail::value_of(x, "broadcast", loc), shape, "broadcast", loc));
 }
 
 tensor expand_dims(const tensor& x, int axis, Here loc) {
@@ -73,9 +77,11 @@ tensor expand_dims(const tensor& x, int axis, Here loc) {
   int rank = v->type.rank();
   int a = axis < 0 ? axis + rank + 1 : axis;
   if (a < 0 || a > rank)
-    user_error(loc, "expand_dims", "axis " + std::to_string(axis) + " is out of range for a rank-" +
-                                       std::to_string(rank) + " value");
-  if (rank == 0) return wrap(builder_at(loc).create_value(OpKind::Splat, {v}, v->type.with_shape({1})));
+    user_error(loc, "expand_dims",
+               "axis " + std::to_string(axis) + " is out of range for a rank-" +
+                   std::to_string(rank) + " value");
+  if (rank == 0)
+    return wrap(builder_at(loc).create_value(OpKind::Splat, {v}, v->type.with_shape({1})));
   Shape s = v->type.shape;
   s.insert(s.begin() + a, 1);
   return wrap(builder_at(loc).create_value(OpKind::ExpandDims, {v}, v->type.with_shape(s),
@@ -87,10 +93,10 @@ tensor reshape(const tensor& x, const Shape& shape, Here loc) {
   detail::check_shape(shape, "reshape", loc);
   if (!v->type.is_tile()) user_error(loc, "reshape", "operand is a scalar (" + v->type.str() + ")");
   if (ir::num_elements(shape) != v->type.numel())
-    user_error(loc, "reshape", "cannot reshape " + ir::shape_str(v->type.shape) + " (" +
-                                   std::to_string(v->type.numel()) + " elements) to " +
-                                   ir::shape_str(shape) + " (" +
-                                   std::to_string(ir::num_elements(shape)) + " elements)");
+    user_error(loc, "reshape",
+               "cannot reshape " + ir::shape_str(v->type.shape) + " (" +
+                   std::to_string(v->type.numel()) + " elements) to " + ir::shape_str(shape) +
+                   " (" + std::to_string(ir::num_elements(shape)) + " elements)");
   if (shape == v->type.shape) return x;
   return wrap(builder_at(loc).create_value(OpKind::Reshape, {v}, v->type.with_shape(shape)));
 }
@@ -103,9 +109,9 @@ tensor permute(const tensor& x, const std::vector<int64_t>& order, Here loc) {
   std::vector<int64_t> iota(in.size());
   std::iota(iota.begin(), iota.end(), 0);
   if (sorted != iota)
-    user_error(loc, "permute", "order " + ir::shape_str(order) + " is not a permutation of the " +
-                                   std::to_string(in.size()) + " dimensions of " +
-                                   ir::shape_str(in));
+    user_error(loc, "permute",
+               "order " + ir::shape_str(order) + " is not a permutation of the " +
+                   std::to_string(in.size()) + " dimensions of " + ir::shape_str(in));
   if (order == iota) return x;
   Shape out;
   for (int64_t d : order) out.push_back(in[static_cast<size_t>(d)]);
@@ -129,15 +135,16 @@ tensor cat(const tensor& a, const tensor& b, int axis, Here loc) {
   if (va->type.dtype != vb->type.dtype || va->type.is_ptr != vb->type.is_ptr)
     user_error(loc, "cat", "element types differ: " + va->type.str() + " and " + vb->type.str());
   if (va->type.rank() != vb->type.rank() || !va->type.is_tile())
-    user_error(loc, "cat", "ranks differ: " + ir::shape_str(va->type.shape) + " and " +
-                               ir::shape_str(vb->type.shape));
+    user_error(
+        loc, "cat",
+        "ranks differ: " + ir::shape_str(va->type.shape) + " and " + ir::shape_str(vb->type.shape));
   int ax = detail::normalize_axis(axis, va->type.rank(), "cat", loc);
   Shape out = va->type.shape;
   for (int i = 0; i < va->type.rank(); ++i) {
     if (i != ax && va->type.shape[i] != vb->type.shape[i])
-      user_error(loc, "cat", "shapes " + ir::shape_str(va->type.shape) + " and " +
-                                 ir::shape_str(vb->type.shape) + " differ outside axis " +
-                                 std::to_string(ax));
+      user_error(loc, "cat",
+                 "shapes " + ir::shape_str(va->type.shape) + " and " +
+                     ir::shape_str(vb->type.shape) + " differ outside axis " + std::to_string(ax));
   }
   out[static_cast<size_t>(ax)] += vb->type.shape[static_cast<size_t>(ax)];
   detail::check_shape(out, "cat", loc);
@@ -155,8 +162,9 @@ tensor tensor::operator[](const Index& idx) const {
   int kept = 0;
   for (const Slice& s : index) kept += s.new_axis ? 0 : 1;
   if (kept != v->type.rank())
-    user_error(loc, "expand_dims", "index has " + std::to_string(kept) + " ':' entries but the value has rank " +
-                                       std::to_string(v->type.rank()) + " (" + v->type.str() + ")");
+    user_error(loc, "expand_dims",
+               "index has " + std::to_string(kept) + " ':' entries but the value has rank " +
+                   std::to_string(v->type.rank()) + " (" + v->type.str() + ")");
   ir::Builder& b = Tracer::current(loc).at(loc);
   tensor out = *this;
   int pos = 0;

@@ -25,19 +25,19 @@ using ir::Shape;
 using Here = std::source_location;
 
 // Dtype names, as in Triton (tl.float32 ...), for x.to(), tl::full, tl::zeros and constants.
-inline constexpr DType int1 = DType::i1;         ///< 1-bit boolean (comparisons, masks)
-inline constexpr DType int8 = DType::i8;         ///< 8-bit signed integer
-inline constexpr DType int16 = DType::i16;       ///< 16-bit signed integer
-inline constexpr DType int32 = DType::i32;       ///< 32-bit signed integer
-inline constexpr DType int64 = DType::i64;       ///< 64-bit signed integer
-inline constexpr DType uint8 = DType::u8;        ///< 8-bit unsigned integer
-inline constexpr DType uint16 = DType::u16;      ///< 16-bit unsigned integer
-inline constexpr DType uint32 = DType::u32;      ///< 32-bit unsigned integer
-inline constexpr DType uint64 = DType::u64;      ///< 64-bit unsigned integer
-inline constexpr DType float16 = DType::f16;     ///< IEEE binary16 (host type tessera::half)
-inline constexpr DType bfloat16 = DType::bf16;   ///< bfloat16 (host type tessera::bfloat16)
-inline constexpr DType float32 = DType::f32;     ///< IEEE binary32
-inline constexpr DType float64 = DType::f64;     ///< IEEE binary64 (where the device has fp64)
+inline constexpr DType int1 = DType::i1;        ///< 1-bit boolean (comparisons, masks)
+inline constexpr DType int8 = DType::i8;        ///< 8-bit signed integer
+inline constexpr DType int16 = DType::i16;      ///< 16-bit signed integer
+inline constexpr DType int32 = DType::i32;      ///< 32-bit signed integer
+inline constexpr DType int64 = DType::i64;      ///< 64-bit signed integer
+inline constexpr DType uint8 = DType::u8;       ///< 8-bit unsigned integer
+inline constexpr DType uint16 = DType::u16;     ///< 16-bit unsigned integer
+inline constexpr DType uint32 = DType::u32;     ///< 32-bit unsigned integer
+inline constexpr DType uint64 = DType::u64;     ///< 64-bit unsigned integer
+inline constexpr DType float16 = DType::f16;    ///< IEEE binary16 (host type tessera::half)
+inline constexpr DType bfloat16 = DType::bf16;  ///< bfloat16 (host type tessera::bfloat16)
+inline constexpr DType float32 = DType::f32;    ///< IEEE binary32
+inline constexpr DType float64 = DType::f64;    ///< IEEE binary64 (where the device has fp64)
 
 class Tracer;
 class Operand;
@@ -162,7 +162,8 @@ class Operand {
   };
 
   /// A traced tensor; a user error if it belongs to another trace.
-  Operand(const tensor& t, Here loc = Here::current()) : kind_(Kind::Tensor), tensor_(t), loc_(loc) {
+  Operand(const tensor& t, Here loc = Here::current())
+      : kind_(Kind::Tensor), tensor_(t), loc_(loc) {
     t.check_trace(&loc_);
   }
   /// A C++ integer or bool (a u64 above INT64_MAX is remembered as unsigned).
@@ -182,15 +183,16 @@ class Operand {
   }
   /// A C++ floating-point number.
   template <std::floating_point T>
-  Operand(T v, Here loc = Here::current()) : kind_(Kind::Float), float_(static_cast<double>(v)), loc_(loc) {}
+  Operand(T v, Here loc = Here::current())
+      : kind_(Kind::Float), float_(static_cast<double>(v)), loc_(loc) {}
 
-  Kind kind() const { return kind_; }                         ///< what the operand holds
-  bool is_tensor() const { return kind_ == Kind::Tensor; }    ///< kind() == Kind::Tensor
-  const tensor& as_tensor() const { return tensor_; }         ///< the tensor (Kind::Tensor)
-  int64_t int_value() const { return int_; }                  ///< the value (Int, Bool)
-  bool unsigned64() const { return unsigned64_; }             ///< an Int above INT64_MAX (u64)
-  double float_value() const { return float_; }               ///< the value (Float)
-  const Here& loc() const { return loc_; }                    ///< where the operand was written
+  Kind kind() const { return kind_; }                       ///< what the operand holds
+  bool is_tensor() const { return kind_ == Kind::Tensor; }  ///< kind() == Kind::Tensor
+  const tensor& as_tensor() const { return tensor_; }       ///< the tensor (Kind::Tensor)
+  int64_t int_value() const { return int_; }                ///< the value (Int, Bool)
+  bool unsigned64() const { return unsigned64_; }           ///< an Int above INT64_MAX (u64)
+  double float_value() const { return float_; }             ///< the value (Float)
+  const Here& loc() const { return loc_; }                  ///< where the operand was written
 
  private:
   Kind kind_;

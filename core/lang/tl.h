@@ -184,9 +184,9 @@ std::array<tensor, 4> randn4x(const Operand& seed, const tensor& offset, int n_r
 /// it likes): a kernel that passes them runs, with the same results. A spelling not listed is
 /// a user error; Triton's leading '.' (".cg") is accepted.
 struct LoadOptions {
-  std::string cache;  ///< "", "ca", "cg", "cs", "cv" (hints; a target may ignore them)
+  std::string cache;         ///< "", "ca", "cg", "cs", "cv" (hints; a target may ignore them)
   bool is_volatile = false;  ///< read memory every time (no caching, no reordering of the read)
-  std::string eviction;  ///< "", "evict_normal", "evict_first", "evict_last" (a hint)
+  std::string eviction;      ///< "", "evict_normal", "evict_first", "evict_last" (a hint)
 };
 /// Hints for tl::store (Triton's cache_modifier and eviction_policy), as LoadOptions's.
 struct StoreOptions {
@@ -204,7 +204,8 @@ tensor load(const tensor& ptr, const Operand& mask, const Operand& other,
 /// Writes one element per pointer (converting `value` to the pointee dtype, as Triton does).
 void store(const tensor& ptr, const Operand& value, Here loc = Here::current());
 /// Writes one element per pointer where `mask` is true; masked-off lanes write nothing.
-void store(const tensor& ptr, const Operand& value, const Operand& mask, Here loc = Here::current());
+void store(const tensor& ptr, const Operand& value, const Operand& mask,
+           Here loc = Here::current());
 /// A masked store with cache and eviction hints (`tl::store(p, v, m, {.cache = "cs"})`).
 void store(const tensor& ptr, const Operand& value, const Operand& mask,
            const StoreOptions& options, Here loc = Here::current());
@@ -354,8 +355,7 @@ struct DotOptions {
   InputPrecision input_precision = InputPrecision::Tf32;  ///< how f32 inputs multiply
 };
 /// a x b with `options` (a zero accumulator of the dtype out_dtype chooses).
-tensor dot(const tensor& a, const tensor& b, const DotOptions& options,
-           Here loc = Here::current());
+tensor dot(const tensor& a, const tensor& b, const DotOptions& options, Here loc = Here::current());
 /// acc + a x b with `options`.
 tensor dot(const tensor& a, const tensor& b, const tensor& acc, const DotOptions& options,
            Here loc = Here::current());
@@ -372,12 +372,14 @@ void device_assert(const Operand& cond, const std::string& message, Here loc = H
 /// tl.multiple_of): lets the compiler vectorize; a false promise gives wrong results.
 tensor multiple_of(const tensor& x, int64_t divisor, Here loc = Here::current());
 /// `x`, with one divisibility promise per dimension.
-tensor multiple_of(const tensor& x, const std::vector<int64_t>& divisors, Here loc = Here::current());
+tensor multiple_of(const tensor& x, const std::vector<int64_t>& divisors,
+                   Here loc = Here::current());
 /// `x`, with the promise that its values run contiguously in groups of `run` (Triton's
 /// tl.max_contiguous).
 tensor max_contiguous(const tensor& x, int64_t run, Here loc = Here::current());
 /// `x`, with one contiguity promise per dimension.
-tensor max_contiguous(const tensor& x, const std::vector<int64_t>& runs, Here loc = Here::current());
+tensor max_contiguous(const tensor& x, const std::vector<int64_t>& runs,
+                      Here loc = Here::current());
 /// A promise that the i1 `cond` holds, for the compiler's use (Triton's tl.assume).
 void assume(const Operand& cond, Here loc = Here::current());
 /// Every thread of the program waits here, and the program's global and shared memory accesses
@@ -393,12 +395,14 @@ void static_assert_(bool cond, const std::string& message = "", Here loc = Here:
 void static_print(const std::string& prefix, const std::vector<Operand>& values = {},
                   Here loc = Here::current());
 
-// --- IR control flow ------------------------------------------------------------------------------
+// --- IR control flow
+// ------------------------------------------------------------------------------
 /// An IR loop: `for (auto i : tl::range(lo, hi, step)) { ... }`. The body is traced once;
 /// variables it assigns are carried from one iteration to the next, and hold the last values
 /// after the loop. `break` and `return` inside the body are not supported (use tl::while_).
 class Range;
-Range range(const Operand& lo, const Operand& hi, const Operand& step = 1, Here loc = Here::current());
+Range range(const Operand& lo, const Operand& hi, const Operand& step = 1,
+            Here loc = Here::current());
 
 /// An IR branch on an i1 scalar. Variables assigned in either branch become the branch's
 /// results (a variable first given a value inside a branch must be given one in both).

@@ -53,7 +53,8 @@ ParamDesc describe_param() {
     d.cls = P::param_class;
     d.dtype = P::param_dtype;
     if (d.cls == ParamClass::Pointer)
-      d.cpp_type = d.dtype ? "tl::ptr<" + std::string(ir::dtype_name(*d.dtype)) + ">" : "tl::pointer";
+      d.cpp_type =
+          d.dtype ? "tl::ptr<" + std::string(ir::dtype_name(*d.dtype)) + ">" : "tl::pointer";
     else
       d.cpp_type = d.dtype ? "tl::" + std::string(ir::dtype_name(*d.dtype)) : "tl::scalar";
   } else if constexpr (std::is_same_v<P, DType>) {
@@ -80,7 +81,7 @@ template <class P>
 P make_arg(Tracer& tracer, const ParamDesc& desc, const std::string& name, const ArgSpec& spec) {
   if constexpr (ParamHandle<P>) {
     ir::Type type = desc.cls == ParamClass::Pointer ? ir::Type::pointer(spec.dtype)
-                                                   : ir::Type::scalar(spec.dtype);
+                                                    : ir::Type::scalar(spec.dtype);
     std::vector<ir::Attribute> attrs;
     if (spec.divisible_by_16) attrs.push_back({"divisibility", int64_t{16}});
     if (spec.equal_to_one) attrs.push_back({"equal_to", int64_t{1}});

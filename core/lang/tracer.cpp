@@ -42,7 +42,9 @@ Tracer::~Tracer() {
   g_active = previous_;
 }
 
-Tracer* Tracer::active() { return g_active; }
+Tracer* Tracer::active() {
+  return g_active;
+}
 
 Tracer& Tracer::current(const std::source_location& loc) {
   if (!g_active)
@@ -62,9 +64,10 @@ std::string short_function_name(std::string_view pretty) {
 
 ir::Builder& Tracer::at(const std::source_location& loc) {
   if (++ops_ > ir::kMaxOps)
-    user_error(loc, "kernel", "more than " + std::to_string(ir::kMaxOps) +
-                                  " operations traced, the limit of one kernel (a C++ loop that "
-                                  "never ends? tl::range makes an IR loop, traced once)");
+    user_error(loc, "kernel",
+               "more than " + std::to_string(ir::kMaxOps) +
+                   " operations traced, the limit of one kernel (a C++ loop that "
+                   "never ends? tl::range makes an IR loop, traced once)");
   // A kernel traced without a name is named after the function of its first op.
   if (function_->name.empty()) function_->name = short_function_name(loc.function_name());
   if (!function_->loc.known()) function_->loc = Location::from(loc);
@@ -74,9 +77,10 @@ ir::Builder& Tracer::at(const std::source_location& loc) {
 
 void Tracer::enter_region(std::string_view op, const std::source_location& loc) {
   if (depth_ + 1 > ir::kMaxRegionDepth)
-    user_error(loc, op, "regions nested " + std::to_string(depth_ + 1) + " deep, over the limit of " +
-                            std::to_string(ir::kMaxRegionDepth) +
-                            " (for, if, while and combine functions inside one another)");
+    user_error(loc, op,
+               "regions nested " + std::to_string(depth_ + 1) + " deep, over the limit of " +
+                   std::to_string(ir::kMaxRegionDepth) +
+                   " (for, if, while and combine functions inside one another)");
   depth_ += 1;
 }
 
@@ -138,7 +142,9 @@ void tensor::attach() {
   if (Tracer* t = Tracer::active()) t->link(this);
 }
 
-uint64_t tensor::current_trace() { return g_active ? g_active->serial_ : 0; }
+uint64_t tensor::current_trace() {
+  return g_active ? g_active->serial_ : 0;
+}
 
 void tensor::stale(const Here* loc, std::string_view op) {
   std::string message =

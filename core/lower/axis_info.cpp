@@ -12,9 +12,13 @@ namespace {
 using ir::OpKind;
 constexpr int64_t kMaxDivisor = int64_t{1} << 30;
 
-int64_t gcd(int64_t a, int64_t b) { return std::gcd(a, b); }
+int64_t gcd(int64_t a, int64_t b) {
+  return std::gcd(a, b);
+}
 
-int dims(const ir::Value* v) { return std::max(1, v->type.rank()); }
+int dims(const ir::Value* v) {
+  return std::max(1, v->type.rank());
+}
 
 int64_t extent(const ir::Value* v, size_t d) {
   return v->type.is_tile() ? v->type.shape[d] : 1;
@@ -57,10 +61,14 @@ class Analyzer {
 
   void visit(const ir::Op& op) {
     switch (op.kind) {
-      case OpKind::For: return for_loop(op);
-      case OpKind::While: return while_loop(op);
-      case OpKind::If: return if_op(op);
-      default: break;
+      case OpKind::For:
+        return for_loop(op);
+      case OpKind::While:
+        return while_loop(op);
+      case OpKind::If:
+        return if_op(op);
+      default:
+        break;
     }
     for (const ir::Region* r : op.regions) region(*r);
     if (op.results.size() == 1) info_[op.result()] = transfer(op);
@@ -111,7 +119,8 @@ class Analyzer {
         // Along the new dimension every element starts a run: a divisor of all of them. Where
         // no dimension holds runs of consecutive values, each element starts a run in every
         // dimension, so any dimension's divisor divides it; else consecutive values share only 1.
-        const bool runs = std::any_of(s.contiguity.begin(), s.contiguity.end(), [](int64_t c) { return c > 1; });
+        const bool runs =
+            std::any_of(s.contiguity.begin(), s.contiguity.end(), [](int64_t c) { return c > 1; });
         int64_t div = runs ? 1 : *std::max_element(s.divisibility.begin(), s.divisibility.end());
         out = s;
         out.contiguity.insert(out.contiguity.begin() + axis, 1);
@@ -135,17 +144,26 @@ class Analyzer {
         const auto& vals = op.ints_attr("values");
         for (int d = 0; d < n && d < static_cast<int>(vals.size()); ++d) {
           int64_t v = pow2_divisor(vals[static_cast<size_t>(d)]);
-          if (op.kind == OpKind::MultipleOf) out.divisibility[d] = std::max(out.divisibility[d], v);
-          else out.contiguity[d] = std::max(out.contiguity[d], v);
+          if (op.kind == OpKind::MultipleOf)
+            out.divisibility[d] = std::max(out.divisibility[d], v);
+          else
+            out.contiguity[d] = std::max(out.contiguity[d], v);
         }
         return out;
       }
       case OpKind::Add:
       case OpKind::Sub:
-      case OpKind::PtrAdd: return add_like(op, out);
-      case OpKind::Mul: return mul(op, out);
-      case OpKind::CmpEq: case OpKind::CmpNe: case OpKind::CmpLt:
-      case OpKind::CmpLe: case OpKind::CmpGt: case OpKind::CmpGe: return compare(op, out);
+      case OpKind::PtrAdd:
+        return add_like(op, out);
+      case OpKind::Mul:
+        return mul(op, out);
+      case OpKind::CmpEq:
+      case OpKind::CmpNe:
+      case OpKind::CmpLt:
+      case OpKind::CmpLe:
+      case OpKind::CmpGt:
+      case OpKind::CmpGe:
+        return compare(op, out);
       case OpKind::And:
       case OpKind::Or:
       case OpKind::Xor:
@@ -157,7 +175,8 @@ class Analyzer {
         // Constancy survives any elementwise function of equally constant operands.
         for (int d = 0; d < n; ++d) {
           int64_t c = extent(r, static_cast<size_t>(d));
-          for (const ir::Value* v : op.operands) c = gcd(c, get(v).constancy[std::min<size_t>(d, dims(v) - 1)]);
+          for (const ir::Value* v : op.operands)
+            c = gcd(c, get(v).constancy[std::min<size_t>(d, dims(v) - 1)]);
           out.constancy[d] = c;
         }
         if (op.kind == OpKind::Cast && ir::is_int(op.operand(0)->type.dtype) && r->type.is_int() &&
@@ -168,7 +187,8 @@ class Analyzer {
         }
         return out;
       }
-      default: return out;
+      default:
+        return out;
     }
   }
 
@@ -198,8 +218,7 @@ class Analyzer {
       if (is_one(op.operand(1))) out.contiguity[d] = a.contiguity[d];
       if (is_one(op.operand(0))) out.contiguity[d] = b.contiguity[d];
       const int64_t c = out.contiguity[d];
-      out.divisibility[d] =
-          std::min(kMaxDivisor, at_run_starts(a, d, c) * at_run_starts(b, d, c));
+      out.divisibility[d] = std::min(kMaxDivisor, at_run_starts(a, d, c) * at_run_starts(b, d, c));
     }
     return out;
   }
@@ -207,7 +226,8 @@ class Analyzer {
   static bool is_one(const ir::Value* v) {
     const ir::Op* def = v->def;
     while (def && def->kind == OpKind::Splat) def = def->operand(0)->def;
-    return def && def->kind == OpKind::Constant && !ir::ConstantOp(const_cast<ir::Op*>(def)).is_float() &&
+    return def && def->kind == OpKind::Constant &&
+           !ir::ConstantOp(const_cast<ir::Op*>(def)).is_float() &&
            ir::ConstantOp(const_cast<ir::Op*>(def)).int_value() == 1;
   }
 
@@ -304,10 +324,13 @@ int64_t pow2_divisor(int64_t v) {
 
 AxisInfo AxisInfo::unknown(int rank) {
   size_t n = static_cast<size_t>(std::max(1, rank));
-  return AxisInfo{std::vector<int64_t>(n, 1), std::vector<int64_t>(n, 1), std::vector<int64_t>(n, 1)};
+  return AxisInfo{std::vector<int64_t>(n, 1), std::vector<int64_t>(n, 1),
+                  std::vector<int64_t>(n, 1)};
 }
 
-AxisInfoMap::AxisInfoMap(const ir::Function& fn) { Analyzer(info_).function(fn); }
+AxisInfoMap::AxisInfoMap(const ir::Function& fn) {
+  Analyzer(info_).function(fn);
+}
 
 const AxisInfo& AxisInfoMap::get(const ir::Value* v) const {
   auto it = info_.find(v);

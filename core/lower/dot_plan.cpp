@@ -28,18 +28,18 @@ const ir::MmaShape* mma_sync_shape(const ir::DotOp& dot, const target::Target& t
   if (in == DType::f32 && dot.precision() != ir::DotPrecision::Tf32) return nullptr;
   const ir::MmaShape* s = ir::mma_shape_for(in);
   if (!s || s->acc != acc) return nullptr;
-  const bool listed = std::any_of(target.matrix_shapes.begin(), target.matrix_shapes.end(),
-                                  [&](const target::MatrixShape& t) {
-                                    return t.m == 16 && t.n == 8 && t.k == s->k && t.a == in &&
-                                           t.b == in && t.c == acc;
-                                  });
+  const bool listed = std::any_of(
+      target.matrix_shapes.begin(), target.matrix_shapes.end(), [&](const target::MatrixShape& t) {
+        return t.m == 16 && t.n == 8 && t.k == s->k && t.a == in && t.b == in && t.c == acc;
+      });
   return listed ? s : nullptr;
 }
 
 /// The wgmma plan, if the target, dtypes and tile allow one.
 std::optional<DotPlan> wgmma_plan(const ir::DotOp& dot, const target::Target& target,
                                   int64_t threads) {
-  if (!target.has(target::Cap::Wgmma) || target.subgroup_size != 32 || threads % 128) return std::nullopt;
+  if (!target.has(target::Cap::Wgmma) || target.subgroup_size != 32 || threads % 128)
+    return std::nullopt;
   const DType in = dot.lhs()->type.dtype, acc = dot.op->result()->type.dtype;
   if (dot.rhs()->type.dtype != in) return std::nullopt;
   if (in == DType::f32 && dot.precision() != ir::DotPrecision::Tf32) return std::nullopt;
@@ -72,7 +72,8 @@ WgmmaOperand wgmma_operand(bool is_a, int fast, const ir::Shape& shape, const ir
   const int k_dim = is_a ? 1 : 0;
   WgmmaOperand o;
   o.mn_major = fast >= 0 && fast != k_dim && s.allows_trans();
-  const int64_t extent = shape[static_cast<size_t>(o.mn_major ? 1 - k_dim : k_dim)] * ir::dtype_bytes(s.in);
+  const int64_t extent =
+      shape[static_cast<size_t>(o.mn_major ? 1 - k_dim : k_dim)] * ir::dtype_bytes(s.in);
   o.swizzle = extent >= 128 ? 128 : extent >= 64 ? 64 : 32;
   return o;
 }
@@ -81,7 +82,8 @@ WgmmaOperand wgmma_operand(bool is_a, int fast, const ir::Shape& shape, const ir
 /// whose matrices tile the accumulator over the subgroups (the largest M x N listed wins).
 std::optional<DotPlan> coopmat_plan(const ir::DotOp& dot, const target::Target& target,
                                     int64_t threads) {
-  if (!target.has(target::Cap::CooperativeMatrix) || threads % target.subgroup_size) return std::nullopt;
+  if (!target.has(target::Cap::CooperativeMatrix) || threads % target.subgroup_size)
+    return std::nullopt;
   const DType in = dot.lhs()->type.dtype, acc = dot.op->result()->type.dtype;
   if (dot.rhs()->type.dtype != in || (in != DType::f16 && in != DType::bf16 && in != DType::i8))
     return std::nullopt;
@@ -100,9 +102,12 @@ std::optional<DotPlan> coopmat_plan(const ir::DotOp& dot, const target::Target& 
   MatTiling t{best->m, best->n, 1, 1, target.subgroup_size};
   while (t.wm * t.wn < subgroups) {
     const int64_t per_m = M / (best->m * t.wm), per_n = N / (best->n * t.wn);
-    if (per_m >= per_n && per_m >= 2) t.wm *= 2;
-    else if (per_n >= 2) t.wn *= 2;
-    else return std::nullopt;  // too few matrices for the subgroups
+    if (per_m >= per_n && per_m >= 2)
+      t.wm *= 2;
+    else if (per_n >= 2)
+      t.wn *= 2;
+    else
+      return std::nullopt;  // too few matrices for the subgroups
   }
   DotPlan p;
   p.kind = DotKind::CoopMat;
@@ -128,8 +133,10 @@ std::string WgmmaOperand::str() const {
 void plan_wgmma_operands(DotPlan& plan, const ir::Op& op, const Homes& homes) {
   if (plan.kind != DotKind::Wgmma) return;
   ir::DotOp dot(const_cast<ir::Op*>(&op));
-  plan.wa = wgmma_operand(true, fast_dim(homes.layout_for(dot.lhs())), dot.lhs()->type.shape, *plan.wgmma);
-  plan.wb = wgmma_operand(false, fast_dim(homes.layout_for(dot.rhs())), dot.rhs()->type.shape, *plan.wgmma);
+  plan.wa = wgmma_operand(true, fast_dim(homes.layout_for(dot.lhs())), dot.lhs()->type.shape,
+                          *plan.wgmma);
+  plan.wb = wgmma_operand(false, fast_dim(homes.layout_for(dot.rhs())), dot.rhs()->type.shape,
+                          *plan.wgmma);
   // A computed in registers (attention's probabilities: a cast of the previous dot's
   // accumulator) already lying as wgmma reads A from registers skips shared memory.
   const ir::Value* a = dot.lhs();
@@ -137,7 +144,8 @@ void plan_wgmma_operands(DotPlan& plan, const ir::Op& op, const Homes& homes) {
                       (a->def->kind == ir::OpKind::Permute && a->def->operand(0)->def &&
                        a->def->operand(0)->def->kind == ir::OpKind::Load);
   if (loaded || !plan.wgmma->allows_trans() || plan.tiling.wg_n != 1 || homes.is_free(a)) return;
-  Layout ra = wgmma_a_layout(a->type.shape[0], a->type.shape[1], plan.tiling, plan.acc.num_threads());
+  Layout ra =
+      wgmma_a_layout(a->type.shape[0], a->type.shape[1], plan.tiling, plan.acc.num_threads());
   if (homes.layout_for(a) != ra) return;
   plan.a_registers = true;
   plan.ra = std::move(ra);

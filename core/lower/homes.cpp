@@ -14,8 +14,14 @@ using ir::OpKind;
 
 bool is_free_kind(OpKind k) {
   switch (k) {
-    case OpKind::Constant: case OpKind::Arange: case OpKind::Splat: case OpKind::Broadcast:
-    case OpKind::ExpandDims: case OpKind::Reshape: case OpKind::Permute: case OpKind::MultipleOf:
+    case OpKind::Constant:
+    case OpKind::Arange:
+    case OpKind::Splat:
+    case OpKind::Broadcast:
+    case OpKind::ExpandDims:
+    case OpKind::Reshape:
+    case OpKind::Permute:
+    case OpKind::MultipleOf:
     case OpKind::MaxContiguous:
       return true;
     default:
@@ -33,14 +39,17 @@ Layout scan_layout(const Layout& l, int axis, int64_t threads) {
   int bits = log2_exact(l.shape[static_cast<size_t>(axis)]);
   for (int b = 0; b < bits && ok; ++b) {
     int kind = -1;
-    for (const DimBit& r : l.regs) if (r == DimBit{axis, b}) kind = 0;
-    for (size_t i = 0; i < l.threads.size(); ++i) if (l.threads[i] == DimBit{axis, b}) kind = 1 + static_cast<int>(i);
+    for (const DimBit& r : l.regs)
+      if (r == DimBit{axis, b}) kind = 0;
+    for (size_t i = 0; i < l.threads.size(); ++i)
+      if (l.threads[i] == DimBit{axis, b}) kind = 1 + static_cast<int>(i);
     ok = kind >= last;
     last = kind;
   }
   if (ok) return l;
   std::vector<int> order = {axis};
-  for (int d = l.rank() - 1; d >= 0; --d) if (d != axis) order.push_back(d);
+  for (int d = l.rank() - 1; d >= 0; --d)
+    if (d != axis) order.push_back(d);
   int64_t n = l.shape[static_cast<size_t>(axis)];
   return blocked(l.shape, order, static_cast<int>(std::max<int64_t>(1, n / threads)), threads);
 }
@@ -115,8 +124,10 @@ void Homes::loop_args(const ir::Region& body, size_t first, std::span<ir::Value*
     const ir::Value* arg = body.args[first + i];
     if (!arg->type.is_tile()) continue;
     free_[arg] = false;
-    if (!is_free(inits[i]) && known(inits[i])) homes_[arg] = homes_.at(inits[i]);
-    else if (arg->type.is_ptr) homes_[arg] = coalesced(arg);
+    if (!is_free(inits[i]) && known(inits[i]))
+      homes_[arg] = homes_.at(inits[i]);
+    else if (arg->type.is_ptr)
+      homes_[arg] = coalesced(arg);
     else {
       homes_.erase(arg);
       waiting = true;
@@ -132,7 +143,8 @@ void Homes::loop_args(const ir::Region& body, size_t first, std::span<ir::Value*
     const ir::Value* arg = body.args[first + i];
     if (!arg->type.is_tile() || known(arg)) continue;
     const ir::Value* yv = y ? y->operand(i) : nullptr;
-    homes_[arg] = yv && !is_free(yv) && known(yv) ? homes_.at(yv) : default_layout(arg->type.shape, threads_);
+    homes_[arg] =
+        yv && !is_free(yv) && known(yv) ? homes_.at(yv) : default_layout(arg->type.shape, threads_);
   }
   region(body);  // second pass with every argument's home fixed
 }
@@ -163,8 +175,11 @@ void Homes::op(const ir::Op& o) {
         const ir::Value* arg = w.before()->args[i];
         free_[arg] = false;
         if (!arg->type.is_tile()) continue;
-        if (!is_free(o.operand(i)) && known(o.operand(i))) homes_[arg] = homes_.at(o.operand(i));
-        else homes_[arg] = arg->type.is_ptr ? coalesced(arg) : default_layout(arg->type.shape, threads_);
+        if (!is_free(o.operand(i)) && known(o.operand(i)))
+          homes_[arg] = homes_.at(o.operand(i));
+        else
+          homes_[arg] =
+              arg->type.is_ptr ? coalesced(arg) : default_layout(arg->type.shape, threads_);
       }
       sync_after();
       region(*w.before());
@@ -185,13 +200,17 @@ void Homes::op(const ir::Op& o) {
         if (!r->type.is_tile()) continue;
         const ir::Value* t = f.then_region()->terminator()->operand(i);
         const ir::Value* e = f.else_region()->terminator()->operand(i);
-        if (!is_free(t) && known(t)) homes_[r] = homes_.at(t);
-        else if (!is_free(e) && known(e)) homes_[r] = homes_.at(e);
-        else homes_[r] = default_layout(r->type.shape, threads_);
+        if (!is_free(t) && known(t))
+          homes_[r] = homes_.at(t);
+        else if (!is_free(e) && known(e))
+          homes_[r] = homes_.at(e);
+        else
+          homes_[r] = default_layout(r->type.shape, threads_);
       }
       return;
     }
-    default: break;
+    default:
+      break;
   }
   for (const ir::Region* r : o.regions) region(*r);
   if (o.results.empty()) return;

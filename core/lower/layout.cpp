@@ -22,7 +22,9 @@ int fast_dim(const Layout& l) {
 
 int reg_run(const Layout& l, int dim) {
   int run = 0;
-  while (run < static_cast<int>(l.regs.size()) && l.regs[static_cast<size_t>(run)] == DimBit{dim, run}) ++run;
+  while (run < static_cast<int>(l.regs.size()) &&
+         l.regs[static_cast<size_t>(run)] == DimBit{dim, run})
+    ++run;
   return run;
 }
 
@@ -138,7 +140,8 @@ void Layout::check() const {
     return;
   }
   std::vector<std::vector<int>> seen(shape.size());
-  for (size_t d = 0; d < shape.size(); ++d) seen[d].assign(static_cast<size_t>(log2_exact(shape[d])), 0);
+  for (size_t d = 0; d < shape.size(); ++d)
+    seen[d].assign(static_cast<size_t>(log2_exact(shape[d])), 0);
   auto note = [&](const DimBit& b) {
     if (b.none()) return;
     TESSERA_CHECK(b.dim < rank() && b.bit < static_cast<int>(seen[b.dim].size()),
@@ -183,7 +186,8 @@ Layout staging_layout(const ir::Shape& shape, int fast, int vec, int store_dim, 
     return b;
   };
   // Register bits: the load vector, then the store vector, within the elements per thread.
-  const int per_thread = std::max(0, log2_exact(shape[0]) + log2_exact(shape[1]) - log2_exact(threads));
+  const int per_thread =
+      std::max(0, log2_exact(shape[0]) + log2_exact(shape[1]) - log2_exact(threads));
   const int vec_bits = std::min(log2_exact(vec), per_thread);
   for (int i = 0; i < vec_bits && !fill.empty(); ++i) l.regs.push_back(take(0));
   int store_bits = 0;
@@ -195,7 +199,8 @@ Layout staging_layout(const ir::Shape& shape, int fast, int vec, int store_dim, 
       l.regs.push_back(take(static_cast<size_t>(it - fill.begin())));
     }
   }
-  const int store_bytes = std::min(16, (store_dim == fast ? 1 << vec_bits : 1 << store_bits) * elem_bytes);
+  const int store_bytes =
+      std::min(16, (store_dim == fast ? 1 << vec_bits : 1 << store_bits) * elem_bytes);
   // A store phase: 128 bytes of banks in units of max(store_bytes, 4); a lane bit is good when the
   // bank unit it moves to is independent (over GF(2)) of the phase's other lane bits', or when
   // it stays inside one 32-bit word (bytes of one word are written together).
@@ -248,8 +253,10 @@ Layout slice(const Layout& l, int axis) {
     if (b.dim != axis) regs.push_back(b.dim > axis ? DimBit{b.dim - 1, b.bit} : b);
   out.regs = regs;
   for (DimBit& b : out.threads) {
-    if (b.dim == axis) b = DimBit{};
-    else if (b.dim > axis) b.dim -= 1;
+    if (b.dim == axis)
+      b = DimBit{};
+    else if (b.dim > axis)
+      b.dim -= 1;
   }
   return out;
 }
@@ -280,7 +287,8 @@ Layout reshape(const Layout& l, const ir::Shape& to) {
     int p = from_off[static_cast<size_t>(b.dim)] + b.bit;
     for (size_t d = 0; d < to.size(); ++d) {
       int width = log2_exact(to[d]);
-      if (p >= to_off[d] && p < to_off[d] + width) return DimBit{static_cast<int>(d), p - to_off[d]};
+      if (p >= to_off[d] && p < to_off[d] + width)
+        return DimBit{static_cast<int>(d), p - to_off[d]};
     }
     TESSERA_CHECK(false, "reshape bit out of range");
     return b;
@@ -292,7 +300,8 @@ Layout permute(const Layout& l, const std::vector<int64_t>& order) {
   Layout out = l;
   for (size_t i = 0; i < order.size(); ++i) out.shape[i] = l.shape[static_cast<size_t>(order[i])];
   std::vector<int> where(order.size());
-  for (size_t i = 0; i < order.size(); ++i) where[static_cast<size_t>(order[i])] = static_cast<int>(i);
+  for (size_t i = 0; i < order.size(); ++i)
+    where[static_cast<size_t>(order[i])] = static_cast<int>(i);
   map_bits(out, [&](DimBit b) { return DimBit{where[static_cast<size_t>(b.dim)], b.bit}; });
   return out;
 }
@@ -307,8 +316,10 @@ Layout broadcast(const Layout& l, const ir::Shape& shape) {
       DimBit bit{static_cast<int>(d), b};
       auto slot = std::find_if(out.threads.begin(), out.threads.end(),
                                [](const DimBit& x) { return x.none(); });
-      if (slot != out.threads.end()) *slot = bit;
-      else out.regs.push_back(bit);
+      if (slot != out.threads.end())
+        *slot = bit;
+      else
+        out.regs.push_back(bit);
     }
   }
   return out;
@@ -319,10 +330,13 @@ Layout unbroadcast(const Layout& l, const ir::Shape& from) {
   out.shape = from;
   std::vector<DimBit> regs;
   for (const DimBit& b : l.regs)
-    if (from[static_cast<size_t>(b.dim)] != 1 || l.shape[static_cast<size_t>(b.dim)] == 1) regs.push_back(b);
+    if (from[static_cast<size_t>(b.dim)] != 1 || l.shape[static_cast<size_t>(b.dim)] == 1)
+      regs.push_back(b);
   out.regs = regs;
   for (DimBit& b : out.threads)
-    if (!b.none() && from[static_cast<size_t>(b.dim)] == 1 && l.shape[static_cast<size_t>(b.dim)] != 1) b = DimBit{};
+    if (!b.none() && from[static_cast<size_t>(b.dim)] == 1 &&
+        l.shape[static_cast<size_t>(b.dim)] != 1)
+      b = DimBit{};
   return out;
 }
 
@@ -357,8 +371,10 @@ Layout dot_layout(int64_t m, int64_t n, int64_t threads) {
 MmaWarps mma_warps(int64_t m, int64_t n, int warps) {
   MmaWarps w;
   while (w.m * w.n < warps) {
-    if (m / 16 / w.m >= n / 16 / w.n && w.m < m / 16) w.m *= 2;
-    else w.n *= 2;
+    if (m / 16 / w.m >= n / 16 / w.n && w.m < m / 16)
+      w.m *= 2;
+    else
+      w.n *= 2;
   }
   return w;
 }
@@ -370,10 +386,12 @@ namespace {
 std::vector<DimBit> mma_threads(const std::vector<DimBit>& lanes, MmaWarps w, int64_t threads,
                                 DimBit wm, DimBit wn) {
   std::vector<DimBit> t = lanes;
-  for (int b = 0; b < log2_exact(w.m); ++b) t.push_back(wm.none() ? DimBit{} : DimBit{wm.dim, wm.bit + b});
-  for (int b = 0; b < log2_exact(w.n); ++b) t.push_back(wn.none() ? DimBit{} : DimBit{wn.dim, wn.bit + b});
-  TESSERA_CHECK(static_cast<int64_t>(t.size()) == log2_exact(threads), "mma layout for ",
-                threads, " threads with ", w.m, "x", w.n, " warps");
+  for (int b = 0; b < log2_exact(w.m); ++b)
+    t.push_back(wm.none() ? DimBit{} : DimBit{wm.dim, wm.bit + b});
+  for (int b = 0; b < log2_exact(w.n); ++b)
+    t.push_back(wn.none() ? DimBit{} : DimBit{wn.dim, wn.bit + b});
+  TESSERA_CHECK(static_cast<int64_t>(t.size()) == log2_exact(threads), "mma layout for ", threads,
+                " threads with ", w.m, "x", w.n, " warps");
   return t;
 }
 

@@ -52,12 +52,14 @@ int uses(const ir::Region& body, const ir::Value* v) {
 bool is_zero_constant(const ir::Value* v) {
   if (!v->def || v->def->kind != OpKind::Constant) return false;
   ir::ConstantOp c(v->def);
-  return c.is_float() ? c.float_value() == 0.0 && !std::signbit(c.float_value()) : c.int_value() == 0;
+  return c.is_float() ? c.float_value() == 0.0 && !std::signbit(c.float_value())
+                      : c.int_value() == 0;
 }
 
 /// The load behind dot operand `v` (v itself or its transpose), if its pointers and mask can be
 /// evaluated at later iterations.
-std::optional<RingLoad> find_load(const LoweringPlan& plan, const ir::ForOp& f, const ir::Value* v) {
+std::optional<RingLoad> find_load(const LoweringPlan& plan, const ir::ForOp& f,
+                                  const ir::Value* v) {
   const ir::Region& body = *f.body();
   RingLoad p;
   if (v->def && v->def->kind == OpKind::Permute && v->def->parent == &body &&
@@ -77,7 +79,8 @@ std::optional<RingLoad> find_load(const LoweringPlan& plan, const ir::ForOp& f, 
     if (ptr != f.iter_args()[i]) continue;
     // A carried pointer tile: its next value must be ptr_add(it, loop-invariant increment).
     const ir::Value* next = body.terminator()->operand(i);
-    if (!next->def || next->def->kind != OpKind::PtrAdd || next->def->operand(0) != ptr) return std::nullopt;
+    if (!next->def || next->def->kind != OpKind::PtrAdd || next->def->operand(0) != ptr)
+      return std::nullopt;
     p.inc = next->def->operand(1);
     if (varies(body, p.inc) || !shiftable(body, p.inc)) return std::nullopt;
     p.init = f.inits()[i];
@@ -99,8 +102,8 @@ void via_registers(RingLoad& p, const LoweringPlan& plan, const DotPlan& dp, boo
   const AxisInfo& info = plan.axis().get(ld.ptr());
   const int fast = info.contiguity[0] > info.contiguity[1] ? 0 : 1;
   const int vec = static_cast<int>(
-      access_width(plan.axis(), blocked(t.shape, {fast, 1 - fast}, 16 / elem, plan.threads()), ld.ptr(),
-                   ld.mask(), ld.other()));
+      access_width(plan.axis(), blocked(t.shape, {fast, 1 - fast}, 16 / elem, plan.threads()),
+                   ld.ptr(), ld.mask(), ld.other()));
   // In the operand's coordinates (the load's, transposed when the dot reads its transpose).
   const ir::Shape shape = p.transposed ? ir::Shape{t.shape[1], t.shape[0]} : t.shape;
   const int op_fast = p.transposed ? 1 - fast : fast;
@@ -110,7 +113,8 @@ void via_registers(RingLoad& p, const LoweringPlan& plan, const DotPlan& dp, boo
   Layout l = staging_layout(shape, op_fast, vec, 1 - row_dim, 16 / elem, elem, plan.threads(),
                             plan.target().subgroup_size, [&](const std::vector<int64_t>& c) {
                               return tile.offset(c[static_cast<size_t>(row_dim)],
-                                                 c[static_cast<size_t>(1 - row_dim)]) * elem;
+                                                 c[static_cast<size_t>(1 - row_dim)]) *
+                                     elem;
                             });
   p.via_registers = true;
   p.layout = p.transposed ? permute(l, {1, 0}) : l;
@@ -141,8 +145,8 @@ bool plan_copies(RingLoad& p, const LoweringPlan& plan, const DotPlan& dp, bool 
   p.layout = plan.homes().home(v);
   const int fast = fast_dim(p.layout);
   if (fast >= 0)
-    p.layout = blocked(v->type.shape, {fast, 1 - fast}, static_cast<int>(16 / ir::dtype_bytes(v->type.dtype)),
-                       plan.threads());
+    p.layout = blocked(v->type.shape, {fast, 1 - fast},
+                       static_cast<int>(16 / ir::dtype_bytes(v->type.dtype)), plan.threads());
   p.width = access_width(plan.axis(), p.layout, ld.ptr(), ld.mask(), ld.other());
   bool copies = p.width * ir::dtype_bytes(v->type.dtype) == 16;
   if (dp.kind != DotKind::Wgmma) return copies;
@@ -190,8 +194,9 @@ LoopPlan plan_register_ring(const ir::ForOp& f, const ir::Op* dot, const Lowerin
     per_stage += padded_tile(ol.shape, fast_dim(ol), static_cast<int>(elem)).size * elem;
   }
   const MatTiling& t = *dp.acc.mats;
-  const int64_t reserve = t.m * t.n * 4 * (plan.threads() / t.lanes) +
-                          (plan.lean_rings() ? 0 : staging_elements(dot->result()->type.shape, 4) * 4);
+  const int64_t reserve =
+      t.m * t.n * 4 * (plan.threads() / t.lanes) +
+      (plan.lean_rings() ? 0 : staging_elements(dot->result()->type.shape, 4) * 4);
   // Two stages (one barrier per iteration); else one (a second barrier between the stores and
   // the dot), the loads still an iteration ahead.
   const int stages = fit_stages(2, 1, per_stage, reserve, plan.target());
@@ -259,8 +264,10 @@ LoopPlan plan_loop(const ir::Op& loop, const LoweringPlan& plan) {
       if (!wgmma || (src->def && src->def->kind == OpKind::Load && is_body_value(body, src)))
         return plain;
       fixed += tile_bytes(v);
-      if (is_body_value(body, v)) made_in_body = true;
-      else p.held.push_back({dot, is_a});
+      if (is_body_value(body, v))
+        made_in_body = true;
+      else
+        p.held.push_back({dot, is_a});
     }
   }
   if (p.feeds.empty()) return plain;
@@ -280,9 +287,9 @@ LoopPlan plan_loop(const ir::Op& loop, const LoweringPlan& plan) {
   // of iteration i - 1 only after the dot of iteration i, whose wait retired it. Its result must
   // go nowhere but the next iteration, and it reads nothing that the next iteration stores.
   const ir::Value* result = dots[0]->result();
-  if (wgmma && dots.size() == 1 && !made_in_body && uses(body, result) == 1 &&
-      body.terminator() &&
-      std::count(body.terminator()->operands.begin(), body.terminator()->operands.end(), result) == 1)
+  if (wgmma && dots.size() == 1 && !made_in_body && uses(body, result) == 1 && body.terminator() &&
+      std::count(body.terminator()->operands.begin(), body.terminator()->operands.end(), result) ==
+          1)
     p.async_dot = true;
   return p;
 }

@@ -26,14 +26,15 @@ static std::vector<ir::Value*> flatten(Lowerer& lw, const ir::Value* v, const ir
 
 /// Binds the SIMT values args[pos..] to the tile-IR values `slots`, advancing pos.
 static void bind_values(Lowerer& lw, const std::vector<ir::Value*>& args, size_t& pos,
-                 std::span<ir::Value* const> slots) {
+                        std::span<ir::Value* const> slots) {
   for (const ir::Value* s : slots) {
     if (!s->type.is_tile()) {
       lw.define_scalar(s, args[pos++]);
       continue;
     }
     const Layout& l = lw.homes().home(s);
-    Regs r(args.begin() + static_cast<long>(pos), args.begin() + static_cast<long>(pos) + l.num_regs());
+    Regs r(args.begin() + static_cast<long>(pos),
+           args.begin() + static_cast<long>(pos) + l.num_regs());
     pos += static_cast<size_t>(l.num_regs());
     lw.define_tile(s, l, r);
   }
@@ -42,7 +43,8 @@ static void bind_values(Lowerer& lw, const std::vector<ir::Value*>& args, size_t
 void Lowerer::lower_for(const ir::Op& op) {
   const LoopPlan& plan = plan_.loop(op);
   switch (plan.kind) {
-    case LoopKind::Plain: return emit_for(op, nullptr);
+    case LoopKind::Plain:
+      return emit_for(op, nullptr);
     case LoopKind::CpAsyncRing:
     case LoopKind::RegisterRing:
       return lower_ring_loop(op, plan);
@@ -75,7 +77,9 @@ void Lowerer::emit_for(const ir::Op& op, LoopExtension* ext) {
   size_t pos = 1;
   bind_values(*this, body->args, pos, f.iter_args());
   if (ext)
-    ext->enter(body->args[0], std::vector<ir::Value*>(body->args.begin() + 1 + static_cast<long>(carried), body->args.end()));
+    ext->enter(body->args[0],
+               std::vector<ir::Value*>(body->args.begin() + 1 + static_cast<long>(carried),
+                                       body->args.end()));
   lower_region(*f.body(), body);
   const ir::Op* y = f.body()->terminator();
   b().set_loc(y->loc);
@@ -141,7 +145,8 @@ void Lowerer::lower_while(const ir::Op& op) {
   b().set_loc(cond->loc);
   std::vector<ir::Value*> cond_operands = {scalar(cond->operand(0))};
   for (size_t i = 1; i < cond->operands.size(); ++i)
-    for (ir::Value* v : flatten(*this, cond->operand(i), op.results[i - 1])) cond_operands.push_back(v);
+    for (ir::Value* v : flatten(*this, cond->operand(i), op.results[i - 1]))
+      cond_operands.push_back(v);
   b().create(OpKind::Condition, cond_operands, {});
   pop_scope();
 

@@ -19,8 +19,9 @@ using ir::Type;
 /// The first row (`rows`) or column of this subgroup's block of the accumulator, `extent` its
 /// size along that dimension: subgroup s takes block (s % wm, s / wm).
 ir::Value* block_origin(Lowerer& lw, bool rows, const MatTiling& t, int64_t extent) {
-  const std::string key = std::string("coopmat-origin:") + (rows ? "m" : "n") + std::to_string(t.wm) +
-                          "x" + std::to_string(t.wn) + ":" + std::to_string(extent);
+  const std::string key = std::string("coopmat-origin:") + (rows ? "m" : "n") +
+                          std::to_string(t.wm) + "x" + std::to_string(t.wn) + ":" +
+                          std::to_string(extent);
   return lw.at_entry(key, [&] {
     ir::Value* sg = lw.subgroup_id();
     ir::Value* part = rows ? lw.and_(sg, lw.const_int(DType::i32, t.wm - 1))
@@ -74,10 +75,12 @@ void Lowerer::lower_coopmat(const ir::Op& op, const DotPlan& plan) {
   // The subgroup's first element of A (its rows, k = 0) and of B (k = 0, its columns).
   auto origin = [&](const CoopStage& s, ir::Value* outer, bool outer_is_row) {
     const bool outer_contiguous = (s.tile.fast == 0) == outer_is_row;
-    ir::Value* o = outer_contiguous ? outer : at_entry(
-        "coopmat-scaled:" + std::to_string(reinterpret_cast<uintptr_t>(outer)) + ":" +
-            std::to_string(s.tile.stride),
-        [&] { return mul(outer, const_int(DType::i32, s.tile.stride)); });
+    ir::Value* o =
+        outer_contiguous
+            ? outer
+            : at_entry("coopmat-scaled:" + std::to_string(reinterpret_cast<uintptr_t>(outer)) +
+                           ":" + std::to_string(s.tile.stride),
+                       [&] { return mul(outer, const_int(DType::i32, s.tile.stride)); });
     return s.base ? add(o, s.base) : o;
   };
   ir::Value* a0 = origin(sa, row0, true);
@@ -101,7 +104,8 @@ void Lowerer::lower_coopmat(const ir::Op& op, const DotPlan& plan) {
     for (int64_t i = 0; i < reps_m; ++i)
       for (int64_t j = 0; j < reps_n; ++j) {
         ir::Value*& q = acc[static_cast<size_t>(i * reps_n + j)];
-        q = emit(OpKind::CoopMatMulAdd, {as[static_cast<size_t>(i)], bs[static_cast<size_t>(j)], q}, q->type);
+        q = emit(OpKind::CoopMatMulAdd, {as[static_cast<size_t>(i)], bs[static_cast<size_t>(j)], q},
+                 q->type);
       }
   }
   // The staged operands may be overwritten once every subgroup has loaded them; a ring's next
@@ -127,9 +131,8 @@ MatScratch mat_scratch(Lowerer& lw, const Layout& opaque, const Layout& twin, DT
   const int64_t size = t.m * t.n;
   MatScratch s;
   s.buf = lw.scratch(dt, size * (lw.threads() / t.lanes));
-  s.region = lw.at_entry("coopmat-scratch:" + std::to_string(size), [&] {
-    return lw.mul(lw.subgroup_id(), lw.const_int(DType::i32, size));
-  });
+  s.region = lw.at_entry("coopmat-scratch:" + std::to_string(size),
+                         [&] { return lw.mul(lw.subgroup_id(), lw.const_int(DType::i32, size)); });
   s.lane_base = lw.at_entry("coopmat-lane:" + twin.str(), [&] {
     ir::Value* r = lw.and_(lw.thread_coord(twin, 0), lw.const_int(DType::i32, t.m - 1));
     ir::Value* c = lw.and_(lw.thread_coord(twin, 1), lw.const_int(DType::i32, t.n - 1));
@@ -157,11 +160,13 @@ Regs Lowerer::mats_to_linear(const Regs& mats, const Layout& from) {
     ir::Value* base = add(region, s.lane_base);
     for (int64_t g = 0; g < s.per_lane; g += s.width) {
       std::vector<int64_t> c = twin.reg_coords(static_cast<int>(g));
-      ir::Op* ld = b().create(OpKind::SharedLoad, {plus(*this, base, c[0] * t.n + c[1])},
-                              std::vector<Type>(static_cast<size_t>(s.width), Type::scalar(mt.dtype)),
-                              {{"buffer", int64_t{s.buf}}, {"width", s.width}});
+      ir::Op* ld =
+          b().create(OpKind::SharedLoad, {plus(*this, base, c[0] * t.n + c[1])},
+                     std::vector<Type>(static_cast<size_t>(s.width), Type::scalar(mt.dtype)),
+                     {{"buffer", int64_t{s.buf}}, {"width", s.width}});
       for (int64_t v = 0; v < s.width; ++v)
-        out[q * static_cast<size_t>(s.per_lane) + static_cast<size_t>(g + v)] = ld->result(static_cast<size_t>(v));
+        out[q * static_cast<size_t>(s.per_lane) + static_cast<size_t>(g + v)] =
+            ld->result(static_cast<size_t>(v));
     }
   }
   barrier();
@@ -184,13 +189,15 @@ Regs Lowerer::linear_to_mats(const Regs& lin, const Layout& to) {
         std::vector<ir::Value*> operands = {plus(*this, base, c[0] * t.n + c[1])};
         for (int64_t v = 0; v < s.width; ++v)
           operands.push_back(lin[static_cast<size_t>(q * s.per_lane + g + v)]);
-        b().create(OpKind::SharedStore, operands, {}, {{"buffer", int64_t{s.buf}}, {"width", s.width}});
+        b().create(OpKind::SharedStore, operands, {},
+                   {{"buffer", int64_t{s.buf}}, {"width", s.width}});
       }
     });
     barrier();
     out.push_back(b().create(OpKind::CoopMatLoad, {region},
                              {Type::coopmat(dt, t.m, t.n, ir::MatUse::Acc)},
-                             {{"buffer", int64_t{s.buf}}, {"stride", t.n}})->result());
+                             {{"buffer", int64_t{s.buf}}, {"stride", t.n}})
+                      ->result());
   }
   barrier();
   return out;
@@ -200,7 +207,8 @@ Regs Lowerer::fill_mats(const Regs& lin, const Layout& to) {
   const MatTiling& t = *to.mats;
   for (ir::Value* v : lin)
     if (v != lin.front()) return linear_to_mats(lin, to);
-  ir::Value* m = emit(OpKind::CoopMatFill, {lin.front()}, Type::coopmat(lin.front()->type.dtype, t.m, t.n, ir::MatUse::Acc));
+  ir::Value* m = emit(OpKind::CoopMatFill, {lin.front()},
+                      Type::coopmat(lin.front()->type.dtype, t.m, t.n, ir::MatUse::Acc));
   return Regs(static_cast<size_t>(to.num_regs()), m);
 }
 

@@ -21,7 +21,8 @@ ir::Value* round_tf32(Lowerer& lw, ir::Value* x) {
   ir::Value* bits = lw.emit(OpKind::Bitcast, {x}, u32);
   ir::Value* exp = lw.and_(bits, lw.const_int(DType::u32, 0x7F800000));
   ir::Value* finite = lw.emit(OpKind::CmpNe, {exp, lw.const_int(DType::u32, 0x7F800000)}, i1);
-  ir::Value* rounded = lw.and_(lw.add(bits, lw.const_int(DType::u32, 0x1000)), lw.const_int(DType::u32, 0xFFFFE000));
+  ir::Value* rounded =
+      lw.and_(lw.add(bits, lw.const_int(DType::u32, 0x1000)), lw.const_int(DType::u32, 0xFFFFE000));
   ir::Value* r = lw.emit(OpKind::Where, {finite, rounded, bits}, u32);
   return lw.emit(OpKind::Bitcast, {r}, Type::scalar(DType::f32));
 }
@@ -31,10 +32,14 @@ ir::Value* round_tf32(Lowerer& lw, ir::Value* x) {
 void Lowerer::lower_dot(const ir::Op& op) {
   const DotPlan& plan = plan_.dot(op);
   switch (plan.kind) {
-    case DotKind::Fma: return lower_fma_dot(op, plan);
-    case DotKind::MmaSync: return lower_mma(op, plan);
-    case DotKind::Wgmma: return lower_wgmma(op, plan);
-    case DotKind::CoopMat: return lower_coopmat(op, plan);
+    case DotKind::Fma:
+      return lower_fma_dot(op, plan);
+    case DotKind::MmaSync:
+      return lower_mma(op, plan);
+    case DotKind::Wgmma:
+      return lower_wgmma(op, plan);
+    case DotKind::CoopMat:
+      return lower_coopmat(op, plan);
   }
 }
 
@@ -93,12 +98,14 @@ void Lowerer::lower_fma_dot(const ir::Op& op, const DotPlan& plan) {
   ir::Region* body = b().add_region(loop);
   ir::Value* k = out_module().add_arg(body, Type::scalar(DType::i32));
   Regs carried;
-  for (size_t i = 0; i < acc.size(); ++i) carried.push_back(out_module().add_arg(body, Type::scalar(acc_t)));
+  for (size_t i = 0; i < acc.size(); ++i)
+    carried.push_back(out_module().add_arg(body, Type::scalar(acc_t)));
   InsertPointGuard guard(*this);
   b().set_insertion_end(body);
   // `width` consecutive elements from `idx`, cast for the accumulator.
   auto load = [&](ir::Value* idx, int64_t width, std::vector<ir::Value*>& out) {
-    ir::Op* ld = b().create(OpKind::SharedLoad, {idx}, std::vector<Type>(static_cast<size_t>(width), Type::scalar(in_t)),
+    ir::Op* ld = b().create(OpKind::SharedLoad, {idx},
+                            std::vector<Type>(static_cast<size_t>(width), Type::scalar(in_t)),
                             {{"buffer", int64_t{buf}}, {"width", width}});
     for (ir::Value* v : ld->results) {
       if (in_t != acc_t) v = emit(OpKind::Cast, {v}, Type::scalar(acc_t));
@@ -108,7 +115,8 @@ void Lowerer::lower_fma_dot(const ir::Op& op, const DotPlan& plan) {
   Regs next(carried.begin(), carried.end());
   // Element offsets of k's line in A's transpose and in B (each line `stride` elements).
   ir::Value* a_base = add(mul(k, const_int(DType::i32, ta.stride)), t_m);
-  ir::Value* b_base = add(add(mul(k, const_int(DType::i32, tb.stride)), t_n), const_int(DType::i32, ta.size));
+  ir::Value* b_base =
+      add(add(mul(k, const_int(DType::i32, tb.stride)), t_n), const_int(DType::i32, ta.size));
   for (int64_t u = 0; u < unroll; ++u) {
     std::vector<ir::Value*> av, bv;  // in the order of rows and cols
     for (size_t i = 0; i < rows.size(); i += static_cast<size_t>(vm))
@@ -120,8 +128,10 @@ void Lowerer::lower_fma_dot(const ir::Op& op, const DotPlan& plan) {
       size_t mi = static_cast<size_t>(std::find(rows.begin(), rows.end(), c[0]) - rows.begin());
       size_t ni = static_cast<size_t>(std::find(cols.begin(), cols.end(), c[1]) - cols.begin());
       ir::Value*& cur = next[static_cast<size_t>(i)];
-      if (ir::is_float(acc_t)) cur = emit(OpKind::Fma, {av[mi], bv[ni], cur}, cur->type);
-      else cur = add(cur, mul(av[mi], bv[ni]));
+      if (ir::is_float(acc_t))
+        cur = emit(OpKind::Fma, {av[mi], bv[ni], cur}, cur->type);
+      else
+        cur = add(cur, mul(av[mi], bv[ni]));
     }
   }
   b().create(OpKind::Yield, next, {});

@@ -42,7 +42,8 @@ void Lowerer::lower_load(const ir::Op& op) {
     ir::Value* other = ld.other() ? scalar(ld.other()) : b().constant(elem, 0);
     int64_t align = ir::dtype_bytes(elem.dtype);
     define_scalar(r, b().create(OpKind::GlobalLoad, {scalar(ld.ptr()), pred, other}, {elem},
-                                {{"align", align}, {"width", int64_t{1}}})->result());
+                                {{"align", align}, {"width", int64_t{1}}})
+                         ->result());
     return;
   }
   const Layout& l = homes().home(r);
@@ -66,8 +67,10 @@ Regs Lowerer::global_loads(const Layout& l, Type elem, const Regs& ptrs, const R
   for (int i = 0; i < l.num_regs(); i += static_cast<int>(w)) {
     std::vector<ir::Value*> operands = {ptrs[static_cast<size_t>(i)],
                                         masks.empty() ? always : masks[static_cast<size_t>(i)]};
-    for (int j = 0; j < w; ++j) operands.push_back(others.empty() ? zero : others[static_cast<size_t>(i + j)]);
-    ir::Op* g = b().create(OpKind::GlobalLoad, operands, std::vector<Type>(static_cast<size_t>(w), elem), attrs);
+    for (int j = 0; j < w; ++j)
+      operands.push_back(others.empty() ? zero : others[static_cast<size_t>(i + j)]);
+    ir::Op* g = b().create(OpKind::GlobalLoad, operands,
+                           std::vector<Type>(static_cast<size_t>(w), elem), attrs);
     for (int j = 0; j < w; ++j) out[static_cast<size_t>(i + j)] = g->result(static_cast<size_t>(j));
   }
   return out;
@@ -79,7 +82,8 @@ void Lowerer::lower_store(const ir::Op& op) {
   int64_t elem_bytes = ir::dtype_bytes(ptr->type.dtype);
   if (!ptr->type.is_tile()) {
     // A scalar store happens once, from thread 0.
-    ir::Value* first = emit(OpKind::CmpEq, {tid(), const_int(ir::DType::i32, 0)}, Type::scalar(ir::DType::i1));
+    ir::Value* first =
+        emit(OpKind::CmpEq, {tid(), const_int(ir::DType::i32, 0)}, Type::scalar(ir::DType::i1));
     ir::Value* pred = st.mask() ? and_(scalar(st.mask()), first) : first;
     b().create(OpKind::GlobalStore, {scalar(ptr), pred, scalar(st.value())}, {},
                {{"align", elem_bytes}, {"width", int64_t{1}}});
@@ -106,7 +110,9 @@ void Lowerer::lower_store(const ir::Op& op) {
   for (const char* hint : {"cache", "eviction"})  // carried for the targets (unused yet)
     if (const ir::AttrValue* c = op.find_attr(hint)) attrs.push_back({hint, *c});
   for (int i = 0; i < l.num_regs(); i += static_cast<int>(w)) {
-    ir::Value* pred = masks.empty() ? own : (guarded ? and_(masks[static_cast<size_t>(i)], own) : masks[static_cast<size_t>(i)]);
+    ir::Value* pred = masks.empty() ? own
+                                    : (guarded ? and_(masks[static_cast<size_t>(i)], own)
+                                               : masks[static_cast<size_t>(i)]);
     std::vector<ir::Value*> operands = {ptrs[static_cast<size_t>(i)], pred};
     for (int j = 0; j < w; ++j) operands.push_back(vals[static_cast<size_t>(i + j)]);
     b().create(OpKind::GlobalStore, operands, {}, attrs);
@@ -121,7 +127,8 @@ void Lowerer::lower_atomic(const ir::Op& op) {
   const ir::Value* mask = !cas && op.operands.size() > 2 ? op.operand(2) : nullptr;
   if (!r->type.is_tile()) {
     // One atomic, from thread 0; its result reaches every thread through shared memory.
-    ir::Value* first = emit(OpKind::CmpEq, {tid(), const_int(ir::DType::i32, 0)}, Type::scalar(ir::DType::i1));
+    ir::Value* first =
+        emit(OpKind::CmpEq, {tid(), const_int(ir::DType::i32, 0)}, Type::scalar(ir::DType::i1));
     ir::Value* old;
     if (cas) {
       // atomic_cas has no mask: guard it with a branch.
@@ -129,8 +136,10 @@ void Lowerer::lower_atomic(const ir::Op& op) {
       ir::Region* then_r = b().add_region(guard);
       ir::Region* else_r = b().add_region(guard);
       b().set_insertion_end(then_r);
-      ir::Value* v = b().create(OpKind::AtomicCas, {scalar(ptr), scalar(op.operand(1)), scalar(op.operand(2))},
-                                {elem}, op.attrs)->result();
+      ir::Value* v =
+          b().create(OpKind::AtomicCas, {scalar(ptr), scalar(op.operand(1)), scalar(op.operand(2))},
+                     {elem}, op.attrs)
+              ->result();
       b().create(OpKind::Yield, {v}, {});
       b().set_insertion_end(else_r);
       b().create(OpKind::Yield, {b().constant(elem, 0)}, {});
@@ -138,7 +147,9 @@ void Lowerer::lower_atomic(const ir::Op& op) {
       old = guard->result();
     } else {
       ir::Value* pred = mask ? and_(scalar(mask), first) : first;
-      old = b().create(OpKind::AtomicRmw, {scalar(ptr), scalar(op.operand(1)), pred}, {elem}, op.attrs)->result();
+      old = b().create(OpKind::AtomicRmw, {scalar(ptr), scalar(op.operand(1)), pred}, {elem},
+                       op.attrs)
+                ->result();
     }
     Layout one;  // a scalar layout: every thread bit is a copy
     one.threads.assign(static_cast<size_t>(log2_exact(threads())), DimBit{});
@@ -161,14 +172,16 @@ void Lowerer::lower_atomic(const ir::Op& op) {
       ir::Region* then_r = b().add_region(guard);
       ir::Region* else_r = b().add_region(guard);
       b().set_insertion_end(then_r);
-      ir::Value* v = b().create(OpKind::AtomicCas, {ptrs[k], cmps[k], vals[k]}, {elem}, op.attrs)->result();
+      ir::Value* v =
+          b().create(OpKind::AtomicCas, {ptrs[k], cmps[k], vals[k]}, {elem}, op.attrs)->result();
       b().create(OpKind::Yield, {v}, {});
       b().set_insertion_end(else_r);
       b().create(OpKind::Yield, {b().constant(elem, 0)}, {});
       b().set_insertion_after(guard);
       out.push_back(guard->result());
     } else {
-      out.push_back(b().create(OpKind::AtomicRmw, {ptrs[k], vals[k], pred}, {elem}, op.attrs)->result());
+      out.push_back(
+          b().create(OpKind::AtomicRmw, {ptrs[k], vals[k], pred}, {elem}, op.attrs)->result());
     }
   }
   // Broadcast copies did not execute the atomic: they take the owner's result.
@@ -185,7 +198,8 @@ void Lowerer::lower_print(const ir::Op& op) {
     std::vector<ir::Attribute> attrs = {{"prefix", prefix}, {"rank", int64_t{v->type.rank()}}};
     if (p.hex()) attrs.push_back({"hex", int64_t{1}});
     if (!v->type.is_tile()) {
-      ir::Value* first = emit(OpKind::CmpEq, {tid(), const_int(ir::DType::i32, 0)}, Type::scalar(ir::DType::i1));
+      ir::Value* first =
+          emit(OpKind::CmpEq, {tid(), const_int(ir::DType::i32, 0)}, Type::scalar(ir::DType::i1));
       guarded(first, [&] { b().create(OpKind::Print, {scalar(v)}, {}, attrs); });
       continue;
     }
@@ -240,7 +254,8 @@ std::vector<ir::Value*> Lowerer::element_index(const Layout& l, int reg) {
 }
 
 void Lowerer::guarded(ir::Value* pred, const std::function<void()>& body) {
-  if (pred->def && pred->def->kind == OpKind::Constant && ir::ConstantOp(pred->def).int_value() == 1) {
+  if (pred->def && pred->def->kind == OpKind::Constant &&
+      ir::ConstantOp(pred->def).int_value() == 1) {
     body();
     return;
   }
@@ -270,8 +285,10 @@ void Lowerer::store_padded(const Regs& r, const Layout& l, int buf, ir::Value* b
   guarded(owner(l), [&] {
     for (int i = 0; i < l.num_regs(); i += static_cast<int>(w)) {
       std::vector<int64_t> c = l.reg_coords(i);
-      const int64_t off = c[static_cast<size_t>(1 - fast)] * t.stride + c[static_cast<size_t>(fast)];
-      std::vector<ir::Value*> operands = {off ? add(t_base, const_int(ir::DType::i32, off)) : t_base};
+      const int64_t off =
+          c[static_cast<size_t>(1 - fast)] * t.stride + c[static_cast<size_t>(fast)];
+      std::vector<ir::Value*> operands = {off ? add(t_base, const_int(ir::DType::i32, off))
+                                              : t_base};
       operands.insert(operands.end(), r.begin() + i, r.begin() + i + w);
       b().create(OpKind::SharedStore, operands, {}, {{"buffer", int64_t{buf}}, {"width", w}});
     }

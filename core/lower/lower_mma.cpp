@@ -1,7 +1,8 @@
 /// \file dot on tensor cores with mma.sync (DotKind::MmaSync): the accumulator lives in the mma
 /// layout; A and B go from their home layouts into XOR-swizzled shared memory with vector stores
 /// (or arrive there by cp.async in a ring: lower_pipeline.cpp), come back as fragments
-/// (mma_operand.h), and each k step issues one `mma` per instruction tile of the warp, k increasing.
+/// (mma_operand.h), and each k step issues one `mma` per instruction tile of the warp, k
+/// increasing.
 #include <algorithm>
 
 #include "core/ir/ops.h"
@@ -37,7 +38,8 @@ void mma_step(Lowerer& lw, const DotPlan& plan, const std::vector<Regs>& fa,
                                   std::vector<Type>(ir::MmaShape::kCCount, Type::scalar(s.acc)),
                                   {{"a", std::string(s.a)}, {"shape", std::string(s.shape)}});
       for (int v = 0; v < ir::MmaShape::kCCount; ++v)
-        acc[static_cast<size_t>(slots[static_cast<size_t>(v)])] = mma->result(static_cast<size_t>(v));
+        acc[static_cast<size_t>(slots[static_cast<size_t>(v)])] =
+            mma->result(static_cast<size_t>(v));
     }
   }
 }
@@ -64,8 +66,10 @@ void Lowerer::lower_mma(const ir::Op& op, const DotPlan& plan) {
     const DType in_t = av->type.dtype;
     const int64_t size_a = av->type.numel(), size_b = bv->type.numel();
     const int buf = scratch(in_t, size_a + size_b);
-    oa = make_operand(true, in_t, av->type.shape, fast_dim(la), plan, buf, size_a >= size_b ? 0 : size_b, threads());
-    ob = make_operand(false, in_t, bv->type.shape, fast_dim(lb), plan, buf, size_a >= size_b ? size_a : 0, threads());
+    oa = make_operand(true, in_t, av->type.shape, fast_dim(la), plan, buf,
+                      size_a >= size_b ? 0 : size_b, threads());
+    ob = make_operand(false, in_t, bv->type.shape, fast_dim(lb), plan, buf,
+                      size_a >= size_b ? size_a : 0, threads());
     store_operand(*this, oa, ra, la);
     store_operand(*this, ob, rb, lb);
     barrier();

@@ -1,13 +1,13 @@
-/// \file The emission of a ring (LoopKind::CpAsyncRing and RegisterRing, planned in loop_plan.cpp). The
-/// loop keeps num_stages shared buffers per dot operand: before it, stages 0 .. S-2 are
+/// \file The emission of a ring (LoopKind::CpAsyncRing and RegisterRing, planned in loop_plan.cpp).
+/// The loop keeps num_stages shared buffers per dot operand: before it, stages 0 .. S-2 are
 /// prefetched (one cp.async group each); each iteration waits for its own stage (cp_async_wait
 /// S-2, barrier), prefetches iteration i + S - 1 into the stage iteration i - 1 read, and the dot
 /// reads its fragments straight from stage i % S. An async wgmma dot (one group left in flight)
 /// still reads stage i - 1 as iteration i begins: there the prefetch follows the dot, its wait
 /// and a second barrier (the order Triton's pipeliner gives Hopper). Iterations past the end copy
-/// nothing (zero fill). The loads' pointers and masks are recomputed for iteration j by substituting
-/// lb + j * step for the induction variable, and init + j * inc for a loop-carried pointer tile
-/// that starts at a free init and advances by a loop-invariant inc.
+/// nothing (zero fill). The loads' pointers and masks are recomputed for iteration j by
+/// substituting lb + j * step for the induction variable, and init + j * inc for a loop-carried
+/// pointer tile that starts at a free init and advances by a loop-invariant inc.
 ///
 /// An operand that goes through registers (RingLoad::via_registers) takes the copies' place in
 /// the same stages: where the others' copies of iteration i + S - 1 are issued, its registers of
@@ -48,7 +48,8 @@ class Shifted : public ValueSource {
     ir::Value* out = nullptr;
     if (op.kind == OpKind::Constant) {
       ir::ConstantOp c(const_cast<ir::Op*>(&op));
-      out = c.is_float() ? lw_.const_float(v->type.dtype, c.float_value()) : lw_.const_int(v->type.dtype, c.int_value());
+      out = c.is_float() ? lw_.const_float(v->type.dtype, c.float_value())
+                         : lw_.const_int(v->type.dtype, c.int_value());
     } else {
       std::vector<ir::Value*> operands;
       for (const ir::Value* x : op.operands) operands.push_back(scalar(x));
@@ -104,20 +105,24 @@ void issue(Lowerer& lw, const RingLoad& p, const Operand& o, Shifted& at, ir::Va
   Regs ptrs = pointers(lw, p, at, j);
   Regs masks = ld.mask() ? at.regs(ld.mask(), p.layout) : Regs{};
   const Layout lo = p.operand_layout();
-  ir::Value* base = lw.at_entry("cp:" + o.tile.key() + "|" + std::to_string(o.row_dim) + "|" + lo.str(), [&] {
-    return o.tile.index(lw, lw.thread_coord(lo, o.row_dim), lw.thread_coord(lo, 1 - o.row_dim));
-  });
+  ir::Value* base =
+      lw.at_entry("cp:" + o.tile.key() + "|" + std::to_string(o.row_dim) + "|" + lo.str(), [&] {
+        return o.tile.index(lw, lw.thread_coord(lo, o.row_dim), lw.thread_coord(lo, 1 - o.row_dim));
+      });
   ir::Value* dst = lw.add(base, stage);
   lw.guarded(lw.owner(lo), [&] {
     for (int i = 0; i < lo.num_regs(); i += static_cast<int>(p.width)) {
       std::vector<int64_t> c = lo.reg_coords(i);
-      const int64_t off = o.tile.offset(c[static_cast<size_t>(o.row_dim)], c[static_cast<size_t>(1 - o.row_dim)]);
+      const int64_t off =
+          o.tile.offset(c[static_cast<size_t>(o.row_dim)], c[static_cast<size_t>(1 - o.row_dim)]);
       // (base + stage) ^ off = (base ^ off) + stage when the stage offset (a multiple of
       // stage_align) leaves the bits off flips alone: the xor is then loop-invariant.
-      ir::Value* idx = !off ? dst
-                       : off < stage_align
-                           ? lw.add(lw.emit(OpKind::Xor, {base, lw.const_int(DType::i32, off)}, base->type), stage)
-                           : lw.emit(OpKind::Xor, {dst, lw.const_int(DType::i32, off)}, dst->type);
+      ir::Value* idx =
+          !off ? dst
+          : off < stage_align
+              ? lw.add(lw.emit(OpKind::Xor, {base, lw.const_int(DType::i32, off)}, base->type),
+                       stage)
+              : lw.emit(OpKind::Xor, {dst, lw.const_int(DType::i32, off)}, dst->type);
       ir::Value* pred = masks.empty() ? valid : lw.and_(masks[static_cast<size_t>(i)], valid);
       lw.b().create(OpKind::CpAsync, {idx, ptrs[static_cast<size_t>(i)], pred}, {},
                     {{"buffer", int64_t{o.tile.buffer}}});
@@ -165,7 +170,8 @@ struct Ring : LoopExtension {
         stage_size[i] = c.tile.size;
         if (i == 1) {
           coop_offset[1] = plan.stages * stage_size[0];
-          const int buf = lw.new_buffer(v->type.dtype, plan.stages * (stage_size[0] + stage_size[1]));
+          const int buf =
+              lw.new_buffer(v->type.dtype, plan.stages * (stage_size[0] + stage_size[1]));
           coop[0].buffer = coop[1].buffer = buf;
         }
         continue;
@@ -191,7 +197,8 @@ struct Ring : LoopExtension {
     lb = lb_, ub = ub_, step = step_;
     for (const HeldOperand& h : plan.held) {
       ir::DotOp d(const_cast<ir::Op*>(h.dot));
-      Operand o = store_wgmma_operand(lw, lw.plan().dot(*h.dot), h.is_a, h.is_a ? d.lhs() : d.rhs());
+      Operand o =
+          store_wgmma_operand(lw, lw.plan().dot(*h.dot), h.is_a, h.is_a ? d.lhs() : d.rhs());
       held_buffers.push_back(o.tile.buffer);
       set_staged(h.dot, h.is_a, o);
     }
@@ -202,12 +209,15 @@ struct Ring : LoopExtension {
       ir::Value* j = lw.const_int(DType::i32, s);
       for (size_t i = 0; i < plan.feeds.size(); ++i) {
         ir::Value* stage = lw.const_int(DType::i32, s * stage_size[i]);
-        if (load(i).via_registers) store(i, load_ahead(lw, load(i), at, j, valid), stage);
-        else issue(lw, load(i), ops[i], at, j, stage, stage_size[i] & -stage_size[i], valid);
+        if (load(i).via_registers)
+          store(i, load_ahead(lw, load(i), at, j, valid), stage);
+        else
+          issue(lw, load(i), ops[i], at, j, stage, stage_size[i] & -stage_size[i], valid);
       }
       commit();
     }
-    std::vector<ir::Value*> extra = {lw.const_int(DType::i32, 0), lw.const_int(DType::i32, plan.prefetch),
+    std::vector<ir::Value*> extra = {lw.const_int(DType::i32, 0),
+                                     lw.const_int(DType::i32, plan.prefetch),
                                      lw.const_int(DType::i32, 0)};
     load_registers(lb, lw.const_int(DType::i32, 0), 0);
     for (const Regs& r : ahead) extra.insert(extra.end(), r.begin(), r.end());
@@ -223,9 +233,10 @@ struct Ring : LoopExtension {
   /// Stores registers `r` of operand i (in its load's layout) into the stage at element `stage`.
   void store(size_t i, const Regs& r, ir::Value* stage) {
     if (kind == DotKind::CoopMat)
-      lw.store_padded(r, load(i).operand_layout(), coop[i].buffer,
-                      coop_offset[i] ? lw.add(stage, lw.const_int(DType::i32, coop_offset[i])) : stage,
-                      coop[i].tile);
+      lw.store_padded(
+          r, load(i).operand_layout(), coop[i].buffer,
+          coop_offset[i] ? lw.add(stage, lw.const_int(DType::i32, coop_offset[i])) : stage,
+          coop[i].tile);
     else
       store_tile(lw, ops[i].tile, ops[i].row_dim, r, load(i).operand_layout(), stage);
   }
@@ -262,7 +273,8 @@ struct Ring : LoopExtension {
       r.assign(carried, carried + static_cast<long>(r.size()));
       carried += static_cast<long>(r.size());
     }
-    if (copies) lw.b().create(OpKind::CpAsyncWait, {}, {}, {{"pending", int64_t{plan.prefetch - 1}}});
+    if (copies)
+      lw.b().create(OpKind::CpAsyncWait, {}, {}, {{"pending", int64_t{plan.prefetch - 1}}});
     // wgmma reads the copies (and the held operands' stores) through the async proxy.
     if (kind == DotKind::Wgmma) lw.b().create(OpKind::FenceAsyncShared, {}, {});
     lw.barrier();
@@ -288,8 +300,10 @@ struct Ring : LoopExtension {
       return;
     }
     Operand r = ops[i];
-    if (kind == DotKind::Wgmma) r.read_base = stage;
-    else prepare_reads(lw, r, stage);
+    if (kind == DotKind::Wgmma)
+      r.read_base = stage;
+    else
+      prepare_reads(lw, r, stage);
     set_staged(f.dot, f.is_a, r);
   }
 
@@ -305,8 +319,10 @@ struct Ring : LoopExtension {
     Shifted at(lw, *f.body(), it);
     for (size_t i = 0; i < plan.feeds.size(); ++i) {
       ir::Value* stage = lw.mul(write, lw.const_int(DType::i32, stage_size[i]));
-      if (load(i).via_registers) store(i, ahead[i], stage);
-      else issue(lw, load(i), ops[i], at, j, stage, stage_size[i] & -stage_size[i], valid);
+      if (load(i).via_registers)
+        store(i, ahead[i], stage);
+      else
+        issue(lw, load(i), ops[i], at, j, stage, stage_size[i] & -stage_size[i], valid);
       if (reads) stage_reads(i);
     }
     commit();
@@ -324,10 +340,12 @@ struct Ring : LoopExtension {
     }
     auto advance = [&](ir::Value* s) {
       ir::Value* n = lw.add(s, lw.const_int(DType::i32, 1));
-      ir::Value* wrap = lw.emit(OpKind::CmpEq, {n, lw.const_int(DType::i32, plan.stages)}, Type::scalar(DType::i1));
+      ir::Value* wrap = lw.emit(OpKind::CmpEq, {n, lw.const_int(DType::i32, plan.stages)},
+                                Type::scalar(DType::i1));
       return lw.emit(OpKind::Where, {wrap, lw.const_int(DType::i32, 0), n}, n->type);
     };
-    std::vector<ir::Value*> extra = {advance(read), advance(write), lw.add(count, lw.const_int(DType::i32, 1))};
+    std::vector<ir::Value*> extra = {advance(read), advance(write),
+                                     lw.add(count, lw.const_int(DType::i32, 1))};
     for (const Regs& r : ahead) extra.insert(extra.end(), r.begin(), r.end());
     return extra;
   }
@@ -359,7 +377,8 @@ struct Ring : LoopExtension {
     std::vector<Type> types;
     for (ir::Value* v : acc) types.push_back(v->type);
     ir::Op* w = lw.b().create(OpKind::WgmmaWait, acc, types, {{"pending", int64_t{0}}});
-    lw.define_tile(r, lw.plan().dot(*plan.feeds[0].dot).acc, Regs(w->results.begin(), w->results.end()));
+    lw.define_tile(r, lw.plan().dot(*plan.feeds[0].dot).acc,
+                   Regs(w->results.begin(), w->results.end()));
   }
 
   /// The operands a ring dot reads this iteration (null: the ring feeds it none).

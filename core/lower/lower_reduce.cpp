@@ -22,10 +22,10 @@ using Fold = std::function<Values(const std::vector<Values>& members)>;
 /// Axis bits of layout `l`, in increasing significance, as (slot kind, slot index): kind 0 is a
 /// register bit, 1 a thread bit.
 struct AxisSlots {
-  std::vector<int> regs;     // register bit indices naming the axis, by axis bit
-  std::vector<int> lanes;    // thread bit indices < log2(S) naming the axis, by axis bit
-  std::vector<int> warps;    // thread bit indices >= log2(S) naming the axis, by axis bit
-  bool monotone = true;      // registers < lanes < warps in axis-bit order
+  std::vector<int> regs;   // register bit indices naming the axis, by axis bit
+  std::vector<int> lanes;  // thread bit indices < log2(S) naming the axis, by axis bit
+  std::vector<int> warps;  // thread bit indices >= log2(S) naming the axis, by axis bit
+  bool monotone = true;    // registers < lanes < warps in axis-bit order
 };
 
 AxisSlots axis_slots(const Layout& l, int axis, int subgroup) {
@@ -56,9 +56,9 @@ AxisSlots axis_slots(const Layout& l, int axis, int subgroup) {
 /// The core of every reduction: `in[k]` are the registers of value k (one per tile reduced
 /// together) in layout `l`; returns the reduced registers in slice(l, axis). `fold`, when given,
 /// folds each output position's registers in place of `combine` applied left to right.
-std::vector<Regs> reduce_core(Lowerer& lw, const std::vector<Regs>& in, const std::vector<DType>& dtypes,
-                              const Layout& l, int axis, bool commutative, const Combine& combine,
-                              const Fold& fold = {}) {
+std::vector<Regs> reduce_core(Lowerer& lw, const std::vector<Regs>& in,
+                              const std::vector<DType>& dtypes, const Layout& l, int axis,
+                              bool commutative, const Combine& combine, const Fold& fold = {}) {
   Layout out_l = slice(l, axis);
   AxisSlots slots = axis_slots(l, axis, lw.subgroup());
   TESSERA_CHECK(commutative || slots.monotone, "ordered reduction over a non-monotone layout");
@@ -100,7 +100,8 @@ std::vector<Regs> reduce_core(Lowerer& lw, const std::vector<Regs>& in, const st
     for (Values& a : acc) {
       Values other;
       for (ir::Value* v : a)
-        other.push_back(lw.emit(OpKind::Shuffle, {v, mask}, v->type, {{"mode", std::string("xor")}}));
+        other.push_back(
+            lw.emit(OpKind::Shuffle, {v, mask}, v->type, {{"mode", std::string("xor")}}));
       if (commutative) {
         a = combine(a, other);
         continue;
@@ -128,9 +129,11 @@ std::vector<Regs> reduce_core(Lowerer& lw, const std::vector<Regs>& in, const st
     }
     ir::Value* widx = lw.const_int(DType::i32, 0);
     for (size_t j = 0; j < slots.warps.size(); ++j) {
-      ir::Value* b = lw.emit(OpKind::Shr, {lw.tid(), lw.const_int(DType::i32, slots.warps[j])}, i32);
+      ir::Value* b =
+          lw.emit(OpKind::Shr, {lw.tid(), lw.const_int(DType::i32, slots.warps[j])}, i32);
       b = lw.and_(b, lw.const_int(DType::i32, 1));
-      widx = lw.add(widx, lw.emit(OpKind::Shl, {b, lw.const_int(DType::i32, static_cast<int64_t>(j))}, i32));
+      widx = lw.add(
+          widx, lw.emit(OpKind::Shl, {b, lw.const_int(DType::i32, static_cast<int64_t>(j))}, i32));
     }
     // Each value k gets its own slice of its dtype's scratch buffer.
     std::vector<int> buf(n);
@@ -168,8 +171,10 @@ std::vector<Regs> reduce_core(Lowerer& lw, const std::vector<Regs>& in, const st
         Values part;
         for (size_t k = 0; k < n; ++k) {
           ir::Value* at = lw.add(pos[o], lw.const_int(DType::i32, base[k] + w * out_numel));
-          part.push_back(lw.b().create(OpKind::SharedLoad, {at}, {Type::scalar(dtypes[k])},
-                                       {{"buffer", int64_t{buf[k]}}, {"width", int64_t{1}}})->result());
+          part.push_back(lw.b()
+                             .create(OpKind::SharedLoad, {at}, {Type::scalar(dtypes[k])},
+                                     {{"buffer", int64_t{buf[k]}}, {"width", int64_t{1}}})
+                             ->result());
         }
         total = total.empty() ? part : combine(total, part);
       }
@@ -197,9 +202,14 @@ ir::Value* arg_greater(Lowerer& lw, ir::Value* x, ir::Value* y, bool is_max) {
   ir::Value* nan_case = lw.and_(xn, not_yn);
   ir::Value* any_nan = lw.emit(OpKind::Or, {xn, yn}, i1);
   // Signed zeros: equal values with different sign bits.
-  DType bits = ir::dtype_bits(t) == 64 ? DType::i64 : (ir::dtype_bits(t) == 32 ? DType::i32 : DType::i16);
-  ir::Value* xs = lw.emit(OpKind::CmpLt, {lw.emit(OpKind::Bitcast, {x}, Type::scalar(bits)), lw.const_int(bits, 0)}, i1);
-  ir::Value* ys = lw.emit(OpKind::CmpLt, {lw.emit(OpKind::Bitcast, {y}, Type::scalar(bits)), lw.const_int(bits, 0)}, i1);
+  DType bits =
+      ir::dtype_bits(t) == 64 ? DType::i64 : (ir::dtype_bits(t) == 32 ? DType::i32 : DType::i16);
+  ir::Value* xs =
+      lw.emit(OpKind::CmpLt,
+              {lw.emit(OpKind::Bitcast, {x}, Type::scalar(bits)), lw.const_int(bits, 0)}, i1);
+  ir::Value* ys =
+      lw.emit(OpKind::CmpLt,
+              {lw.emit(OpKind::Bitcast, {y}, Type::scalar(bits)), lw.const_int(bits, 0)}, i1);
   ir::Value* eq = lw.emit(OpKind::CmpEq, {x, y}, i1);
   ir::Value* zero_order = is_max ? lw.and_(lw.emit(OpKind::Not, {xs}, i1), ys)
                                  : lw.and_(xs, lw.emit(OpKind::Not, {ys}, i1));
@@ -226,14 +236,29 @@ Combine builtin_combine(Lowerer& lw, ir::ReduceKind kind, Type elem, bool propag
   }
   OpKind op = OpKind::Add;
   switch (kind) {
-    case K::Sum: op = OpKind::Add; break;
-    case K::Prod: op = OpKind::Mul; break;
-    case K::Max: op = OpKind::Max; break;
-    case K::Min: op = OpKind::Min; break;
-    case K::XorSum: op = OpKind::Xor; break;
-    case K::And: op = OpKind::And; break;
-    case K::Or: op = OpKind::Or; break;
-    default: break;
+    case K::Sum:
+      op = OpKind::Add;
+      break;
+    case K::Prod:
+      op = OpKind::Mul;
+      break;
+    case K::Max:
+      op = OpKind::Max;
+      break;
+    case K::Min:
+      op = OpKind::Min;
+      break;
+    case K::XorSum:
+      op = OpKind::Xor;
+      break;
+    case K::And:
+      op = OpKind::And;
+      break;
+    case K::Or:
+      op = OpKind::Or;
+      break;
+    default:
+      break;
   }
   std::vector<ir::Attribute> attrs;
   if (!propagate && (op == OpKind::Max || op == OpKind::Min) && ir::is_float(elem.dtype))
@@ -295,9 +320,8 @@ void Lowerer::lower_reduce(const ir::Op& op) {
   if ((kind == ir::ReduceKind::Max || kind == ir::ReduceKind::Min) && ir::is_float(elem.dtype) &&
       propagate && !target().has(target::Cap::NanMinMax))
     fold = nan_test_fold(*this, kind == ir::ReduceKind::Max ? OpKind::Max : OpKind::Min, elem);
-  std::vector<Regs> out =
-      reduce_core(*this, in, dtypes, l, axis, true, builtin_combine(*this, kind, elem, propagate),
-                  fold);
+  std::vector<Regs> out = reduce_core(*this, in, dtypes, l, axis, true,
+                                      builtin_combine(*this, kind, elem, propagate), fold);
   Regs result = out.back();
   const ir::Value* r = op.result();
   if (!r->type.is_tile()) return define_scalar(r, result[0]);
@@ -312,7 +336,8 @@ void Lowerer::lower_reduce_generic(const ir::Op& op) {
   AxisSlots slots = axis_slots(l, axis, subgroup());
   if (!slots.monotone) {
     std::vector<int> order = {axis};
-    for (int d = l.rank() - 1; d >= 0; --d) if (d != axis) order.push_back(d);
+    for (int d = l.rank() - 1; d >= 0; --d)
+      if (d != axis) order.push_back(d);
     int64_t n = l.shape[static_cast<size_t>(axis)];
     l = blocked(l.shape, order, static_cast<int>(std::max<int64_t>(1, n / threads())), threads());
   }
@@ -332,7 +357,8 @@ void Lowerer::lower_reduce_generic(const ir::Op& op) {
       define_scalar(r, out[k][0]);
       continue;
     }
-    define_tile(r, homes().home(r), convert(out[k], r->type.element(), slice(l, axis), homes().home(r)));
+    define_tile(r, homes().home(r),
+                convert(out[k], r->type.element(), slice(l, axis), homes().home(r)));
   }
 }
 

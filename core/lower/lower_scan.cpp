@@ -22,7 +22,8 @@ using Combine = std::function<Values(const Values& left, const Values& right)>;
 std::vector<int> axis_thread_bits(const Layout& l, int axis, int lo, int hi) {
   std::vector<std::pair<int, int>> found;  // (axis bit, thread bit)
   for (int i = lo; i < hi && i < static_cast<int>(l.threads.size()); ++i)
-    if (l.threads[static_cast<size_t>(i)].dim == axis) found.push_back({l.threads[static_cast<size_t>(i)].bit, i});
+    if (l.threads[static_cast<size_t>(i)].dim == axis)
+      found.push_back({l.threads[static_cast<size_t>(i)].bit, i});
   std::sort(found.begin(), found.end());
   std::vector<int> out;
   for (auto [b, i] : found) out.push_back(i);
@@ -34,8 +35,12 @@ ir::Value* gather_bits(Lowerer& lw, ir::Value* t, const std::vector<int>& bits) 
   Type i32 = Type::scalar(DType::i32);
   ir::Value* out = lw.const_int(DType::i32, 0);
   for (size_t j = 0; j < bits.size(); ++j) {
-    ir::Value* b = lw.and_(lw.emit(OpKind::Shr, {t, lw.const_int(DType::i32, bits[j])}, i32), lw.const_int(DType::i32, 1));
-    out = lw.emit(OpKind::Or, {out, lw.emit(OpKind::Shl, {b, lw.const_int(DType::i32, static_cast<int64_t>(j))}, i32)}, i32);
+    ir::Value* b = lw.and_(lw.emit(OpKind::Shr, {t, lw.const_int(DType::i32, bits[j])}, i32),
+                           lw.const_int(DType::i32, 1));
+    out = lw.emit(
+        OpKind::Or,
+        {out, lw.emit(OpKind::Shl, {b, lw.const_int(DType::i32, static_cast<int64_t>(j))}, i32)},
+        i32);
   }
   return out;
 }
@@ -45,26 +50,32 @@ ir::Value* scatter_bits(Lowerer& lw, ir::Value* k, const std::vector<int>& bits)
   Type i32 = Type::scalar(DType::i32);
   ir::Value* out = lw.const_int(DType::i32, 0);
   for (size_t j = 0; j < bits.size(); ++j) {
-    ir::Value* b = lw.and_(lw.emit(OpKind::Shr, {k, lw.const_int(DType::i32, static_cast<int64_t>(j))}, i32), lw.const_int(DType::i32, 1));
-    out = lw.emit(OpKind::Or, {out, lw.emit(OpKind::Shl, {b, lw.const_int(DType::i32, bits[j])}, i32)}, i32);
+    ir::Value* b =
+        lw.and_(lw.emit(OpKind::Shr, {k, lw.const_int(DType::i32, static_cast<int64_t>(j))}, i32),
+                lw.const_int(DType::i32, 1));
+    out = lw.emit(OpKind::Or,
+                  {out, lw.emit(OpKind::Shl, {b, lw.const_int(DType::i32, bits[j])}, i32)}, i32);
   }
   return out;
 }
 
 Values select(Lowerer& lw, ir::Value* cond, const Values& a, const Values& b) {
   Values out;
-  for (size_t k = 0; k < a.size(); ++k) out.push_back(lw.emit(OpKind::Where, {cond, a[k], b[k]}, a[k]->type));
+  for (size_t k = 0; k < a.size(); ++k)
+    out.push_back(lw.emit(OpKind::Where, {cond, a[k], b[k]}, a[k]->type));
   return out;
 }
 
 Values shuffle_idx(Lowerer& lw, const Values& v, ir::Value* lane) {
   Values out;
-  for (ir::Value* x : v) out.push_back(lw.emit(OpKind::Shuffle, {x, lane}, x->type, {{"mode", std::string("idx")}}));
+  for (ir::Value* x : v)
+    out.push_back(lw.emit(OpKind::Shuffle, {x, lane}, x->type, {{"mode", std::string("idx")}}));
   return out;
 }
 
-std::vector<Regs> scan_core(Lowerer& lw, const std::vector<Regs>& in, const std::vector<DType>& dtypes,
-                            const Layout& l, int axis, bool reverse, const Combine& combine) {
+std::vector<Regs> scan_core(Lowerer& lw, const std::vector<Regs>& in,
+                            const std::vector<DType>& dtypes, const Layout& l, int axis,
+                            bool reverse, const Combine& combine) {
   size_t n = in.size();
   Type i1 = Type::scalar(DType::i1), i32 = Type::scalar(DType::i32);
   int lane_bits = log2_exact(lw.subgroup());
@@ -77,8 +88,8 @@ std::vector<Regs> scan_core(Lowerer& lw, const std::vector<Regs>& in, const std:
     groups[c].push_back({reverse ? -along : along, i});
   }
   std::vector<Values> s(static_cast<size_t>(l.num_regs()));
-  std::vector<std::vector<int>> order;   // register indices of each group in scan order
-  std::vector<Values> total;             // each group's running total
+  std::vector<std::vector<int>> order;  // register indices of each group in scan order
+  std::vector<Values> total;            // each group's running total
   for (auto& [key, regs] : groups) {
     std::sort(regs.begin(), regs.end());
     std::vector<int> ids;
@@ -101,29 +112,37 @@ std::vector<Regs> scan_core(Lowerer& lw, const std::vector<Regs>& in, const std:
     if (reverse) k = lw.emit(OpKind::Sub, {lw.const_int(DType::i32, nl - 1), k}, i32);
     int64_t axis_mask = 0;
     for (int b : lane_axis) axis_mask |= int64_t{1} << b;
-    ir::Value* others = lw.and_(lw.lane(), lw.const_int(DType::i32, ~axis_mask & (lw.subgroup() - 1)));
+    ir::Value* others =
+        lw.and_(lw.lane(), lw.const_int(DType::i32, ~axis_mask & (lw.subgroup() - 1)));
     auto lane_at = [&](ir::Value* kk) {  // the lane at scan position kk, same other bits
       if (reverse) kk = lw.emit(OpKind::Sub, {lw.const_int(DType::i32, nl - 1), kk}, i32);
       return lw.emit(OpKind::Or, {others, scatter_bits(lw, kk, lane_axis)}, i32);
     };
     for (int64_t step = 1; step < nl; step *= 2) {
       ir::Value* valid = lw.emit(OpKind::CmpGe, {k, lw.const_int(DType::i32, step)}, i1);
-      ir::Value* src = lw.emit(OpKind::Max, {lw.emit(OpKind::Sub, {k, lw.const_int(DType::i32, step)}, i32),
-                                            lw.const_int(DType::i32, 0)}, i32);
+      ir::Value* src = lw.emit(OpKind::Max,
+                               {lw.emit(OpKind::Sub, {k, lw.const_int(DType::i32, step)}, i32),
+                                lw.const_int(DType::i32, 0)},
+                               i32);
       ir::Value* src_lane = lane_at(src);
       for (Values& t : total) t = select(lw, valid, combine(shuffle_idx(lw, t, src_lane), t), t);
     }
     ir::Value* has_prev = lw.emit(OpKind::CmpGt, {k, lw.const_int(DType::i32, 0)}, i1);
-    ir::Value* prev = lw.emit(OpKind::Max, {lw.emit(OpKind::Sub, {k, lw.const_int(DType::i32, 1)}, i32),
-                                           lw.const_int(DType::i32, 0)}, i32);
+    ir::Value* prev = lw.emit(
+        OpKind::Max,
+        {lw.emit(OpKind::Sub, {k, lw.const_int(DType::i32, 1)}, i32), lw.const_int(DType::i32, 0)},
+        i32);
     ir::Value* prev_lane = lane_at(prev);
     for (size_t g = 0; g < order.size(); ++g) {
       Values excl = shuffle_idx(lw, total[g], prev_lane);
-      for (int i : order[g]) s[static_cast<size_t>(i)] = select(lw, has_prev, combine(excl, s[static_cast<size_t>(i)]), s[static_cast<size_t>(i)]);
+      for (int i : order[g])
+        s[static_cast<size_t>(i)] = select(lw, has_prev, combine(excl, s[static_cast<size_t>(i)]),
+                                           s[static_cast<size_t>(i)]);
     }
   }
   // 3. Subgroups: every subgroup adds the totals of the subgroups before it along the axis.
-  std::vector<int> warp_axis = axis_thread_bits(l, axis, lane_bits, static_cast<int>(l.threads.size()));
+  std::vector<int> warp_axis =
+      axis_thread_bits(l, axis, lane_bits, static_cast<int>(l.threads.size()));
   if (!warp_axis.empty()) {
     int64_t nw = int64_t{1} << warp_axis.size();
     ir::Value* w = gather_bits(lw, lw.tid(), warp_axis);
@@ -166,8 +185,10 @@ std::vector<Regs> scan_core(Lowerer& lw, const std::vector<Regs>& in, const std:
     lw.guarded(writer, [&] {
       for (size_t g = 0; g < order.size(); ++g)
         for (size_t k = 0; k < n; ++k)
-          lw.b().create(OpKind::SharedStore, {lw.add(lw.add(row, pos[g]), lw.const_int(DType::i32, base[k])), total[g][k]}, {},
-                        {{"buffer", int64_t{buf[k]}}, {"width", int64_t{1}}});
+          lw.b().create(
+              OpKind::SharedStore,
+              {lw.add(lw.add(row, pos[g]), lw.const_int(DType::i32, base[k])), total[g][k]}, {},
+              {{"buffer", int64_t{buf[k]}}, {"width", int64_t{1}}});
     });
     lw.barrier();
     for (size_t g = 0; g < order.size(); ++g) {
@@ -176,14 +197,20 @@ std::vector<Regs> scan_core(Lowerer& lw, const std::vector<Regs>& in, const std:
       for (int64_t j = 0; j + 1 < nw; ++j) {
         Values part;
         for (size_t k = 0; k < n; ++k)
-          part.push_back(lw.b().create(OpKind::SharedLoad, {lw.add(pos[g], lw.const_int(DType::i32, base[k] + j * npos))},
-                                       {Type::scalar(dtypes[k])}, {{"buffer", int64_t{buf[k]}}, {"width", int64_t{1}}})->result());
+          part.push_back(lw.b()
+                             .create(OpKind::SharedLoad,
+                                     {lw.add(pos[g], lw.const_int(DType::i32, base[k] + j * npos))},
+                                     {Type::scalar(dtypes[k])},
+                                     {{"buffer", int64_t{buf[k]}}, {"width", int64_t{1}}})
+                             ->result());
         prefix = prefix.empty() ? part : combine(prefix, part);
         ir::Value* is_next = lw.emit(OpKind::CmpEq, {w, lw.const_int(DType::i32, j + 1)}, i1);
         chosen = chosen.empty() ? prefix : select(lw, is_next, prefix, chosen);
       }
       ir::Value* has_prev = lw.emit(OpKind::CmpGt, {w, lw.const_int(DType::i32, 0)}, i1);
-      for (int i : order[g]) s[static_cast<size_t>(i)] = select(lw, has_prev, combine(chosen, s[static_cast<size_t>(i)]), s[static_cast<size_t>(i)]);
+      for (int i : order[g])
+        s[static_cast<size_t>(i)] = select(lw, has_prev, combine(chosen, s[static_cast<size_t>(i)]),
+                                           s[static_cast<size_t>(i)]);
     }
     lw.barrier();
   }
@@ -210,10 +237,18 @@ void Lowerer::lower_scan(const ir::Op& op) {
     ir::ScanOp sc(const_cast<ir::Op*>(&op));
     OpKind k = OpKind::Add;
     switch (sc.scan_kind()) {
-      case ir::ReduceKind::Prod: k = OpKind::Mul; break;
-      case ir::ReduceKind::Max: k = OpKind::Max; break;
-      case ir::ReduceKind::Min: k = OpKind::Min; break;
-      default: k = OpKind::Add; break;
+      case ir::ReduceKind::Prod:
+        k = OpKind::Mul;
+        break;
+      case ir::ReduceKind::Max:
+        k = OpKind::Max;
+        break;
+      case ir::ReduceKind::Min:
+        k = OpKind::Min;
+        break;
+      default:
+        k = OpKind::Add;
+        break;
     }
     Type elem = op.result()->type.element();
     std::vector<ir::Attribute> attrs;  // float max/min keep the scan's NaN rule
@@ -225,7 +260,9 @@ void Lowerer::lower_scan(const ir::Op& op) {
     };
   } else {
     const ir::Region* region = op.region(0);
-    combine = [this, region](const Values& a, const Values& b) { return apply_combine(*region, a, b); };
+    combine = [this, region](const Values& a, const Values& b) {
+      return apply_combine(*region, a, b);
+    };
   }
   std::vector<Regs> out = scan_core(*this, in, dtypes, l, axis, reverse, combine);
   for (size_t k = 0; k < op.results.size(); ++k) define_tile(op.results[k], l, out[k]);

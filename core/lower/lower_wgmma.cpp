@@ -1,9 +1,9 @@
 /// \file dot on Hopper's warpgroup tensor cores (DotKind::Wgmma): A and B lie in swizzled shared
 /// memory in wgmma's layout (stored there from registers here, or put there by a ring, copied or
-/// through registers: lower_pipeline.cpp); each k step issues one wgmma per instruction tile of each warpgroup,
-/// reading the operands through their layouts; the accumulator stays in registers in the wgmma
-/// layout. Outside a ring the dot waits for its wgmma before returning; in an async ring the
-/// last group stays in flight into the next iteration.
+/// through registers: lower_pipeline.cpp); each k step issues one wgmma per instruction tile of
+/// each warpgroup, reading the operands through their layouts; the accumulator stays in registers
+/// in the wgmma layout. Outside a ring the dot waits for its wgmma before returning; in an async
+/// ring the last group stays in flight into the next iteration.
 #include <map>
 
 #include "core/ir/ops.h"
@@ -15,8 +15,8 @@ using ir::DType;
 using ir::OpKind;
 using ir::Type;
 
-SmemTile wgmma_tile(const DotPlan& plan, bool is_a, const ir::Shape& shape, int buffer, int64_t base,
-                    int* row_dim) {
+SmemTile wgmma_tile(const DotPlan& plan, bool is_a, const ir::Shape& shape, int buffer,
+                    int64_t base, int* row_dim) {
   const WgmmaOperand& o = is_a ? plan.wa : plan.wb;
   const int k_dim = is_a ? 1 : 0;
   // The tile's rows run along K when the operand is MN-major, else along M (A) or N (B).
@@ -59,7 +59,8 @@ ir::Value* start(Lowerer& lw, const WgmmaSource& s, bool is_a, ir::Value* r_thre
   // whole blocks of columns and within-block columns (MN-major) in disjoint bits.
   // Being disjoint, thread part ^ offset = thread part + offset: the index is a per-thread base
   // plus a constant (the PTX emitter derives one descriptor from another by that constant).
-  ir::Value* thread_part = rows_are_k ? s.tile.index(lw, c, r_thread) : s.tile.index(lw, r_thread, c);
+  ir::Value* thread_part =
+      rows_are_k ? s.tile.index(lw, c, r_thread) : s.tile.index(lw, r_thread, c);
   ir::Value* base = s.stage ? lw.add(thread_part, s.stage) : thread_part;
   const int64_t off = rows_are_k ? s.tile.offset(k0, r0) : s.tile.offset(r0, k0);
   return off ? lw.add(base, lw.const_int(DType::i32, off)) : base;
@@ -88,7 +89,8 @@ void Lowerer::lower_wgmma(const ir::Op& op, const DotPlan& plan) {
   const bool fed_a = staged && staged->fed_a, fed_b = staged && staged->fed_b;
   auto source = [&](bool is_a) -> WgmmaSource {
     if (is_a && plan.a_registers) return {};
-    const Operand o = (is_a ? fed_a : fed_b) ? (is_a ? staged->a : staged->b)
+    const Operand o = (is_a ? fed_a : fed_b)
+                          ? (is_a ? staged->a : staged->b)
                           : store_wgmma_operand(*this, plan, is_a, is_a ? dot.lhs() : dot.rhs());
     return {o.tile, o.row_dim, o.read_base};
   };
@@ -103,15 +105,16 @@ void Lowerer::lower_wgmma(const ir::Op& op, const DotPlan& plan) {
   // uniform registers (the operands wgmma reads them from) instead of moving each one there.
   auto warpgroup = [&](int shift) {
     ir::Value* g = emit(OpKind::Shr, {tid(), const_int(DType::i32, shift)}, tid()->type);
-    return emit(OpKind::Shuffle, {g, const_int(DType::i32, 0)}, g->type, {{"mode", std::string("idx")}});
+    return emit(OpKind::Shuffle, {g, const_int(DType::i32, 0)}, g->type,
+                {{"mode", std::string("idx")}});
   };
   ir::Value* m_thread = at_entry("wgmma:m:" + std::to_string(t.wg_m), [&] {
     return mul(and_(warpgroup(7), const_int(DType::i32, t.wg_m - 1)), const_int(DType::i32, 64));
   });
   const int64_t cols = int64_t{t.instr_n} * t.reps_n;
-  ir::Value* n_thread = at_entry("wgmma:n:" + std::to_string(t.wg_m) + ":" + std::to_string(cols), [&] {
-    return mul(warpgroup(7 + log2_exact(t.wg_m)), const_int(DType::i32, cols));
-  });
+  ir::Value* n_thread =
+      at_entry("wgmma:n:" + std::to_string(t.wg_m) + ":" + std::to_string(cols),
+               [&] { return mul(warpgroup(7 + log2_exact(t.wg_m)), const_int(DType::i32, cols)); });
   const int elem = ir::dtype_bytes(shape.in);
   std::vector<ir::Attribute> attrs = {{"a", std::string(shape.a)}};
   if (!plan.a_registers) attrs.push_back({"a_smem", smem_attr(a, plan.wa, elem)});
@@ -122,7 +125,8 @@ void Lowerer::lower_wgmma(const ir::Op& op, const DotPlan& plan) {
   std::map<std::vector<int64_t>, size_t> a_reg_at;
   if (plan.a_registers) {
     a_regs = regs(dot.lhs(), plan.ra);
-    for (int i = 0; i < plan.ra.num_regs(); ++i) a_reg_at[plan.ra.reg_coords(i)] = static_cast<size_t>(i);
+    for (int i = 0; i < plan.ra.num_regs(); ++i)
+      a_reg_at[plan.ra.reg_coords(i)] = static_cast<size_t>(i);
   }
   // The k / 2 values of A for the instruction at rows r0.., k0..: value j at row 8 (j / 2 % 2),
   // column 8 (j / 4) + j % 2 of thread 0's (core/ir/wgmma.h).
@@ -130,7 +134,8 @@ void Lowerer::lower_wgmma(const ir::Op& op, const DotPlan& plan) {
     std::vector<ir::Value*> v;
     for (int j = 0; j < shape.k / 2; ++j) {
       auto it = a_reg_at.find({r0 + 8 * (j / 2 % 2), k0 + 8 * (j / 4) + j % 2});
-      TESSERA_CHECK(it != a_reg_at.end(), "wgmma's A from registers in a layout that is not wgmma's");
+      TESSERA_CHECK(it != a_reg_at.end(),
+                    "wgmma's A from registers in a layout that is not wgmma's");
       v.push_back(a_regs[it->second]);
     }
     return v;
@@ -141,7 +146,8 @@ void Lowerer::lower_wgmma(const ir::Op& op, const DotPlan& plan) {
     for (int rm = 0; rm < t.reps_m; ++rm) {
       const int64_t r0 = int64_t{64} * t.wg_m * rm;
       const std::vector<ir::Value*> a_operand =
-          plan.a_registers ? a_values(r0, k0) : std::vector<ir::Value*>{start(*this, a, true, m_thread, r0, k0)};
+          plan.a_registers ? a_values(r0, k0)
+                           : std::vector<ir::Value*>{start(*this, a, true, m_thread, r0, k0)};
       for (int rn = 0; rn < t.reps_n; ++rn) {
         ir::Value* b_start = start(*this, b, false, n_thread, int64_t{t.instr_n} * rn, k0);
         // The instruction's accumulators: registers (rm * reps_n + rn) * n ...
@@ -150,9 +156,11 @@ void Lowerer::lower_wgmma(const ir::Op& op, const DotPlan& plan) {
         operands.push_back(b_start);
         operands.insert(operands.end(), acc.begin() + static_cast<long>(first),
                         acc.begin() + static_cast<long>(first) + n);
-        ir::Op* w = b_.create(OpKind::Wgmma, operands,
-                              std::vector<Type>(static_cast<size_t>(n), Type::scalar(shape.acc)), attrs);
-        for (int i = 0; i < n; ++i) acc[first + static_cast<size_t>(i)] = w->result(static_cast<size_t>(i));
+        ir::Op* w =
+            b_.create(OpKind::Wgmma, operands,
+                      std::vector<Type>(static_cast<size_t>(n), Type::scalar(shape.acc)), attrs);
+        for (int i = 0; i < n; ++i)
+          acc[first + static_cast<size_t>(i)] = w->result(static_cast<size_t>(i));
       }
     }
   }

@@ -64,7 +64,8 @@ std::unique_ptr<ir::Module> Lowerer::run() {
   tid_ = add(mul(subgroup_id_, const_int(ir::DType::i32, subgroup_)), lane_);
   lower_region(*src_.body, fn_->body);
   for (size_t i = 0; i < buffers_.size(); ++i)
-    fn_->set_attr("shared_" + std::to_string(i), Type::tile(buffers_[i].dtype, {buffers_[i].count}));
+    fn_->set_attr("shared_" + std::to_string(i),
+                  Type::tile(buffers_[i].dtype, {buffers_[i].count}));
   check_shared_limit();
   return std::move(out_);
 }
@@ -76,26 +77,41 @@ void Lowerer::check_shared_limit() const {
   fail(ErrorKind::Unsupported, "kernel '", src_.name, "' needs ", bytes,
        " bytes of shared memory, but target '", target_.name, "' allows ", target_.max_shared_bytes,
        " per workgroup; use smaller blocks (BLOCK sizes of dots, reductions and layout changes) "
-       "or fewer warps (num_warps = ", plan_.options().num_warps, ")");
+       "or fewer warps (num_warps = ",
+       plan_.options().num_warps, ")");
 }
 
-// --- emission helpers ------------------------------------------------------------------------------
+// --- emission helpers
+// ------------------------------------------------------------------------------
 
 ir::Value* Lowerer::emit(OpKind kind, std::vector<ir::Value*> operands, Type type,
                          std::vector<ir::Attribute> attrs) {
   return b_.create_value(kind, std::move(operands), std::move(type), std::move(attrs));
 }
 
-ir::Value* Lowerer::const_int(ir::DType t, int64_t v) { return b_.constant_int(Type::scalar(t), v); }
-ir::Value* Lowerer::const_float(ir::DType t, double v) { return b_.constant_float(Type::scalar(t), v); }
+ir::Value* Lowerer::const_int(ir::DType t, int64_t v) {
+  return b_.constant_int(Type::scalar(t), v);
+}
+ir::Value* Lowerer::const_float(ir::DType t, double v) {
+  return b_.constant_float(Type::scalar(t), v);
+}
 
-ir::Value* Lowerer::add(ir::Value* a, ir::Value* b) { return emit(OpKind::Add, {a, b}, a->type); }
-ir::Value* Lowerer::mul(ir::Value* a, ir::Value* b) { return emit(OpKind::Mul, {a, b}, a->type); }
-ir::Value* Lowerer::and_(ir::Value* a, ir::Value* b) { return emit(OpKind::And, {a, b}, a->type); }
+ir::Value* Lowerer::add(ir::Value* a, ir::Value* b) {
+  return emit(OpKind::Add, {a, b}, a->type);
+}
+ir::Value* Lowerer::mul(ir::Value* a, ir::Value* b) {
+  return emit(OpKind::Mul, {a, b}, a->type);
+}
+ir::Value* Lowerer::and_(ir::Value* a, ir::Value* b) {
+  return emit(OpKind::And, {a, b}, a->type);
+}
 
-void Lowerer::barrier() { b_.create(OpKind::Barrier, {}, {}); }
+void Lowerer::barrier() {
+  b_.create(OpKind::Barrier, {}, {});
+}
 
-// --- scopes and insertion points ----------------------------------------------------------------------
+// --- scopes and insertion points
+// ----------------------------------------------------------------------
 
 Lowerer::InsertPoint Lowerer::save() const {
   ir::Region* r = b_.region();
@@ -105,8 +121,10 @@ Lowerer::InsertPoint Lowerer::save() const {
 }
 
 void Lowerer::restore(const InsertPoint& p) {
-  if (p.before) b_.set_insertion_before(p.before);
-  else b_.set_insertion_end(p.region);
+  if (p.before)
+    b_.set_insertion_before(p.before);
+  else
+    b_.set_insertion_end(p.region);
 }
 
 template <class F>
@@ -114,8 +132,10 @@ auto Lowerer::at_depth(int d, F&& f) {
   InsertPoint saved = save();
   Location loc = b_.loc();
   const Scope& s = scopes_[static_cast<size_t>(d)];
-  if (d < depth() && s.open) b_.set_insertion_before(s.open);
-  else if (d < depth()) b_.set_insertion_end(s.dst);
+  if (d < depth() && s.open)
+    b_.set_insertion_before(s.open);
+  else if (d < depth())
+    b_.set_insertion_end(s.dst);
   struct Restore {
     Lowerer* self;
     InsertPoint p;
@@ -161,7 +181,8 @@ const Regs* Lowerer::find(const ir::Value* v, const Layout& l) const {
   return nullptr;
 }
 
-// --- values ----------------------------------------------------------------------------------------
+// --- values
+// ----------------------------------------------------------------------------------------
 
 ir::Value* Lowerer::scalar(const ir::Value* v) {
   for (int d = depth(); d >= 0; --d) {
@@ -173,10 +194,13 @@ ir::Value* Lowerer::scalar(const ir::Value* v) {
   return nullptr;
 }
 
-void Lowerer::define_scalar(const ir::Value* v, ir::Value* s) { scopes_.back().scalars[v] = s; }
+void Lowerer::define_scalar(const ir::Value* v, ir::Value* s) {
+  scopes_.back().scalars[v] = s;
+}
 
 void Lowerer::define_tile(const ir::Value* v, const Layout& l, Regs r) {
-  TESSERA_CHECK(static_cast<int>(r.size()) == l.num_regs(), "register count does not match the layout");
+  TESSERA_CHECK(static_cast<int>(r.size()) == l.num_regs(),
+                "register count does not match the layout");
   scopes_.back().cache[key(v, l)] = std::move(r);
 }
 
@@ -186,8 +210,10 @@ bool Lowerer::relabels(const ir::Value* v, const Layout& l) const {
     case OpKind::Broadcast:
     case OpKind::ExpandDims:
     case OpKind::Reshape:
-    case OpKind::Permute: return true;
-    default: return false;
+    case OpKind::Permute:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -240,8 +266,8 @@ ir::Value* Lowerer::thread_coord(const Layout& l, int dim) {
       while (j < l.threads.size() && l.threads[j].dim == dim &&
              l.threads[j].bit == l.threads[i].bit + static_cast<int>(j - i))
         ++j;
-      ir::Value* part = emit(OpKind::Shr, {tid_, const_int(ir::DType::i32, static_cast<int64_t>(i))},
-                             tid_->type);
+      ir::Value* part =
+          emit(OpKind::Shr, {tid_, const_int(ir::DType::i32, static_cast<int64_t>(i))}, tid_->type);
       part = and_(part, const_int(ir::DType::i32, (int64_t{1} << (j - i)) - 1));
       part = emit(OpKind::Shl, {part, const_int(ir::DType::i32, l.threads[i].bit)}, tid_->type);
       acc = acc ? emit(OpKind::Or, {acc, part}, tid_->type) : part;
@@ -277,7 +303,8 @@ ir::Value* Lowerer::at_entry(const std::string& key, const std::function<ir::Val
   return v;
 }
 
-// --- shared memory ---------------------------------------------------------------------------------
+// --- shared memory
+// ---------------------------------------------------------------------------------
 
 int Lowerer::scratch(ir::DType dtype, int64_t count) {
   // The first scratch buffer of the dtype that holds `count`; else the largest, grown.
@@ -322,7 +349,8 @@ int Lowerer::new_buffer(ir::DType dtype, int64_t count) {
   return static_cast<int>(buffers_.size()) - 1;
 }
 
-// --- op dispatch -------------------------------------------------------------------------------------
+// --- op dispatch
+// -------------------------------------------------------------------------------------
 
 void Lowerer::lower_region(const ir::Region& src, ir::Region* dst) {
   (void)dst;
@@ -336,29 +364,43 @@ void Lowerer::lower_region(const ir::Region& src, ir::Region* dst) {
 void Lowerer::lower_op(const ir::Op& op) {
   if (plan_.lowered_by_loop(op)) return;  // a ring's loads (lower_pipeline.cpp)
   switch (op.kind) {
-    case OpKind::Load: return lower_load(op);
-    case OpKind::Store: return lower_store(op);
+    case OpKind::Load:
+      return lower_load(op);
+    case OpKind::Store:
+      return lower_store(op);
     case OpKind::AtomicRmw:
-    case OpKind::AtomicCas: return lower_atomic(op);
-    case OpKind::Print: return lower_print(op);
-    case OpKind::Assert: return lower_assert(op);
+    case OpKind::AtomicCas:
+      return lower_atomic(op);
+    case OpKind::Print:
+      return lower_print(op);
+    case OpKind::Assert:
+      return lower_assert(op);
     case OpKind::DebugBarrier:  // every thread waits; global memory is ordered too
       b_.create(OpKind::Barrier, {}, {}, {{"global", int64_t{1}}});
       return;
-    case OpKind::Reduce: return lower_reduce(op);
-    case OpKind::ReduceGeneric: return lower_reduce_generic(op);
+    case OpKind::Reduce:
+      return lower_reduce(op);
+    case OpKind::ReduceGeneric:
+      return lower_reduce_generic(op);
     case OpKind::Scan:
-    case OpKind::ScanGeneric: return lower_scan(op);
-    case OpKind::Dot: return lower_dot(op);
-    case OpKind::Cat: return lower_cat(op);
-    case OpKind::For: return lower_for(op);
-    case OpKind::If: return lower_if(op);
-    case OpKind::While: return lower_while(op);
+    case OpKind::ScanGeneric:
+      return lower_scan(op);
+    case OpKind::Dot:
+      return lower_dot(op);
+    case OpKind::Cat:
+      return lower_cat(op);
+    case OpKind::For:
+      return lower_for(op);
+    case OpKind::If:
+      return lower_if(op);
+    case OpKind::While:
+      return lower_while(op);
     case OpKind::DescLoad:
     case OpKind::DescStore:  // no target plans them yet: passes::compile expands them first
       TESSERA_CHECK(false, op.loc.str(), ": '", op.name(),
                     "' reached the lowering; the `descriptors` step expands it");
-    default: break;
+    default:
+      break;
   }
   if (op.results.empty()) {
     // assume: a scalar promise, kept for the targets that can use it.
@@ -383,7 +425,8 @@ namespace {
 /// The register permutation inverse: the operand layout of a permute producing `l`.
 std::vector<int64_t> inverse(const std::vector<int64_t>& order) {
   std::vector<int64_t> inv(order.size());
-  for (size_t i = 0; i < order.size(); ++i) inv[static_cast<size_t>(order[i])] = static_cast<int64_t>(i);
+  for (size_t i = 0; i < order.size(); ++i)
+    inv[static_cast<size_t>(order[i])] = static_cast<int64_t>(i);
   return inv;
 }
 
@@ -395,7 +438,8 @@ Regs Lowerer::lower_free(const ir::Op& op, const Layout& l, ValueSource& src) {
   switch (op.kind) {
     case OpKind::Constant: {
       ir::ConstantOp c(const_cast<ir::Op*>(&op));
-      ir::Value* v = c.is_float() ? const_float(elem.dtype, c.float_value()) : const_int(elem.dtype, c.int_value());
+      ir::Value* v = c.is_float() ? const_float(elem.dtype, c.float_value())
+                                  : const_int(elem.dtype, c.int_value());
       return Regs(static_cast<size_t>(l.num_regs()), v);
     }
     case OpKind::Arange: {
@@ -408,7 +452,8 @@ Regs Lowerer::lower_free(const ir::Op& op, const Layout& l, ValueSource& src) {
       }
       return out;
     }
-    case OpKind::Splat: return Regs(static_cast<size_t>(l.num_regs()), src.scalar(op.operand(0)));
+    case OpKind::Splat:
+      return Regs(static_cast<size_t>(l.num_regs()), src.scalar(op.operand(0)));
     case OpKind::Broadcast: {
       const ir::Value* x = op.operand(0);
       Layout lx = unbroadcast(l, x->type.shape);
@@ -424,12 +469,17 @@ Regs Lowerer::lower_free(const ir::Op& op, const Layout& l, ValueSource& src) {
       }
       return out;
     }
-    case OpKind::ExpandDims: return src.regs(op.operand(0), slice(l, static_cast<int>(op.int_attr("axis"))));
-    case OpKind::Reshape: return src.regs(op.operand(0), reshape(l, op.operand(0)->type.shape));
-    case OpKind::Permute: return src.regs(op.operand(0), permute(l, inverse(op.ints_attr("order"))));
+    case OpKind::ExpandDims:
+      return src.regs(op.operand(0), slice(l, static_cast<int>(op.int_attr("axis"))));
+    case OpKind::Reshape:
+      return src.regs(op.operand(0), reshape(l, op.operand(0)->type.shape));
+    case OpKind::Permute:
+      return src.regs(op.operand(0), permute(l, inverse(op.ints_attr("order"))));
     case OpKind::MultipleOf:
-    case OpKind::MaxContiguous: return src.regs(op.operand(0), l);
-    default: break;
+    case OpKind::MaxContiguous:
+      return src.regs(op.operand(0), l);
+    default:
+      break;
   }
   TESSERA_CHECK(op.has(ir::kElementwise), "op '", op.name(), "' is not free");
   std::vector<Regs> operands;
@@ -449,7 +499,8 @@ void Lowerer::lower_elementwise(const ir::Op& op) {
   define_tile(r, l, lower_free(op, l));
 }
 
-// --- conversions -----------------------------------------------------------------------------------
+// --- conversions
+// -----------------------------------------------------------------------------------
 
 Regs Lowerer::convert(const Regs& r, const ir::Type& elem, const Layout& from, const Layout& to,
                       bool through_shared) {
@@ -472,7 +523,7 @@ Regs Lowerer::convert(const Regs& r, const ir::Type& elem, const Layout& from, c
   // Through shared memory: each owner writes its elements at their (padded) row-major index
   // (staging_strides), then every thread reads the elements of the new layout. Booleans travel
   // as u8, pointers as their u64 addresses.
-  const ir::DType store_t = elem.is_ptr                 ? ir::DType::u64
+  const ir::DType store_t = elem.is_ptr                   ? ir::DType::u64
                             : elem.dtype == ir::DType::i1 ? ir::DType::u8
                                                           : elem.dtype;
   const OpKind to_store = elem.is_ptr ? OpKind::Bitcast : OpKind::Cast;
@@ -487,7 +538,8 @@ Regs Lowerer::convert(const Regs& r, const ir::Type& elem, const Layout& from, c
   auto thread_base = [&](const Layout& l) {
     ir::Value* base = const_int(ir::DType::i32, 0);
     for (int d = 0; d < l.rank(); ++d)
-      base = add(base, mul(thread_coord(l, d), const_int(ir::DType::i32, strides[static_cast<size_t>(d)])));
+      base = add(base, mul(thread_coord(l, d),
+                           const_int(ir::DType::i32, strides[static_cast<size_t>(d)])));
     return base;
   };
   ir::Value* wbase = thread_base(from);
@@ -497,7 +549,8 @@ Regs Lowerer::convert(const Regs& r, const ir::Type& elem, const Layout& from, c
       ir::Value* idx = off ? add(wbase, const_int(ir::DType::i32, off)) : wbase;
       ir::Value* v = r[static_cast<size_t>(i)];
       if (store_t != elem.dtype || elem.is_ptr) v = emit(to_store, {v}, Type::scalar(store_t));
-      b_.create(OpKind::SharedStore, {idx, v}, {}, {{"buffer", int64_t{buf}}, {"width", int64_t{1}}});
+      b_.create(OpKind::SharedStore, {idx, v}, {},
+                {{"buffer", int64_t{buf}}, {"width", int64_t{1}}});
     }
   });
   barrier();
@@ -507,7 +560,8 @@ Regs Lowerer::convert(const Regs& r, const ir::Type& elem, const Layout& from, c
     int64_t off = linear(to.reg_coords(i));
     ir::Value* idx = off ? add(rbase, const_int(ir::DType::i32, off)) : rbase;
     ir::Value* v = b_.create(OpKind::SharedLoad, {idx}, {Type::scalar(store_t)},
-                             {{"buffer", int64_t{buf}}, {"width", int64_t{1}}})->result();
+                             {{"buffer", int64_t{buf}}, {"width", int64_t{1}}})
+                       ->result();
     if (store_t != elem.dtype || elem.is_ptr) v = emit(to_store, {v}, elem);
     out.push_back(v);
   }

@@ -168,21 +168,22 @@ class Lowerer : public ValueSource {
   void set_depth(const ir::Value* v, int d) { depth_[v] = d; }
   std::string kernel_name() const { return src_.name; }
 
-  // --- op lowering (one file per family) ------------------------------------------------------------
+  // --- op lowering (one file per family)
+  // ------------------------------------------------------------
   void lower_op(const ir::Op& op);
   /// A free tile op in layout l, its operands from `src` (by default the lowering's values).
   Regs lower_free(const ir::Op& op, const Layout& l, ValueSource& src);
   Regs lower_free(const ir::Op& op, const Layout& l) { return lower_free(op, l, *this); }
-  void lower_elementwise(const ir::Op& op);            ///< non-free elementwise (lowerer.cpp)
-  void lower_load(const ir::Op& op);                    ///< lower_memory.cpp
+  void lower_elementwise(const ir::Op& op);  ///< non-free elementwise (lowerer.cpp)
+  void lower_load(const ir::Op& op);         ///< lower_memory.cpp
   void lower_store(const ir::Op& op);
   void lower_atomic(const ir::Op& op);
   void lower_print(const ir::Op& op);
   void lower_assert(const ir::Op& op);
-  void lower_reduce(const ir::Op& op);                  ///< lower_reduce.cpp
+  void lower_reduce(const ir::Op& op);  ///< lower_reduce.cpp
   void lower_reduce_generic(const ir::Op& op);
   void lower_scan(const ir::Op& op);
-  void lower_dot(const ir::Op& op);                     ///< by its plan's kind:
+  void lower_dot(const ir::Op& op);                           ///< by its plan's kind:
   void lower_fma_dot(const ir::Op& op, const DotPlan& plan);  ///< lower_dot.cpp
   void lower_mma(const ir::Op& op, const DotPlan& plan);      ///< lower_mma.cpp
   void lower_wgmma(const ir::Op& op, const DotPlan& plan);    ///< lower_wgmma.cpp
@@ -199,7 +200,7 @@ class Lowerer : public ValueSource {
   /// Registers of the twin of `to` made matrices: one coopmat_fill when they are one value.
   Regs fill_mats(const Regs& lin, const Layout& to);
   void lower_cat(const ir::Op& op);
-  void lower_for(const ir::Op& op);                     ///< by its plan's kind:
+  void lower_for(const ir::Op& op);  ///< by its plan's kind:
   /// A loop, plain or with `ext`'s additions (lower_control.cpp).
   void emit_for(const ir::Op& op, LoopExtension* ext);
   /// A loop whose plan is a cp.async ring (lower_pipeline.cpp).
@@ -210,7 +211,8 @@ class Lowerer : public ValueSource {
   void lower_while(const ir::Op& op);
 
   /// Emits `combine` for generic reductions/scans: clones the combine region on scalars.
-  std::vector<ir::Value*> apply_combine(const ir::Region& combine, const std::vector<ir::Value*>& lhs,
+  std::vector<ir::Value*> apply_combine(const ir::Region& combine,
+                                        const std::vector<ir::Value*>& lhs,
                                         const std::vector<ir::Value*>& rhs);
 
  private:

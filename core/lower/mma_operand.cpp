@@ -50,11 +50,12 @@ int64_t tile_offset(const Operand& o, const std::vector<int64_t>& c) {
 /// One ldmatrix whose matrices start at operand coordinates `c`; its values in fragment order.
 Regs ldmatrix(Lowerer& lw, const Operand& o, const std::vector<int64_t>& c) {
   const int per = 4 / ir::dtype_bytes(o.dtype);
-  std::vector<ir::Attribute> attrs = {{"buffer", int64_t{o.tile.buffer}}, {"count", int64_t{o.count}}};
+  std::vector<ir::Attribute> attrs = {{"buffer", int64_t{o.tile.buffer}},
+                                      {"count", int64_t{o.count}}};
   if (o.mode == ReadMode::LdmatrixTrans) attrs.push_back({"trans", int64_t{1}});
-  ir::Op* ld = lw.b().create(OpKind::LdMatrix, {xor_(lw, o.read_base, tile_offset(o, c))},
-                             std::vector<Type>(static_cast<size_t>(o.count * per), Type::scalar(o.dtype)),
-                             attrs);
+  ir::Op* ld = lw.b().create(
+      OpKind::LdMatrix, {xor_(lw, o.read_base, tile_offset(o, c))},
+      std::vector<Type>(static_cast<size_t>(o.count * per), Type::scalar(o.dtype)), attrs);
   return Regs(ld->results.begin(), ld->results.end());
 }
 
@@ -67,7 +68,8 @@ SmemTile::SmemTile(int buf, int64_t b, int64_t r, int64_t c, int elem_bytes, int
   max_phase = std::max<int64_t>(1, std::min<int64_t>(8, chunks) / stride);
 }
 
-SmemTile SmemTile::wgmma(int buf, int64_t b, int64_t r, int64_t c, int elem_bytes, int64_t swizzle) {
+SmemTile SmemTile::wgmma(int buf, int64_t b, int64_t r, int64_t c, int elem_bytes,
+                         int64_t swizzle) {
   SmemTile t;
   t.buffer = buf;
   t.base = b;
@@ -91,14 +93,18 @@ ir::Value* SmemTile::index(Lowerer& lw, ir::Value* row, ir::Value* col) const {
   // row * block + the column within its block (and the block's place when there are several:
   // the parts occupy disjoint bits, so they combine by XOR).
   ir::Value* within = block == cols ? col : lw.and_(col, c(block - 1));
-  ir::Value* off = lw.emit(OpKind::Xor, {lw.emit(OpKind::Shl, {row, c(log2_exact(block))}, t), within}, t);
+  ir::Value* off =
+      lw.emit(OpKind::Xor, {lw.emit(OpKind::Shl, {row, c(log2_exact(block))}, t), within}, t);
   if (block != cols) {
     ir::Value* blk = lw.emit(OpKind::Shr, {col, c(log2_exact(block))}, t);
-    off = lw.emit(OpKind::Xor, {off, lw.emit(OpKind::Shl, {blk, c(log2_exact(rows * block))}, t)}, t);
+    off =
+        lw.emit(OpKind::Xor, {off, lw.emit(OpKind::Shl, {blk, c(log2_exact(rows * block))}, t)}, t);
   }
   if (max_phase > 1) {
-    ir::Value* phase = lw.and_(lw.emit(OpKind::Shr, {row, c(log2_exact(per_phase))}, t), c(max_phase - 1));
-    off = lw.emit(OpKind::Xor, {off, lw.emit(OpKind::Shl, {phase, c(log2_exact(stride * vec))}, t)}, t);
+    ir::Value* phase =
+        lw.and_(lw.emit(OpKind::Shr, {row, c(log2_exact(per_phase))}, t), c(max_phase - 1));
+    off = lw.emit(OpKind::Xor, {off, lw.emit(OpKind::Shl, {phase, c(log2_exact(stride * vec))}, t)},
+                  t);
   }
   return xor_(lw, off, base);
 }
@@ -118,10 +124,13 @@ Operand make_operand(bool is_a, DType dtype, const ir::Shape& shape, int fast, c
   o.outer_dim = 1 - o.k_dim;
   const int elem = ir::dtype_bytes(dtype);
   const bool along_outer = fast == o.outer_dim;
-  o.mode = !along_outer ? ReadMode::Ldmatrix : elem == 2 ? ReadMode::LdmatrixTrans : ReadMode::Scalar;
+  o.mode = !along_outer ? ReadMode::Ldmatrix
+           : elem == 2  ? ReadMode::LdmatrixTrans
+                        : ReadMode::Scalar;
   o.row_dim = along_outer ? o.k_dim : o.outer_dim;
-  o.tile = SmemTile(buffer, base, shape[static_cast<size_t>(o.row_dim)],
-                    shape[static_cast<size_t>(1 - o.row_dim)], elem, o.mode == ReadMode::Scalar ? 2 : 1);
+  o.tile =
+      SmemTile(buffer, base, shape[static_cast<size_t>(o.row_dim)],
+               shape[static_cast<size_t>(1 - o.row_dim)], elem, o.mode == ReadMode::Scalar ? 2 : 1);
   o.frag = is_a ? plan.a : plan.b;
   o.kinst = plan.shape->k;
   o.values = is_a ? plan.shape->a_count() : plan.shape->b_count();
@@ -142,7 +151,8 @@ void store_tile(Lowerer& lw, const SmemTile& tile, int row_dim, const Regs& r, c
   // hold a block loaded along the rows and store it along the columns).
   std::vector<int> col_bits;
   for (;;) {
-    auto it = std::find(l.regs.begin(), l.regs.end(), DimBit{col_dim, static_cast<int>(col_bits.size())});
+    auto it =
+        std::find(l.regs.begin(), l.regs.end(), DimBit{col_dim, static_cast<int>(col_bits.size())});
     if (it == l.regs.end()) break;
     col_bits.push_back(static_cast<int>(it - l.regs.begin()));
   }
@@ -151,14 +161,15 @@ void store_tile(Lowerer& lw, const SmemTile& tile, int row_dim, const Regs& r, c
   col_bits.resize(static_cast<size_t>(log2_exact(width)));
   int vector_mask = 0;
   for (int b : col_bits) vector_mask |= 1 << b;
-  ir::Value* base = lw.at_entry("smem:" + tile.key() + "|" + std::to_string(row_dim) + "|" + l.str(), [&] {
-    return tile.index(lw, lw.thread_coord(l, row_dim), lw.thread_coord(l, col_dim));
-  });
+  ir::Value* base = lw.at_entry(
+      "smem:" + tile.key() + "|" + std::to_string(row_dim) + "|" + l.str(),
+      [&] { return tile.index(lw, lw.thread_coord(l, row_dim), lw.thread_coord(l, col_dim)); });
   lw.guarded(lw.owner(l), [&] {
     for (int i = 0; i < l.num_regs(); ++i) {
       if (i & vector_mask) continue;
       const std::vector<int64_t> c = l.reg_coords(i);
-      const int64_t off = tile.offset(c[static_cast<size_t>(row_dim)], c[static_cast<size_t>(col_dim)]);
+      const int64_t off =
+          tile.offset(c[static_cast<size_t>(row_dim)], c[static_cast<size_t>(col_dim)]);
       ir::Value* idx = xor_(lw, base, off);
       std::vector<ir::Value*> operands = {stage ? lw.add(idx, stage) : idx};
       for (int j = 0; j < width; ++j) {
@@ -193,15 +204,18 @@ std::vector<Regs> fragments(Lowerer& lw, const Operand& o, const DotPlan& plan, 
       for (int64_t v = 0; v < o.values; ++v) {
         const int reg = static_cast<int>(v + o.values * (t + o.reps * step));
         ir::Value* idx = xor_(lw, o.read_base, tile_offset(o, o.frag.reg_coords(reg)));
-        f.push_back(lw.b().create(OpKind::SharedLoad, {idx}, {Type::scalar(o.dtype)},
-                                  {{"buffer", int64_t{o.tile.buffer}}, {"width", int64_t{1}}})->result());
+        f.push_back(lw.b()
+                        .create(OpKind::SharedLoad, {idx}, {Type::scalar(o.dtype)},
+                                {{"buffer", int64_t{o.tile.buffer}}, {"width", int64_t{1}}})
+                        ->result());
       }
       out.push_back(f);
     }
     return out;
   }
   if (o.is_a) {
-    for (int64_t t = 0; t < o.reps; ++t) out.push_back(ldmatrix(lw, o, {16 * plan.warps.m * t, k0}));
+    for (int64_t t = 0; t < o.reps; ++t)
+      out.push_back(ldmatrix(lw, o, {16 * plan.warps.m * t, k0}));
     return out;
   }
   // B: one ldmatrix .x4 covers two instruction tiles (matrices 2 and 3 the second one's).

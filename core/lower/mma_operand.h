@@ -58,10 +58,10 @@ struct Operand {
   int k_dim = 1, outer_dim = 0;
   int row_dim = 0;  ///< the coordinate along the shared tile's rows (the other is contiguous)
   ReadMode mode = ReadMode::Ldmatrix;
-  int count = 4;    ///< matrices per ldmatrix
+  int count = 4;  ///< matrices per ldmatrix
   SmemTile tile;
-  Layout frag;      ///< the fragment layout (DotPlan::a or ::b)
-  Layout addr;      ///< ldmatrix: thread bits naming the coordinates each lane addresses
+  Layout frag;  ///< the fragment layout (DotPlan::a or ::b)
+  Layout addr;  ///< ldmatrix: thread bits naming the coordinates each lane addresses
   int64_t reps = 1, kinst = 16, values = 8;  ///< instruction tiles per warp, k per step, values
   ir::Value* read_base = nullptr;            ///< set by prepare_reads
 };

@@ -22,19 +22,26 @@ std::string name_of(const std::unordered_map<const ir::Value*, std::string>& nam
 
 std::string_view dot_kind_name(DotKind kind) {
   switch (kind) {
-    case DotKind::Fma: return "fma";
-    case DotKind::MmaSync: return "mma_sync";
-    case DotKind::Wgmma: return "wgmma";
-    case DotKind::CoopMat: return "coopmat";
+    case DotKind::Fma:
+      return "fma";
+    case DotKind::MmaSync:
+      return "mma_sync";
+    case DotKind::Wgmma:
+      return "wgmma";
+    case DotKind::CoopMat:
+      return "coopmat";
   }
   return "?";
 }
 
 std::string_view loop_kind_name(LoopKind kind) {
   switch (kind) {
-    case LoopKind::Plain: return "plain";
-    case LoopKind::CpAsyncRing: return "cp_async_ring";
-    case LoopKind::RegisterRing: return "register_ring";
+    case LoopKind::Plain:
+      return "plain";
+    case LoopKind::CpAsyncRing:
+      return "cp_async_ring";
+    case LoopKind::RegisterRing:
+      return "register_ring";
   }
   return "?";
 }
@@ -47,8 +54,7 @@ std::string DotPlan::str() const {
   if (kind == DotKind::Wgmma)
     os << " " << wgmma->shape() << "." << wgmma->a << ", warpgroups " << tiling.wg_m << "x"
        << tiling.wg_n << ", " << tiling.reps_m << "x" << tiling.reps_n << " instructions each";
-  if (kind == DotKind::CoopMat)
-    os << " " << acc.mats->m << "x" << acc.mats->n << "x" << mat_k;
+  if (kind == DotKind::CoopMat) os << " " << acc.mats->m << "x" << acc.mats->n << "x" << mat_k;
   if (a_registers) os << ", A from registers";
   if (ring) os << ", operands from a ring";
   os << "\n    acc " << acc.str();
@@ -62,8 +68,8 @@ std::string LoopPlan::str(const std::unordered_map<const ir::Value*, std::string
   os << loop_kind_name(kind);
   if (kind == LoopKind::Plain) return os.str();
   const std::vector<const ir::Op*> fed = dots();
-  os << ", " << stages << " stages, " << prefetch << " ahead" << (async_dot ? ", async dot (copies after it)" : "")
-     << ", feeding ";
+  os << ", " << stages << " stages, " << prefetch << " ahead"
+     << (async_dot ? ", async dot (copies after it)" : "") << ", feeding ";
   for (size_t i = 0; i < fed.size(); ++i) os << (i ? ", " : "") << name_of(names, fed[i]->result());
   // The dot an operand belongs to is named where the ring feeds several.
   auto operand = [&](const ir::Op* dot, bool is_a) {
@@ -108,14 +114,16 @@ LoweringPlan::LoweringPlan(const ir::Function& fn, const target::Target& target,
       const int64_t share = ir::capped_elements(r->type.shape) / threads_;
       if (r->type.is_tile() && share > ir::kMaxElementsPerThread)
         fail(ErrorKind::Unsupported, op->loc.str(), ": error: '", op->name(), "' makes a tile of ",
-             r->type.str(), ", at least ", share, " elements per thread with num_warps = ",
-             options.num_warps, ", over the limit of ", ir::kMaxElementsPerThread,
+             r->type.str(), ", at least ", share,
+             " elements per thread with num_warps = ", options.num_warps, ", over the limit of ",
+             ir::kMaxElementsPerThread,
              " per thread (docs/design.md, Limits); use more warps or smaller tiles");
     }
     if (op->kind == ir::OpKind::Dot) dots_.emplace(op, plan_dot(*op, target, threads_));
   });
-  homes_ = std::make_unique<Homes>(fn, axis_, threads_,
-                                   [this](const ir::Op& dot) -> const Layout& { return dots_.at(&dot).acc; });
+  homes_ = std::make_unique<Homes>(fn, axis_, threads_, [this](const ir::Op& dot) -> const Layout& {
+    return dots_.at(&dot).acc;
+  });
   for (auto& [op, plan] : dots_) plan_wgmma_operands(plan, *op, *homes_);
   plan_loops(*fn.body);
 }
@@ -162,8 +170,8 @@ const LoopPlan& LoweringPlan::loop(const ir::Op& loop) const {
 std::string LoweringPlan::str() const {
   const auto names = ir::value_names(fn_);
   std::ostringstream os;
-  os << "// plans of '" << fn_.name << "' for " << target_.name << ", num_warps = "
-     << options_.num_warps << ", num_stages = " << options_.num_stages << "\n";
+  os << "// plans of '" << fn_.name << "' for " << target_.name
+     << ", num_warps = " << options_.num_warps << ", num_stages = " << options_.num_stages << "\n";
   auto value = [&](const ir::Value* v, std::string_view what) {
     if (!v->type.is_tile()) return;
     os << name_of(names, v) << " = " << what << " : " << v->type.str() << "  "
@@ -176,8 +184,8 @@ std::string LoweringPlan::str() const {
     if (op->kind == ir::OpKind::Dot)
       os << "  dot " << name_of(names, op->result()) << ": " << dot(*op).str() << "\n";
     if (op->kind == ir::OpKind::For && loop(*op).kind != LoopKind::Plain)
-      os << "  loop over " << name_of(names, op->regions[0]->args[0]) << ": " << loop(*op).str(names)
-         << "\n";
+      os << "  loop over " << name_of(names, op->regions[0]->args[0]) << ": "
+         << loop(*op).str(names) << "\n";
   });
   return os.str();
 }

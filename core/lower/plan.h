@@ -74,7 +74,7 @@ struct DotPlan {
   bool a_registers = false;
   Layout ra;
   // cooperative matrices (the tiling is acc.mats):
-  int64_t mat_k = 0;                    ///< K of one matrix product
+  int64_t mat_k = 0;  ///< K of one matrix product
   /// The loop whose ring stages this dot's operands in shared memory (null: the dot stages
   /// them itself from registers). In a ring of several wgmma dots an operand that the ring
   /// neither feeds nor holds is still stored from registers by the dot.
@@ -85,11 +85,11 @@ struct DotPlan {
 
 /// How a loop runs.
 enum class LoopKind {
-  Plain,        ///< one iteration after another
-  CpAsyncRing,  ///< the loads feeding its tensor-core dots (one mma.sync dot, or wgmma dots)
-                ///< prefetched num_stages - 1 iterations ahead into a ring of shared buffers, by
-                ///< cp.async (or through registers, for an operand whose layout there is not
-                ///< its source's)
+  Plain,         ///< one iteration after another
+  CpAsyncRing,   ///< the loads feeding its tensor-core dots (one mma.sync dot, or wgmma dots)
+                 ///< prefetched num_stages - 1 iterations ahead into a ring of shared buffers, by
+                 ///< cp.async (or through registers, for an operand whose layout there is not
+                 ///< its source's)
   RegisterRing,  ///< (targets without cp.async) the loads feeding its one cooperative-matrix dot
                  ///< issued an iteration before their stores into the other of two shared
                  ///< buffers: one barrier per iteration, a load's latency hidden by an iteration
@@ -100,7 +100,7 @@ std::string_view loop_kind_name(LoopKind kind);
 /// One dot operand's load that a ring prefetches.
 struct RingLoad {
   const ir::Op* load = nullptr;
-  bool transposed = false;          ///< the dot reads permute(load, [1, 0])
+  bool transposed = false;  ///< the dot reads permute(load, [1, 0])
   /// The tile cannot be copied as it lies (a wgmma operand of 32- or 8-bit elements must be
   /// K-major in shared memory; cp.async only copies along the source's contiguous dimension): it
   /// is loaded into registers one iteration before it is stored into its stage.
@@ -137,7 +137,7 @@ struct LoopPlan {
   std::vector<RingFeed> feeds;
   std::vector<HeldOperand> held;  ///< loop-invariant wgmma operands, staged before the loop
   int stages = 0;                 ///< shared buffers per fed operand
-  int prefetch = 0;  ///< iterations prefetched ahead: stages - 1
+  int prefetch = 0;               ///< iterations prefetched ahead: stages - 1
   /// The dot's last wgmma group stays in flight into the next iteration; the copies of each
   /// iteration are then issued after its dot (whose wait retired the previous iteration's group,
   /// the reader of the stage refilled) and a barrier, instead of before it. Only for a ring of

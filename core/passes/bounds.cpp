@@ -42,8 +42,13 @@ class Provenance {
     if (v->is_arg()) return visit_arg(v);
     const Op* op = v->def;
     switch (op->kind) {
-      case OpKind::PtrAdd: case OpKind::Splat: case OpKind::Broadcast: case OpKind::ExpandDims:
-      case OpKind::Reshape: case OpKind::Permute: case OpKind::MultipleOf:
+      case OpKind::PtrAdd:
+      case OpKind::Splat:
+      case OpKind::Broadcast:
+      case OpKind::ExpandDims:
+      case OpKind::Reshape:
+      case OpKind::Permute:
+      case OpKind::MultipleOf:
       case OpKind::MaxContiguous:
         return visit(op->operand(0));
       case OpKind::Cat:
@@ -144,10 +149,9 @@ class Checker {
       Value* in = binary(OpKind::And, inside, fits, DType::i1);
       ok = ok ? binary(OpKind::Or, ok, in, DType::i1) : in;
     }
-    Value* checked =
-        mask ? binary(OpKind::Or, ok, b_.create_value(OpKind::Not, {mask}, like(DType::i1)),
-                      DType::i1)
-             : ok;
+    Value* checked = mask ? binary(OpKind::Or, ok,
+                                   b_.create_value(OpKind::Not, {mask}, like(DType::i1)), DType::i1)
+                          : ok;
     // The access itself skips the lanes that fail (where a target's assert does not stop the
     // kernel, as on Vulkan, nothing is touched outside the buffers).
     if (mask_at >= 0) {
@@ -203,8 +207,12 @@ class Checker {
 
 }  // namespace
 
-std::string bounds_base_name(std::string_view name) { return "__base_" + std::string(name); }
-std::string bounds_bytes_name(std::string_view name) { return "__bytes_" + std::string(name); }
+std::string bounds_base_name(std::string_view name) {
+  return "__base_" + std::string(name);
+}
+std::string bounds_bytes_name(std::string_view name) {
+  return "__bytes_" + std::string(name);
+}
 
 bool add_bounds_checks(ir::Module& m) {
   ir::Function& fn = m.kernel();

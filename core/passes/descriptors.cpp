@@ -31,10 +31,10 @@ class Expander {
     for (int d = 0; d < desc_.rank; ++d) {
       const Type line = Type::tile(index_, {block_[d]});
       Value* idx = binary(OpKind::Add, splat(desc_.offset(d), line), arange(d), line);
-      Value* in = binary(OpKind::And,
-                         binary(OpKind::CmpGe, idx, splat(zero(), line), line.with_dtype(DType::i1)),
-                         binary(OpKind::CmpLt, idx, splat(desc_.dim(d), line), line.with_dtype(DType::i1)),
-                         line.with_dtype(DType::i1));
+      Value* in = binary(
+          OpKind::And, binary(OpKind::CmpGe, idx, splat(zero(), line), line.with_dtype(DType::i1)),
+          binary(OpKind::CmpLt, idx, splat(desc_.dim(d), line), line.with_dtype(DType::i1)),
+          line.with_dtype(DType::i1));
       Value* part = spread(binary(OpKind::Mul, idx, splat(desc_.stride(d), line), line), d);
       Value* inside = spread(in, d);
       offset = offset ? binary(OpKind::Add, offset, part, part->type) : part;

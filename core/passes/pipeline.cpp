@@ -62,7 +62,8 @@ bool run_pass(ir::Module& m, const PassInfo& p, const PipelineOptions& options, 
   return true;
 }
 
-// --- the compile steps -----------------------------------------------------------------------------
+// --- the compile steps
+// -----------------------------------------------------------------------------
 
 /// What the steps work on.
 struct State {
@@ -89,7 +90,9 @@ bool verify(State& s) {
   return false;
 }
 
-bool descriptors(State& s) { return expand_descriptors(*s.out.tile); }
+bool descriptors(State& s) {
+  return expand_descriptors(*s.out.tile);
+}
 
 bool optimize_tile(State& s) {
   optimize(*s.out.tile, pass_options(s));
@@ -118,7 +121,8 @@ bool to_simt(State& s) {
     if (e.kind() != ErrorKind::Unsupported || !s.out.plan->has_lean_ring()) throw;
     s.out.plan = std::make_unique<lower::LoweringPlan>(s.out.tile->kernel(), s.target, s.options,
                                                        /*lean_rings=*/false);
-    if (s.dumps.has("layouts")) s.dumps.out() << "// re-planned with room beside the rings\n" << s.out.plan->str();
+    if (s.dumps.has("layouts"))
+      s.dumps.out() << "// re-planned with room beside the rings\n" << s.out.plan->str();
     s.out.simt = lower::to_simt(*s.out.plan);
   }
   return true;
@@ -138,7 +142,8 @@ constexpr std::array<Step, 9> kSteps = {{
     {{"verify", Stage::Tile, "check the kernel as traced"}, verify},
     {{"descriptors", Stage::Tile, "tensor-descriptor accesses as masked pointer accesses"},
      descriptors},
-    {{"optimize", Stage::Tile, "the cleanup passes on the tile IR, to a fixed point"}, optimize_tile},
+    {{"optimize", Stage::Tile, "the cleanup passes on the tile IR, to a fixed point"},
+     optimize_tile},
     {{"bounds", Stage::Tile, "debug mode: every access checked against its buffer"}, bounds},
     {{"verify", Stage::Tile, "check the optimized tile IR"}, verify},
     {{"plan", Stage::Simt, "layouts, dot plans and loop plans"}, make_plan},
@@ -163,7 +168,9 @@ void run_steps(State& s, Stage from, Stage to) {
 
 }  // namespace
 
-std::span<const PassInfo> all_passes() { return kPasses; }
+std::span<const PassInfo> all_passes() {
+  return kPasses;
+}
 
 const PassInfo* find_pass(std::string_view name) {
   for (const PassInfo& p : kPasses)
@@ -198,9 +205,11 @@ Compiled compile(const ir::Module& traced, const target::Target& target,
   State s{target, options, dumps, out};
   const ir::PrintOptions print{.locations = dumps.locations()};
   const std::string& name = out.tile->kernel().name;
-  if (dumps.has("ir")) dumps.out() << "// tile IR of '" << name << "' as traced\n" << ir::print(*out.tile, print);
+  if (dumps.has("ir"))
+    dumps.out() << "// tile IR of '" << name << "' as traced\n" << ir::print(*out.tile, print);
   run_steps(s, Stage::Tile, Stage::Tile);
-  if (dumps.has("ir")) dumps.out() << "// tile IR of '" << name << "' optimized\n" << ir::print(*out.tile, print);
+  if (dumps.has("ir"))
+    dumps.out() << "// tile IR of '" << name << "' optimized\n" << ir::print(*out.tile, print);
   if (stop == Stage::Simt) lower(out, target, options, dumps);
   return out;
 }

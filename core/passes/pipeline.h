@@ -51,10 +51,10 @@ std::span<const PassInfo> all_passes();
 const PassInfo* find_pass(std::string_view name);
 
 struct PipelineOptions {
-  bool verify_each = false;          ///< verify the module after each pass that changed it
-  std::ostream* dump = nullptr;      ///< print the IR after each pass that changed it
-  std::ostream* timings = nullptr;   ///< print each pass's time
-  bool locations = true;             ///< print locations in the dumped IR
+  bool verify_each = false;         ///< verify the module after each pass that changed it
+  std::ostream* dump = nullptr;     ///< print the IR after each pass that changed it
+  std::ostream* timings = nullptr;  ///< print each pass's time
+  bool locations = true;            ///< print locations in the dumped IR
 };
 
 /// The cleanup passes run until nothing changes (the `optimize` and `simt-optimize` steps).
@@ -68,9 +68,9 @@ enum class Stage {
 
 /// What a compile made, up to its stage.
 struct Compiled {
-  std::unique_ptr<ir::Module> tile;            ///< the optimized tile IR
-  std::unique_ptr<lower::LoweringPlan> plan;   ///< Stage::Simt: the plans (of `tile`)
-  std::unique_ptr<ir::Module> simt;            ///< Stage::Simt: the SIMT IR
+  std::unique_ptr<ir::Module> tile;           ///< the optimized tile IR
+  std::unique_ptr<lower::LoweringPlan> plan;  ///< Stage::Simt: the plans (of `tile`)
+  std::unique_ptr<ir::Module> simt;           ///< Stage::Simt: the SIMT IR
 };
 
 /// Runs the steps above on a copy of `traced` (a tile-IR kernel as traced) up to `stop`. Throws

@@ -29,7 +29,9 @@ constexpr std::array<DumpWord, 12> kWords = {{
 
 }  // namespace
 
-std::span<const DumpWord> dump_words() { return kWords; }
+std::span<const DumpWord> dump_words() {
+  return kWords;
+}
 
 Dumps Dumps::parse(std::string_view list, std::string_view source) {
   Dumps d;
@@ -60,8 +62,12 @@ bool Dumps::has(std::string_view word) const {
   return std::find(words_.begin(), words_.end(), word) != words_.end();
 }
 
-std::ostream& Dumps::out() const { return out_ ? *out_ : std::cerr; }
+std::ostream& Dumps::out() const {
+  return out_ ? *out_ : std::cerr;
+}
 
-bool dump_enabled(std::string_view word) { return Dumps::from_env().has(word); }
+bool dump_enabled(std::string_view word) {
+  return Dumps::from_env().has(word);
+}
 
 }  // namespace tessera

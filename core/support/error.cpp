@@ -5,13 +5,20 @@ namespace tessera {
 
 std::string_view to_string(ErrorKind kind) {
   switch (kind) {
-    case ErrorKind::User: return "user error";
-    case ErrorKind::Argument: return "argument error";
-    case ErrorKind::Unsupported: return "unsupported";
-    case ErrorKind::Runtime: return "runtime error";
-    case ErrorKind::DeviceFault: return "device fault";
-    case ErrorKind::OutOfMemory: return "out of memory";
-    case ErrorKind::Internal: return "internal error";
+    case ErrorKind::User:
+      return "user error";
+    case ErrorKind::Argument:
+      return "argument error";
+    case ErrorKind::Unsupported:
+      return "unsupported";
+    case ErrorKind::Runtime:
+      return "runtime error";
+    case ErrorKind::DeviceFault:
+      return "device fault";
+    case ErrorKind::OutOfMemory:
+      return "out of memory";
+    case ErrorKind::Internal:
+      return "internal error";
   }
   return "error";
 }

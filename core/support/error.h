@@ -13,7 +13,8 @@ namespace tessera {
 enum class ErrorKind {
   User,         ///< a wrong kernel: shape/dtype misuse, bad IR text, verifier failure on user input
   Argument,     ///< wrong launch arguments: count, types, pointer element types, devices
-  Unsupported,  ///< a feature the device or target lacks (fp64, int64, shared memory over the limit)
+  Unsupported,  ///< a feature the device or target lacks (fp64, int64, shared memory over the
+                ///< limit)
   Runtime,      ///< a driver call failed, a device is unavailable
   DeviceFault,  ///< a kernel faulted: out-of-bounds access, device lost, device assert
   OutOfMemory,  ///< an allocation could not be satisfied
@@ -58,9 +59,9 @@ template <class... Args>
 }  // namespace tessera
 
 /// A compiler invariant: failing it is a bug in Tessera, reported as ErrorKind::Internal.
-#define TESSERA_CHECK(cond, ...)                                                        \
-  do {                                                                                  \
-    if (!(cond))                                                                        \
-      ::tessera::detail::internal_failure(__FILE__, __LINE__, #cond,                   \
-                                          ::tessera::detail::concat(__VA_ARGS__));      \
+#define TESSERA_CHECK(cond, ...)                                                   \
+  do {                                                                             \
+    if (!(cond))                                                                   \
+      ::tessera::detail::internal_failure(__FILE__, __LINE__, #cond,               \
+                                          ::tessera::detail::concat(__VA_ARGS__)); \
   } while (0)

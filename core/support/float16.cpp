@@ -66,10 +66,18 @@ double decode(const Format& f, uint16_t bits) {
 
 }  // namespace
 
-uint16_t f16_from_double(double x) { return encode(kHalf, x); }
-double f16_to_double(uint16_t bits) { return decode(kHalf, bits); }
-uint16_t bf16_from_double(double x) { return encode(kBfloat, x); }
-double bf16_to_double(uint16_t bits) { return decode(kBfloat, bits); }
+uint16_t f16_from_double(double x) {
+  return encode(kHalf, x);
+}
+double f16_to_double(uint16_t bits) {
+  return decode(kHalf, bits);
+}
+uint16_t bf16_from_double(double x) {
+  return encode(kBfloat, x);
+}
+double bf16_to_double(uint16_t bits) {
+  return decode(kBfloat, bits);
+}
 
 float round_to_tf32(float x) {
   if (!std::isfinite(x)) return x;

@@ -24,7 +24,7 @@ float round_to_tf32(float x);
 /// Host-side fp16 element type for buffers (`Buffer<half>`); converts exactly from float.
 struct half {
   uint16_t bits = 0;  ///< the binary16 encoding
-  half() = default;    ///< +0
+  half() = default;   ///< +0
   /// `x` rounded to binary16 (to nearest, ties to even).
   explicit half(float x) : bits(f16_from_double(x)) {}
   /// `x` rounded to binary16 (to nearest, ties to even, without double rounding).
@@ -43,8 +43,8 @@ struct half {
 
 /// Host-side bf16 element type for buffers (`Buffer<bfloat16>`).
 struct bfloat16 {
-  uint16_t bits = 0;  ///< the bfloat16 encoding
-  bfloat16() = default;    ///< +0
+  uint16_t bits = 0;     ///< the bfloat16 encoding
+  bfloat16() = default;  ///< +0
   /// `x` rounded to bfloat16 (to nearest, ties to even).
   explicit bfloat16(float x) : bits(bf16_from_double(x)) {}
   /// `x` rounded to bfloat16 (to nearest, ties to even, without double rounding).

@@ -25,19 +25,19 @@ struct FaultWords {
   int32_t index[4] = {};     ///< the element's index in the tile (an assert)
   uint32_t num_values = 0;   ///< how many of `values` an assert reported
   uint32_t unused = 0;
-  uint64_t values[3] = {};   ///< an assert's reported values (ir::AssertOp::values)
+  uint64_t values[3] = {};  ///< an assert's reported values (ir::AssertOp::values)
 };
 
 struct Artifact {
-  std::string kernel;            ///< entry point name (the kernel function's name)
+  std::string kernel;  ///< entry point name (the kernel function's name)
   /// The entry point's symbol in the binary where it differs from `kernel` (PTX: a kernel name
   /// that is no PTX identifier, made one: ptx::kernel_symbol); empty: `kernel`.
   std::string symbol;
   const std::string& entry_symbol() const { return symbol.empty() ? kernel : symbol; }
-  std::string isa;               ///< "spirv" or "ptx"
-  std::vector<uint32_t> spirv;   ///< SPIR-V words (isa "spirv")
-  std::string ptx;               ///< PTX text (isa "ptx")
-  std::string target;            ///< Target::str() of the target it was compiled for
+  std::string isa;              ///< "spirv" or "ptx"
+  std::vector<uint32_t> spirv;  ///< SPIR-V words (isa "spirv")
+  std::string ptx;              ///< PTX text (isa "ptx")
+  std::string target;           ///< Target::str() of the target it was compiled for
 
   /// The packed parameter block (core/ir/abi.h) of the user's parameters, followed, when
   /// `grid_offset` is set, by three u32: the logical grid size (x, y, z). Backends whose hardware
@@ -45,8 +45,8 @@ struct Artifact {
   /// the kernel rebuilds program ids from the linear workgroup index and the logical grid, and
   /// workgroups past the end return at once.
   ir::ParamLayout params;
-  uint32_t param_bytes = 0;      ///< size of the whole block, hidden words included
-  int64_t grid_offset = -1;      ///< byte offset of the logical grid in the block, or -1
+  uint32_t param_bytes = 0;  ///< size of the whole block, hidden words included
+  int64_t grid_offset = -1;  ///< byte offset of the logical grid in the block, or -1
   /// Vulkan: the block did not fit in push constants; push only its 64-bit device address
   /// (a buffer the runtime fills per launch).
   bool params_by_address = false;
@@ -66,14 +66,14 @@ struct Artifact {
     uint32_t count = 0;    ///< records reserved (those past the capacity were dropped)
     uint32_t dropped = 0;  ///< records dropped because the buffer was full
   };
-  struct PrintRecord {      ///< little-endian u32 words
-    uint32_t code = 0;      ///< 1 + the index of the print's site in `prints`
-    uint32_t launch = 0;    ///< the launch's tag
+  struct PrintRecord {    ///< little-endian u32 words
+    uint32_t code = 0;    ///< 1 + the index of the print's site in `prints`
+    uint32_t launch = 0;  ///< the launch's tag
     uint32_t program[3] = {};
-    uint32_t thread = 0;    ///< the invocation's index in the workgroup
-    uint32_t pass = 0;      ///< loop passes this invocation had begun (orders the records)
-    int32_t index[4] = {};  ///< the element's index in the printed tile (site's rank valid)
-    uint32_t value[2] = {}; ///< the value's bits (low word first), zero-extended to 64
+    uint32_t thread = 0;     ///< the invocation's index in the workgroup
+    uint32_t pass = 0;       ///< loop passes this invocation had begun (orders the records)
+    int32_t index[4] = {};   ///< the element's index in the printed tile (site's rank valid)
+    uint32_t value[2] = {};  ///< the value's bits (low word first), zero-extended to 64
   };
   /// A print site (one SIMT `print` op): how its records are written out.
   struct PrintSite {
@@ -87,9 +87,9 @@ struct Artifact {
   };
   std::vector<PrintSite> prints;  ///< by code - 1
 
-  uint32_t threads = 0;          ///< threads per workgroup (x dimension only)
-  uint32_t subgroup = 0;         ///< the subgroup size the code was lowered for (required)
-  uint64_t shared_bytes = 0;     ///< static shared (workgroup) memory
+  uint32_t threads = 0;       ///< threads per workgroup (x dimension only)
+  uint32_t subgroup = 0;      ///< the subgroup size the code was lowered for (required)
+  uint64_t shared_bytes = 0;  ///< static shared (workgroup) memory
 };
 
 }  // namespace tessera::target

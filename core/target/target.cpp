@@ -61,9 +61,9 @@ Target make_lavapipe() {
   t.max_shared_bytes = 32768;
   t.push_constant_bytes = 128;
   t.max_grid[0] = t.max_grid[1] = t.max_grid[2] = 65535;
-  for (Cap c : {Cap::Int64, Cap::Int8, Cap::Int16, Cap::Fp16, Cap::Fp64, Cap::SubgroupShuffle,
-                Cap::FloatAtomicAdd, Cap::Int64Atomics, Cap::BufferDeviceAddress,
-                Cap::InfNanPreserve})
+  for (Cap c :
+       {Cap::Int64, Cap::Int8, Cap::Int16, Cap::Fp16, Cap::Fp64, Cap::SubgroupShuffle,
+        Cap::FloatAtomicAdd, Cap::Int64Atomics, Cap::BufferDeviceAddress, Cap::InfNanPreserve})
     t.set(c);
   t.loop_limit = 65535;  // gallivm's LP_MAX_TGSI_LOOP_ITERATIONS
   t.set(Quirk::SpecialConstantFolding);
@@ -157,7 +157,9 @@ std::optional<MatrixShape> parse_matrix_shape(std::string_view s) {
 
 }  // namespace
 
-std::string_view cap_name(Cap c) { return kCapNames[static_cast<int>(c)]; }
+std::string_view cap_name(Cap c) {
+  return kCapNames[static_cast<int>(c)];
+}
 
 std::optional<Cap> parse_cap(std::string_view text) {
   for (int i = 0; i < kNumCaps; ++i)
@@ -165,7 +167,9 @@ std::optional<Cap> parse_cap(std::string_view text) {
   return std::nullopt;
 }
 
-std::string_view quirk_name(Quirk q) { return kQuirkNames[static_cast<int>(q)]; }
+std::string_view quirk_name(Quirk q) {
+  return kQuirkNames[static_cast<int>(q)];
+}
 
 std::optional<Quirk> parse_quirk(std::string_view text) {
   for (int i = 0; i < kNumQuirks; ++i)
@@ -192,15 +196,22 @@ void Target::set(Quirk q, bool on) {
 bool Target::supports_dtype(ir::DType t) const {
   switch (t) {
     case ir::DType::i64:
-    case ir::DType::u64: return has(Cap::Int64);
+    case ir::DType::u64:
+      return has(Cap::Int64);
     case ir::DType::i8:
-    case ir::DType::u8: return has(Cap::Int8);
+    case ir::DType::u8:
+      return has(Cap::Int8);
     case ir::DType::i16:
-    case ir::DType::u16: return has(Cap::Int16);
-    case ir::DType::f16: return has(Cap::Fp16);
-    case ir::DType::bf16: return true;  // stored as 16 bits, computed in f32 where not native
-    case ir::DType::f64: return has(Cap::Fp64);
-    default: return true;
+    case ir::DType::u16:
+      return has(Cap::Int16);
+    case ir::DType::f16:
+      return has(Cap::Fp16);
+    case ir::DType::bf16:
+      return true;  // stored as 16 bits, computed in f32 where not native
+    case ir::DType::f64:
+      return has(Cap::Fp64);
+    default:
+      return true;
   }
 }
 
@@ -209,8 +220,8 @@ std::string Target::str() const {
   os << name << "{isa=" << isa;
   if (sm) os << ", sm=" << sm << (sm_arch_specific ? "a" : "");
   os << ", subgroup=" << subgroup_size << ", threads=" << max_threads
-     << ", shared=" << max_shared_bytes << ", push=" << push_constant_bytes << ", grid="
-     << max_grid[0] << "x" << max_grid[1] << "x" << max_grid[2] << ", caps=";
+     << ", shared=" << max_shared_bytes << ", push=" << push_constant_bytes
+     << ", grid=" << max_grid[0] << "x" << max_grid[1] << "x" << max_grid[2] << ", caps=";
   bool first = true;
   for (int i = 0; i < kNumCaps; ++i) {
     if (!has(static_cast<Cap>(i))) continue;
@@ -233,7 +244,9 @@ std::string Target::str() const {
   return os.str();
 }
 
-bool Target::operator==(const Target& o) const { return str() == o.str(); }
+bool Target::operator==(const Target& o) const {
+  return str() == o.str();
+}
 
 std::optional<Target> profile(std::string_view name) {
   if (name == "vulkan-lavapipe") return make_lavapipe();
@@ -248,8 +261,8 @@ std::optional<Target> profile(std::string_view name) {
 }
 
 std::vector<std::string> profile_names() {
-  return {"host", "vulkan-lavapipe", "vulkan-nvidia", "cuda-sm_80", "cuda-sm_86",
-          "cuda-sm_89", "cuda-sm_90", "cuda-sm_90a"};
+  return {"host",       "vulkan-lavapipe", "vulkan-nvidia", "cuda-sm_80",
+          "cuda-sm_86", "cuda-sm_89",      "cuda-sm_90",    "cuda-sm_90a"};
 }
 
 std::optional<Target> parse_target(std::string_view text, std::string* error) {

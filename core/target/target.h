@@ -22,24 +22,24 @@ namespace tessera::target {
 
 /// Capability bits, one row each: enum name and text. Each is read by a pass or an emitter (a
 /// capability nothing reads is noise in every target's text: remove it).
-#define TESSERA_CAPS(X)                         \
-  X(Int64, "int64")                             \
-  X(Int8, "int8")                               \
-  X(Int16, "int16")                             \
-  X(Fp16, "fp16")                               \
-  X(Fp64, "fp64")                               \
-  X(SubgroupShuffle, "subgroup_shuffle")        \
-  X(FloatAtomicAdd, "float_atomic_add")         \
-  X(Int64Atomics, "int64_atomics")              \
-  X(BufferDeviceAddress, "bda")                 \
-  X(MmaSync, "mma_sync")                        \
-  X(CpAsync, "cp_async")                        \
-  X(Wgmma, "wgmma")                             \
-  X(CooperativeMatrix, "coopmat")              \
-  X(FusedFma, "fused_fma")                      \
-  X(InfNanPreserve, "inf_nan_preserve")        \
-  X(DenormPreserve32, "denorm_preserve32")     \
-  X(IeeeMinMax, "ieee_minmax")                 \
+#define TESSERA_CAPS(X)                    \
+  X(Int64, "int64")                        \
+  X(Int8, "int8")                          \
+  X(Int16, "int16")                        \
+  X(Fp16, "fp16")                          \
+  X(Fp64, "fp64")                          \
+  X(SubgroupShuffle, "subgroup_shuffle")   \
+  X(FloatAtomicAdd, "float_atomic_add")    \
+  X(Int64Atomics, "int64_atomics")         \
+  X(BufferDeviceAddress, "bda")            \
+  X(MmaSync, "mma_sync")                   \
+  X(CpAsync, "cp_async")                   \
+  X(Wgmma, "wgmma")                        \
+  X(CooperativeMatrix, "coopmat")          \
+  X(FusedFma, "fused_fma")                 \
+  X(InfNanPreserve, "inf_nan_preserve")    \
+  X(DenormPreserve32, "denorm_preserve32") \
+  X(IeeeMinMax, "ieee_minmax")             \
   X(NanMinMax, "nan_minmax")
 
 enum class Cap : uint8_t {
@@ -106,12 +106,12 @@ struct MatrixShape {
 };
 
 struct Target {
-  std::string name = "generic";  ///< profile or device name
-  std::string isa = "none";      ///< "ptx", "spirv1.6", "none" (interpreters): for emitters only
-  int sm = 0;                    ///< CUDA compute capability x 10 (90 for sm_90), else 0
-  bool sm_arch_specific = false; ///< sm_90a
+  std::string name = "generic";   ///< profile or device name
+  std::string isa = "none";       ///< "ptx", "spirv1.6", "none" (interpreters): for emitters only
+  int sm = 0;                     ///< CUDA compute capability x 10 (90 for sm_90), else 0
+  bool sm_arch_specific = false;  ///< sm_90a
   int subgroup_size = 32;
-  int max_threads = 1024;        ///< per workgroup / block
+  int max_threads = 1024;  ///< per workgroup / block
   int64_t max_shared_bytes = 49152;
   int push_constant_bytes = 128;
   int64_t max_grid[3] = {2147483647, 65535, 65535};

@@ -21,11 +21,15 @@ DriverReport enumerate_cuda() {
   return report;
 }
 
-std::optional<LaunchFloor> cuda_launch_floor(int, int, int) { return std::nullopt; }
+std::optional<LaunchFloor> cuda_launch_floor(int, int, int) {
+  return std::nullopt;
+}
 
 namespace cuda {
 
-bool is_cuda(const DeviceImpl&) { return false; }
+bool is_cuda(const DeviceImpl&) {
+  return false;
+}
 
 std::shared_ptr<const CompiledKernel> load(DeviceImpl& device, const target::Artifact&) {
   fail(ErrorKind::Argument, "cuda::load: device '", device.info().name,
@@ -37,7 +41,9 @@ int multiprocessors(const DeviceImpl& device) {
        "' is not a CUDA device (the CUDA backend was not built)");
 }
 
-std::string cache_dir() { return ""; }
+std::string cache_dir() {
+  return "";
+}
 
 }  // namespace cuda
 }  // namespace tessera::rt

@@ -148,7 +148,8 @@ std::shared_ptr<Context> CudaDevice::make_context() {
     }
     // The faulted context lives on because another user holds it.
     fail(ErrorKind::DeviceFault, info_.name, "'s primary context still holds the fault (",
-         faults_.rbegin()->second, "); Tessera does not reset a context that other users in the "
+         faults_.rbegin()->second,
+         "); Tessera does not reset a context that other users in the "
          "process hold: call Device::reset() (cuDevicePrimaryCtxReset, which frees every "
          "allocation in it, other libraries' too) or restart the process");
   }
@@ -232,7 +233,8 @@ void CudaDevice::reset() {
   ctx_.reset();
   CUresult r = d_.cuDevicePrimaryCtxReset(device_);
   if (is_sticky(r) && !faults_.empty()) {  // the driver keeps the fault for the process
-    lost_ = info_.name + " cannot be used again in this process: the CUDA driver keeps its fault (" +
+    lost_ = info_.name +
+            " cannot be used again in this process: the CUDA driver keeps its fault (" +
             faults_.rbegin()->second + "); restart the process";
     fail(ErrorKind::DeviceFault, "Device::reset: ", lost_);
   }
@@ -248,8 +250,10 @@ std::shared_ptr<Allocation> CudaDevice::wrap(uint64_t address, size_t bytes,
   CUcontext owner = nullptr;
   if (CUresult r = d_.cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT, p);
       r != CUDA_SUCCESS)
-    fail(ErrorKind::Argument, where, " is not memory the CUDA driver knows (cuPointerGetAttribute "
-         "failed: ", error_name(r), "): pass a CUdeviceptr from cuMemAlloc or a CUDA library");
+    fail(ErrorKind::Argument, where,
+         " is not memory the CUDA driver knows (cuPointerGetAttribute "
+         "failed: ",
+         error_name(r), "): pass a CUdeviceptr from cuMemAlloc or a CUDA library");
   int ordinal = -1;
   if (d_.cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p) == CUDA_SUCCESS &&
       ordinal != ordinal_)
@@ -306,7 +310,9 @@ void poll_pause(std::chrono::steady_clock::duration waited) {
   std::this_thread::sleep_for(microseconds(std::min<int64_t>(us, 1000)));
 }
 
-double poll_timeout_seconds() { return timeout_seconds(); }
+double poll_timeout_seconds() {
+  return timeout_seconds();
+}
 
 void CudaDevice::hung(const std::shared_ptr<Context>& ctx, const char* call,
                       const std::string& kernels, double seconds) {
@@ -316,8 +322,10 @@ void CudaDevice::hung(const std::shared_ptr<Context>& ctx, const char* call,
                     "); it cannot be used again in this process";
   {
     std::lock_guard lock(mutex_);
-    if (lost_.empty()) lost_ = msg;
-    else msg = lost_;
+    if (lost_.empty())
+      lost_ = msg;
+    else
+      msg = lost_;
     // Dead to every later call, but neither reset nor released: its work may still be running.
     ctx->alive = false;
     faults_[ctx->generation] = msg;
@@ -456,8 +464,8 @@ double CudaDevice::elapsed_ms(const EventImpl& start, const EventImpl& end) {
   CUevent a = s.recorded("elapsed_ms (start event)"), b = e.recorded("elapsed_ms (end event)");
   std::shared_ptr<Context> ctx = context();
   ContextScope scope(d_, *ctx);
-  CUresult r = await(ctx, [&] { return d_.cuEventQuery(b); }, "cuEventSynchronize",
-                     [] { return std::string(); });
+  CUresult r = await(
+      ctx, [&] { return d_.cuEventQuery(b); }, "cuEventSynchronize", [] { return std::string(); });
   if (r == CUDA_SUCCESS) r = d_.cuEventSynchronize(b);  // done: returns at once, flushes printf
   check_call(ctx, r, "cuEventSynchronize");
   float ms = 0;

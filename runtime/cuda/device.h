@@ -93,7 +93,7 @@ class CudaKernel : public CompiledKernel {
   CudaDevice* device_;
   std::string cubin_;
   bool has_fault_record_ = false;  ///< the module declares ptx::kFaultRecordSymbol
-  std::string symbol_;  ///< the entry point in the module (Artifact::entry_symbol)
+  std::string symbol_;             ///< the entry point in the module (Artifact::entry_symbol)
   std::string who_;
   uint32_t param_end_ = 0;  ///< end of the last parameter: what the driver reads of the block
   mutable std::mutex mutex_;
@@ -191,7 +191,7 @@ class CudaDevice : public DeviceImpl {
   std::shared_ptr<Context> ctx_;
   uint64_t generations_ = 0;
   std::map<uint64_t, std::string> faults_;  // generation -> why it ended
-  std::string lost_;  // non-empty: the driver refuses new contexts after a fault
+  std::string lost_;                // non-empty: the driver refuses new contexts after a fault
   bool reset_since_fault_ = false;  // the primary context was reset after the last fault
   std::map<size_t, std::vector<CUdeviceptr>> free_;  // capacity -> cached blocks
   size_t cached_bytes_ = 0;

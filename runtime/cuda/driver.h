@@ -24,7 +24,7 @@ namespace tessera::rt::cuda {
   X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain")      \
   X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2") \
   X(cuDevicePrimaryCtxReset, "cuDevicePrimaryCtxReset_v2")     \
-  X(cuDevicePrimaryCtxGetState, "cuDevicePrimaryCtxGetState")   \
+  X(cuDevicePrimaryCtxGetState, "cuDevicePrimaryCtxGetState")  \
   X(cuCtxPushCurrent, "cuCtxPushCurrent_v2")                   \
   X(cuCtxPopCurrent, "cuCtxPopCurrent_v2")                     \
   X(cuCtxSynchronize, "cuCtxSynchronize")                      \
@@ -68,14 +68,14 @@ namespace tessera::rt::cuda {
   X(cuLaunchKernel, "cuLaunchKernel")
 
 // Entry points that older drivers lack (null when absent).
-#define TESSERA_CUDA_DRIVER_OPTIONAL(X)                                          \
-  X(cuFuncGetParamInfo, "cuFuncGetParamInfo") /* CUDA 12.4 */                    \
-  X(cuStreamGetCtx, "cuStreamGetCtx") /* 9.2; optional: only wrap_cu_stream's check */ \
-  X(cuStreamBeginCapture, "cuStreamBeginCapture_v2") /* 10.1: graphs (Stream::capture) */ \
-  X(cuStreamEndCapture, "cuStreamEndCapture")                                     \
-  X(cuGraphInstantiate, "cuGraphInstantiateWithFlags") /* 11.4 */                 \
-  X(cuGraphLaunch, "cuGraphLaunch")                                               \
-  X(cuGraphExecDestroy, "cuGraphExecDestroy")                                     \
+#define TESSERA_CUDA_DRIVER_OPTIONAL(X)                                                        \
+  X(cuFuncGetParamInfo, "cuFuncGetParamInfo") /* CUDA 12.4 */                                  \
+  X(cuStreamGetCtx, "cuStreamGetCtx")         /* 9.2; optional: only wrap_cu_stream's check */ \
+  X(cuStreamBeginCapture, "cuStreamBeginCapture_v2") /* 10.1: graphs (Stream::capture) */      \
+  X(cuStreamEndCapture, "cuStreamEndCapture")                                                  \
+  X(cuGraphInstantiate, "cuGraphInstantiateWithFlags") /* 11.4 */                              \
+  X(cuGraphLaunch, "cuGraphLaunch")                                                            \
+  X(cuGraphExecDestroy, "cuGraphExecDestroy")                                                  \
   X(cuGraphDestroy, "cuGraphDestroy")
 
 struct Driver {

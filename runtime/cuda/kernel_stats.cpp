@@ -14,7 +14,7 @@ void CudaKernel::query_stats(CUfunction f) const {
   struct Field {
     CUfunction_attribute attribute;
     const char* name;
-    int KernelStats::*field;
+    int KernelStats::* field;
   };
   static constexpr Field kFields[] = {
       {CU_FUNC_ATTRIBUTE_NUM_REGS, "NUM_REGS", &KernelStats::registers},

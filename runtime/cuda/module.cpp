@@ -117,9 +117,9 @@ CUfunction CudaKernel::function(const std::shared_ptr<Context>& ctx) const {
   CUdeviceptr record = 0;
   size_t record_bytes = 0;
   if (has_fault_record_) {
-    device_->check_call(ctx, d.cuModuleGetGlobal(&record, &record_bytes, module,
-                                                 ptx::kFaultRecordSymbol),
-                        "cuModuleGetGlobal(fault record)", name);
+    device_->check_call(
+        ctx, d.cuModuleGetGlobal(&record, &record_bytes, module, ptx::kFaultRecordSymbol),
+        "cuModuleGetGlobal(fault record)", name);
     uint64_t address = ctx->fault_device;
     device_->check_call(ctx, d.cuMemcpyHtoD(record, &address, sizeof address),
                         "cuMemcpyHtoD(fault record)", name);

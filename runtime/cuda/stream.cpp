@@ -38,7 +38,8 @@ CUevent CudaEvent::recorded(const char* what) const {
   if (!event_ || !recorded_) fail(ErrorKind::Argument, what, ": the event was never recorded");
   if (!ctx_->alive)
     fail(ErrorKind::Runtime, what, ": the event was recorded before ", device_->info().name,
-         "'s context ended (a fault or Device::reset: ", device_->fault_message(ctx_->generation), ")");
+         "'s context ended (a fault or Device::reset: ", device_->fault_message(ctx_->generation),
+         ")");
   return event_;
 }
 
@@ -58,8 +59,9 @@ CudaStream::~CudaStream() {
   if (!stream_ || !ctx_->alive) return;
   ContextScope scope(d_, *ctx_);
   try {
-    device_->await(ctx_, [&] { return d_.cuStreamQuery(stream_); }, "cuStreamSynchronize",
-                   [&] { return pending_kernels(); });
+    device_->await(
+        ctx_, [&] { return d_.cuStreamQuery(stream_); }, "cuStreamSynchronize",
+        [&] { return pending_kernels(); });
   } catch (const Error&) {
     return;  // the device stopped answering: nothing of its context is touched again
   }
@@ -101,7 +103,8 @@ CUstream CudaStream::ensure(std::shared_ptr<Context>* ctx) {
   }
   std::shared_ptr<Context> live = device_->context();
   if (ctx_ != live && external_) {
-    fail(ErrorKind::Runtime, "the CUstream given to wrap_cu_stream belonged to ", device_->info().name,
+    fail(ErrorKind::Runtime, "the CUstream given to wrap_cu_stream belonged to ",
+         device_->info().name,
          "'s context before a fault or reset ended it; wrap a stream of the new context (",
          device_->fault_message(ctx_->generation), ")");
   }
@@ -236,8 +239,8 @@ std::shared_ptr<GraphImpl> CudaStream::end_capture() {
   capture_kernels_.clear();
   if (ctx != ctx_ || !ctx->alive)
     fail(ErrorKind::Runtime, "end_capture on ", device_->info().name,
-         ": the device's context ended during the capture (", device_->fault_message(ctx->generation),
-         ")");
+         ": the device's context ended during the capture (",
+         device_->fault_message(ctx->generation), ")");
   ContextScope scope(d_, *ctx);
   CUgraph graph = nullptr;
   checked(ctx, d_.cuStreamEndCapture(stream_, &graph), "cuStreamEndCapture");
@@ -418,8 +421,9 @@ void CudaStream::sync_locked() {
   CUstream h = ensure(&ctx);
   if (!lost_.empty()) return sync_locked();
   ContextScope scope(d_, *ctx);
-  CUresult r = device_->await(ctx, [&] { return d_.cuStreamQuery(h); }, "cuStreamSynchronize",
-                              [&] { return pending_kernels(); });
+  CUresult r = device_->await(
+      ctx, [&] { return d_.cuStreamQuery(h); }, "cuStreamSynchronize",
+      [&] { return pending_kernels(); });
   // The work is done, so this returns at once; it is what delivers device printf output.
   if (r == CUDA_SUCCESS) r = d_.cuStreamSynchronize(h);
   checked(ctx, r, "cuStreamSynchronize");

@@ -123,7 +123,7 @@ class CudaStream : public StreamImpl {
   std::mutex mutex_;
   std::shared_ptr<Context> ctx_;
   CUstream stream_ = nullptr;
-  CUstream external_ = nullptr;  // the caller's CUstream (wrap_cu_stream), or null
+  CUstream external_ = nullptr;       // the caller's CUstream (wrap_cu_stream), or null
   std::vector<std::string> kernels_;  // launched since the last synchronization
   std::vector<std::shared_ptr<Allocation>> keep_;
   std::vector<CudaDevice::Pinned> staging_;

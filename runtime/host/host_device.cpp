@@ -124,12 +124,15 @@ class HostEvent : public EventImpl {
   Clock::time_point wait(const std::string& device, const char* call) const {
     interp::Deadline deadline = timeout_deadline();
     std::unique_lock lock(mutex_);
-    if (!recorded_) fail(ErrorKind::Argument, device, ": ", call, " of an event that was never recorded");
+    if (!recorded_)
+      fail(ErrorKind::Argument, device, ": ", call, " of an event that was never recorded");
     auto reached = [&] { return time_.has_value(); };
-    if (deadline.none()) cv_.wait(lock, reached);
+    if (deadline.none())
+      cv_.wait(lock, reached);
     else if (!cv_.wait_until(lock, deadline.at, reached))
-      fail(ErrorKind::DeviceFault, device, ": ", call, " timed out: the event was not reached within ",
-           timeout_text(deadline.seconds), " (the work before it on its stream is still running)");
+      fail(ErrorKind::DeviceFault, device, ": ", call,
+           " timed out: the event was not reached within ", timeout_text(deadline.seconds),
+           " (the work before it on its stream is still running)");
     return *time_;
   }
 
@@ -169,26 +172,29 @@ class HostStream : public StreamImpl {
 
   DeviceImpl* device() const override { return device_; }
 
-  void launch(std::shared_ptr<const CompiledKernel> kernel, Grid grid, std::vector<std::byte> params,
+  void launch(std::shared_ptr<const CompiledKernel> kernel, Grid grid,
+              std::vector<std::byte> params,
               std::vector<std::shared_ptr<Allocation>> keep_alive) override {
     std::string what = "kernel '" + kernel->name + "'";
-    enqueue(std::move(what), [this, kernel, grid, params = std::move(params), keep = std::move(keep_alive)] {
-      const auto& k = static_cast<const HostKernel&>(*kernel);
-      interp::Grid g{grid.x, grid.y, grid.z};
-      // The limit counts from the kernel's start, not from its enqueueing.
-      if (k.simt) {
-        interp::SimtOptions o;
-        o.deadline = timeout_deadline();
-        interp::run_simt(k.module->kernel(), params, g, *memory_, o);
-      } else {
-        interp::RunOptions o;
-        o.deadline = timeout_deadline();
-        interp::run(k.module->kernel(), params, g, *memory_, o);
-      }
-    });
+    enqueue(std::move(what),
+            [this, kernel, grid, params = std::move(params), keep = std::move(keep_alive)] {
+              const auto& k = static_cast<const HostKernel&>(*kernel);
+              interp::Grid g{grid.x, grid.y, grid.z};
+              // The limit counts from the kernel's start, not from its enqueueing.
+              if (k.simt) {
+                interp::SimtOptions o;
+                o.deadline = timeout_deadline();
+                interp::run_simt(k.module->kernel(), params, g, *memory_, o);
+              } else {
+                interp::RunOptions o;
+                o.deadline = timeout_deadline();
+                interp::run(k.module->kernel(), params, g, *memory_, o);
+              }
+            });
   }
 
-  void upload(std::shared_ptr<Allocation> dst, size_t offset, const void* src, size_t bytes) override {
+  void upload(std::shared_ptr<Allocation> dst, size_t offset, const void* src,
+              size_t bytes) override {
     // Staged at enqueue time, so the caller may reuse `src` at once.
     std::vector<std::byte> staged(bytes);
     std::memcpy(staged.data(), src, bytes);
@@ -215,7 +221,8 @@ class HostStream : public StreamImpl {
     std::memcpy(pat.data(), pattern, pattern_bytes);
     enqueue("fill", [dst, offset, bytes, pat = std::move(pat)] {
       auto* p = reinterpret_cast<std::byte*>(dst->address() + offset);
-      for (size_t i = 0; i + pat.size() <= bytes; i += pat.size()) std::memcpy(p + i, pat.data(), pat.size());
+      for (size_t i = 0; i + pat.size() <= bytes; i += pat.size())
+        std::memcpy(p + i, pat.data(), pat.size());
     });
   }
 
@@ -236,7 +243,8 @@ class HostStream : public StreamImpl {
   void wait(std::shared_ptr<EventImpl> event) override {
     auto e = std::static_pointer_cast<HostEvent>(event);
     if (!e->recorded())
-      fail(ErrorKind::Argument, device_->info().name, ": wait_in of an event that was never recorded");
+      fail(ErrorKind::Argument, device_->info().name,
+           ": wait_in of an event that was never recorded");
     std::string device = device_->info().name;
     enqueue("event wait", [e, device] { e->wait(device, "wait_in"); }, /*always=*/true);
   }
@@ -282,15 +290,16 @@ class HostStream : public StreamImpl {
         idle_cv_.wait(lock);
         continue;
       }
-      if (idle_cv_.wait_until(lock, deadline.at) == std::cv_status::no_timeout || started_ != seen) {
+      if (idle_cv_.wait_until(lock, deadline.at) == std::cv_status::no_timeout ||
+          started_ != seen) {
         if (started_ != seen) deadline = interp::Deadline::after(patience);  // progress
         seen = started_;
         continue;
       }
-      fail(ErrorKind::DeviceFault, device_->info().name, ": ", call, " timed out: ",
-           running_.empty() ? std::string("the stream's work") : running_,
-           " did not finish within ", timeout_text(seconds),
-           " and a grace of ", kGraceSeconds, " s; the stream's later work still waits for it");
+      fail(ErrorKind::DeviceFault, device_->info().name, ": ", call,
+           " timed out: ", running_.empty() ? std::string("the stream's work") : running_,
+           " did not finish within ", timeout_text(seconds), " and a grace of ", kGraceSeconds,
+           " s; the stream's later work still waits for it");
     }
     auto it = owed_.find(std::this_thread::get_id());
     if (it == owed_.end()) return;
@@ -438,16 +447,16 @@ class HostDevice : public DeviceImpl {
   /// Host memory the caller owns: kernels may touch exactly [address, address + bytes).
   std::shared_ptr<Allocation> wrap(uint64_t address, size_t bytes,
                                    std::shared_ptr<void> keep) override {
-    return std::make_shared<HostAllocation>(this, reinterpret_cast<void*>(address), bytes,
-                                            &memory_, false, std::move(keep));
+    return std::make_shared<HostAllocation>(this, reinterpret_cast<void*>(address), bytes, &memory_,
+                                            false, std::move(keep));
   }
 
   std::shared_ptr<const CompiledKernel> compile(const ir::Module& module,
                                                 const LaunchOptions& options) override {
     auto k = std::make_shared<HostKernel>();
     k->simt = subgroup_ != 0;
-    passes::Compiled c =
-        passes::compile(module, target_, options, k->simt ? passes::Stage::Simt : passes::Stage::Tile);
+    passes::Compiled c = passes::compile(module, target_, options,
+                                         k->simt ? passes::Stage::Simt : passes::Stage::Tile);
     k->module = k->simt ? std::move(c.simt) : std::move(c.tile);
     k->name = k->module->kernel().name;
     k->params = ir::param_layout(k->module->kernel());

@@ -15,8 +15,10 @@ namespace tessera::rt {
 DriverReport enumerate_vulkan() {
   DriverReport report;
   report.kind = "vulkan";
-  report.unavailable = "vulkan unavailable: the Vulkan backend was not built into this "
-                       "libtessera (" + std::string(TESSERA_VULKAN_ABSENT_WHY) + ")";
+  report.unavailable =
+      "vulkan unavailable: the Vulkan backend was not built into this "
+      "libtessera (" +
+      std::string(TESSERA_VULKAN_ABSENT_WHY) + ")";
   return report;
 }
 

@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <cstdlib>
 
-
 namespace tessera::rt {
 namespace vk {
 namespace {
@@ -217,16 +216,20 @@ std::shared_ptr<Allocation> VulkanDevice::wrap_vk_buffer(uint64_t buffer, uint64
 
 uint64_t VulkanDevice::native_handle(NativeHandle which) {
   switch (which) {
-    case NativeHandle::VkInstance: return reinterpret_cast<uint64_t>(instance_->handle());
-    case NativeHandle::VkPhysicalDevice: return reinterpret_cast<uint64_t>(facts_.handle);
-    case NativeHandle::VkDevice: return reinterpret_cast<uint64_t>(open().ctx->device());
+    case NativeHandle::VkInstance:
+      return reinterpret_cast<uint64_t>(instance_->handle());
+    case NativeHandle::VkPhysicalDevice:
+      return reinterpret_cast<uint64_t>(facts_.handle);
+    case NativeHandle::VkDevice:
+      return reinterpret_cast<uint64_t>(open().ctx->device());
     case NativeHandle::VkQueue: {
       Open& o = open();
       VkQueue queue = VK_NULL_HANDLE;
       o.ctx->fns().vkGetDeviceQueue(o.ctx->device(), facts_.queue_family, 0, &queue);
       return reinterpret_cast<uint64_t>(queue);
     }
-    default: return DeviceImpl::native_handle(which);
+    default:
+      return DeviceImpl::native_handle(which);
   }
 }
 

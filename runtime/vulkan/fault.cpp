@@ -80,13 +80,11 @@ std::optional<std::string> take_fault(std::byte* slot, const VulkanKernel& kerne
   std::memset(slot, 0, sizeof w);
   const auto& faults = kernel.faults();
   const size_t n = std::min<size_t>(w.num_values, std::size(w.values));
-  std::string text = w.code >= 1 && w.code <= faults.size()
-                         ? format_assert_message(faults[w.code - 1],
-                                                 std::span<const uint64_t>(w.values, n))
-                         : "kernel " + kernel.name + " reported fault code " +
-                               std::to_string(w.code);
-  return text + " (" + describe_invocation(w.program, w.thread, w.rank, w.index) + ") on " +
-         device;
+  std::string text =
+      w.code >= 1 && w.code <= faults.size()
+          ? format_assert_message(faults[w.code - 1], std::span<const uint64_t>(w.values, n))
+          : "kernel " + kernel.name + " reported fault code " + std::to_string(w.code);
+  return text + " (" + describe_invocation(w.program, w.thread, w.rank, w.index) + ") on " + device;
 }
 
 }  // namespace
@@ -114,9 +112,8 @@ void VulkanStream::collect_fault_locked() {
 
 void VulkanStream::throw_fault_locked() {
   collect_fault_locked();
-  auto it = std::find_if(owed_.begin(), owed_.end(), [](const OwedFault& f) {
-    return f.thread == std::this_thread::get_id();
-  });
+  auto it = std::find_if(owed_.begin(), owed_.end(),
+                         [](const OwedFault& f) { return f.thread == std::this_thread::get_id(); });
   if (it == owed_.end()) return;
   std::string why = std::move(it->text);
   owed_.erase(it);

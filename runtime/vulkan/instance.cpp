@@ -170,8 +170,10 @@ bool Instance::create_instance(const VkDebugUtilsMessengerCreateInfoEXT* messeng
 }
 
 Instance::~Instance() {
-  if (messenger_ != VK_NULL_HANDLE) fns_.vkDestroyDebugUtilsMessengerEXT(instance_, messenger_, nullptr);
-  if (instance_ != VK_NULL_HANDLE && fns_.vkDestroyInstance) fns_.vkDestroyInstance(instance_, nullptr);
+  if (messenger_ != VK_NULL_HANDLE)
+    fns_.vkDestroyDebugUtilsMessengerEXT(instance_, messenger_, nullptr);
+  if (instance_ != VK_NULL_HANDLE && fns_.vkDestroyInstance)
+    fns_.vkDestroyInstance(instance_, nullptr);
 }
 
 std::vector<VkPhysicalDevice> Instance::physical_devices() const {

@@ -89,7 +89,7 @@
   X(vkGetQueryPoolResults)
 
 /// Device-level entry points of optional extensions: null when the extension is not enabled.
-#define TESSERA_VK_OPTIONAL_DEVICE_FNS(X)  \
+#define TESSERA_VK_OPTIONAL_DEVICE_FNS(X) \
   X(vkGetPipelineExecutablePropertiesKHR) \
   X(vkGetPipelineExecutableStatisticsKHR) \
   X(vkGetPipelineExecutableInternalRepresentationsKHR)

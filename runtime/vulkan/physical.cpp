@@ -186,7 +186,8 @@ PhysicalFacts probe(const Instance& instance, VkPhysicalDevice device) {
   s.with_coopmat = facts.has_extension(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME) &&
                    instance.validation_knows(VK_MAKE_API_VERSION(0, 1, 3, 255));
   s.with_executables = facts.has_extension(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
-  s.with_bfloat16 = s.with_coopmat && facts.has_extension(TESSERA_VK_SHADER_BFLOAT16_EXTENSION_NAME) &&
+  s.with_bfloat16 = s.with_coopmat &&
+                    facts.has_extension(TESSERA_VK_SHADER_BFLOAT16_EXTENSION_NAME) &&
                     instance.validation_knows(VK_MAKE_API_VERSION(0, 1, 4, 311));
   f.vkGetPhysicalDeviceFeatures2(device, s.chain());
   f.vkGetPhysicalDeviceMemoryProperties(device, &facts.memory);
@@ -227,8 +228,8 @@ target::Target PhysicalFacts::target(const std::string& name) const {
   // A pipeline with a required subgroup size may use at most maxComputeWorkgroupSubgroups of
   // them (lavapipe: 32 subgroups of 8, so 256 threads).
   uint32_t by_subgroups = p13.maxComputeWorkgroupSubgroups * static_cast<uint32_t>(t.subgroup_size);
-  t.max_threads = static_cast<int>(std::min({l.maxComputeWorkGroupInvocations,
-                                             l.maxComputeWorkGroupSize[0], by_subgroups}));
+  t.max_threads = static_cast<int>(
+      std::min({l.maxComputeWorkGroupInvocations, l.maxComputeWorkGroupSize[0], by_subgroups}));
   t.max_shared_bytes = l.maxComputeSharedMemorySize;
   t.push_constant_bytes = static_cast<int>(l.maxPushConstantsSize);
   for (int i = 0; i < 3; ++i) t.max_grid[i] = l.maxComputeWorkGroupCount[i];
@@ -247,10 +248,9 @@ target::Target PhysicalFacts::target(const std::string& name) const {
   t.set(Cap::BufferDeviceAddress, s.v12.bufferDeviceAddress);
   t.set(Cap::CooperativeMatrix, !matrix_shapes.empty());
   // Shaders keep inf, NaN and -0 of every float width the device computes in.
-  t.set(Cap::InfNanPreserve,
-        p12.shaderSignedZeroInfNanPreserveFloat32 &&
-            (!t.has(Cap::Fp16) || p12.shaderSignedZeroInfNanPreserveFloat16) &&
-            (!t.has(Cap::Fp64) || p12.shaderSignedZeroInfNanPreserveFloat64));
+  t.set(Cap::InfNanPreserve, p12.shaderSignedZeroInfNanPreserveFloat32 &&
+                                 (!t.has(Cap::Fp16) || p12.shaderSignedZeroInfNanPreserveFloat16) &&
+                                 (!t.has(Cap::Fp64) || p12.shaderSignedZeroInfNanPreserveFloat64));
   t.set(Cap::DenormPreserve32, p12.shaderDenormPreserveFloat32);
   // GLSL.std.450 Fma may round twice (the Vulkan spec allows it): NVIDIA's driver was measured to
   // fuse it, Mesa's lavapipe to round twice.

@@ -79,7 +79,7 @@ void warn_unusable(const std::string& path, const char* what) {
 /// FIFO blocks until a writer comes, /dev/zero never ends, and replacing them would destroy what
 /// the user put there.
 bool usable_path(const std::string& path) {
-  struct stat st {};
+  struct stat st{};
   if (::stat(path.c_str(), &st) == 0) {
     if (S_ISREG(st.st_mode)) return true;
     warn_unusable(path, describe_mode(st.st_mode));
@@ -97,7 +97,7 @@ std::vector<char> read_file(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return {};
   std::vector<char> raw;
-  struct stat st {};
+  struct stat st{};
   if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
     char buf[1 << 16];
     for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) raw.insert(raw.end(), buf, buf + n);
@@ -141,7 +141,8 @@ uint32_t round4(uint32_t v) {
 PipelineCache::PipelineCache(std::shared_ptr<Context> ctx)
     : ctx_(std::move(ctx)), path_(cache_path(ctx_->facts())) {
   usable_ = !path_.empty() && usable_path(path_);
-  std::vector<std::byte> data = usable_ ? read_cache(path_, ctx_->facts()) : std::vector<std::byte>();
+  std::vector<std::byte> data =
+      usable_ ? read_cache(path_, ctx_->facts()) : std::vector<std::byte>();
   VkPipelineCacheCreateInfo info{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
   info.initialDataSize = data.size();
   info.pInitialData = data.empty() ? nullptr : data.data();

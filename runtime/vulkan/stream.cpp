@@ -338,8 +338,8 @@ void VulkanStream::launch_packed(const std::shared_ptr<const CompiledKernel>& ke
   std::array<std::byte, 256> local{};
   std::vector<std::byte> heap;
   if (block_bytes > local.size()) heap.resize(block_bytes);
-  std::span<std::byte> params = heap.empty() ? std::span<std::byte>(local.data(), block_bytes)
-                                             : std::span<std::byte>(heap);
+  std::span<std::byte> params =
+      heap.empty() ? std::span<std::byte>(local.data(), block_bytes) : std::span<std::byte>(heap);
   std::copy(packed.begin(), packed.end(), params.begin());
   if (k->grid_offset() >= 0) {
     uint32_t logical[3] = {grid.x, grid.y, grid.z};
@@ -351,8 +351,9 @@ void VulkanStream::launch_packed(const std::shared_ptr<const CompiledKernel>& ke
   VkDeviceAddress block_address = 0;
   std::shared_ptr<BoundBuffer> held_block;
   if (k->params_by_address() && capturing) {  // a block of the graph's own, read at each replay
-    held_block = std::make_shared<BoundBuffer>(create_host_buffer(
-        *shared_.ctx, k->param_bytes(), "the parameter block of kernel " + k->name + " in a graph"));
+    held_block = std::make_shared<BoundBuffer>(
+        create_host_buffer(*shared_.ctx, k->param_bytes(),
+                           "the parameter block of kernel " + k->name + " in a graph"));
     std::memcpy(held_block->mapped, params.data(), k->param_bytes());
     block_address = held_block->address;
     push = &block_address;
@@ -367,8 +368,8 @@ void VulkanStream::launch_packed(const std::shared_ptr<const CompiledKernel>& ke
   if (keep_alive.size() > local_allocs.size()) heap_allocs.resize(keep_alive.size());
   const Allocation** allocs = heap_allocs.empty() ? local_allocs.data() : heap_allocs.data();
   for (size_t i = 0; i < keep_alive.size(); ++i) allocs[i] = keep_alive[i].get();
-  VkCommandBuffer cmd = begin_op(std::span<const Allocation* const>(allocs, keep_alive.size()),
-                                 kCompute);
+  VkCommandBuffer cmd =
+      begin_op(std::span<const Allocation* const>(allocs, keep_alive.size()), kCompute);
   record_dispatch(cmd, *k, groups, push);
   note_kernel(k->name);
   batch_.keep.push_back(k);
@@ -447,7 +448,7 @@ void VulkanStream::replay_graph(const std::shared_ptr<VulkanGraph>& graph) {
   shared_.ctx->check_alive();
   ++op_;
   if (!graph->cmd()) return;  // nothing was captured
-  submit_locked();  // the open batch goes first
+  submit_locked();            // the open batch goes first
   // A fresh batch after this submission: the graph's writes are ordered by the semaphore.
   submit_cmd_locked(graph->cmd(), {graph}, graph->kernels(), /*reuse=*/false);
   if (!graph->fault_slots().empty())

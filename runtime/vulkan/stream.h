@@ -249,7 +249,7 @@ class VulkanStream final : public StreamImpl, public std::enable_shared_from_thi
   VkDeviceSize print_bytes_ = 0;
   std::deque<PrintSource> print_sources_;
   uint32_t print_tag_ = 0;
-  uint64_t op_ = 0;         ///< the current operation, for barrier decisions
+  uint64_t op_ = 0;  ///< the current operation, for barrier decisions
   /// The open capture: the graph's pool (its command buffer is batch_.cmd) and launch count.
   UniqueCommandPool capture_pool_;
   size_t capture_launches_ = 0;

@@ -45,8 +45,8 @@ inline void attention_kernel(tl::pointer q, tl::pointer k, tl::pointer v, tl::po
     auto p = tl::exp2(s - m_new[{_, None}]);
     auto alpha = tl::exp2(m - m_new);
     l = l * alpha + tl::sum(p, 1);
-    auto v_tile = tl::load(v + head + keys[{_, None}] * HEAD_DIM + dims[{None, _}],
-                           keys[{_, None}] < seq);
+    auto v_tile =
+        tl::load(v + head + keys[{_, None}] * HEAD_DIM + dims[{None, _}], keys[{_, None}] < seq);
     acc = tl::dot(p.to(v_tile.dtype()), v_tile, acc * alpha[{_, None}]);
     m = m_new;
   }

@@ -10,9 +10,10 @@ using tl::_;
 using tl::None;
 
 inline void matmul_relu_kernel(tl::ptr<float> a_ptr, tl::ptr<float> b_ptr, tl::ptr<float> c_ptr,
-                        tl::i32 M, tl::i32 N, tl::i32 K, tl::i32 stride_am, tl::i32 stride_ak,
-                        tl::i32 stride_bk, tl::i32 stride_bn, tl::i32 stride_cm, tl::i32 stride_cn,
-                        int BLOCK_M, int BLOCK_N, int BLOCK_K) {
+                               tl::i32 M, tl::i32 N, tl::i32 K, tl::i32 stride_am,
+                               tl::i32 stride_ak, tl::i32 stride_bk, tl::i32 stride_bn,
+                               tl::i32 stride_cm, tl::i32 stride_cn, int BLOCK_M, int BLOCK_N,
+                               int BLOCK_K) {
   auto pid_m = tl::program_id(0);
   auto pid_n = tl::program_id(1);
   auto indices_m = pid_m * BLOCK_M + tl::arange(0, BLOCK_M);

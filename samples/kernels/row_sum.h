@@ -7,7 +7,8 @@ namespace samples {
 
 namespace tl = tessera::tl;
 
-inline void row_sum_kernel(tl::ptr<float> x_ptr, tl::ptr<float> out_ptr, tl::i32 N, int BLOCK_SIZE) {
+inline void row_sum_kernel(tl::ptr<float> x_ptr, tl::ptr<float> out_ptr, tl::i32 N,
+                           int BLOCK_SIZE) {
   auto row = tl::program_id(0);
   // One row: T1 T2 T3 T4 | T1 T2 T3 T4 | T1 T2 T3 T4
   auto acc = tl::zeros<float>({BLOCK_SIZE});

@@ -10,7 +10,7 @@ namespace samples {
 namespace tl = tessera::tl;
 
 inline void softmax_kernel(tl::ptr<float> x_ptr, tl::ptr<float> y_ptr, tl::i32 x_row_stride,
-                    tl::i32 y_row_stride, tl::i32 num_cols, int BLOCK_SIZE) {
+                           tl::i32 y_row_stride, tl::i32 num_cols, int BLOCK_SIZE) {
   auto row_idx = tl::program_id(0);
   auto col_offsets = tl::arange(0, BLOCK_SIZE);
   auto x_start_ptr = x_ptr + row_idx * x_row_stride;

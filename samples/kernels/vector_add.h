@@ -10,7 +10,7 @@ namespace tl = tessera::tl;
 // Runtime parameters are handle types; BLOCK is a plain int, so it is a compile-time constant
 // and the tile shapes are known while the kernel is traced.
 inline void vector_add_kernel(tl::ptr<float> x_ptr, tl::ptr<float> y_ptr, tl::ptr<float> out_ptr,
-                       tl::i32 n, int BLOCK) {
+                              tl::i32 n, int BLOCK) {
   auto pid = tl::program_id(0);
   auto offs = pid * BLOCK + tl::arange(0, BLOCK);  // [BLOCK] i32
   auto mask = offs < n;                            // [BLOCK] i1: false past the end

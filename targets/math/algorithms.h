@@ -32,8 +32,6 @@
 
 namespace tessera::math {
 
-
-
 /// Format facts and coefficient tables, by precision.
 template <bool Single>
 struct Format;

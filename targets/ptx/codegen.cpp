@@ -154,8 +154,8 @@ void build(LlvmWork& w, const ir::Function& fn, const target::Target& target) {
   o.pb.registerLoopAnalyses(o.lam);
   o.pb.crossRegisterProxies(o.lam, o.fam, o.cam, o.mam);
   if (llvm::Error error = o.pb.parsePassPipeline(o.mpm, kPipeline))
-    fail(ErrorKind::Internal, "ptx: LLVM rejects the pass pipeline: ",
-         llvm::toString(std::move(error)));
+    fail(ErrorKind::Internal,
+         "ptx: LLVM rejects the pass pipeline: ", llvm::toString(std::move(error)));
   o.mpm.run(module, o.mam);
   w.optimizer.reset();
 }
@@ -215,7 +215,9 @@ target::Artifact emit(const ir::Function& fn, const target::Target& target, std:
 }
 
 std::string kernel_symbol(std::string_view name) {
-  auto head = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$'; };
+  auto head = [](char c) {
+    return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$';
+  };
   auto tail = [&](char c) { return head(c) || std::isdigit(static_cast<unsigned char>(c)); };
   bool valid = !name.empty() && head(name[0]);
   for (char c : name) valid = valid && tail(c);

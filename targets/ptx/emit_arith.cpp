@@ -145,8 +145,8 @@ llvm::Value* negate(Emitter& e, llvm::Value* x, bool is_signed) {
   if (!e.target.has(target::Quirk::NarrowNegateUnwrapped) || bits >= 32) return b.CreateNeg(x);
   llvm::Value* wide = is_signed ? b.CreateSExt(x, b.getInt32Ty()) : b.CreateZExt(x, b.getInt32Ty());
   llvm::Value* negated = b.CreateNeg(wide);
-  std::string text = std::string(is_signed ? "bfe.s32" : "bfe.u32") + " $0, $1, 0, " +
-                     std::to_string(bits) + ";";
+  std::string text =
+      std::string(is_signed ? "bfe.s32" : "bfe.u32") + " $0, $1, 0, " + std::to_string(bits) + ";";
   auto* fty = llvm::FunctionType::get(b.getInt32Ty(), {b.getInt32Ty()}, false);
   llvm::Value* wrapped = b.CreateCall(llvm::InlineAsm::get(fty, text, "=r,r", false), {negated});
   return b.CreateTrunc(wrapped, x->getType());

@@ -92,10 +92,10 @@ void emit_cast(Emitter& e, const ir::Op& op) {
         llvm::Type* bits = b.getIntNTy(width);
         auto* fty = llvm::FunctionType::get(bits, {bits}, false);
         const bool wide = width == 32;
-        llvm::Value* same = b.CreateCall(
-            llvm::InlineAsm::get(fty, wide ? "mov.b32 $0, $1;" : "mov.b16 $0, $1;",
-                                 wide ? "=r,r" : "=h,h", false),
-            {b.CreateBitCast(x, bits)});
+        llvm::Value* same =
+            b.CreateCall(llvm::InlineAsm::get(fty, wide ? "mov.b32 $0, $1;" : "mov.b16 $0, $1;",
+                                              wide ? "=r,r" : "=h,h", false),
+                         {b.CreateBitCast(x, bits)});
         y = b.CreateBitCast(same, e.type(to));
       } else {
         y = b.CreateBitCast(x, e.type(to));

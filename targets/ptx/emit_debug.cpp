@@ -147,7 +147,7 @@ void device_assert(Emitter& e, const ir::Op& op) {
   for (size_t i = 0; i < values.size() && i < std::size(FaultRecord{}.values); ++i) {
     llvm::Value* v = e.get(values[i]);
     v = ir::is_signed_int(values[i]->type.dtype) ? b.CreateSExtOrTrunc(v, b.getInt64Ty())
-                                                  : b.CreateZExtOrTrunc(v, b.getInt64Ty());
+                                                 : b.CreateZExtOrTrunc(v, b.getInt64Ty());
     store(v, offsetof(FaultRecord, values) + 8 * i);
   }
   std::string text = ir::assert_heading(op) + " in kernel " + e.fn.name + " at " + op.loc.str() +

@@ -1,9 +1,9 @@
 /// \file Tensor-core ops as inline PTX: `mma` -> mma.sync.aligned.<shape>.row.col (A and B values
 /// packed into the b32 registers PTX's fragments name, f32 inputs converted with
 /// cvt.rna.tf32.f32 first), `ldmatrix` -> ldmatrix.sync.aligned.m8n8.x<count>[.trans].shared.b16,
-/// and cp_async -> cp.async.cg.shared.global with a zero-filling ignore-src predicate, commit_group and
-/// wait_group; `wgmma` -> wgmma.mma_async with 64-bit shared-memory matrix descriptors built from
-/// the operand layouts, its fence, commit_group and wait_group (the accumulators tied through
+/// and cp_async -> cp.async.cg.shared.global with a zero-filling ignore-src predicate, commit_group
+/// and wait_group; `wgmma` -> wgmma.mma_async with 64-bit shared-memory matrix descriptors built
+/// from the operand layouts, its fence, commit_group and wait_group (the accumulators tied through
 /// the wait so that their readers follow it), and fence.proxy.async.shared::cta. mma is marked as
 /// touching no memory (so LLVM may CSE or schedule it), the others as side effects on memory;
 /// the warp- and warpgroup-collective ones are convergent.
@@ -26,7 +26,8 @@ struct Asm {
 };
 
 /// Emits `a` with `args`, returning its result (a struct for several outputs, or void).
-llvm::Value* call_asm(Emitter& e, llvm::Type* ret, const Asm& a, llvm::ArrayRef<llvm::Value*> args) {
+llvm::Value* call_asm(Emitter& e, llvm::Type* ret, const Asm& a,
+                      llvm::ArrayRef<llvm::Value*> args) {
   std::vector<llvm::Type*> types;
   for (llvm::Value* v : args) types.push_back(v->getType());
   auto* fty = llvm::FunctionType::get(ret, types, false);
@@ -61,7 +62,8 @@ std::vector<llvm::Value*> pack_b32(Emitter& e, const std::vector<llvm::Value*>& 
     }
     llvm::Type* vt = llvm::FixedVectorType::get(v[i]->getType(), static_cast<unsigned>(per));
     llvm::Value* x = llvm::PoisonValue::get(vt);
-    for (int j = 0; j < per; ++j) x = e.b.CreateInsertElement(x, v[i + static_cast<size_t>(j)], uint64_t(j));
+    for (int j = 0; j < per; ++j)
+      x = e.b.CreateInsertElement(x, v[i + static_cast<size_t>(j)], uint64_t(j));
     out.push_back(e.b.CreateBitCast(x, e.b.getInt32Ty()));
   }
   return out;
@@ -89,15 +91,16 @@ void mma(Emitter& e, const ir::Op& op) {
     b = pack_b32(e, b, s.per_reg());
   }
   const bool is_int = s.acc == ir::DType::i32;
-  const std::string types = is_int ? "s32.s8.s8.s32" : "f32." + std::string(s.a) + "." +
-                                                          std::string(s.a) + ".f32";
+  const std::string types =
+      is_int ? "s32.s8.s8.s32" : "f32." + std::string(s.a) + "." + std::string(s.a) + ".f32";
   const int na = static_cast<int>(a.size()), nb = static_cast<int>(b.size());
   Asm x;
   x.text = "mma.sync.aligned." + std::string(s.shape) + ".row.col." + types + " " + reg_list(0, 4) +
            ", " + reg_list(4, na) + ", " + reg_list(4 + na, nb) + ", " + reg_list(4 + na + nb, 4) +
            ";";
   const char* cc = is_int ? "r" : "f";
-  x.constraints = repeat(is_int ? "=r" : "=f", 4) + "," + repeat("r", na + nb) + "," + repeat(cc, 4);
+  x.constraints =
+      repeat(is_int ? "=r" : "=f", 4) + "," + repeat("r", na + nb) + "," + repeat(cc, 4);
   x.convergent = true;
   x.reads_nothing = true;
   llvm::Type* elem = is_int ? e.b.getInt32Ty() : e.b.getFloatTy();
@@ -139,7 +142,8 @@ void ldmatrix(Emitter& e, const ir::Op& op) {
       out.push_back(e.b.CreateBitCast(reg, elem));
       continue;
     }
-    llvm::Value* v = e.b.CreateBitCast(reg, llvm::FixedVectorType::get(elem, static_cast<unsigned>(per)));
+    llvm::Value* v =
+        e.b.CreateBitCast(reg, llvm::FixedVectorType::get(elem, static_cast<unsigned>(per)));
     for (int j = 0; j < per; ++j) out.push_back(e.b.CreateExtractElement(v, uint64_t(j)));
   }
   e.set_results(op, out);
@@ -167,9 +171,11 @@ llvm::Value* descriptor(Emitter& e, const ir::WgmmaSmem& s, const ir::Value* ind
   const ir::Op* def = index->def;
   if (def && def->kind == ir::OpKind::Add && def->operand(1)->def &&
       def->operand(1)->def->kind == ir::OpKind::Constant) {
-    const int64_t bytes = ir::ConstantOp(const_cast<ir::Op*>(def->operand(1)->def)).int_value() * elem;
+    const int64_t bytes =
+        ir::ConstantOp(const_cast<ir::Op*>(def->operand(1)->def)).int_value() * elem;
     if (bytes >= 0 && bytes % 16 == 0)
-      return e.b.CreateAdd(descriptor(e, s, def->operand(0)), e.b.getInt64(static_cast<uint64_t>(bytes / 16)));
+      return e.b.CreateAdd(descriptor(e, s, def->operand(0)),
+                           e.b.getInt64(static_cast<uint64_t>(bytes / 16)));
   }
   llvm::Value* addr = shared_address(e, s.buffer, e.get(index));
   const uint64_t mode = s.swizzle == 128 ? 1 : s.swizzle == 64 ? 2 : 3;
@@ -199,7 +205,8 @@ void wgmma(Emitter& e, const ir::Op& op) {
     tail = ", 1, 1";  // imm-scale-a, imm-scale-b
     // imm-trans-a (only with A in shared memory), imm-trans-b.
     if (s.allows_trans())
-      tail += (a_regs ? "" : ", " + std::to_string(w.a_smem().trans)) + ", " + std::to_string(sb.trans);
+      tail +=
+          (a_regs ? "" : ", " + std::to_string(w.a_smem().trans)) + ", " + std::to_string(sb.trans);
   }
   const int b_arg = n + a_words;
   Asm x;
@@ -225,10 +232,12 @@ void wgmma(Emitter& e, const ir::Op& op) {
   args.push_back(e.b.getInt32(1));
   for (const ir::Value* c : w.c()) args.push_back(e.get(c));
   llvm::Type* elem = is_int ? e.b.getInt32Ty() : e.b.getFloatTy();
-  llvm::Type* ret = llvm::StructType::get(e.ctx, std::vector<llvm::Type*>(static_cast<size_t>(n), elem));
+  llvm::Type* ret =
+      llvm::StructType::get(e.ctx, std::vector<llvm::Type*>(static_cast<size_t>(n), elem));
   llvm::Value* d = call_asm(e, ret, x, args);
   std::vector<llvm::Value*> out;
-  for (unsigned i = 0; i < static_cast<unsigned>(n); ++i) out.push_back(e.b.CreateExtractValue(d, i));
+  for (unsigned i = 0; i < static_cast<unsigned>(n); ++i)
+    out.push_back(e.b.CreateExtractValue(d, i));
   e.set_results(op, out);
 }
 
@@ -251,7 +260,8 @@ void wgmma_wait(Emitter& e, const ir::Op& op) {
   llvm::Type* ret = n == 1 ? types[0] : llvm::StructType::get(e.ctx, types);
   llvm::Value* r = call_asm(e, ret, x, args);
   std::vector<llvm::Value*> out;
-  for (int i = 0; i < n; ++i) out.push_back(n == 1 ? r : e.b.CreateExtractValue(r, static_cast<unsigned>(i)));
+  for (int i = 0; i < n; ++i)
+    out.push_back(n == 1 ? r : e.b.CreateExtractValue(r, static_cast<unsigned>(i)));
   e.set_results(op, out);
 }
 
@@ -280,8 +290,8 @@ void emit_matrix(Emitter& e, const ir::Op& op) {
       return;
     case ir::OpKind::CpAsyncWait:
       call_asm(e, e.b.getVoidTy(),
-               {"cp.async.wait_group " + std::to_string(op.int_attr("pending")) + ";",
-                "~{memory}", true},
+               {"cp.async.wait_group " + std::to_string(op.int_attr("pending")) + ";", "~{memory}",
+                true},
                {});
       return;
     case ir::OpKind::Wgmma:

@@ -229,8 +229,9 @@ void Emitter::emit_op(const ir::Op& op) {
   Handler h = handler(op.kind);
   if (!h && (op.kind == ir::OpKind::CoopMatFill || op.kind == ir::OpKind::CoopMatLoad ||
              op.kind == ir::OpKind::CoopMatStore || op.kind == ir::OpKind::CoopMatMulAdd))
-    unsupported(op, "cooperative matrices are SPIR-V's (SPV_KHR_cooperative_matrix); CUDA "
-                    "targets plan mma.sync or wgmma");
+    unsupported(op,
+                "cooperative matrices are SPIR-V's (SPV_KHR_cooperative_matrix); CUDA "
+                "targets plan mma.sync or wgmma");
   if (!h) unsupported(op, "a tile-IR op in a SIMT function (lower it first)");
   h(*this, op);
 }

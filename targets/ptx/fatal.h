@@ -27,6 +27,6 @@ void guard_llvm(std::string_view kernel, const std::function<void()>& work);
 /// For tests of the mechanism: report_fatal_error(message) (or report_bad_alloc_error when
 /// `bad_alloc`) called by LLVM inside guard_llvm(kernel, ...), where no public input reaches one.
 TESSERA_PTX_API void raise_llvm_fatal_error_for_test(std::string_view kernel,
-                                                      const std::string& message, bool bad_alloc);
+                                                     const std::string& message, bool bad_alloc);
 
 }  // namespace tessera::ptx

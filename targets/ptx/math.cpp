@@ -186,8 +186,8 @@ V<S, 0> operator/(V<S, 0> x, V<S, 0> y) {
 
 #define TESSERA_BITWISE(op, iop)                        \
   template <bool S, int K>                              \
-  requires(K == 1 || K == 2) V<S, K>                    \
-  operator op(V<S, K> x, V<S, K> y) {                   \
+    requires(K == 1 || K == 2)                          \
+  V<S, K> operator op(V<S, K> x, V<S, K> y) {           \
     return x.m->template wrap<K>(x.m->b.iop(x.v, y.v)); \
   }
 TESSERA_BITWISE(&, CreateAnd)

@@ -51,7 +51,7 @@ struct FaultRecord {
   int32_t index[4] = {};     ///< the element index in the tile
   uint32_t num_values = 0;   ///< how many of `values` the assert reported
   uint32_t unused = 0;
-  uint64_t values[3] = {};   ///< the assert's reported values (ir::AssertOp::values)
+  uint64_t values[3] = {};  ///< the assert's reported values (ir::AssertOp::values)
   /// "<heading> in kernel <kernel> at <file:line>: <message>", NUL-terminated, truncated; the
   /// message's `{k}` stand for `values` (ir::format_assert_message).
   char message[256] = {};

@@ -169,10 +169,10 @@ Value f32_to_f64_keeping_subnormals(Builder& b, Value x) {
   Value bits = b.bitcast(u32, x);
   Value mantissa = b.binary(spv::OpBitwiseAnd, bits, b.c_u32(0x7fffffu));
   Value exponent = b.binary(spv::OpBitwiseAnd, bits, b.c_u32(0x7f800000u));
-  Value magnitude = b.binary(spv::OpFMul, b.convert(spv::OpConvertUToF, f64, mantissa),
-                             b.c_float(f64, 0x1p-149));
-  Value negative = b.compare(spv::OpINotEqual, b.binary(spv::OpBitwiseAnd, bits, b.c_u32(0x80000000u)),
-                             b.c_u32(0));
+  Value magnitude =
+      b.binary(spv::OpFMul, b.convert(spv::OpConvertUToF, f64, mantissa), b.c_float(f64, 0x1p-149));
+  Value negative = b.compare(spv::OpINotEqual,
+                             b.binary(spv::OpBitwiseAnd, bits, b.c_u32(0x80000000u)), b.c_u32(0));
   Value rebuilt = b.select(negative, b.unary(spv::OpFNegate, magnitude), magnitude);
   Value subnormal = b.op(spv::OpLogicalAnd, b.t_bool(),
                          {b.compare(spv::OpIEqual, exponent, b.c_u32(0)),

@@ -14,7 +14,9 @@ namespace tessera::spirv::impl {
 
 namespace {
 
-constexpr uint32_t word_offset(size_t byte_offset) { return static_cast<uint32_t>(byte_offset); }
+constexpr uint32_t word_offset(size_t byte_offset) {
+  return static_cast<uint32_t>(byte_offset);
+}
 
 bool has_assert(const ir::Function& fn) {
   bool found = false;
@@ -24,7 +26,9 @@ bool has_assert(const ir::Function& fn) {
 
 }  // namespace
 
-bool Emitter::wants_fault_channel() const { return target.loop_limit > 0 || has_assert(fn); }
+bool Emitter::wants_fault_channel() const {
+  return target.loop_limit > 0 || has_assert(fn);
+}
 
 void Emitter::declare_loop_counters() {
   if (target.loop_limit <= 0) return;
@@ -145,19 +149,19 @@ void Emitter::note_loop_limit(const ir::Op& op, Value continues, int depth) {
   Value count = b.load(u32, loop_count_, 0, false);
   auto [it, fresh] = loop_codes_.try_emplace(&op, 0);
   if (fresh)
-    it->second = fault_code(
-        "kernel " + fn.name + ": " +
-        (op.kind == ir::OpKind::For || op.kind == ir::OpKind::While
-             ? "the loop at "
-             : "the loop of '" + std::string(op.name()) + "' at ") +
-        op.loc.str() + " reached the limit of " +
-        std::to_string(target.loop_limit) + " loop iterations per invocation (all loops counted " +
-        "together) of " + target.name + ", whose driver ends loops there without an error; " +
-        "give each program fewer iterations (more programs, larger blocks)");
+    it->second =
+        fault_code("kernel " + fn.name + ": " +
+                   (op.kind == ir::OpKind::For || op.kind == ir::OpKind::While
+                        ? "the loop at "
+                        : "the loop of '" + std::string(op.name()) + "' at ") +
+                   op.loc.str() + " reached the limit of " + std::to_string(target.loop_limit) +
+                   " loop iterations per invocation (all loops counted " + "together) of " +
+                   target.name + ", whose driver ends loops there without an error; " +
+                   "give each program fewer iterations (more programs, larger blocks)");
   Value limit = b.c_u32(static_cast<uint32_t>(
       std::clamp<int64_t>(target.loop_limit + depth - kLoopMargin, 1, UINT32_MAX)));
-  Value hit = b.binary(spv::OpLogicalAnd, b.compare(spv::OpUGreaterThanEqual, count, limit),
-                       continues);
+  Value hit =
+      b.binary(spv::OpLogicalAnd, b.compare(spv::OpUGreaterThanEqual, count, limit), continues);
   Value first = b.load(u32, loop_first_, 0, false);
   Value take = b.binary(spv::OpLogicalAnd, hit, b.compare(spv::OpIEqual, first, b.c_u32(0)));
   b.store(loop_first_, b.select(take, b.c_u32(it->second), first), 0, false);

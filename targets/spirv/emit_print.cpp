@@ -54,7 +54,9 @@ std::array<Value, 2> value_words(Emitter& e, Value v, const ir::Type& type) {
 
 }  // namespace
 
-bool Emitter::wants_print_channel() const { return has_print(fn); }
+bool Emitter::wants_print_channel() const {
+  return has_print(fn);
+}
 
 void Emitter::declare_print_counter() {
   if (print_offset_ < 0) return;

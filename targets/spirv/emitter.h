@@ -163,7 +163,7 @@ class Emitter {
   Value shared_scalar_pointer(int64_t buffer, Value index);
 
  private:
-  void check_support() const;  // emit.cpp
+  void check_support() const;        // emit.cpp
   bool wants_fault_channel() const;  // emit_fault.cpp
   void declare_loop_counters();
   void report_loop_limit();
@@ -172,7 +172,7 @@ class Emitter {
   void declare_print_counter();
   /// At the start of a loop's body (a for) or condition (a while): one more pass begun.
   void count_print_pass(const ir::Region& region);
-  void emit_prologue();        // emit_abi.cpp
+  void emit_prologue();  // emit_abi.cpp
   Value load_param_word(uint32_t offset, uint32_t type);
   Value param_value(const ir::Type& type, uint32_t offset);
   void declare_shared();  // emit_memory.cpp
@@ -201,13 +201,13 @@ class Emitter {
   std::vector<std::string> faults_;
   Value loop_count_, loop_first_;  ///< Private u32: iterations so far, the loop at the limit
   std::map<const ir::Op*, uint32_t> loop_codes_;  ///< each counted loop's fault code
-  int loop_depth_ = 0;  ///< loops around the code being emitted (emit_control.cpp)
+  int loop_depth_ = 0;                  ///< loops around the code being emitted (emit_control.cpp)
   const ir::Op* current_op_ = nullptr;  ///< the op emit_op() is emitting (inner loops name it)
   // The print channel (emit_print.cpp).
   int64_t print_offset_ = -1;
   std::vector<target::Artifact::PrintSite> prints_;
-  Value print_pass_;                      ///< Private u32: loop passes begun
-  const ir::Op* last_print_ = nullptr;    ///< the print emitted last (sites of one statement)
+  Value print_pass_;                    ///< Private u32: loop passes begun
+  const ir::Op* last_print_ = nullptr;  ///< the print emitted last (sites of one statement)
 };
 
 /// The alignment of a `base_align`-aligned address plus `offset` bytes.

@@ -1,8 +1,9 @@
 /// \file The backend of targets/math/algorithms.h over the SPIR-V Builder: each operation of the
 /// backend interface becomes one or a few instructions (float add, sub and mul NoContraction, so
 /// the algorithms' error-free steps stay exact), if_else a selection construct and loop a loop
-/// construct; fma is GLSL Fma only where the target fuses it. GLSL.std.450 has no 64-bit FindUMsb and no table constant, so clz splits its u64
-/// and the 2/pi words are a chain of selects (only the Payne-Hanek branch reads them).
+/// construct; fma is GLSL Fma only where the target fuses it. GLSL.std.450 has no 64-bit FindUMsb
+/// and no table constant, so clz splits its u64 and the 2/pi words are a chain of selects (only the
+/// Payne-Hanek branch reads them).
 #include "targets/spirv/math_backend.h"
 
 #include <array>
@@ -108,8 +109,8 @@ struct SpvMath {
   /// Leading zeros of a u64 (64 for 0) from 32-bit FindUMsb (-1 for 0) of each half.
   U clz(U x) {
     uint32_t i32 = b.t_int(32, true), u32 = b.t_uint(32);
-    Value hi = b.convert(spv::OpUConvert, u32, b.binary(spv::OpShiftRightLogical, x.v,
-                                                        b.c_int(u64, 32)));
+    Value hi =
+        b.convert(spv::OpUConvert, u32, b.binary(spv::OpShiftRightLogical, x.v, b.c_int(u64, 32)));
     Value lo = b.convert(spv::OpUConvert, u32, x.v);
     Value from_hi = b.binary(spv::OpISub, b.c_int(i32, 31), b.ext(GLSLstd450FindUMsb, i32, {hi}));
     Value from_lo = b.binary(spv::OpISub, b.c_int(i32, 63), b.ext(GLSLstd450FindUMsb, i32, {lo}));
@@ -195,13 +196,13 @@ V<S, 0> operator-(V<S, 0> x) {
   return x.m->template wrap<0>(x.m->b.unary(spv::OpFNegate, x.v));
 }
 
-#define TESSERA_BINARY(op, fop, iop)                                \
-  template <bool S, int K>                                          \
-  V<S, K> operator op(V<S, K> x, V<S, K> y) {                       \
-    if constexpr (K == 0)                                           \
-      return x.m->template wrap<0>(x.m->e.fbinary(fop, x.v, y.v));  \
-    else                                                            \
-      return x.m->template wrap<K>(x.m->b.binary(iop, x.v, y.v));   \
+#define TESSERA_BINARY(op, fop, iop)                               \
+  template <bool S, int K>                                         \
+  V<S, K> operator op(V<S, K> x, V<S, K> y) {                      \
+    if constexpr (K == 0)                                          \
+      return x.m->template wrap<0>(x.m->e.fbinary(fop, x.v, y.v)); \
+    else                                                           \
+      return x.m->template wrap<K>(x.m->b.binary(iop, x.v, y.v));  \
   }
 TESSERA_BINARY(+, spv::OpFAdd, spv::OpIAdd)
 TESSERA_BINARY(-, spv::OpFSub, spv::OpISub)
@@ -213,21 +214,21 @@ V<S, 0> operator/(V<S, 0> x, V<S, 0> y) {
   return x.m->template wrap<0>(x.m->e.fdiv(x.v, y.v));
 }
 
-#define TESSERA_BITWISE(op, iop)                                  \
-  template <bool S, int K>                                        \
-  requires(K == 1 || K == 2) V<S, K>                              \
-  operator op(V<S, K> x, V<S, K> y) {                             \
-    return x.m->template wrap<K>(x.m->b.binary(iop, x.v, y.v));   \
+#define TESSERA_BITWISE(op, iop)                                \
+  template <bool S, int K>                                      \
+    requires(K == 1 || K == 2)                                  \
+  V<S, K> operator op(V<S, K> x, V<S, K> y) {                   \
+    return x.m->template wrap<K>(x.m->b.binary(iop, x.v, y.v)); \
   }
 TESSERA_BITWISE(&, spv::OpBitwiseAnd)
 TESSERA_BITWISE(|, spv::OpBitwiseOr)
 TESSERA_BITWISE(^, spv::OpBitwiseXor)
 #undef TESSERA_BITWISE
 
-#define TESSERA_COMPARE(op, opcode)                  \
-  template <bool S>                                  \
-  V<S, 3> operator op(V<S, 0> x, V<S, 0> y) {        \
-    return x.m->test(opcode, x.v, y.v);              \
+#define TESSERA_COMPARE(op, opcode)           \
+  template <bool S>                           \
+  V<S, 3> operator op(V<S, 0> x, V<S, 0> y) { \
+    return x.m->test(opcode, x.v, y.v);       \
   }
 TESSERA_COMPARE(<, spv::OpFOrdLessThan)
 TESSERA_COMPARE(<=, spv::OpFOrdLessThanEqual)

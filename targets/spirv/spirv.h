@@ -58,10 +58,11 @@
 /// target has float_atomic_add); every other case (float min/max, whose NaN and signed-zero
 /// rules SPV_EXT_shader_atomic_float_min_max leaves to the driver; f64, f16, bf16, 8/16-bit
 /// integers, f32 add without the capability) is a compare-and-swap loop on the bits, on the
-/// aligned 32-bit word around 8/16-bit elements. Its atomics are relaxed and fences before and after the loop give the
-/// order: lavapipe (Mesa 22.3) loses updates when an atomic or fence with ordering semantics runs
-/// in a loop whose trip count differs between invocations, so user-written spin loops with
-/// ordered atomics misbehave there (relaxed ones work). Cache hints on loads are ignored.
+/// aligned 32-bit word around 8/16-bit elements. Its atomics are relaxed and fences before and
+/// after the loop give the order: lavapipe (Mesa 22.3) loses updates when an atomic or fence with
+/// ordering semantics runs in a loop whose trip count differs between invocations, so user-written
+/// spin loops with ordered atomics misbehave there (relaxed ones work). Cache hints on loads are
+/// ignored.
 ///
 /// Cooperative matrices are SPV_KHR_cooperative_matrix types of subgroup scope (f16, f32, i8 and
 /// i32 components; i8 x i8 + i32 multiplies are signed). Their loads and stores take a pointer to
@@ -135,7 +136,9 @@ bool uses_cooperative_matrix(const std::vector<uint32_t>& words);
 /// body must stay there, and spirv-opt merges a body's last block into the continue construct,
 /// which lavapipe runs at the start of the next pass (too late when it cut the loop at the end of
 /// this one). lavapipe optimizes the module itself (NIR, LLVM).
-inline bool counts_loops(const target::Target& t) { return t.loop_limit > 0; }
+inline bool counts_loops(const target::Target& t) {
+  return t.loop_limit > 0;
+}
 inline constexpr std::string_view kLoopCountingNote =
     "the target counts loop passes (loop_limit): spirv-opt would move the counts";
 inline constexpr std::string_view kCooperativeMatrixNote =

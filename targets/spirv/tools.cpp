@@ -64,9 +64,10 @@ bool unknown_to_tools(const uint32_t* inst) {
   const auto opcode = static_cast<spv::Op>(inst[0] & 0xffff);
   const auto capability = static_cast<spv::Capability>(inst[1]);
   return (opcode >= khr::kOpTypeCooperativeMatrix && opcode <= khr::kOpCooperativeMatrixMulAdd) ||
-         (opcode == spv::OpCapability && (capability == khr::kCapabilityCooperativeMatrix ||
-                                          capability == khr::kCapabilityBFloat16Type ||
-                                          capability == khr::kCapabilityBFloat16CooperativeMatrix)) ||
+         (opcode == spv::OpCapability &&
+          (capability == khr::kCapabilityCooperativeMatrix ||
+           capability == khr::kCapabilityBFloat16Type ||
+           capability == khr::kCapabilityBFloat16CooperativeMatrix)) ||
          (opcode == spv::OpTypeFloat && (inst[0] >> 16) == 4);
 }
 
@@ -138,10 +139,10 @@ std::string khr_line(const uint32_t* inst, const std::function<std::string(uint3
   return std::string(lead.size() < 15 ? 15 - lead.size() : 0, ' ') + lead + text;
 }
 
-/// SPIRV-Tools disassembles the module with each instruction it cannot read replaced by an OpNop (one line
-/// per instruction either way); those lines are then printed here, with the names SPIRV-Tools
-/// gave the ids on the lines that define them (an id a KHR instruction defines: its OpName, else
-/// its number, as SPIRV-Tools prints it where it is used).
+/// SPIRV-Tools disassembles the module with each instruction it cannot read replaced by an OpNop
+/// (one line per instruction either way); those lines are then printed here, with the names
+/// SPIRV-Tools gave the ids on the lines that define them (an id a KHR instruction defines: its
+/// OpName, else its number, as SPIRV-Tools prints it where it is used).
 std::string disassemble_coopmat(const std::vector<uint32_t>& words, uint32_t options) {
   std::vector<uint32_t> patched(words.begin(), words.begin() + 5);
   std::vector<size_t> starts;

@@ -11,8 +11,8 @@ namespace tessera::conformance {
 namespace {
 
 void attention_case(Context& ctx, DType t, bool causal) {
-  auto k = TESSERA_KERNEL(samples::attention_kernel, q, k, v, out, qk_scale, seq, HEAD_DIM,
-                          BLOCK_M, BLOCK_N, CAUSAL);
+  auto k = TESSERA_KERNEL(samples::attention_kernel, q, k, v, out, qk_scale, seq, HEAD_DIM, BLOCK_M,
+                          BLOCK_N, CAUSAL);
   // Two heads of 100 positions: the last query block and the last key block are partial.
   const int heads = 2, seq = 100, D = 64, BM = 64, BN = 32;
   const size_t n = size_t(heads) * seq * D;

@@ -118,8 +118,10 @@ void bitcast_computed_case(Context& ctx) {
     for (int i = 0; i < n; ++i) doubled.set_f(i, 2 * a.f(i));
     for (int i = 0; i < n; ++i) {
       want.set_bits(i, doubled.bits(i));
-      if (ir::is_float(to)) want.set_f(i, 2 * want.f(i));
-      else want.set_int(i, 2 * want.i(i));
+      if (ir::is_float(to))
+        want.set_f(i, 2 * want.f(i));
+      else
+        want.set_int(i, 2 * want.i(i));
     }
     DevArray da = ctx.upload(a), o = ctx.poisoned(to, n);
     k[{cdiv(n, 64)}](da.buf, o.buf, n, to, 64);

@@ -34,12 +34,12 @@ void register_hints(std::vector<Case>& out);
 namespace {
 
 constexpr Registrar kCategories[] = {
-    register_plumbing, register_binary,  register_bitwise, register_compare,
-    register_unary,    register_math,    register_cast,    register_shape,
+    register_plumbing, register_binary,      register_bitwise, register_compare,
+    register_unary,    register_math,        register_cast,    register_shape,
     register_memory,   register_descriptors, register_atomics, register_reduce,
-    register_scan,     register_dot,     register_control, register_seed_kernels,
-    register_drivers,  register_attention, register_random, register_join,
-    register_keywords, register_barrier, register_hints,
+    register_scan,     register_dot,         register_control, register_seed_kernels,
+    register_drivers,  register_attention,   register_random,  register_join,
+    register_keywords, register_barrier,     register_hints,
 };
 
 std::vector<Case> build() {

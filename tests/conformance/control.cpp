@@ -33,12 +33,10 @@ void dynamic_if_kernel(tl::ptr<float> x, tl::ptr<float> out, tl::ptr<int32_t> fl
   auto flag = tl::load(flags + pid);
   auto r = tl::zeros<float>({BLOCK});
   auto count = tl::zeros<int32_t>({1});
-  tl::if_(
-      flag > 0, [&] { r = v * 2.0f; }, [&] { r = v - 100.0f; });
+  tl::if_(flag > 0, [&] { r = v * 2.0f; }, [&] { r = v - 100.0f; });
   tl::if_(flag == 2, [&] { r = r + 0.5f; });  // no else: r keeps its value
   tl::if_(flag >= 1, [&] {
-    tl::if_(
-        flag >= 3, [&] { count = count + 3; }, [&] { count = count + 1; });  // nested
+    tl::if_(flag >= 3, [&] { count = count + 3; }, [&] { count = count + 1; });  // nested
   });
   tl::if_(
       tl::sum(v, 0) > 0.0f, [&] { tl::store(out + offs, r); },  // side effects
@@ -365,8 +363,8 @@ void long_loops_kernel(tl::ptr<int32_t> out, tl::i32 n, tl::i32 m, tl::i32 w) {
   }
   tl::tensor c = n * 0;
   tl::while_([&] { return c < w; }, [&] { c = c + 1; });
-  tl::store(out + tl::arange(0, 4), tl::where(tl::arange(0, 4) == 0, a,
-                                              tl::where(tl::arange(0, 4) == 1, b, c)));
+  tl::store(out + tl::arange(0, 4),
+            tl::where(tl::arange(0, 4) == 0, a, tl::where(tl::arange(0, 4) == 1, b, c)));
 }
 
 /// More than 65535 loop passes in one program (lavapipe ends every loop there): exact results,
@@ -378,8 +376,8 @@ void long_loops_case(Context& ctx) {
     int n, m, w;
   };
   for (Run r : {Run{70000, 0, 0}, Run{0, 300, 0}, Run{0, 0, 70000}}) {
-    const std::string what = "n " + std::to_string(r.n) + ", m " + std::to_string(r.m) +
-                             ", w " + std::to_string(r.w);
+    const std::string what =
+        "n " + std::to_string(r.n) + ", m " + std::to_string(r.m) + ", w " + std::to_string(r.w);
     DevArray o = ctx.poisoned(DType::i32, 4);
     std::string fault;
     bool device_fault = false;
@@ -392,16 +390,15 @@ void long_loops_case(Context& ctx) {
       fault = std::string(to_string(e.kind())) + ": " + e.what();
     }
     if (limit > 0) {
-      ctx.expect(device_fault &&
-                     fault.find("kernel long_loops_kernel: the loop at ") != std::string::npos &&
-                     fault.find("reached the limit of " + std::to_string(limit)) !=
-                         std::string::npos,
-                 what + ": past the target's loop limit, wanted a DeviceFault naming the loop, got: " +
-                     (fault.empty() ? "no error" : fault));
+      ctx.expect(
+          device_fault &&
+              fault.find("kernel long_loops_kernel: the loop at ") != std::string::npos &&
+              fault.find("reached the limit of " + std::to_string(limit)) != std::string::npos,
+          what + ": past the target's loop limit, wanted a DeviceFault naming the loop, got: " +
+              (fault.empty() ? "no error" : fault));
     } else {
       ctx.expect(fault.empty(), what + ": " + fault);
-      if (fault.empty())
-        ctx.check_ints(what, got, {r.n, int64_t{r.m} * r.m, r.w, r.w});
+      if (fault.empty()) ctx.check_ints(what, got, {r.n, int64_t{r.m} * r.m, r.w, r.w});
     }
   }
 }

@@ -98,8 +98,8 @@ void rank_case(Context& ctx) {
             v = ctx.random(DType::f32, n, -4, 4);
   DevArray dx = ctx.upload(x), dv = ctx.upload(v), y = ctx.poisoned(DType::f32, x.size()),
            w = ctx.poisoned(DType::f32, n);
-  k[{programs}](dx.buf, y.buf, dv.buf, w.buf, int64_t{d0}, int64_t{d1}, int64_t{d2}, n, B0, B1,
-                B2, BN);
+  k[{programs}](dx.buf, y.buf, dv.buf, w.buf, int64_t{d0}, int64_t{d1}, int64_t{d2}, n, B0, B1, B2,
+                BN);
   std::vector<double> want_y(x.size()), want_w(n, NAN);
   for (size_t i = 0; i < x.size(); ++i) want_y[i] = 2 * x.f(i);
   for (int i = 0; i < programs * BN && i < n; ++i) want_w[i] = (i >= 1 ? v.f(i - 1) : 0.0) + 1;

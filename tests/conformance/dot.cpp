@@ -243,12 +243,51 @@ void register_dot(std::vector<Case>& out) {
       // Tiles of 64 rows per warpgroup: Hopper's wgmma where the target has it (simt:cuda-sm_90a
       // runs them in CI), with rings of 2 to 4 stages, two warpgroups, two instructions along M,
       // MN-major operands, and the register-staged form for tf32 and i8 with N-major B.
-      {"wg_f16_200x136x200_8warps", f16, f32, false, 200, 136, 200, 128, 128, 64, false, false,
-       Epi::None, {8}, {2, 3, 4}},
-      {"wg_f16_256x256x192_8warps", f16, f32, false, 256, 256, 192, 128, 128, 64, false, false,
-       Epi::None, {8}, {2, 3, 4}},
-      {"wg_f16_128x128x128_4warps", f16, f32, false, 128, 128, 128, 128, 128, 64, false, false,
-       Epi::Relu, {4}, {3}},
+      {"wg_f16_200x136x200_8warps",
+       f16,
+       f32,
+       false,
+       200,
+       136,
+       200,
+       128,
+       128,
+       64,
+       false,
+       false,
+       Epi::None,
+       {8},
+       {2, 3, 4}},
+      {"wg_f16_256x256x192_8warps",
+       f16,
+       f32,
+       false,
+       256,
+       256,
+       192,
+       128,
+       128,
+       64,
+       false,
+       false,
+       Epi::None,
+       {8},
+       {2, 3, 4}},
+      {"wg_f16_128x128x128_4warps",
+       f16,
+       f32,
+       false,
+       128,
+       128,
+       128,
+       128,
+       128,
+       64,
+       false,
+       false,
+       Epi::Relu,
+       {4},
+       {3}},
       {"wg_bf16_64x256x96", DType::bf16, f32, false, 64, 256, 96, 64, 256, 32},
       {"wg_tf32_96x80x96", f32, f32, false, 96, 80, 96, 64, 64, 32},
       {"wg_tf32_trans_b", f32, f32, false, 64, 64, 96, 64, 64, 32, false, true},
@@ -266,10 +305,10 @@ void register_dot(std::vector<Case>& out) {
                           int64_t{c.BM} * c.BN * ir::dtype_bytes(c.acc);
     // A program of one warp (32 threads) is less than one subgroup of a 64-wide device.
     const bool one_warp = c.warps == std::vector<int>{1};
-    const std::string maybe =
-        bytes > 24 * 1024 ? "shared memory for " + std::to_string(bytes) + " bytes of tiles"
-        : one_warp        ? "32 threads per program"
-                          : "";
+    const std::string maybe = bytes > 24 * 1024
+                                  ? "shared memory for " + std::to_string(bytes) + " bytes of tiles"
+                              : one_warp ? "32 threads per program"
+                                         : "";
     out.push_back({"dot/" + c.name, needs, maybe, [c](Context& ctx) { run_dot(ctx, c); }});
   }
   out.push_back({"dot/without_loads", {}, "", [](Context& ctx) {

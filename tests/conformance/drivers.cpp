@@ -11,8 +11,8 @@ namespace {
 
 /// `-a` or `|a|` in the narrow integer dtype, then read wider: widened to WIDE, compared with 0
 /// and shifted right by 1 (each reads the bits above the narrow width in a 32-bit register).
-void narrow_negate_kernel(tl::pointer x, tl::pointer wide, tl::pointer negative,
-                          tl::pointer halved, tl::i32 n, bool ABS, tl::DType WIDE, int BLOCK) {
+void narrow_negate_kernel(tl::pointer x, tl::pointer wide, tl::pointer negative, tl::pointer halved,
+                          tl::i32 n, bool ABS, tl::DType WIDE, int BLOCK) {
   auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
   auto m = offs < n;
   auto a = tl::load(x + offs, m);
@@ -62,13 +62,27 @@ void f16_nan_kernel(tl::ptr<half> x, tl::ptr<half> y, tl::ptr<half> out, tl::ptr
   auto a = tl::load(x + offs, m), b = tl::load(y + offs, m);
   tl::tensor r = a;
   switch (OP) {
-    case F16Op::Div: r = a / b; break;
-    case F16Op::Rem: r = a % b; break;
-    case F16Op::Add: r = a + b; break;
-    case F16Op::Sub: r = a - b; break;
-    case F16Op::Mul: r = a * b; break;
-    case F16Op::Sqrt: r = tl::sqrt(a); break;
-    case F16Op::Log: r = tl::log(a); break;
+    case F16Op::Div:
+      r = a / b;
+      break;
+    case F16Op::Rem:
+      r = a % b;
+      break;
+    case F16Op::Add:
+      r = a + b;
+      break;
+    case F16Op::Sub:
+      r = a - b;
+      break;
+    case F16Op::Mul:
+      r = a * b;
+      break;
+    case F16Op::Sqrt:
+      r = tl::sqrt(a);
+      break;
+    case F16Op::Log:
+      r = tl::log(a);
+      break;
   }
   tl::store(out + offs, r, m);
   tl::store(wide + offs, r.to(DType::f32), m);
@@ -79,16 +93,15 @@ void f16_nan_case(Context& ctx) {
   constexpr double kInf = INFINITY;
   // Operand pairs whose result is NaN for some op, beside ordinary ones.
   const std::vector<std::pair<double, double>> pairs = {
-      {0.0, 0.0},   {-0.0, 0.0}, {0.0, -0.0}, {kInf, kInf}, {-kInf, kInf}, {kInf, -kInf},
-      {kInf, 0.0},  {0.0, kInf}, {NAN, 1.0},  {1.0, NAN},   {NAN, 0.0},    {kInf, 1.0},
-      {-1.0, 2.0},  {-kInf, 3.0}, {3.0, 0.0}, {-2.5, 0.0},  {6.0, 4.0},    {-7.0, 2.0}};
+      {0.0, 0.0},  {-0.0, 0.0},  {0.0, -0.0}, {kInf, kInf}, {-kInf, kInf}, {kInf, -kInf},
+      {kInf, 0.0}, {0.0, kInf},  {NAN, 1.0},  {1.0, NAN},   {NAN, 0.0},    {kInf, 1.0},
+      {-1.0, 2.0}, {-kInf, 3.0}, {3.0, 0.0},  {-2.5, 0.0},  {6.0, 4.0},    {-7.0, 2.0}};
   const int n = static_cast<int>(pairs.size());
   HostArray a(DType::f16, n), b(DType::f16, n);
   for (int i = 0; i < n; ++i) a.set_f(i, pairs[i].first), b.set_f(i, pairs[i].second);
-  const std::pair<F16Op, const char*> ops[] = {{F16Op::Div, "/"},     {F16Op::Rem, "%"},
-                                               {F16Op::Add, "+"},     {F16Op::Sub, "-"},
-                                               {F16Op::Mul, "*"},     {F16Op::Sqrt, "sqrt"},
-                                               {F16Op::Log, "log"}};
+  const std::pair<F16Op, const char*> ops[] = {
+      {F16Op::Div, "/"}, {F16Op::Rem, "%"},     {F16Op::Add, "+"},  {F16Op::Sub, "-"},
+      {F16Op::Mul, "*"}, {F16Op::Sqrt, "sqrt"}, {F16Op::Log, "log"}};
   for (auto [op, name] : ops) {
     DevArray da = ctx.upload(a), db = ctx.upload(b), o = ctx.poisoned(DType::f16, n),
              w = ctx.poisoned(DType::f32, n);
@@ -98,13 +111,27 @@ void f16_nan_case(Context& ctx) {
       const double x = a.f(i), y = b.f(i);
       double r = 0;
       switch (op) {
-        case F16Op::Div: r = x / y; break;
-        case F16Op::Rem: r = std::fmod(x, y); break;
-        case F16Op::Add: r = x + y; break;
-        case F16Op::Sub: r = x - y; break;
-        case F16Op::Mul: r = x * y; break;
-        case F16Op::Sqrt: r = std::sqrt(x); break;
-        case F16Op::Log: r = std::log(x); break;
+        case F16Op::Div:
+          r = x / y;
+          break;
+        case F16Op::Rem:
+          r = std::fmod(x, y);
+          break;
+        case F16Op::Add:
+          r = x + y;
+          break;
+        case F16Op::Sub:
+          r = x - y;
+          break;
+        case F16Op::Mul:
+          r = x * y;
+          break;
+        case F16Op::Sqrt:
+          r = std::sqrt(x);
+          break;
+        case F16Op::Log:
+          r = std::log(x);
+          break;
       }
       want.set_f(i, r);
     }
@@ -121,8 +148,17 @@ void f16_nan_case(Context& ctx) {
   }
 }
 
-enum class ConstOp { XDivZero, ZeroDivX, XMulZero, XMulNegZero, XAddZero, ZeroSubX, XMulInf,
-                     XAddNan, XRemZero };
+enum class ConstOp {
+  XDivZero,
+  ZeroDivX,
+  XMulZero,
+  XMulNegZero,
+  XAddZero,
+  ZeroSubX,
+  XMulInf,
+  XAddNan,
+  XRemZero
+};
 
 /// `a OP c` with c a literal +-0, inf or NaN: the operand a driver may fold (lavapipe did).
 void special_constant_kernel(tl::pointer x, tl::pointer out, tl::i32 n, ConstOp OP, int BLOCK) {
@@ -131,15 +167,33 @@ void special_constant_kernel(tl::pointer x, tl::pointer out, tl::i32 n, ConstOp 
   auto a = tl::load(x + offs, m);
   tl::tensor r = a;
   switch (OP) {
-    case ConstOp::XDivZero: r = a / 0.0f; break;
-    case ConstOp::ZeroDivX: r = 0.0f / a; break;
-    case ConstOp::XMulZero: r = a * 0.0f; break;
-    case ConstOp::XMulNegZero: r = a * -0.0f; break;
-    case ConstOp::XAddZero: r = a + 0.0f; break;
-    case ConstOp::ZeroSubX: r = 0.0f - a; break;
-    case ConstOp::XMulInf: r = a * INFINITY; break;
-    case ConstOp::XAddNan: r = a + NAN; break;
-    case ConstOp::XRemZero: r = a % 0.0f; break;
+    case ConstOp::XDivZero:
+      r = a / 0.0f;
+      break;
+    case ConstOp::ZeroDivX:
+      r = 0.0f / a;
+      break;
+    case ConstOp::XMulZero:
+      r = a * 0.0f;
+      break;
+    case ConstOp::XMulNegZero:
+      r = a * -0.0f;
+      break;
+    case ConstOp::XAddZero:
+      r = a + 0.0f;
+      break;
+    case ConstOp::ZeroSubX:
+      r = 0.0f - a;
+      break;
+    case ConstOp::XMulInf:
+      r = a * INFINITY;
+      break;
+    case ConstOp::XAddNan:
+      r = a + NAN;
+      break;
+    case ConstOp::XRemZero:
+      r = a % 0.0f;
+      break;
   }
   tl::store(out + offs, r, m);
 }
@@ -147,9 +201,11 @@ void special_constant_kernel(tl::pointer x, tl::pointer out, tl::i32 n, ConstOp 
 void special_constant_case(Context& ctx) {
   auto k = TESSERA_KERNEL(special_constant_kernel, x, out, n, OP, BLOCK);
   const std::pair<ConstOp, const char*> ops[] = {
-      {ConstOp::XDivZero, "x / 0"},     {ConstOp::ZeroDivX, "0 / x"},  {ConstOp::XMulZero, "x * 0"},
-      {ConstOp::XMulNegZero, "x * -0"}, {ConstOp::XAddZero, "x + 0"},  {ConstOp::ZeroSubX, "0 - x"},
-      {ConstOp::XMulInf, "x * inf"},    {ConstOp::XAddNan, "x + nan"}, {ConstOp::XRemZero, "x % 0"}};
+      {ConstOp::XDivZero, "x / 0"},  {ConstOp::ZeroDivX, "0 / x"},
+      {ConstOp::XMulZero, "x * 0"},  {ConstOp::XMulNegZero, "x * -0"},
+      {ConstOp::XAddZero, "x + 0"},  {ConstOp::ZeroSubX, "0 - x"},
+      {ConstOp::XMulInf, "x * inf"}, {ConstOp::XAddNan, "x + nan"},
+      {ConstOp::XRemZero, "x % 0"}};
   const double in[] = {0.0, -0.0, 1.0, -2.5, INFINITY, -INFINITY, NAN, 3.0};
   const int n = 8;
   for (DType t : kFloatDTypes) {
@@ -163,15 +219,33 @@ void special_constant_case(Context& ctx) {
         const double x = a.f(i);
         double r = 0;
         switch (op) {
-          case ConstOp::XDivZero: r = x / 0.0; break;
-          case ConstOp::ZeroDivX: r = 0.0 / x; break;
-          case ConstOp::XMulZero: r = x * 0.0; break;
-          case ConstOp::XMulNegZero: r = x * -0.0; break;
-          case ConstOp::XAddZero: r = x + 0.0; break;
-          case ConstOp::ZeroSubX: r = 0.0 - x; break;
-          case ConstOp::XMulInf: r = x * INFINITY; break;
-          case ConstOp::XAddNan: r = NAN; break;
-          case ConstOp::XRemZero: r = std::fmod(x, 0.0); break;
+          case ConstOp::XDivZero:
+            r = x / 0.0;
+            break;
+          case ConstOp::ZeroDivX:
+            r = 0.0 / x;
+            break;
+          case ConstOp::XMulZero:
+            r = x * 0.0;
+            break;
+          case ConstOp::XMulNegZero:
+            r = x * -0.0;
+            break;
+          case ConstOp::XAddZero:
+            r = x + 0.0;
+            break;
+          case ConstOp::ZeroSubX:
+            r = 0.0 - x;
+            break;
+          case ConstOp::XMulInf:
+            r = x * INFINITY;
+            break;
+          case ConstOp::XAddNan:
+            r = NAN;
+            break;
+          case ConstOp::XRemZero:
+            r = std::fmod(x, 0.0);
+            break;
         }
         want.set_f(i, r);
       }

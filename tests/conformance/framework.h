@@ -34,8 +34,8 @@ enum class Need : uint8_t {
   Fp64,
   FloatAtomicAdd,
   Int64Atomics,
-  Print,   ///< device_print
-  Assert,  ///< device_assert raising a device fault
+  Print,     ///< device_print
+  Assert,    ///< device_assert raising a device fault
   FusedFma,  ///< fma rounding once (Vulkan allows two roundings; lavapipe does that)
 };
 std::string_view need_name(Need n);
@@ -194,7 +194,6 @@ extern const std::vector<DType> kFloatDTypes;    ///< f16 bf16 f32 f64
 
 /// "f32", for case names.
 std::string dname(DType t);
-
 
 /// Calls `f(T{})` with the C++ element type of dtype `t` (bool, int8_t, ..., half, bfloat16,
 /// float, double), for launching with scalars of a runtime-chosen dtype.

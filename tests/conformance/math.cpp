@@ -10,7 +10,20 @@ namespace tessera::conformance {
 namespace {
 
 enum class Fn {
-  Exp, Exp2, Log, Log2, Log1p, Sqrt, Rsqrt, Sin, Cos, Tanh, Erf, Floor, Ceil, Sigmoid
+  Exp,
+  Exp2,
+  Log,
+  Log2,
+  Log1p,
+  Sqrt,
+  Rsqrt,
+  Sin,
+  Cos,
+  Tanh,
+  Erf,
+  Floor,
+  Ceil,
+  Sigmoid
 };
 
 tl::tensor apply(Fn f, const tl::tensor& x) {
@@ -202,9 +215,9 @@ void run_huge_trig(Context& ctx, Fn fn, DType t) {
     want.push_back(fn == Fn::Sin ? std::sin(x.f(i)) : std::cos(x.f(i)));
     scale.push_back(std::fabs(want.back()));
   }
-  ctx.check_close(std::string(fn == Fn::Sin ? "sin" : "cos") + " of huge arguments (" + dname(t) +
-                      ")",
-                  ctx.download(y), want, tol::math(t), &scale);
+  ctx.check_close(
+      std::string(fn == Fn::Sin ? "sin" : "cos") + " of huge arguments (" + dname(t) + ")",
+      ctx.download(y), want, tol::math(t), &scale);
 }
 
 }  // namespace

@@ -107,8 +107,8 @@ void cummax_kernel(tl::ptr<int32_t> x, tl::ptr<int32_t> out, int N) {
 
 void first_kernel(tl::ptr<float> x, tl::ptr<float> out, bool REVERSE, int M, int N) {
   auto t = tl::load(x + offsets({M, N}));
-  auto r = tl::associative_scan(
-      t, 1, [](const tl::tensor& l, const tl::tensor&) { return l; }, REVERSE);
+  auto r =
+      tl::associative_scan(t, 1, [](const tl::tensor& l, const tl::tensor&) { return l; }, REVERSE);
   tl::store(out + offsets({M, N}), r);
 }
 

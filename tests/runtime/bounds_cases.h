@@ -89,8 +89,8 @@ inline void names_offset(const std::string& why, const std::string& param, int64
   char* end = nullptr;
   const long long n = std::strtoll(why.c_str() + at + head.size(), &end, 10);
   CHECK_MESSAGE((n >= lo && n <= hi && n % 4 == 0), why);
-  CHECK_MESSAGE(std::string(end).rfind(" of its buffer of " + std::to_string(bytes) + " bytes", 0) == 0,
-                why);
+  CHECK_MESSAGE(
+      std::string(end).rfind(" of its buffer of " + std::to_string(bytes) + " bytes", 0) == 0, why);
 }
 
 /// The probe: 1024 floats stored into a 256-float buffer. The fault names the access,
@@ -127,8 +127,7 @@ inline void a_slice_ends_where_it_ends(const Device& dev) {
   auto whole = dev.upload(std::vector<float>(256, 5.0f));
   auto out = dev.alloc<float>(128);
   static auto k = TESSERA_KERNEL(shifted_copy, x, out, n, shift, BLOCK);
-  std::string why =
-      fault_of(dev, [&] { k[{{1}, kDebug}](whole.slice(0, 100), out, 101, 0, 128); });
+  std::string why = fault_of(dev, [&] { k[{{1}, kDebug}](whole.slice(0, 100), out, 101, 0, 128); });
   names_offset(why, "x", 400, 400, 400);
 }
 

@@ -164,17 +164,15 @@ inline void capture_errors(const Device& dev, const Device& other) {
   chain.launch(a, b, c, &s);
   Graph g = s.end_capture();
   CHECK(g.launches() == 3);
-  e = error_of([&] {
-    Graph inner = s.capture([&] { g.replay(s); });
-  }, ErrorKind::Argument);
+  e = error_of([&] { Graph inner = s.capture([&] { g.replay(s); }); }, ErrorKind::Argument);
   CHECK_MESSAGE(e.find("a replay cannot be captured") != std::string::npos, e);
   CHECK(!s.impl()->capturing());  // the throwing body dropped the capture
 
   // Another device's stream.
   e = error_of([&] { g.replay(other.create_stream()); }, ErrorKind::Argument);
-  CHECK_MESSAGE(e.find("captured on " + name + " on a stream of " + other.info().name) !=
-                    std::string::npos,
-                e);
+  CHECK_MESSAGE(
+      e.find("captured on " + name + " on a stream of " + other.info().name) != std::string::npos,
+      e);
   e = error_of([&] { Graph().replay(s); }, ErrorKind::Argument);
   CHECK_MESSAGE(e.find("empty graph") != std::string::npos, e);
 

@@ -112,7 +112,7 @@ inline void upload_then_launch_on_another_stream(const tessera::Device& dev, int
   busy_in.fill(0);
   spin(busy_in, busy_out, iters);  // the default stream is busy ...
   const auto data = pattern(11);
-  auto x = dev.upload(data);       // ... so the upload waits behind it
+  auto x = dev.upload(data);  // ... so the upload waits behind it
   auto y = dev.alloc<int32_t>(kN);
   copy(x, y, &s);
   CHECK(y.download(&s) == data);
@@ -155,7 +155,7 @@ inline void explicit_stream_transfers_keep_their_stream_order(const tessera::Dev
   z.copy_from(w, &s);
   CHECK(z.download(&s) == spun(b, iters));
   spin(z, w, iters, &s);
-  z.fill(5, &s);      // after the spin on s has read z
+  z.fill(5, &s);  // after the spin on s has read z
   CHECK(w.download() == spun(spun(b, iters), iters));
   CHECK(z.download() == std::vector<int32_t>(kN, 5));
 

@@ -61,14 +61,20 @@ struct Sample {
 
 std::vector<Sample> sample_kernels(bool divisible) {
   std::vector<Sample> s;
-  s.push_back({"vector_add", traced(samples::vector_add_kernel, {ptr_f32(), ptr_f32(), ptr_f32(), i32(divisible), cst(1024)})});
-  s.push_back({"gelu", traced(samples::gelu_kernel, {ptr_f32(), ptr_f32(), i32(divisible), cst(1024)})});
-  s.push_back({"softmax", traced(samples::softmax_kernel, {ptr_f32(), ptr_f32(), i32(divisible), i32(divisible), i32(divisible), cst(1024)})});
-  s.push_back({"row_sum", traced(samples::row_sum_kernel, {ptr_f32(), ptr_f32(), i32(divisible), cst(1024)})});
-  s.push_back({"matmul_relu", traced(samples::matmul_relu_kernel,
-                                     {ptr_f32(), ptr_f32(), ptr_f32(), i32(divisible), i32(divisible), i32(divisible),
-                                      i32(divisible), cst(1), i32(divisible), cst(1), i32(divisible), cst(1), cst(64),
-                                      cst(64), cst(32)})});
+  s.push_back({"vector_add", traced(samples::vector_add_kernel,
+                                    {ptr_f32(), ptr_f32(), ptr_f32(), i32(divisible), cst(1024)})});
+  s.push_back(
+      {"gelu", traced(samples::gelu_kernel, {ptr_f32(), ptr_f32(), i32(divisible), cst(1024)})});
+  s.push_back(
+      {"softmax", traced(samples::softmax_kernel, {ptr_f32(), ptr_f32(), i32(divisible),
+                                                   i32(divisible), i32(divisible), cst(1024)})});
+  s.push_back({"row_sum",
+               traced(samples::row_sum_kernel, {ptr_f32(), ptr_f32(), i32(divisible), cst(1024)})});
+  s.push_back(
+      {"matmul_relu", traced(samples::matmul_relu_kernel,
+                             {ptr_f32(), ptr_f32(), ptr_f32(), i32(divisible), i32(divisible),
+                              i32(divisible), i32(divisible), cst(1), i32(divisible), cst(1),
+                              i32(divisible), cst(1), cst(64), cst(64), cst(32)})});
   return s;
 }
 
@@ -77,9 +83,11 @@ std::string ptxas(const std::string& ptx, const std::string& arch) {
   const char* exe = "/usr/local/cuda/bin/ptxas";
   if (!std::filesystem::exists(exe)) return "SKIP";
   auto dir = std::filesystem::temp_directory_path();
-  std::string base = (dir / ("tessera_samples_" + std::to_string(::getpid()) + "_" + arch)).string();
+  std::string base =
+      (dir / ("tessera_samples_" + std::to_string(::getpid()) + "_" + arch)).string();
   std::ofstream(base + ".ptx") << ptx;
-  std::string cmd = std::string(exe) + " -arch=" + arch + " " + base + ".ptx -o " + base + ".cubin > " + base + ".log 2>&1";
+  std::string cmd = std::string(exe) + " -arch=" + arch + " " + base + ".ptx -o " + base +
+                    ".cubin > " + base + ".log 2>&1";
   int rc = std::system(cmd.c_str());
   std::ifstream log(base + ".log");
   std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
@@ -101,12 +109,14 @@ TEST_CASE("samples: every sample kernel's tile IR round-trips through text and v
   }
 }
 
-TEST_CASE("samples: every sample kernel compiles to valid SPIR-V for lavapipe and NVIDIA's Vulkan driver") {
+TEST_CASE(
+    "samples: every sample kernel compiles to valid SPIR-V for lavapipe and NVIDIA's Vulkan driver") {
   for (const char* profile : {"vulkan-lavapipe", "vulkan-nvidia"}) {
     for (auto& s : sample_kernels(false)) {
       CAPTURE(profile);
       CAPTURE(s.name);
-      tessera::target::Artifact a = tessera::targets::compile(*s.module, *tessera::target::profile(profile), {});
+      tessera::target::Artifact a =
+          tessera::targets::compile(*s.module, *tessera::target::profile(profile), {});
       CHECK(!a.spirv.empty());
     }
   }
@@ -118,7 +128,8 @@ TEST_CASE("samples: every sample kernel's PTX assembles with ptxas for sm_80 and
       for (auto& s : sample_kernels(divisible)) {
         CAPTURE(profile);
         CAPTURE(s.name);
-        tessera::target::Artifact a = tessera::targets::compile(*s.module, *tessera::target::profile(profile), {});
+        tessera::target::Artifact a =
+            tessera::targets::compile(*s.module, *tessera::target::profile(profile), {});
         std::string arch = std::string(profile).substr(5);
         std::string result = ptxas(a.ptx, arch);
         if (result == "SKIP") {
@@ -131,12 +142,14 @@ TEST_CASE("samples: every sample kernel's PTX assembles with ptxas for sm_80 and
   }
 }
 
-TEST_CASE("samples: instruction selection: 128-bit loads where aligned, butterfly shuffles in reductions") {
+TEST_CASE(
+    "samples: instruction selection: 128-bit loads where aligned, butterfly shuffles in reductions") {
   auto kernels = sample_kernels(true);
   auto ptx_of = [&](const char* name) {
     for (auto& s : kernels)
       if (std::string(s.name) == name)
-        return tessera::targets::compile(*s.module, *tessera::target::profile("cuda-sm_90"), {}).ptx;
+        return tessera::targets::compile(*s.module, *tessera::target::profile("cuda-sm_90"), {})
+            .ptx;
     return std::string();
   };
   std::string gelu = ptx_of("gelu");

@@ -166,9 +166,12 @@ LowerArgs lower_args(const std::vector<std::string>& words) {
   LowerArgs a{*target, {}};
   for (size_t i = 2; i < words.size(); ++i) {
     const std::string& w = words[i];
-    if (w.starts_with("num_warps=")) a.options.num_warps = std::stoi(w.substr(10));
-    else if (w.starts_with("num_stages=")) a.options.num_stages = std::stoi(w.substr(11));
-    else throw std::runtime_error(words[0] + ": unknown option '" + w + "'");
+    if (w.starts_with("num_warps="))
+      a.options.num_warps = std::stoi(w.substr(10));
+    else if (w.starts_with("num_stages="))
+      a.options.num_stages = std::stoi(w.substr(11));
+    else
+      throw std::runtime_error(words[0] + ": unknown option '" + w + "'");
   }
   return a;
 }

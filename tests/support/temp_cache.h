@@ -19,7 +19,8 @@ class TempCache {
   /// caches this process made.
   explicit TempCache(const std::string& what)
       : path_(std::filesystem::temp_directory_path() /
-              ("tessera-" + what + "-test-" + std::to_string(getpid()) + "-" + std::to_string(next()))),
+              ("tessera-" + what + "-test-" + std::to_string(getpid()) + "-" +
+               std::to_string(next()))),
         env_("TESSERA_CACHE_DIR", path_.string()),
         on_("TESSERA_CACHE", std::nullopt),
         dump_("TESSERA_DUMP", std::nullopt) {
@@ -37,7 +38,8 @@ class TempCache {
   std::vector<std::filesystem::path> files(const std::string& sub) const {
     std::vector<std::filesystem::path> out;
     std::error_code ec;
-    for (std::filesystem::directory_iterator it(path_ / sub, ec), end; !ec && it != end; it.increment(ec))
+    for (std::filesystem::directory_iterator it(path_ / sub, ec), end; !ec && it != end;
+         it.increment(ec))
       out.push_back(it->path());
     return out;
   }

@@ -67,6 +67,7 @@ TEST_CASE("interp deadline: a grid whose programs outlast the deadline stops bet
   options.deadline = Deadline::after(1e-9);
   std::string msg = error_of([&] { run_opts(k, mem, Grid{4}, options, mem.add(flag)); });
   // A deadline already passed stops the run before its first program.
-  CHECK(msg == "timed out: still running after the time limit of 1e-09 s in kernel 'long_grid' "
-               "before program (0, 0, 0) of grid (4, 1, 1)");
+  CHECK(msg ==
+        "timed out: still running after the time limit of 1e-09 s in kernel 'long_grid' "
+        "before program (0, 0, 0) of grid (4, 1, 1)");
 }

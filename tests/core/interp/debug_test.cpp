@@ -35,9 +35,7 @@ TEST_CASE("interp print: a scalar per program, a tile per element in row-major o
   CHECK(printed([](Kernel& k) { print(k, {k.bin(OpKind::Add, k.pid(0), k.i32(5))}, "x: "); },
                 Grid{2, 1, 2}) ==
         "pid (0, 0, 0) x: 5\npid (1, 0, 0) x: 6\npid (0, 0, 1) x: 5\npid (1, 0, 1) x: 6\n");
-  CHECK(printed([](Kernel& k) {
-          print(k, {k.reshape(k.arange(0, 4), {2, 2})}, "t = ");
-        }) ==
+  CHECK(printed([](Kernel& k) { print(k, {k.reshape(k.arange(0, 4), {2, 2})}, "t = "); }) ==
         "pid (0, 0, 0) idx (0, 0) t = 0\npid (0, 0, 0) idx (0, 1) t = 1\n"
         "pid (0, 0, 0) idx (1, 0) t = 2\npid (0, 0, 0) idx (1, 1) t = 3\n");
   CHECK(printed([](Kernel& k) { print(k, {k.arange(3, 5)}, ""); }) ==

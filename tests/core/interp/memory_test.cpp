@@ -330,9 +330,9 @@ TEST_CASE("interp memory: desc_store writes only the elements inside the tensor"
     Value* r = k.param(Type::scalar(DType::i64));
     // A rank-1 tensor of 10 elements at stride 2 (i64 indices), written by an 8-element block.
     Value* v = k.cast(k.arange(100, 108), DType::i16);
-    k.builder().create(OpKind::DescStore, {y, k.cint(Type::scalar(DType::i64), 10),
-                                           k.cint(Type::scalar(DType::i64), 2), r, v},
-                       {});
+    k.builder().create(
+        OpKind::DescStore,
+        {y, k.cint(Type::scalar(DType::i64), 10), k.cint(Type::scalar(DType::i64), 2), r, v}, {});
     check_verified(k.fn());
     if (expand) CHECK(tessera::passes::expand_descriptors(k.module()));
     for (int64_t r0 : {-3, 0, 5}) {

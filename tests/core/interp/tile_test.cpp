@@ -122,9 +122,8 @@ TEST_CASE("interp tile: arange, splat and size-1 tiles") {
   CHECK(build<int32_t>(DType::i32, [](Kernel& k) { return k.arange(4, 12); }) == iota(8, 4));
   CHECK(build<int32_t>(DType::i32, [](Kernel& k) { return k.arange(7, 8); }) ==
         std::vector<int32_t>{7});
-  CHECK(build<int32_t>(DType::i32, [](Kernel& k) {
-          return k.splat(k.i32(-3), {2, 2});
-        }) == std::vector<int32_t>{-3, -3, -3, -3});
+  CHECK(build<int32_t>(DType::i32, [](Kernel& k) { return k.splat(k.i32(-3), {2, 2}); }) ==
+        std::vector<int32_t>{-3, -3, -3, -3});
   CHECK(build<int32_t>(DType::i32, [](Kernel& k) {
           return k.bin(OpKind::Add, k.arange(0, 1), k.splat(k.i32(41), {1}));
         }) == std::vector<int32_t>{41});

@@ -27,7 +27,8 @@ struct Coord {
 Coord ptx_a(const std::string& a, int lane, int i) {
   const int g = lane >> 2, t = lane & 3;
   if (a == "tf32") return {(i == 0 || i == 2) ? g : g + 8, i < 2 ? t : t + 4};
-  if (a == "i8") return {(i < 4 || (i >= 8 && i < 12)) ? g : g + 8, 4 * t + (i & 3) + (i >= 8 ? 16 : 0)};
+  if (a == "i8")
+    return {(i < 4 || (i >= 8 && i < 12)) ? g : g + 8, 4 * t + (i & 3) + (i >= 8 ? 16 : 0)};
   return {(i < 2 || (i >= 4 && i < 6)) ? g : g + 8, 2 * t + (i & 1) + (i >= 4 ? 8 : 0)};
 }
 Coord ptx_b(const std::string& a, int lane, int i) {
@@ -99,10 +100,12 @@ std::string mma_kernel(const MmaCase& c) {
     body += "  %" + n + "p = ptr_add %di, %" + n + "j : ptr<i32>\n";
     body += "  %" + n + "x = global_load %" + n + "p, %true, %c0 {align = 4, width = 1} : i32\n";
     body += "  %" + n + "q = ptr_add %d, %" + n + "x : ptr<" + acc + ">\n";
-    body += "  global_store %" + n + "q, %true, %d" + std::to_string(i) + " {align = 4, width = 1}\n";
+    body +=
+        "  global_store %" + n + "q, %true, %d" + std::to_string(i) + " {align = 4, width = 1}\n";
   }
-  return kernel("func @mma(%a: ptr<" + in + ">, %b: ptr<" + in + ">, %c: ptr<" + acc + ">, %d: ptr<" +
-                    acc + ">, %ai: ptr<i32>, %bi: ptr<i32>, %ci: ptr<i32>, %di: ptr<i32>, %s: i32) "
+  return kernel("func @mma(%a: ptr<" + in + ">, %b: ptr<" + in + ">, %c: ptr<" + acc +
+                    ">, %d: ptr<" + acc +
+                    ">, %ai: ptr<i32>, %bi: ptr<i32>, %ci: ptr<i32>, %di: ptr<i32>, %s: i32) "
                     "attributes {stage = \"simt\", threads = 64, subgroup = 32} {",
                 body);
 }
@@ -136,7 +139,8 @@ void check_mma(const MmaCase& c, uint32_t seed) {
   for (size_t i = 0; i < a.size(); ++i) a[i] = encode<S>(c.in, av[i] = draw(tf32));
   for (size_t i = 0; i < b.size(); ++i) b[i] = encode<S>(c.in, bv[i] = draw(tf32));
   for (size_t i = 0; i < cm.size(); ++i)
-    cm[i] = static_cast<C>(c.in == DType::i8 ? static_cast<int>(rng()) : (static_cast<int>(rng() % 200) - 100) / 4.0);
+    cm[i] = static_cast<C>(c.in == DType::i8 ? static_cast<int>(rng())
+                                             : (static_cast<int>(rng() % 200) - 100) / 4.0);
   std::vector<int32_t> ai(64 * c.na), bi(64 * c.nb), ci(64 * 4), di(64 * 4);
   for (int t = 0; t < 64; ++t) {
     const int w = t / 32, lane = t % 32;
@@ -257,22 +261,29 @@ void check_ldmatrix(DType dtype, int count, bool trans, uint32_t seed) {
   for (int j = 0; j < results; ++j) {
     names += (j ? ", %r" : "%r") + std::to_string(j);
     types += std::string(j ? ", " : "") + std::string(tessera::ir::dtype_name(dtype));
-    stores += "  %k" + std::to_string(j) + " = constant {value = " + std::to_string(j) + "} : i32\n";
+    stores +=
+        "  %k" + std::to_string(j) + " = constant {value = " + std::to_string(j) + "} : i32\n";
     stores += "  %o" + std::to_string(j) + " = add %ob, %k" + std::to_string(j) + " : i32\n";
-    stores += "  %p" + std::to_string(j) + " = ptr_add %out, %o" + std::to_string(j) + " : ptr<{T}>\n";
+    stores +=
+        "  %p" + std::to_string(j) + " = ptr_add %out, %o" + std::to_string(j) + " : ptr<{T}>\n";
     stores += "  global_store %p" + std::to_string(j) + ", %true, %r" + std::to_string(j) +
               " {align = {E}, width = 1}\n";
   }
   const std::string tname(tessera::ir::dtype_name(dtype));
   std::string text = subst(kLdMatrix, {{"RESULTS", names}, {"TYPES", types}, {"STORES", stores}});
-  text = subst(text, {{"T", tname}, {"N", std::to_string(n)}, {"E", std::to_string(E)},
-                      {"COUNT", std::to_string(count)}, {"TRANS", trans ? ", trans = 1" : ""},
+  text = subst(text, {{"T", tname},
+                      {"N", std::to_string(n)},
+                      {"E", std::to_string(E)},
+                      {"COUNT", std::to_string(count)},
+                      {"TRANS", trans ? ", trans = 1" : ""},
                       {"R", std::to_string(results)}});
   SimtKernel k(text);
   std::vector<T> src(static_cast<size_t>(n)), out(static_cast<size_t>(32 * results));
   for (int i = 0; i < n; ++i) {
-    if constexpr (sizeof(T) == 2) src[static_cast<size_t>(i)] = tessera::f16_from_double(i);
-    else src[static_cast<size_t>(i)] = static_cast<T>(i);
+    if constexpr (sizeof(T) == 2)
+      src[static_cast<size_t>(i)] = tessera::f16_from_double(i);
+    else
+      src[static_cast<size_t>(i)] = static_cast<T>(i);
   }
   // Each addressing lane names a distinct row slot, in a shuffled order.
   std::vector<int32_t> slots(64);
@@ -296,7 +307,8 @@ void check_ldmatrix(DType dtype, int count, bool trans, uint32_t seed) {
 
 }  // namespace
 
-TEST_CASE("simt ldmatrix: x1, x2, x4 and .trans at arbitrary row addresses, 1-, 2-, 4-byte elements") {
+TEST_CASE(
+    "simt ldmatrix: x1, x2, x4 and .trans at arbitrary row addresses, 1-, 2-, 4-byte elements") {
   for (uint32_t seed : {3u, 4u}) {
     for (int count : {1, 2, 4}) {
       CAPTURE(count);
@@ -343,15 +355,18 @@ float poison() {
 }  // namespace
 
 TEST_CASE("simt cp_async: copies land at the wait that retires their group") {
-  std::vector<float> out = run_copy("  cp_async_commit\n  cp_async_wait {pending = 0}\n  barrier", true);
+  std::vector<float> out =
+      run_copy("  cp_async_commit\n  cp_async_wait {pending = 0}\n  barrier", true);
   for (int t = 0; t < 32; ++t)
-    for (int j = 0; j < 4; ++j) CHECK(out[static_cast<size_t>(4 * t + j)] == static_cast<float>(4 * (t ^ 1) + j) + 0.5f);
+    for (int j = 0; j < 4; ++j)
+      CHECK(out[static_cast<size_t>(4 * t + j)] == static_cast<float>(4 * (t ^ 1) + j) + 0.5f);
   // A false predicate reads nothing and writes zeros.
   out = run_copy("  cp_async_commit\n  cp_async_wait {pending = 0}\n  barrier", false);
   for (float v : out) CHECK(v == 0.0f);
   // Without a wait, or with the group still allowed to be pending, nothing has landed: the
   // shared memory keeps its poison.
-  for (const char* sync : {"  cp_async_commit\n  barrier", "  cp_async_commit\n  cp_async_wait {pending = 1}\n  barrier",
+  for (const char* sync : {"  cp_async_commit\n  barrier",
+                           "  cp_async_commit\n  cp_async_wait {pending = 1}\n  barrier",
                            "  cp_async_wait {pending = 0}\n  barrier"}) {
     CAPTURE(sync);
     out = run_copy(sync, true);
@@ -389,21 +404,23 @@ TEST_CASE("simt cp_async: groups complete oldest first") {
   k.run(mem, Grid{}, mem.add(src), mem.add(out), int32_t{32});
   for (int i = 0; i < 128; ++i) CHECK(out[static_cast<size_t>(i)] == static_cast<float>(i));
   for (int i = 128; i < 256; ++i)
-    CHECK(std::bit_cast<uint32_t>(out[static_cast<size_t>(i)]) == std::bit_cast<uint32_t>(poison()));
+    CHECK(std::bit_cast<uint32_t>(out[static_cast<size_t>(i)]) ==
+          std::bit_cast<uint32_t>(poison()));
 }
 
 TEST_CASE("simt matrix ops: faults") {
   // Reading another thread's in-flight copy before a barrier is a race (even after the wait).
-  std::string msg = error_of([] { run_copy("  cp_async_commit\n  cp_async_wait {pending = 0}", true); },
-                             ErrorKind::DeviceFault);
+  std::string msg =
+      error_of([] { run_copy("  cp_async_commit\n  cp_async_wait {pending = 0}", true); },
+               ErrorKind::DeviceFault);
   CHECK(msg.find("shared-memory race in kernel 'copy' at copy.cpp:20: thread ") == 0);
   CHECK(msg.find("reads shared_0[") != std::string::npos);
   CHECK(msg.find("written by thread") != std::string::npos);
   CHECK(msg.find("at copy.cpp:10 with no barrier between") != std::string::npos);
   // An mma that only part of a warp runs.
-  const std::string divergent = kernel(
-      R"(func @half(%s: i32) attributes {stage = "simt", subgroup = 32, threads = 64} {)",
-      R"(
+  const std::string divergent =
+      kernel(R"(func @half(%s: i32) attributes {stage = "simt", subgroup = 32, threads = 64} {)",
+             R"(
   %c16 = constant {value = 16} : i32
   %low = cmp_lt %lane, %c16 : i1
   %f = constant {value = 1.0} : f32
@@ -416,8 +433,9 @@ TEST_CASE("simt matrix ops: faults") {
 )");
   msg = error_of([&] { SimtKernel(divergent).run(HostMemory{}, Grid{}, int32_t{32}); },
                  ErrorKind::DeviceFault);
-  CHECK(msg == "mma in divergent control flow in kernel 'half' at half.cpp:5, program (0, 0, 0): "
-               "16 of 32 lanes of subgroup 0 execute it (lane 16 does not)");
+  CHECK(msg ==
+        "mma in divergent control flow in kernel 'half' at half.cpp:5, program (0, 0, 0): "
+        "16 of 32 lanes of subgroup 0 execute it (lane 16 does not)");
   // A row address that is not 16-byte aligned names the lane that gave it.
   const std::string misaligned = kernel(
       R"(func @mis(%s: i32) attributes {shared_0 = tile<256xf16>, stage = "simt", subgroup = 32, threads = 32} {)",
@@ -432,6 +450,7 @@ TEST_CASE("simt matrix ops: faults") {
 )");
   msg = error_of([&] { SimtKernel(misaligned).run(HostMemory{}, Grid{}, int32_t{32}); },
                  ErrorKind::DeviceFault);
-  CHECK(msg == "misaligned shared load in kernel 'mis' at mis.cpp:7, program (0, 0, 0), thread 5: "
-               "index 41 of shared_0 is not a multiple of width 8");
+  CHECK(msg ==
+        "misaligned shared load in kernel 'mis' at mis.cpp:7, program (0, 0, 0), thread 5: "
+        "index 41 of shared_0 is not a multiple of width 8");
 }

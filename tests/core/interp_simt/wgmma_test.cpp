@@ -22,7 +22,7 @@ namespace {
 
 /// One operand's place in shared memory, as wgmma.h defines it.
 struct Layout {
-  int swizzle;   ///< S bytes
+  int swizzle;  ///< S bytes
   bool mn_major;
   int lbo, sbo;  ///< bytes
 };
@@ -30,8 +30,9 @@ struct Layout {
 /// The byte of element (r, k) of an operand starting at byte `start`.
 int64_t byte_of(const Layout& l, int64_t start, int r, int k, int e) {
   const int t = l.swizzle / e;
-  int64_t x = l.mn_major ? start + (r / t) * l.lbo + (k / 8) * l.sbo + (k % 8) * l.swizzle + (r % t) * e
-                         : start + (r / 8) * l.sbo + (r % 8) * l.swizzle + k * e;
+  int64_t x = l.mn_major
+                  ? start + (r / t) * l.lbo + (k / 8) * l.sbo + (k % 8) * l.swizzle + (r % t) * e
+                  : start + (r / 8) * l.sbo + (r % 8) * l.swizzle + k * e;
   return x ^ (((x >> 7) & (l.swizzle / 16 - 1)) << 4);
 }
 
@@ -40,10 +41,12 @@ struct Case {
   DType in, acc;
   int n, k;  ///< instruction N and K
   Layout la, lb;
-  int k0;    ///< the instruction's first K element in the stored tile (a start inside a row)
+  int k0;  ///< the instruction's first K element in the stored tile (a start inside a row)
 };
 
-std::string name(DType t) { return std::string(tessera::ir::dtype_name(t)); }
+std::string name(DType t) {
+  return std::string(tessera::ir::dtype_name(t));
+}
 
 /// 128 threads copy `count` elements of the image into shared memory, fence, and one wgmma
 /// reads A at element a_start and B at b_start; each thread stores its N / 2 results. `after`
@@ -63,33 +66,41 @@ std::string wgmma_kernel(const Case& c, int count, int a_start, int b_start, boo
     return "[0, " + std::to_string(l.swizzle) + ", " + std::to_string(l.lbo) + ", " +
            std::to_string(l.sbo) + ", " + std::to_string(l.mn_major ? 1 : 0) + "]";
   };
-  std::string body = "  %count = constant {value = " + std::to_string(count) + "} : i32\n"
+  std::string body = "  %count = constant {value = " + std::to_string(count) +
+                     "} : i32\n"
                      "  %c128 = constant {value = 128} : i32\n"
-                     "  %zi = constant {value = 0} : " + in + "\n"
+                     "  %zi = constant {value = 0} : " +
+                     in +
+                     "\n"
                      "  for %tid, %count, %c128 ({\n  ^(%i: i32):\n"
-                     "    %p = ptr_add %img, %i : ptr<" + in + ">\n"
+                     "    %p = ptr_add %img, %i : ptr<" +
+                     in +
+                     ">\n"
                      "    %v = global_load %p, %true, %zi {align = " +
-                     std::to_string(tessera::ir::dtype_bytes(c.in)) + ", width = 1} : " + in + "\n"
+                     std::to_string(tessera::ir::dtype_bytes(c.in)) + ", width = 1} : " + in +
+                     "\n"
                      "    shared_store %i, %v {buffer = 0, width = 1}\n"
                      "    yield\n  })\n";
   body += std::string(fence ? "  fence_async_shared\n" : "") + "  barrier\n";
   body += "  %z = constant {value = 0} : " + acc + "\n";
   body += "  %as = constant {value = " + std::to_string(a_start) + "} : i32\n";
   body += "  %bs = constant {value = " + std::to_string(b_start) + "} : i32\n";
-  body += "  wgmma_fence\n  " + results + " = wgmma " + a_index + ", %bs, " + zeros + " {a = \"" + c.a +
-          "\", a_smem = " + smem(c.la) + ", b_smem = " + smem(c.lb) + ", shape = \"m64n" +
+  body += "  wgmma_fence\n  " + results + " = wgmma " + a_index + ", %bs, " + zeros + " {a = \"" +
+          c.a + "\", a_smem = " + smem(c.la) + ", b_smem = " + smem(c.lb) + ", shape = \"m64n" +
           std::to_string(c.n) + "k" + std::to_string(c.k) + "\"} : " + types + "\n";
   body += after + "  wgmma_commit\n  " + waited + " = wgmma_wait " + results +
           " {pending = 0} : " + types + "\n";
-  body += "  %nn = constant {value = " + std::to_string(n) + "} : i32\n  %ob = mul %tid, %nn : i32\n";
+  body +=
+      "  %nn = constant {value = " + std::to_string(n) + "} : i32\n  %ob = mul %tid, %nn : i32\n";
   for (int i = 0; i < n; ++i) {
     const std::string s = std::to_string(i);
-    body += "  %oi" + s + " = constant {value = " + s + "} : i32\n  %oj" + s + " = add %ob, %oi" + s +
-            " : i32\n  %op" + s + " = ptr_add %out, %oj" + s + " : ptr<" + acc + ">\n" +
+    body += "  %oi" + s + " = constant {value = " + s + "} : i32\n  %oj" + s + " = add %ob, %oi" +
+            s + " : i32\n  %op" + s + " = ptr_add %out, %oj" + s + " : ptr<" + acc + ">\n" +
             "  global_store %op" + s + ", %true, %w" + s + " {align = 4, width = 1}\n";
   }
-  return kernel("func @k(%img: ptr<" + in + ">, %out: ptr<" + acc + ">, %s: i32) attributes {shared_0 = tile<" +
-                    std::to_string(count) + "x" + in + ">, stage = \"simt\", subgroup = 32, threads = 128} {",
+  return kernel("func @k(%img: ptr<" + in + ">, %out: ptr<" + acc +
+                    ">, %s: i32) attributes {shared_0 = tile<" + std::to_string(count) + "x" + in +
+                    ">, stage = \"simt\", subgroup = 32, threads = 128} {",
                 body);
 }
 
@@ -99,7 +110,8 @@ double draw(DType in, std::mt19937& rng) {
   if (in == DType::i8) return static_cast<double>(static_cast<int>(rng() % 256) - 128);
   const double v = (static_cast<int>(rng() % 64) - 32) / 8.0;
   if (in != DType::f32) return v;
-  return static_cast<float>(v + (rng() % 4096) / 4096.0 * std::ldexp(1.0, -10 + (v == 0 ? 0 : std::ilogb(v))));
+  return static_cast<float>(v + (rng() % 4096) / 4096.0 *
+                                    std::ldexp(1.0, -10 + (v == 0 ? 0 : std::ilogb(v))));
 }
 
 /// The value as wgmma multiplies it: TF32 drops the low 13 bits (toward zero).
@@ -112,7 +124,8 @@ template <class S>
 void put(std::vector<S>& image, DType in, int64_t byte, double v) {
   const int64_t i = byte / static_cast<int64_t>(sizeof(S));
   if constexpr (std::is_same_v<S, uint16_t>)
-    image[static_cast<size_t>(i)] = in == DType::f16 ? tessera::f16_from_double(v) : tessera::bf16_from_double(v);
+    image[static_cast<size_t>(i)] =
+        in == DType::f16 ? tessera::f16_from_double(v) : tessera::bf16_from_double(v);
   else
     image[static_cast<size_t>(i)] = static_cast<S>(v);
 }
@@ -124,7 +137,7 @@ void check(const Case& c, uint32_t seed) {
   CAPTURE(seed);
   std::mt19937 rng(seed);
   const int e = tessera::ir::dtype_bytes(c.in);
-  const int kt = c.k0 + c.k;             // the stored tiles' K extent
+  const int kt = c.k0 + c.k;                      // the stored tiles' K extent
   auto extent = [&](const Layout& l, int rows) {  // bytes up to the last element's end
     int64_t end = 0;
     for (int r = 0; r < rows; ++r)
@@ -138,9 +151,11 @@ void check(const Case& c, uint32_t seed) {
   std::vector<double> a(64 * static_cast<size_t>(kt)), b(static_cast<size_t>(c.n) * kt);
   // The layouts' start is the element (0, 0) of each stored tile; the instruction starts at k0.
   for (int r = 0; r < 64; ++r)
-    for (int k = 0; k < kt; ++k) put(image, c.in, byte_of(c.la, 0, r, k, e), a[r * kt + k] = draw(c.in, rng));
+    for (int k = 0; k < kt; ++k)
+      put(image, c.in, byte_of(c.la, 0, r, k, e), a[r * kt + k] = draw(c.in, rng));
   for (int r = 0; r < c.n; ++r)
-    for (int k = 0; k < kt; ++k) put(image, c.in, byte_of(c.lb, b_base, r, k, e), b[r * kt + k] = draw(c.in, rng));
+    for (int k = 0; k < kt; ++k)
+      put(image, c.in, byte_of(c.lb, b_base, r, k, e), b[r * kt + k] = draw(c.in, rng));
   // The instruction's start: element (0, k0), unswizzled (rows at multiples of 8).
   auto start = [&](const Layout& l, int base) {
     return (base + (l.mn_major ? c.k0 * l.swizzle : c.k0 * e)) / e;
@@ -160,7 +175,8 @@ void check(const Case& c, uint32_t seed) {
       if (c.in == DType::i8) {
         uint32_t want = 0;
         for (int k = c.k0; k < kt; ++k)
-          want += static_cast<uint32_t>(static_cast<int>(a[row * kt + k]) * static_cast<int>(b[col * kt + k]));
+          want += static_cast<uint32_t>(static_cast<int>(a[row * kt + k]) *
+                                        static_cast<int>(b[col * kt + k]));
         CHECK(static_cast<int32_t>(got) == static_cast<int32_t>(want));
         continue;
       }
@@ -172,20 +188,29 @@ void check(const Case& c, uint32_t seed) {
     }
 }
 
-// K-major: rows of S bytes (holding all K of the stored tile), 8-row groups `sbo` = 8 S apart. MN-major: blocks of S / E rows
-// (along M or N) `lbo` apart, each K row S bytes, 8 K rows `sbo` = 8 S apart.
-Layout k_major(int s) { return {s, false, 0, 8 * s}; }
-Layout mn_major(int s, int kt) { return {s, true, kt * s, 8 * s}; }
+// K-major: rows of S bytes (holding all K of the stored tile), 8-row groups `sbo` = 8 S apart.
+// MN-major: blocks of S / E rows (along M or N) `lbo` apart, each K row S bytes, 8 K rows `sbo` = 8
+// S apart.
+Layout k_major(int s) {
+  return {s, false, 0, 8 * s};
+}
+Layout mn_major(int s, int kt) {
+  return {s, true, kt * s, 8 * s};
+}
 
 }  // namespace
 
 TEST_CASE("simt wgmma: f16 and bf16, K-major and MN-major, swizzles of 32, 64 and 128 bytes") {
   // f16: k16 is 32 bytes of a row; a 128-byte row holds 4 k steps (start at the 3rd).
-  check<uint16_t, float>({"f16", DType::f16, DType::f32, 64, 16, k_major(128), k_major(128), 48}, 1);
+  check<uint16_t, float>({"f16", DType::f16, DType::f32, 64, 16, k_major(128), k_major(128), 48},
+                         1);
   check<uint16_t, float>({"f16", DType::f16, DType::f32, 32, 16, k_major(64), k_major(32), 0}, 2);
-  check<uint16_t, float>({"f16", DType::f16, DType::f32, 128, 16, k_major(128), mn_major(128, 32), 16}, 3);
-  check<uint16_t, float>({"bf16", DType::bf16, DType::f32, 64, 16, mn_major(128, 16), mn_major(64, 16), 0}, 4);
-  check<uint16_t, float>({"bf16", DType::bf16, DType::f32, 16, 16, mn_major(32, 32), k_major(64), 16}, 5);
+  check<uint16_t, float>(
+      {"f16", DType::f16, DType::f32, 128, 16, k_major(128), mn_major(128, 32), 16}, 3);
+  check<uint16_t, float>(
+      {"bf16", DType::bf16, DType::f32, 64, 16, mn_major(128, 16), mn_major(64, 16), 0}, 4);
+  check<uint16_t, float>(
+      {"bf16", DType::bf16, DType::f32, 16, 16, mn_major(32, 32), k_major(64), 16}, 5);
 }
 
 TEST_CASE("simt wgmma: tf32 inputs drop their low 13 bits, i8 accumulates in i32") {
@@ -213,7 +238,8 @@ std::string fault(bool fence, const std::string& after, const std::string& a_ind
 TEST_CASE("simt wgmma: the correct kernel runs, each hazard is a device fault") {
   CHECK(fault(true, "") == "");
   CHECK(fault(false, "").find("wgmma reads shared memory not fenced for it") != std::string::npos);
-  const std::string overwrite = "  %h = constant {value = 1.0} : f16\n  shared_store %c0, %h {buffer = 0, width = 1}\n";
+  const std::string overwrite =
+      "  %h = constant {value = 1.0} : f16\n  shared_store %c0, %h {buffer = 0, width = 1}\n";
   std::string race = fault(true, overwrite);
   CHECK(race.find("shared-memory race") != std::string::npos);
   CHECK(race.find("writes shared_0[0] while the wgmma") != std::string::npos);

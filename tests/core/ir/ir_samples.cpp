@@ -69,10 +69,9 @@ class KernelBuilder {
     Value* zero = b_.constant_float(ti(DType::f32), 0.0);
     x_ = v(OpKind::Load, {ptrs_, mask_, zero}, ti(DType::f32), {{"cache", std::string(".cg")}});
     v(OpKind::Load, {ptrs_}, ti(DType::f32));
-    for (OpKind k :
-         {OpKind::Exp, OpKind::Exp2, OpKind::Log, OpKind::Log2, OpKind::Sqrt, OpKind::Rsqrt,
-          OpKind::Sin, OpKind::Cos, OpKind::Tanh, OpKind::Erf, OpKind::Log1p, OpKind::Floor,
-          OpKind::Ceil})
+    for (OpKind k : {OpKind::Exp, OpKind::Exp2, OpKind::Log, OpKind::Log2, OpKind::Sqrt,
+                     OpKind::Rsqrt, OpKind::Sin, OpKind::Cos, OpKind::Tanh, OpKind::Erf,
+                     OpKind::Log1p, OpKind::Floor, OpKind::Ceil})
       v(k, {x_}, ti(DType::f32));
     v(OpKind::Fma, {x_, x_, x_}, ti(DType::f32));
     y_ = v(OpKind::Where, {mask_, x_, zero}, ti(DType::f32));
@@ -213,8 +212,8 @@ void add_simt_function(Module& m) {
   Value* frag = b.create_value(OpKind::LdMatrix, {c0}, f32(),
                                {{"buffer", int64_t{0}}, {"count", int64_t{1}}});
   b.create(OpKind::Mma,
-           {frag, shared->result(0), shared->result(1), shared->result(2), shared->result(3),
-            frag, zero, zero, zero, zero},
+           {frag, shared->result(0), shared->result(1), shared->result(2), shared->result(3), frag,
+            zero, zero, zero, zero},
            {f32(), f32(), f32(), f32()},
            {{"a", std::string("tf32")}, {"shape", std::string("m16n8k8")}});
 }
@@ -232,10 +231,12 @@ void add_wgmma_function(Module& m) {
   b.create(OpKind::FenceAsyncShared, {}, {});
   b.create(OpKind::WgmmaFence, {}, {});
   const std::vector<int64_t> layout = {0, 128, 0, 1024, 0};
-  Op* w = b.create(OpKind::Wgmma, {start, start, zero, zero, zero, zero},
-                   {f32(), f32(), f32(), f32()},
-                   {{"a", std::string("f16")}, {"a_smem", layout}, {"b_smem", layout},
-                    {"shape", std::string("m64n8k16")}});
+  Op* w =
+      b.create(OpKind::Wgmma, {start, start, zero, zero, zero, zero}, {f32(), f32(), f32(), f32()},
+               {{"a", std::string("f16")},
+                {"a_smem", layout},
+                {"b_smem", layout},
+                {"shape", std::string("m64n8k16")}});
   b.create(OpKind::WgmmaCommit, {}, {});
   b.create(OpKind::WgmmaWait, std::vector<Value*>(w->results.begin(), w->results.end()),
            {f32(), f32(), f32(), f32()}, {{"pending", int64_t{0}}});
@@ -256,8 +257,12 @@ void add_coopmat_function(Module& m) {
   const Type acc = Type::coopmat(DType::f32, 16, 16, MatUse::Acc);
   Value* c = b.create(OpKind::CoopMatFill, {zero}, {acc})->result();
   const std::vector<Attribute> in = {{"buffer", int64_t{0}}, {"stride", int64_t{16}}};
-  Value* a = b.create(OpKind::CoopMatLoad, {start}, {Type::coopmat(DType::f16, 16, 16, MatUse::A)}, in)->result();
-  Value* bm = b.create(OpKind::CoopMatLoad, {start}, {Type::coopmat(DType::f16, 16, 16, MatUse::B)}, in)->result();
+  Value* a =
+      b.create(OpKind::CoopMatLoad, {start}, {Type::coopmat(DType::f16, 16, 16, MatUse::A)}, in)
+          ->result();
+  Value* bm =
+      b.create(OpKind::CoopMatLoad, {start}, {Type::coopmat(DType::f16, 16, 16, MatUse::B)}, in)
+          ->result();
   Value* d = b.create(OpKind::CoopMatMulAdd, {a, bm, c}, {acc})->result();
   b.create(OpKind::CoopMatStore, {start, d}, {}, {{"buffer", int64_t{1}}, {"stride", int64_t{16}}});
 }

@@ -244,11 +244,12 @@ TEST_CASE("parser: regions nest 256 deep at most, a tile has 2^20 elements at mo
   CHECK(parse_error("func @f(%a: tile<2048x1024xf32>) {\n}\n") ==
         "t.tir:1:13: error: type 'tile<2048x1024xf32>' is over the limit of 1048576 (2^20) "
         "elements per tile");
-  CHECK(parse_error("func @f() {\n  %0 = arange {start = 0, end = 16777216} : tile<16777216xi32>\n}\n") ==
+  CHECK(parse_error(
+            "func @f() {\n  %0 = arange {start = 0, end = 16777216} : tile<16777216xi32>\n}\n") ==
         "t.tir:2:45: error: type 'tile<16777216xi32>' is over the limit of 1048576 (2^20) elements "
         "per tile");
-  CHECK(parse_error("func @f(%a: tile<1048576x1048576x1048576x1048576xf32>) {\n}\n").find(
-            "is over the limit") != std::string::npos);
+  CHECK(parse_error("func @f(%a: tile<1048576x1048576x1048576x1048576xf32>) {\n}\n")
+            .find("is over the limit") != std::string::npos);
   CHECK(parse("func @f(%a: tile<1024x1024xf32>) {\n  yield\n}\n")->functions.size() == 1);
 }
 

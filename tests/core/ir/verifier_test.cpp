@@ -132,8 +132,8 @@ TEST_CASE("verifier: SIMT functions, word for word") {
   CHECK(simt(ok, "  %0 = cmp_lt %n, %n : i1" + loc(2) +
                      "  assert %n, %n, %0 {rank = 1, values = 1, message = \"{0}\"}" + loc(3)) ==
         "");
-  CHECK(simt(ok, "  %0 = cmp_lt %n, %n : i1" + loc(2) + "  assert %n, %0, %0 {rank = 1, values = 1}" +
-                     loc(3)) ==
+  CHECK(simt(ok, "  %0 = cmp_lt %n, %n : i1" + loc(2) +
+                     "  assert %n, %0, %0 {rank = 1, values = 1}" + loc(3)) ==
         "/src/k.cpp:3: error: 'assert' op expects operand #1 (a reported value) to be an integer "
         "scalar, got i1\n");
   CHECK(simt(ok, "  %0 = add %p, %p : ptr<f32>" + loc(2)) ==

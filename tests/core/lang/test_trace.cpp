@@ -33,8 +33,12 @@ std::unique_ptr<tessera::ir::Module> trace_with(void (*fn)(P...), std::vector<tl
   return tl::trace(fn, "k", names, specs);
 }
 
-tl::ArgSpec f32_ptr() { return {tessera::ir::DType::f32}; }
-tl::ArgSpec i32_scalar() { return {tessera::ir::DType::i32}; }
+tl::ArgSpec f32_ptr() {
+  return {tessera::ir::DType::f32};
+}
+tl::ArgSpec i32_scalar() {
+  return {tessera::ir::DType::i32};
+}
 tl::ArgSpec constant(int64_t v) {
   tl::ArgSpec s;
   s.value.i = v;
@@ -109,8 +113,8 @@ TEST_CASE("trace: min/max default to Triton's NaN rule and dtypes, PropagateNan:
 }
 
 TEST_CASE("trace: tensor descriptors are desc_load and desc_store in their index dtype") {
-  auto m = trace_with(desc_kernel, {{tessera::ir::DType::f16}, i32_scalar(),
-                                    {tessera::ir::DType::i64}});
+  auto m =
+      trace_with(desc_kernel, {{tessera::ir::DType::f16}, i32_scalar(), {tessera::ir::DType::i64}});
   auto* body = m->kernel().body;
   REQUIRE(count_ops(body, OpKind::DescLoad) == 2);
   REQUIRE(count_ops(body, OpKind::DescStore) == 1);
@@ -169,9 +173,9 @@ namespace {
 void not_and_reassign(tl::ptr<float> x, tl::i32 n) {
   auto offs = tl::arange(0, 16);
   auto inside = offs < n;
-  auto outside = !inside;              // `!` on a tensor: the tensor overload, not bool
-  auto m = n;                          // a copy of a parameter handle ...
-  m = m + 1;                           // ... takes any tensor value
+  auto outside = !inside;  // `!` on a tensor: the tensor overload, not bool
+  auto m = n;              // a copy of a parameter handle ...
+  m = m + 1;               // ... takes any tensor value
   tl::store(x + offs, 1.0f, outside & (offs < m));
 }
 

@@ -28,7 +28,8 @@ Planned plan_matmul(const char* profile, DType in, int bm, int bn, int bk, int w
   auto traced = matmul_test::trace_matmul(in, bm, bn, bk);
   const tessera::CompileOptions options{.num_warps = warps, .num_stages = 3};
   Planned p;
-  p.compiled = passes::compile(*traced, *tessera::target::profile(profile), options, passes::Stage::Tile);
+  p.compiled =
+      passes::compile(*traced, *tessera::target::profile(profile), options, passes::Stage::Tile);
   p.plan = std::make_unique<lower::LoweringPlan>(p.compiled.tile->kernel(),
                                                  *tessera::target::profile(profile), options);
   return p;
@@ -50,7 +51,8 @@ Found find(const lower::LoweringPlan& p) {
 
 }  // namespace
 
-TEST_CASE("coopmat plans: f16, bf16 and i8 dots on vulkan-nvidia take cooperative matrices and a register ring") {
+TEST_CASE(
+    "coopmat plans: f16, bf16 and i8 dots on vulkan-nvidia take cooperative matrices and a register ring") {
   struct Case {
     DType in;
     int bm, bn, bk, warps;
@@ -61,8 +63,7 @@ TEST_CASE("coopmat plans: f16, bf16 and i8 dots on vulkan-nvidia take cooperativ
       {DType::f16, 64, 64, 32, 4, 16, 2, 2, 2},    // two padded stages fit
       {DType::f16, 64, 64, 128, 4, 16, 2, 2, 1},   // 35.8 KB a stage: one, a second barrier
       {DType::f16, 128, 128, 32, 8, 16, 4, 2, 2},  // 8 subgroups: 4 along M, 2 along N
-      {DType::i8, 64, 64, 64, 4, 32, 2, 2, 2},
-      {DType::bf16, 64, 64, 32, 4, 16, 2, 2, 2},
+      {DType::i8, 64, 64, 64, 4, 32, 2, 2, 2},    {DType::bf16, 64, 64, 32, 4, 16, 2, 2, 2},
   };
   for (const Case& c : cases) {
     CAPTURE(c.bk);
@@ -86,8 +87,10 @@ TEST_CASE("coopmat plans: f16, bf16 and i8 dots on vulkan-nvidia take cooperativ
     CHECK(f.loop->feeds[1].load.via_registers);
   }
   // Without matrix shapes (lavapipe), and for IEEE f32 inputs, the FMA form stays.
-  CHECK(find(*plan_matmul("vulkan-lavapipe", DType::f16, 32, 32, 32, 4)).dot->kind == lower::DotKind::Fma);
-  CHECK(find(*plan_matmul("vulkan-nvidia", DType::f32, 32, 32, 32, 4)).dot->kind == lower::DotKind::Fma);
+  CHECK(find(*plan_matmul("vulkan-lavapipe", DType::f16, 32, 32, 32, 4)).dot->kind ==
+        lower::DotKind::Fma);
+  CHECK(find(*plan_matmul("vulkan-nvidia", DType::f32, 32, 32, 32, 4)).dot->kind ==
+        lower::DotKind::Fma);
   // A target whose device lists no bf16 shape (no VK_KHR_shader_bfloat16) keeps the FMA form.
   {
     tessera::target::Target t = *tessera::target::profile("vulkan-nvidia");

@@ -90,10 +90,17 @@ inline tl::ArgSpec dtype_spec(DType t) {
 
 /// The traced, optimized tile IR of `c`'s kernel.
 inline std::unique_ptr<ir::Module> trace_dot(const DotCase& c) {
-  std::vector<tl::ArgSpec> specs = {ptr_spec(c.in),    ptr_spec(c.in),      ptr_spec(c.acc()),
-                                    int_spec(c.M),     int_spec(c.N),       int_spec(c.K),
-                                    bool_spec(c.ta),   bool_spec(c.tb),     bool_spec(c.ieee),
-                                    dtype_spec(c.acc()), int_spec(c.bk ? c.bk : c.K)};
+  std::vector<tl::ArgSpec> specs = {ptr_spec(c.in),
+                                    ptr_spec(c.in),
+                                    ptr_spec(c.acc()),
+                                    int_spec(c.M),
+                                    int_spec(c.N),
+                                    int_spec(c.K),
+                                    bool_spec(c.ta),
+                                    bool_spec(c.tb),
+                                    bool_spec(c.ieee),
+                                    dtype_spec(c.acc()),
+                                    int_spec(c.bk ? c.bk : c.K)};
   std::vector<std::string> names = {"a", "b", "c", "M", "N", "K", "TA", "TB", "IEEE", "ACC", "BK"};
   auto m = tl::trace(dot_kernel, "dot", names, specs);
   tessera::passes::optimize(*m);
@@ -152,10 +159,14 @@ inline Inputs random_inputs(DType t, size_t n, std::mt19937& rng) {
   Inputs in;
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   for (size_t i = 0; i < n; ++i) {
-    if (t == DType::f16) in.h.push_back(tessera::f16_from_double(u(rng)));
-    else if (t == DType::bf16) in.h.push_back(tessera::bf16_from_double(u(rng)));
-    else if (t == DType::f32) in.f.push_back(static_cast<float>(u(rng)));
-    else in.q.push_back(static_cast<int8_t>(static_cast<int>(rng() % 256) - 128));
+    if (t == DType::f16)
+      in.h.push_back(tessera::f16_from_double(u(rng)));
+    else if (t == DType::bf16)
+      in.h.push_back(tessera::bf16_from_double(u(rng)));
+    else if (t == DType::f32)
+      in.f.push_back(static_cast<float>(u(rng)));
+    else
+      in.q.push_back(static_cast<int8_t>(static_cast<int>(rng() % 256) - 128));
   }
   return in;
 }
@@ -164,12 +175,14 @@ inline Inputs random_inputs(DType t, size_t n, std::mt19937& rng) {
 /// inputs and compares: i8 exactly; floats within 1e-5 of the largest |partial sum| of the
 /// element's products (the inputs as the dot sees them, k increasing), since only the order of
 /// the f32 additions may differ. Returns the SIMT module for further checks.
-inline std::unique_ptr<ir::Module> run_and_compare(const DotCase& c, const tessera::target::Target& t,
+inline std::unique_ptr<ir::Module> run_and_compare(const DotCase& c,
+                                                   const tessera::target::Target& t,
                                                    uint32_t seed = 1) {
   auto tile = trace_dot(c);
   auto simt = lower(*tile, t, c.warps, c.stages);
   std::mt19937 rng(seed);
-  Inputs a = random_inputs(c.in, size_t(c.M) * c.K, rng), b = random_inputs(c.in, size_t(c.K) * c.N, rng);
+  Inputs a = random_inputs(c.in, size_t(c.M) * c.K, rng),
+         b = random_inputs(c.in, size_t(c.K) * c.N, rng);
   const size_t n = size_t(c.M) * c.N;
   std::vector<float> want_f(n, -1), got_f(n, -2);
   std::vector<int32_t> want_i(n, -1), got_i(n, -2);
@@ -187,14 +200,17 @@ inline std::unique_ptr<ir::Module> run_and_compare(const DotCase& c, const tesse
       const size_t o = size_t(i) * c.N + j;
       if (is_int) {
         bad += got_i[o] != want_i[o];
-        if (got_i[o] != want_i[o]) FAIL_CHECK("c[" << i << ", " << j << "] = " << got_i[o] << ", want " << want_i[o]);
+        if (got_i[o] != want_i[o])
+          FAIL_CHECK("c[" << i << ", " << j << "] = " << got_i[o] << ", want " << want_i[o]);
         continue;
       }
       double sum = 0, largest = 0;
       for (int k = 0; k < c.K; ++k) {
         double x = a.at(c.in, c.ta ? size_t(k) * c.M + i : size_t(i) * c.K + k);
         double y = b.at(c.in, c.tb ? size_t(j) * c.K + k : size_t(k) * c.N + j);
-        if (tf32) x = tessera::round_to_tf32(static_cast<float>(x)), y = tessera::round_to_tf32(static_cast<float>(y));
+        if (tf32)
+          x = tessera::round_to_tf32(static_cast<float>(x)),
+          y = tessera::round_to_tf32(static_cast<float>(y));
         sum += x * y;
         largest = std::max(largest, std::fabs(sum));
       }

@@ -175,7 +175,8 @@ TEST_CASE("layout: cat adds the axis' new top bit as the most significant regist
     }
 }
 
-TEST_CASE("layout: dot_layout gives each owner vectors of up to 4 x 4 elements repeated at strides, threads along n first") {
+TEST_CASE(
+    "layout: dot_layout gives each owner vectors of up to 4 x 4 elements repeated at strides, threads along n first") {
   for (int64_t m : {1, 8, 16, 64, 128})
     for (int64_t n : {1, 8, 32, 128})
       for (int64_t threads : sweep_threads()) {

@@ -26,7 +26,8 @@ struct Coord {
 Coord ptx_a(int per, int lane, int i) {
   const int g = lane >> 2, t = lane & 3;
   if (per == 1) return {(i == 0 || i == 2) ? g : g + 8, i < 2 ? t : t + 4};
-  if (per == 4) return {(i < 4 || (i >= 8 && i < 12)) ? g : g + 8, 4 * t + (i & 3) + (i >= 8 ? 16 : 0)};
+  if (per == 4)
+    return {(i < 4 || (i >= 8 && i < 12)) ? g : g + 8, 4 * t + (i & 3) + (i >= 8 ? 16 : 0)};
   return {(i < 2 || (i >= 4 && i < 6)) ? g : g + 8, 2 * t + (i & 1) + (i >= 4 ? 8 : 0)};
 }
 Coord ptx_b(int per, int lane, int i) {
@@ -74,8 +75,9 @@ TEST_CASE("layout mma: whole tiles, warps tiling M then N, registers repeating t
     int per;
     MmaWarps w;
   };
-  const Case cases[] = {{16, 8, 16, 2, {1, 1}},   {64, 32, 32, 2, {2, 2}}, {128, 64, 16, 1, {4, 2}},
-                        {32, 128, 64, 4, {1, 4}}, {128, 128, 64, 2, {2, 4}}, {32, 16, 8, 1, {2, 1}}};
+  const Case cases[] = {{16, 8, 16, 2, {1, 1}},    {64, 32, 32, 2, {2, 2}},
+                        {128, 64, 16, 1, {4, 2}},  {32, 128, 64, 4, {1, 4}},
+                        {128, 128, 64, 2, {2, 4}}, {32, 16, 8, 1, {2, 1}}};
   for (const Case& cs : cases) {
     const int warps = cs.w.m * cs.w.n;
     const int64_t threads = 32 * warps;

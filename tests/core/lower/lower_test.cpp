@@ -27,7 +27,9 @@ tl::ArgSpec ptr_f32() {
   s.divisible_by_16 = true;
   return s;
 }
-tl::ArgSpec i32() { return {ir::DType::i32}; }
+tl::ArgSpec i32() {
+  return {ir::DType::i32};
+}
 tl::ArgSpec cst(int64_t v) {
   tl::ArgSpec s;
   s.value.i = v;
@@ -53,13 +55,15 @@ std::unique_ptr<ir::Module> lower(const ir::Module& m, const char* target, int w
 
 TEST_CASE("lower: the samples' kernels lower to verified SIMT IR on every profile") {
   std::vector<std::unique_ptr<ir::Module>> kernels;
-  kernels.push_back(traced(samples::vector_add_kernel, {ptr_f32(), ptr_f32(), ptr_f32(), i32(), cst(1024)}));
+  kernels.push_back(
+      traced(samples::vector_add_kernel, {ptr_f32(), ptr_f32(), ptr_f32(), i32(), cst(1024)}));
   kernels.push_back(traced(samples::gelu_kernel, {ptr_f32(), ptr_f32(), i32(), cst(1024)}));
-  kernels.push_back(traced(samples::softmax_kernel, {ptr_f32(), ptr_f32(), i32(), i32(), i32(), cst(1024)}));
+  kernels.push_back(
+      traced(samples::softmax_kernel, {ptr_f32(), ptr_f32(), i32(), i32(), i32(), cst(1024)}));
   kernels.push_back(traced(samples::row_sum_kernel, {ptr_f32(), ptr_f32(), i32(), cst(1024)}));
   kernels.push_back(traced(samples::matmul_relu_kernel,
-                           {ptr_f32(), ptr_f32(), ptr_f32(), i32(), i32(), i32(), i32(), cst(1), i32(),
-                            cst(1), i32(), cst(1), cst(64), cst(64), cst(32)}));
+                           {ptr_f32(), ptr_f32(), ptr_f32(), i32(), i32(), i32(), i32(), cst(1),
+                            i32(), cst(1), i32(), cst(1), cst(64), cst(64), cst(32)}));
   for (const char* target : {"vulkan-lavapipe", "vulkan-nvidia", "cuda-sm_90"}) {
     for (auto& k : kernels) {
       CAPTURE(target);

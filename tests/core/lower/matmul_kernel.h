@@ -60,17 +60,28 @@ inline tl::ArgSpec const_arg(int64_t v, tl::ConstValue::Kind kind = tl::ConstVal
 
 /// matmul_kernel traced for `in` inputs (i32 accumulation for i8, else f32) with BM x BN x BK
 /// tiles: pointers and integer arguments divisible by 16, IEEE f32 inputs on request.
-inline std::unique_ptr<tessera::ir::Module> trace_matmul(tessera::ir::DType in, int bm, int bn, int bk,
-                                                         bool ieee = false) {
+inline std::unique_ptr<tessera::ir::Module> trace_matmul(tessera::ir::DType in, int bm, int bn,
+                                                         int bk, bool ieee = false) {
   using tessera::ir::DType;
   const DType acc = in == DType::i8 ? DType::i32 : DType::f32;
   const tl::ArgSpec i32 = i32_arg();
-  std::vector<tl::ArgSpec> specs = {ptr_arg(in), ptr_arg(in), ptr_arg(acc), i32, i32, i32, i32, i32, i32,
-                                    const_arg(bm), const_arg(bn), const_arg(bk),
-                                    const_arg(static_cast<int64_t>(acc), tl::ConstValue::Kind::DType),
-                                    const_arg(ieee, tl::ConstValue::Kind::Bool)};
-  std::vector<std::string> names = {"a", "b", "c", "M", "N", "K", "sam", "sbk", "scm",
-                                    "BM", "BN", "BK", "ACC", "IEEE"};
+  std::vector<tl::ArgSpec> specs = {
+      ptr_arg(in),
+      ptr_arg(in),
+      ptr_arg(acc),
+      i32,
+      i32,
+      i32,
+      i32,
+      i32,
+      i32,
+      const_arg(bm),
+      const_arg(bn),
+      const_arg(bk),
+      const_arg(static_cast<int64_t>(acc), tl::ConstValue::Kind::DType),
+      const_arg(ieee, tl::ConstValue::Kind::Bool)};
+  std::vector<std::string> names = {"a",   "b",   "c",  "M",  "N",  "K",   "sam",
+                                    "sbk", "scm", "BM", "BN", "BK", "ACC", "IEEE"};
   return tl::trace(matmul_kernel, "matmul", names, specs);
 }
 

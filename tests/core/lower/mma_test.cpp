@@ -49,20 +49,20 @@ int sweep(DType in, bool ieee, int warps, std::initializer_list<int> ms, int sta
 // or 3). Of the (M, N) pairs with M in {16, 32}, those with fewer 16x8 accumulator tiles than
 // warps take FMAs: none at 1 and 2 warps, 16x16 at 4, 16x16, 16x32 and 32x16 at 8; i8 needs
 // K >= 32 (3 of the 4 K values).
-#define SWEEP1(name, dtype, ieee, warps, m0, m1, stages, expected)                           \
+#define SWEEP1(name, dtype, ieee, warps, m0, m1, stages, expected)                            \
   TEST_CASE("lower mma: " name " dots, M in {" #m0 ", " #m1 "}, " #warps " warp(s), " #stages \
-            " stage(s)") {                                                                  \
-    CHECK(sweep(DType::dtype, ieee, warps, {m0, m1}, stages) == (ieee ? 0 : (expected)));   \
+            " stage(s)") {                                                                    \
+    CHECK(sweep(DType::dtype, ieee, warps, {m0, m1}, stages) == (ieee ? 0 : (expected)));     \
   }
-#define SWEEP(name, dtype, ieee, warps, small, large)           \
-  SWEEP1(name, dtype, ieee, warps, 16, 32, 1, small)             \
-  SWEEP1(name, dtype, ieee, warps, 16, 32, 3, small)             \
-  SWEEP1(name, dtype, ieee, warps, 64, 128, 1, large)            \
+#define SWEEP(name, dtype, ieee, warps, small, large) \
+  SWEEP1(name, dtype, ieee, warps, 16, 32, 1, small)  \
+  SWEEP1(name, dtype, ieee, warps, 16, 32, 3, small)  \
+  SWEEP1(name, dtype, ieee, warps, 64, 128, 1, large) \
   SWEEP1(name, dtype, ieee, warps, 64, 128, 3, large)
-#define SWEEP_ALL(name, dtype, ieee, ks)                  \
-  SWEEP(name, dtype, ieee, 1, 8 * (ks), 8 * (ks))         \
-  SWEEP(name, dtype, ieee, 2, 8 * (ks), 8 * (ks))         \
-  SWEEP(name, dtype, ieee, 4, 7 * (ks), 8 * (ks))         \
+#define SWEEP_ALL(name, dtype, ieee, ks)          \
+  SWEEP(name, dtype, ieee, 1, 8 * (ks), 8 * (ks)) \
+  SWEEP(name, dtype, ieee, 2, 8 * (ks), 8 * (ks)) \
+  SWEEP(name, dtype, ieee, 4, 7 * (ks), 8 * (ks)) \
   SWEEP(name, dtype, ieee, 8, 5 * (ks), 8 * (ks))
 SWEEP_ALL("f16", f16, false, 4)
 SWEEP_ALL("bf16", bf16, false, 4)

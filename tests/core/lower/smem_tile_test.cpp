@@ -71,7 +71,8 @@ TEST_CASE("smem tile: ldmatrix rows and scalar fragment reads hit distinct banks
         for (int64_t c = 0; c < cols; c += 2 * sc.vec) {
           std::set<int64_t> groups;
           for (int64_t r = r0; r < r0 + 4; ++r)
-            for (int64_t h = 0; h < 2; ++h) groups.insert(bank_group(sc, sc.offset(r, c + h * sc.vec)));
+            for (int64_t h = 0; h < 2; ++h)
+              groups.insert(bank_group(sc, sc.offset(r, c + h * sc.vec)));
           CHECK(groups.size() == 8);
         }
     }
@@ -83,14 +84,15 @@ namespace {
 /// bits are `vector_bits`, along the tile's columns) into `t` (rows along `row_dim`) without a
 /// bank conflict? A warp's accesses of `unit` = max(4, width x elem) bytes go in phases of
 /// 128 / unit lanes; within a phase, each bank may be hit at one 4-byte word only.
-bool conflict_free(const tessera::lower::Layout& l, const SmemTile& t, int row_dim, int elem, int reg,
-                   int width) {
+bool conflict_free(const tessera::lower::Layout& l, const SmemTile& t, int row_dim, int elem,
+                   int reg, int width) {
   const int64_t unit = std::max(4, width * elem), per_phase = 128 / unit;
   for (int64_t first = 0; first < 32; first += per_phase) {
     std::map<int64_t, int64_t> word_of_bank;
     for (int64_t lane = first; lane < first + per_phase; ++lane) {
       const std::vector<int64_t> c = l.coords(reg, lane);
-      const int64_t byte = t.offset(c[static_cast<size_t>(row_dim)], c[static_cast<size_t>(1 - row_dim)]) * elem;
+      const int64_t byte =
+          t.offset(c[static_cast<size_t>(row_dim)], c[static_cast<size_t>(1 - row_dim)]) * elem;
       for (int64_t w = byte / 4; w < (byte + width * elem + 3) / 4; ++w) {
         auto [it, fresh] = word_of_bank.emplace(w % 32, w);
         if (!fresh && it->second != w) return false;
@@ -102,16 +104,17 @@ bool conflict_free(const tessera::lower::Layout& l, const SmemTile& t, int row_d
 
 }  // namespace
 
-TEST_CASE("staging layout: loads as wide as asked, stores into wgmma tiles vectorized and conflict-free") {
+TEST_CASE(
+    "staging layout: loads as wide as asked, stores into wgmma tiles vectorized and conflict-free") {
   using tessera::lower::DimBit;
   using tessera::lower::staging_layout;
   struct Case {
     int elem;
-    int64_t k, n;    // a B operand [K, N], N contiguous at the source, K-major in the tile
+    int64_t k, n;  // a B operand [K, N], N contiguous at the source, K-major in the tile
     int64_t threads;
-    int vec;         // elements per global load along N
-    int store_vec;   // elements per shared store along K asked for
-    int stored;      // ... and expected (the elements per thread allow)
+    int vec;        // elements per global load along N
+    int store_vec;  // elements per shared store along K asked for
+    int stored;     // ... and expected (the elements per thread allow)
   };
   for (const Case& c : {Case{4, 32, 64, 128, 4, 4, 4}, Case{4, 32, 128, 256, 4, 4, 4},
                         Case{4, 32, 256, 256, 4, 4, 4}, Case{4, 32, 64, 128, 1, 4, 4},
@@ -124,14 +127,16 @@ TEST_CASE("staging layout: loads as wide as asked, stores into wgmma tiles vecto
     // K-major: rows run along N (dim 1), K contiguous; swizzle as wide as K's bytes allow.
     const int64_t swizzle = std::min<int64_t>(128, c.k * c.elem);
     const SmemTile t = SmemTile::wgmma(0, 0, c.n, c.k, c.elem, swizzle);
-    const tessera::lower::Layout l =
-        staging_layout({c.k, c.n}, 1, c.vec, 0, c.store_vec, c.elem, c.threads, 32,
-                       [&](const std::vector<int64_t>& x) { return t.offset(x[1], x[0]) * c.elem; });
+    const tessera::lower::Layout l = staging_layout(
+        {c.k, c.n}, 1, c.vec, 0, c.store_vec, c.elem, c.threads, 32,
+        [&](const std::vector<int64_t>& x) { return t.offset(x[1], x[0]) * c.elem; });
     l.check();
-    const int vec_bits = tessera::lower::log2_exact(c.vec), store_bits = tessera::lower::log2_exact(c.stored);
+    const int vec_bits = tessera::lower::log2_exact(c.vec),
+              store_bits = tessera::lower::log2_exact(c.stored);
     REQUIRE(static_cast<int>(l.regs.size()) >= vec_bits + store_bits);
     for (int b = 0; b < vec_bits; ++b) CHECK(l.regs[static_cast<size_t>(b)] == DimBit{1, b});
-    for (int b = 0; b < store_bits; ++b) CHECK(l.regs[static_cast<size_t>(vec_bits + b)] == DimBit{0, b});
+    for (int b = 0; b < store_bits; ++b)
+      CHECK(l.regs[static_cast<size_t>(vec_bits + b)] == DimBit{0, b});
     // One store per vector: registers whose store bits are 0.
     const int width = std::min(c.stored, 16 / c.elem);
     const int mask = (c.stored - 1) << vec_bits;

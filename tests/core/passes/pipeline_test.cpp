@@ -171,7 +171,8 @@ TEST_CASE("pipeline: TESSERA_DUMP words print steps, passes, times, layouts and 
   CHECK(log.find("// -----// IR after to-simt //----- //") != std::string::npos);
   CHECK(log.find("// step plan: ") != std::string::npos);
   CHECK(log.find("// dce (round 0): ") != std::string::npos);
-  CHECK(log.find("// plans of 'k' for cuda-sm_80, num_warps = 4, num_stages = 3") != std::string::npos);
+  CHECK(log.find("// plans of 'k' for cuda-sm_80, num_warps = 4, num_stages = 3") !=
+        std::string::npos);
   CHECK(log.find("// SIMT IR for cuda-sm_80\nfunc @k") != std::string::npos);
   CHECK(log.find("loc(") == std::string::npos);  // noloc
   std::ostringstream quiet;
@@ -187,7 +188,8 @@ TEST_CASE("pipeline: an unknown TESSERA_DUMP word is an error that lists the val
     FAIL("no error");
   } catch (const Error& e) {
     CHECK(e.kind() == ErrorKind::Argument);
-    CHECK(std::string(e.what()).find("TESSERA_DUMP: unknown word 'layout' (valid: ir, passes, times, layouts") !=
+    CHECK(std::string(e.what()).find(
+              "TESSERA_DUMP: unknown word 'layout' (valid: ir, passes, times, layouts") !=
           std::string::npos);
   }
   CHECK(Dumps::parse("ir,,ptx", "x").has("ptx"));
@@ -210,10 +212,11 @@ func @k(%out: ptr<i32>) {
     FAIL("no error");
   } catch (const Error& e) {
     CHECK(e.kind() == ErrorKind::Unsupported);
-    CHECK_MESSAGE(std::string(e.what()).find("'arange' makes a tile of tile<1048576xi32>, at least "
-                                             "8192 elements per thread with num_warps = 4, over the "
-                                             "limit of 4096 per thread") != std::string::npos,
-                  e.what());
+    CHECK_MESSAGE(
+        std::string(e.what()).find("'arange' makes a tile of tile<1048576xi32>, at least "
+                                   "8192 elements per thread with num_warps = 4, over the "
+                                   "limit of 4096 per thread") != std::string::npos,
+        e.what());
   }
   // Over twice the warps it is at the limit, and lowers.
   CHECK(passes::compile(*m, t, {.num_warps = 8}, passes::Stage::Simt, Dumps{}).simt);

@@ -40,9 +40,10 @@ TEST_CASE("cuda faults: an illegal address fails the work and names the kernel")
   CHECK(contains(
       what, "cuStreamSynchronize failed: CUDA_ERROR_ILLEGAL_ADDRESS (700) in kernel wild_store"));
   // Tessera held the primary context alone: it lets go without a reset, and the driver discards it.
-  CHECK(contains(what, "; buffers allocated on cuda:0 before the fault are invalid; Tessera did not "
-                       "reset the primary context (no other user held it, so the driver discarded "
-                       "it)"));
+  CHECK(contains(what,
+                 "; buffers allocated on cuda:0 before the fault are invalid; Tessera did not "
+                 "reset the primary context (no other user held it, so the driver discarded "
+                 "it)"));
   MESSAGE("fault: " << what);
   // Buffers of the old context say what happened.
   std::tie(kind, what) = error_of([&] { before.download(); });

@@ -17,7 +17,8 @@ TEST_CASE("cuda graph: 1000 replays of one graph equal 3000 eager launches") {
   gc::replay_equals_eager(dev, 1000);
 }
 
-TEST_CASE("cuda graph: a replay reads the buffers' current contents, and the graph holds its buffers") {
+TEST_CASE(
+    "cuda graph: a replay reads the buffers' current contents, and the graph holds its buffers") {
   CUDA_DEVICE_OR_SKIP(dev);
   gc::replay_sees_new_contents(dev);
 }

@@ -61,7 +61,8 @@ inline tessera::target::Target target_of(const Device& dev) {
 }
 
 /// out[i] = x[i] + y[i] for i < n, 128 per program (kernel()'s parameters and body).
-inline constexpr const char* kVectorAddParams = "%x: ptr<f32>, %y: ptr<f32>, %out: ptr<f32>, %n: i32";
+inline constexpr const char* kVectorAddParams =
+    "%x: ptr<f32>, %y: ptr<f32>, %out: ptr<f32>, %n: i32";
 inline constexpr const char* kVectorAddBody = R"(
   %pid = program_id {axis = 0} : i32
   %lane = lane_id : i32

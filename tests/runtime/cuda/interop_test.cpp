@@ -141,7 +141,8 @@ TEST_CASE("cuda interop: a cuMemAlloc pointer is wrapped and launched on and lef
   CHECK(drv().cuMemFree(out) == CUDA_SUCCESS);
 }
 
-TEST_CASE("cuda interop: wrap refuses host memory and ranges past the allocation and other contexts") {
+TEST_CASE(
+    "cuda interop: wrap refuses host memory and ranges past the allocation and other contexts") {
   CUDA_DEVICE_OR_SKIP(dev);
   auto [kind, what] = error_of([&] { dev.wrap<float>(uint64_t{0}, 4); });
   CHECK(kind == ErrorKind::Argument);
@@ -255,9 +256,10 @@ TEST_CASE("cuda faults: a context another user holds is not reset until Device::
   MESSAGE("fault: " << what);
   CHECK(kind == ErrorKind::DeviceFault);
   CHECK(contains(what, "CUDA_ERROR_ILLEGAL_ADDRESS (700) in kernel wild_store"));
-  CHECK(contains(what, "Tessera did not reset the primary context (other users in this process "
-                       "still hold it: it stays unusable until Device::reset() or their own "
-                       "cuDevicePrimaryCtxReset)"));
+  CHECK(contains(what,
+                 "Tessera did not reset the primary context (other users in this process "
+                 "still hold it: it stays unusable until Device::reset() or their own "
+                 "cuDevicePrimaryCtxReset)"));
   unsigned flags = 0;
   int active = 0;
   CHECK(drv().cuDevicePrimaryCtxGetState(d, &flags, &active) == CUDA_SUCCESS);
@@ -290,8 +292,9 @@ TEST_CASE("cuda faults: the reset-on-fault setting resets at once as before") {
                                        pack(wild->params, {scalar(uint64_t{0x10})}, {0}), {});
   auto [kind, what] = error_of([&] { dev.synchronize(); });
   CHECK(kind == ErrorKind::DeviceFault);
-  CHECK(contains(what, "cuda:0 was reset (TESSERA_CUDA_RESET_ON_FAULT=1): buffers allocated "
-                       "before the fault are invalid"));
+  CHECK(contains(what,
+                 "cuda:0 was reset (TESSERA_CUDA_RESET_ON_FAULT=1): buffers allocated "
+                 "before the fault are invalid"));
   runs_or_device_lost([&] {
     // Outside CHECK, which would catch the lost device's error as a failed check.
     const int got = dev.upload(std::vector<int>{5}).download()[0];

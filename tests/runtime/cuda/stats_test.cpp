@@ -69,8 +69,6 @@ void check_line(const Line& line, const tessera::rt::CompiledKernel& k, const De
   CHECK(line.max_threads <= 1024);
 }
 
-
-
 TEST_CASE("cuda: TESSERA_DUMP=ptxstats prints registers and spills, as stats() gives them") {
   CUDA_DEVICE_OR_SKIP(dev);
   std::string text = kernel(kVectorAddParams, kVectorAddBody);

@@ -20,7 +20,8 @@ void spin_kernel(tl::ptr<int> flag, tl::ptr<int> out, tl::i32 limit) {
   tl::store(out, count);
 }
 
-TEST_CASE("cuda timeout: a kernel running past TESSERA_TIMEOUT ends the wait and the device is lost") {
+TEST_CASE(
+    "cuda timeout: a kernel running past TESSERA_TIMEOUT ends the wait and the device is lost") {
   CUDA_DEVICE_OR_SKIP(dev);
   if (ran_in_child("cuda timeout: a kernel running past TESSERA_TIMEOUT ends the wait and the "
                    "device is lost"))
@@ -40,8 +41,9 @@ TEST_CASE("cuda timeout: a kernel running past TESSERA_TIMEOUT ends the wait and
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   unsetenv("TESSERA_TIMEOUT");
   CHECK(kind == ErrorKind::DeviceFault);
-  CHECK(contains(msg, "cuda:0 was lost: it stopped answering (cuStreamSynchronize timed out after "
-                      "0.5 s (TESSERA_TIMEOUT) waiting for kernel spin_kernel)"));
+  CHECK(contains(msg,
+                 "cuda:0 was lost: it stopped answering (cuStreamSynchronize timed out after "
+                 "0.5 s (TESSERA_TIMEOUT) waiting for kernel spin_kernel)"));
   CHECK(took >= 0.5);
   CHECK(took < 3.0);
   // Later use says the device was lost, at once; the process goes on.

@@ -71,9 +71,8 @@ TEST_CASE("autotune: options naming no parameter, uneven configurations and bad 
         std::string::npos);
   CHECK(error_of(
             [&] {
-              tessera::autotune(k, with([](auto& o) {
-                                  o.configs.push_back({{{"BLOCK", 8}, {"BLOCK", 8}}});
-                                }));
+              tessera::autotune(
+                  k, with([](auto& o) { o.configs.push_back({{{"BLOCK", 8}, {"BLOCK", 8}}}); }));
             },
             ErrorKind::Argument)
             .find("sets 'BLOCK' twice") != std::string::npos);

@@ -11,7 +11,8 @@ namespace {
 const char* const kDevices[] = {"host", "simt:32", "simt:8"};
 }
 
-TEST_CASE("bounds: an overrun into the neighbouring buffer is a fault and stores nothing (host, simt)") {
+TEST_CASE(
+    "bounds: an overrun into the neighbouring buffer is a fault and stores nothing (host, simt)") {
   for (const char* name : kDevices) {
     CAPTURE(std::string(name));
     bc::overrun_is_reported_and_stores_nothing(Device::open(name));
@@ -58,6 +59,7 @@ TEST_CASE("bounds: the interpreters check without being asked") {
     dev.synchronize();
     FAIL("no fault");
   } catch (const tessera::Error& e) {
-    CHECK(std::string(e.what()).find("is at byte 64 of its buffer of 64 bytes") != std::string::npos);
+    CHECK(std::string(e.what()).find("is at byte 64 of its buffer of 64 bytes") !=
+          std::string::npos);
   }
 }

@@ -41,7 +41,9 @@ void spin(tl::ptr<int> flag, tl::ptr<int> out) {
   tl::store(out, count);
 }
 
-bool names(const std::string& msg, const std::string& part) { return msg.find(part) != std::string::npos; }
+bool names(const std::string& msg, const std::string& part) {
+  return msg.find(part) != std::string::npos;
+}
 
 /// Sets TESSERA_TIMEOUT for a scope.
 class TimeoutScope {
@@ -72,8 +74,10 @@ void probe_shared_default_stream(const char* name) {
         dev.default_stream().synchronize();
         a_other++;  // every launch faults: its synchronize must throw
       } catch (const tessera::Error& e) {
-        if (e.kind() == ErrorKind::DeviceFault && names(e.what(), "'overrun'")) a_faults++;
-        else a_other++;
+        if (e.kind() == ErrorKind::DeviceFault && names(e.what(), "'overrun'"))
+          a_faults++;
+        else
+          a_other++;
       }
     }
   });
@@ -86,11 +90,15 @@ void probe_shared_default_stream(const char* name) {
       x.fill(round);
       add_k[{1}](x, kN, kN);
       std::vector<int> r = x.download();
-      if (r == std::vector<int>(kN, round + 1)) right++;
-      else stale++;
+      if (r == std::vector<int>(kN, round + 1))
+        right++;
+      else
+        stale++;
     } catch (const tessera::Error& e) {
-      if (e.kind() == ErrorKind::DeviceFault && names(e.what(), "'overrun'")) named++;
-      else other++;
+      if (e.kind() == ErrorKind::DeviceFault && names(e.what(), "'overrun'"))
+        named++;
+      else
+        other++;
     }
   }
   done = true;
@@ -228,7 +236,8 @@ TEST_CASE("timeout: TESSERA_TIMEOUT that is not a number of seconds is an Argume
   Device dev = Device::open("host");
   auto x = dev.alloc<int>(4);
   std::string msg = error_of([&] { x.download(); }, ErrorKind::Argument);
-  CHECK(msg == "TESSERA_TIMEOUT='soon' is not a number of seconds >= 0 (0 turns the time limit off)");
+  CHECK(msg ==
+        "TESSERA_TIMEOUT='soon' is not a number of seconds >= 0 (0 turns the time limit off)");
 }
 
 TEST_CASE("events: waiting on an event never recorded is an Argument error, not a hang") {

@@ -14,14 +14,16 @@ TEST_CASE("graph: 3 dependent kernels replayed 5 times equal 15 eager launches (
   }
 }
 
-TEST_CASE("graph: a replay reads the buffers' current contents, and the graph holds its buffers (host, simt:32)") {
+TEST_CASE(
+    "graph: a replay reads the buffers' current contents, and the graph holds its buffers (host, simt:32)") {
   for (const char* name : {"host", "simt:32"}) {
     CAPTURE(std::string(name));
     gc::replay_sees_new_contents(Device::open(name));
   }
 }
 
-TEST_CASE("graph: transfers, events, nesting and other devices are errors naming them (host, simt:32)") {
+TEST_CASE(
+    "graph: transfers, events, nesting and other devices are errors naming them (host, simt:32)") {
   gc::capture_errors(Device::open("host"), Device::open("simt:32"));
   gc::capture_errors(Device::open("simt:32"), Device::open("host"));
 }

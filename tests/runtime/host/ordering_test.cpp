@@ -10,7 +10,9 @@ using tessera::Device;
 namespace {
 
 /// Iterations of the spin kernel that keep a stream busy for tens of milliseconds on `name`.
-int spin_iters(const std::string& name) { return name == "host" ? 300 : 60; }
+int spin_iters(const std::string& name) {
+  return name == "host" ? 300 : 60;
+}
 
 }  // namespace
 
@@ -21,7 +23,8 @@ TEST_CASE("ordering: dev.upload then a launch on another stream sees the data (h
   }
 }
 
-TEST_CASE("ordering: a launch on another stream then download() returns finished data (host, simt:32)") {
+TEST_CASE(
+    "ordering: a launch on another stream then download() returns finished data (host, simt:32)") {
   for (const char* name : {"host", "simt:32"}) {
     CAPTURE(std::string(name));
     oc::launch_on_another_stream_then_download(Device::open(name), spin_iters(name));
@@ -35,7 +38,8 @@ TEST_CASE("ordering: transfers given a stream keep that stream's order (host, si
   }
 }
 
-TEST_CASE("ordering: an event recorded on the default stream follows the other streams (host, simt:32)") {
+TEST_CASE(
+    "ordering: an event recorded on the default stream follows the other streams (host, simt:32)") {
   for (const char* name : {"host", "simt:32"}) {
     CAPTURE(std::string(name));
     oc::event_on_default_stream_follows_other_streams(Device::open(name), spin_iters(name));

@@ -7,14 +7,14 @@
 
 namespace bc = bounds_cases;
 
-#define VK_BOUNDS_CASE(name, fn)            \
-  TEST_CASE("vulkan bounds: " name) {       \
-    auto dev = vktest::device();           \
-    if (!dev) {                             \
+#define VK_BOUNDS_CASE(name, fn)                  \
+  TEST_CASE("vulkan bounds: " name) {             \
+    auto dev = vktest::device();                  \
+    if (!dev) {                                   \
       vktest::report_skip(vktest::skip_reason()); \
-      return;                               \
-    }                                       \
-    bc::fn(*dev);                           \
+      return;                                     \
+    }                                             \
+    bc::fn(*dev);                                 \
   }
 
 VK_BOUNDS_CASE("an overrun into the neighbouring buffer is a fault and stores nothing",

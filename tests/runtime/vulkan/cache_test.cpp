@@ -108,14 +108,18 @@ namespace {
 /// Sends stderr to a file while alive; text() is what was written.
 class StderrCapture {
  public:
-  StderrCapture() : path_(fs::temp_directory_path() / ("tessera-stderr-" + std::to_string(getpid()))) {
+  StderrCapture()
+      : path_(fs::temp_directory_path() / ("tessera-stderr-" + std::to_string(getpid()))) {
     std::fflush(stderr);
     saved_ = dup(2);
     FILE* f = std::fopen(path_.c_str(), "w");
     dup2(fileno(f), 2);
     std::fclose(f);
   }
-  ~StderrCapture() { restore(); fs::remove(path_); }
+  ~StderrCapture() {
+    restore();
+    fs::remove(path_);
+  }
   std::string text() {
     restore();
     std::ifstream in(path_);

@@ -117,9 +117,8 @@ TEST_CASE("vulkan: lavapipe reports subgroup 8, 32 KiB shared memory, 128-byte p
   CHECK(!t.has(Cap::IeeeMinMax));
   CHECK(t.max_threads == 256);  // 32 subgroups of 8 with a required subgroup size
   for (int i = 0; i < 3; ++i) CHECK(t.max_grid[i] == 65535);
-  for (Cap c : {Cap::Int64, Cap::Int8, Cap::Int16, Cap::Fp16, Cap::Fp64,
-                Cap::SubgroupShuffle, Cap::FloatAtomicAdd,
-                Cap::Int64Atomics, Cap::BufferDeviceAddress}) {
+  for (Cap c : {Cap::Int64, Cap::Int8, Cap::Int16, Cap::Fp16, Cap::Fp64, Cap::SubgroupShuffle,
+                Cap::FloatAtomicAdd, Cap::Int64Atomics, Cap::BufferDeviceAddress}) {
     CAPTURE(tessera::target::cap_name(c));
     CHECK(t.has(c));
   }

@@ -58,10 +58,11 @@ TEST_CASE("vulkan: a submission that never finishes times out and the device is 
   const uint32_t sg = static_cast<uint32_t>(hung->target().subgroup_size);
   ParamBlock block;
   block.u32(0);
-  auto kernel = hung->load(vktest::make_artifact(
-      *hung, std::string(vktest::kPrelude) + "layout(local_size_x = " + std::to_string(sg) +
-                 ") in;\nvoid main() {}\n",
-      "stuck_kernel", block, sg, false));
+  auto kernel = hung->load(vktest::make_artifact(*hung,
+                                                 std::string(vktest::kPrelude) +
+                                                     "layout(local_size_x = " + std::to_string(sg) +
+                                                     ") in;\nvoid main() {}\n",
+                                                 "stuck_kernel", block, sg, false));
   auto alloc = hung->allocate(1024);
   auto stream = hung->default_stream();
   hung->inject_hang();  // the next submission waits for a semaphore nothing signals
@@ -103,7 +104,8 @@ TEST_CASE("vulkan: waiting on an event never recorded is an Argument error, not 
   vktest::expect_no_validation_messages(vktest::impl(dev));
 }
 
-TEST_CASE("vulkan: threads on the default stream and on their own streams each get their own results") {
+TEST_CASE(
+    "vulkan: threads on the default stream and on their own streams each get their own results") {
   VKTEST_DEVICE(dev);
   auto k = TESSERA_KERNEL(add_one, x, n, BLOCK);
   constexpr int kN = 256;
@@ -176,8 +178,10 @@ TEST_CASE("vulkan: issue 17's probe: a thread's fault never reaches another thre
         dev.default_stream().synchronize();
         a_other++;  // every launch faults: its synchronize must throw
       } catch (const tessera::Error& e) {
-        if (e.kind() == ErrorKind::DeviceFault && names(e.what(), "count_to")) a_faults++;
-        else a_other++;
+        if (e.kind() == ErrorKind::DeviceFault && names(e.what(), "count_to"))
+          a_faults++;
+        else
+          a_other++;
       }
     }
   });
@@ -189,11 +193,15 @@ TEST_CASE("vulkan: issue 17's probe: a thread's fault never reaches another thre
     try {
       x.fill(round);
       add_k[{1}](x, kN, kN);
-      if (x.download() == std::vector<int>(kN, round + 1)) right++;
-      else stale++;
+      if (x.download() == std::vector<int>(kN, round + 1))
+        right++;
+      else
+        stale++;
     } catch (const tessera::Error& e) {
-      if (e.kind() == ErrorKind::DeviceFault && names(e.what(), "count_to")) named++;
-      else other++;
+      if (e.kind() == ErrorKind::DeviceFault && names(e.what(), "count_to"))
+        named++;
+      else
+        other++;
     }
   }
   done = true;

@@ -146,8 +146,7 @@ TEST_CASE("vulkan interop: native handles, and errors for what a vulkan device l
   CHECK(error_of([&] { dev.wrap_vk_buffer<float>(0x42, 0, 4); }, ErrorKind::Argument) ==
         "wrap_vk_buffer on vulkan:0: VkBuffer 0x42 has no device address (0): create it with "
         "VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT and pass vkGetBufferDeviceAddress's result");
-  CHECK(error_of([&] { dev.wrap_vk_buffer<float>(0x42, ~uint64_t{0} - 8, 4); },
-                 ErrorKind::Argument)
+  CHECK(error_of([&] { dev.wrap_vk_buffer<float>(0x42, ~uint64_t{0} - 8, 4); }, ErrorKind::Argument)
             .find("overflow the address space") != std::string::npos);
   CHECK(error_of([&] { dev.wrap_cu_stream(0x1234); }, ErrorKind::Argument) ==
         "wrap_cu_stream: device 'vulkan:0' (vulkan) is not a cuda device");

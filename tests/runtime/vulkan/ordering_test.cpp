@@ -13,7 +13,9 @@ namespace {
 /// Spin iterations (times ordering_cases::kInner steps) for `dev`. Lavapipe (llvmpipe) ends a
 /// shader's loops after 65535 iterations in all, so it gets 500 x 64; there the unordered cases
 /// fail anyway, since a stream's open batch is not submitted until someone waits for it.
-int spin_iters(const tessera::Device& dev) { return dev.info().is_cpu ? 500 : 30000; }
+int spin_iters(const tessera::Device& dev) {
+  return dev.info().is_cpu ? 500 : 30000;
+}
 
 }  // namespace
 

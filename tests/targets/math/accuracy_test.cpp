@@ -60,7 +60,8 @@ void check_accuracy(int n, bool unfused = false) {
   CHECK(worst_ulp<T>([](A& a, T x) { return a.log(x); }, logl, 0, 1e30, n, unfused) <= 1.0);
   CHECK(worst_ulp<T>([](A& a, T x) { return a.log(x); }, logl, 0.5, 2, n, unfused) <= 1.0);
   CHECK(worst_ulp<T>([](A& a, T x) { return a.log1p(x); }, log1pl, -1, 1, n, unfused) <= 1.0);
-  CHECK(worst_ulp<T>([](A& a, T x) { return a.log1p(x); }, log1pl, -0.001, 0.001, n, unfused) <= 1.0);
+  CHECK(worst_ulp<T>([](A& a, T x) { return a.log1p(x); }, log1pl, -0.001, 0.001, n, unfused) <=
+        1.0);
   CHECK(worst_ulp<T>([](A& a, T x) { return a.log1p(x); }, log1pl, 0, 1e30, n, unfused) <= 1.0);
   CHECK(worst_ulp<T>([](A& a, T x) { return a.log2(x); }, log2l, 0, 1e30, n, unfused) <= 1.0);
   CHECK(worst_ulp<T>([](A& a, T x) { return a.log2(x); }, log2l, 0.5, 2, n, unfused) <= 1.0);

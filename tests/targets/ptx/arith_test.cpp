@@ -70,13 +70,12 @@ TEST_CASE("ptx: narrow_negate_unwrapped negates 8/16-bit integers in 32 bits and
   for (DType d : {DType::i8, DType::i16, DType::u8, DType::u16}) {
     CAPTURE(tessera::ir::dtype_name(d));
     const std::string t(tessera::ir::dtype_name(d));
-    const std::string text = kernel("%out: ptr<" + t + ">, %a: " + t,
-                                    "  %r = neg %a : " + t + "\n  %c = abs %a : " + t +
-                                        "\n  %s = add %r, %c : " + t +
-                                        "\n  %p = constant {value = 1} : i1\n"
-                                        "  global_store %out, %p, %s {align = " +
-                                        std::to_string(tessera::ir::dtype_bytes(d)) +
-                                        ", width = 1}");
+    const std::string text =
+        kernel("%out: ptr<" + t + ">, %a: " + t,
+               "  %r = neg %a : " + t + "\n  %c = abs %a : " + t + "\n  %s = add %r, %c : " + t +
+                   "\n  %p = constant {value = 1} : i1\n"
+                   "  global_store %out, %p, %s {align = " +
+                   std::to_string(tessera::ir::dtype_bytes(d)) + ", width = 1}");
     Target quirky = profile("cuda-sm_90");
     REQUIRE(quirky.has(tessera::target::Quirk::NarrowNegateUnwrapped));
     Emitted e = emit(text, quirky);
@@ -217,25 +216,45 @@ TEST_CASE("ptx: bitcasts between same-width dtypes assemble (f16 <-> bf16 of a N
   // A masked f16 load with a NaN `other`, bitcast to bf16, made LLVM's NVPTX instruction
   // selection abort the process (fuzz corpus, seed 1: the select's NaN constant was bitcast);
   // float-to-float bitcasts now go through the integer of their width.
-  const std::pair<const char*, const char*> pairs[] = {
-      {"f16", "bf16"}, {"bf16", "f16"}, {"f16", "i16"}, {"u16", "bf16"}, {"f32", "i32"}, {"f64", "u64"}};
+  const std::pair<const char*, const char*> pairs[] = {{"f16", "bf16"}, {"bf16", "f16"},
+                                                       {"f16", "i16"},  {"u16", "bf16"},
+                                                       {"f32", "i32"},  {"f64", "u64"}};
   for (const auto& [from, to] : pairs) {
     CAPTURE(from);
     CAPTURE(to);
     emit_both(cast_kernel(from, to, "bitcast"));
     if (!is_float(from) || !is_float(to)) continue;
-    std::string f(from), t(to), align = std::to_string(std::stoi(f.substr(f[0] == 'b' ? 2 : 1)) / 8);
-    std::string body = "  %l = lane_id : i32\n  %m = cmp_lt %l, %n : i1\n"
-                       "  %p1 = ptr_add %p, %l : ptr<" + f + ">\n"
-                       "  %nan = constant {value = nan} : " + f + "\n"
-                       "  %a = global_load %p1, %m, %nan {align = " + align + ", width = 1} : " + f + "\n"
-                       "  %b = bitcast %a : " + t + "\n"
-                       "  %c = constant {value = 3.25} : " + t + "\n"
-                       "  %ne = cmp_ne %b, %c : i1\n"
-                       "  %d = constant {value = -1.5} : " + t + "\n"
-                       "  %w = where %ne, %b, %d : " + t + "\n"
-                       "  %q1 = ptr_add %q, %l : ptr<" + t + ">\n"
-                       "  global_store %q1, %m, %w {align = " + align + ", width = 1}";
+    std::string f(from), t(to),
+        align = std::to_string(std::stoi(f.substr(f[0] == 'b' ? 2 : 1)) / 8);
+    std::string body =
+        "  %l = lane_id : i32\n  %m = cmp_lt %l, %n : i1\n"
+        "  %p1 = ptr_add %p, %l : ptr<" +
+        f +
+        ">\n"
+        "  %nan = constant {value = nan} : " +
+        f +
+        "\n"
+        "  %a = global_load %p1, %m, %nan {align = " +
+        align + ", width = 1} : " + f +
+        "\n"
+        "  %b = bitcast %a : " +
+        t +
+        "\n"
+        "  %c = constant {value = 3.25} : " +
+        t +
+        "\n"
+        "  %ne = cmp_ne %b, %c : i1\n"
+        "  %d = constant {value = -1.5} : " +
+        t +
+        "\n"
+        "  %w = where %ne, %b, %d : " +
+        t +
+        "\n"
+        "  %q1 = ptr_add %q, %l : ptr<" +
+        t +
+        ">\n"
+        "  global_store %q1, %m, %w {align = " +
+        align + ", width = 1}";
     emit_both(kernel("%p: ptr<" + f + ">, %q: ptr<" + t + ">, %n: i32", body));
   }
 }

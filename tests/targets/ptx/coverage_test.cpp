@@ -151,7 +151,8 @@ func @k(%i: i32) attributes {shared_0 = tile<256xf32>, stage = "simt", subgroup 
   coopmat_store %i, %c {buffer = 0, stride = 16}
 }
 )");
-  auto [kind, what] = error_of([&] { tessera::ptx::emit(module->kernel(), profile("cuda-sm_90")); });
+  auto [kind, what] =
+      error_of([&] { tessera::ptx::emit(module->kernel(), profile("cuda-sm_90")); });
   CHECK(kind == ErrorKind::Unsupported);
   CHECK(what.find("'coopmat_fill' is not supported on cuda-sm_90") != std::string::npos);
   CHECK(what.find("CUDA targets plan mma.sync or wgmma") != std::string::npos);

@@ -210,7 +210,8 @@ TEST_CASE("ptx: the LLVM IR dump shows the kernel's calling convention and block
 namespace ptx_test {
 namespace {
 
-TEST_CASE("ptx: an LLVM fatal error is an Internal error naming the kernel, and the process goes on") {
+TEST_CASE(
+    "ptx: an LLVM fatal error is an Internal error naming the kernel, and the process goes on") {
   // No input of the public API is known to reach one (kernel names are made safe by
   // kernel_symbol), so LLVM's report_fatal_error is called inside the guard emit() runs under.
   const std::string message = "Symbol name with unsupported characters";

@@ -67,7 +67,8 @@ struct Assembled {
 };
 
 /// Runs `ptxas -arch=<arch> <flags>` on `ptx` (the PTX's own .target must not exceed arch).
-inline Assembled assemble(const std::string& ptx, std::string_view arch, std::string_view flags = "") {
+inline Assembled assemble(const std::string& ptx, std::string_view arch,
+                          std::string_view flags = "") {
   Assembled a;
   std::string ptxas = ptxas_path();
   if (ptxas.empty()) return a;

@@ -33,9 +33,9 @@ std::unique_ptr<ir::Module> matmul(DType in, bool ieee = false) {
 std::unique_ptr<ir::Module> sample() {
   tl::ArgSpec f32 = ptr_arg(DType::f32), one;
   one.equal_to_one = true;
-  std::vector<tl::ArgSpec> specs = {f32,       f32,       f32,          i32_arg(),    i32_arg(),
-                                    i32_arg(), i32_arg(), one,          i32_arg(),    one,
-                                    i32_arg(), one,       const_arg(64), const_arg(64), const_arg(32)};
+  std::vector<tl::ArgSpec> specs = {
+      f32,       f32, f32,       i32_arg(), i32_arg(),     i32_arg(),     i32_arg(),    one,
+      i32_arg(), one, i32_arg(), one,       const_arg(64), const_arg(64), const_arg(32)};
   std::vector<std::string> names;
   for (size_t i = 0; i < specs.size(); ++i) names.push_back("p" + std::to_string(i));
   auto m = tl::trace(samples::matmul_relu_kernel, "matmul_relu", names, specs);
@@ -54,7 +54,8 @@ Emitted compile(const ir::Module& tile, const char* target, int stages = 3) {
   e.ptx = e.artifact.ptx;
   Assembled a = assemble(e.ptx, target + 5);
   if (!a.ran) {
-    MESSAGE("SKIP: ptxas not found (no CUDA toolkit in /usr/local/cuda or $CUDA_HOME): PTX not assembled");
+    MESSAGE(
+        "SKIP: ptxas not found (no CUDA toolkit in /usr/local/cuda or $CUDA_HOME): PTX not assembled");
   } else {
     INFO("ptxas -arch=", target + 5, " says:\n", a.log);
     CHECK(a.ok);

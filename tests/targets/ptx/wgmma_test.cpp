@@ -33,11 +33,12 @@ std::string wgmma_kernel(const char* a, const char* shape, DType in, DType acc, 
   const std::string layout = "[0, 128, 16384, 1024, " + std::to_string(trans) + "]";
   std::string body = std::string("  %z = constant {value = 0} : ") + c + "\n" +
                      "  %s = constant {value = 64} : i32\n"
-                     "  fence_async_shared\n  barrier\n  wgmma_fence\n  " + results +
-                     " = wgmma %s, %s, " + accs + " {a = \"" + a + "\", a_smem = " + layout +
-                     ", b_smem = " + layout + ", shape = \"" + shape + "\"} : " + types +
-                     "\n  wgmma_commit\n  " + waited + " = wgmma_wait " + results +
-                     " {pending = 0} : " + types + "\n"
+                     "  fence_async_shared\n  barrier\n  wgmma_fence\n  " +
+                     results + " = wgmma %s, %s, " + accs + " {a = \"" + a +
+                     "\", a_smem = " + layout + ", b_smem = " + layout + ", shape = \"" + shape +
+                     "\"} : " + types + "\n  wgmma_commit\n  " + waited + " = wgmma_wait " +
+                     results + " {pending = 0} : " + types +
+                     "\n"
                      "  %tr = constant {value = 1} : i1\n"
                      "  global_store %out, %tr, %w0 {align = 4, width = 1}";
   return "func @k(%out: ptr<" + c + ">) attributes {shared_0 = tile<8192x" + t +
@@ -74,7 +75,8 @@ TEST_CASE("ptx wgmma: each operand type's wgmma, fences and groups assemble for 
     CHECK(e.has(".align 1024"));
   }
   // f16 with both operands MN-major: the transpose immediates are the last two.
-  Emitted t = emit(wgmma_kernel("f16", "m64n8k16", DType::f16, DType::f32, 8, 1), profile("cuda-sm_90a"));
+  Emitted t =
+      emit(wgmma_kernel("f16", "m64n8k16", DType::f16, DType::f32, 8, 1), profile("cuda-sm_90a"));
   CHECK(t.has(", p, 1, 1, 1, 1;"));
 }
 
@@ -136,12 +138,19 @@ TEST_CASE("ptx wgmma: attention's two dots share one ring, q held, p read from r
   using matmul_test::ptr_arg;
   tl::ArgSpec scale;
   scale.dtype = DType::f32;
-  const std::vector<tl::ArgSpec> specs = {ptr_arg(DType::f16), ptr_arg(DType::f16), ptr_arg(DType::f16),
-                                          ptr_arg(DType::f16), scale, i32_arg(), const_arg(128),
-                                          const_arg(128), const_arg(64), const_arg(0)};
-  auto tile = tl::trace(samples::attention_kernel, "attention",
-                        {"q", "k", "v", "out", "qk_scale", "seq", "HEAD_DIM", "BLOCK_M", "BLOCK_N", "CAUSAL"},
-                        specs);
+  const std::vector<tl::ArgSpec> specs = {ptr_arg(DType::f16),
+                                          ptr_arg(DType::f16),
+                                          ptr_arg(DType::f16),
+                                          ptr_arg(DType::f16),
+                                          scale,
+                                          i32_arg(),
+                                          const_arg(128),
+                                          const_arg(128),
+                                          const_arg(64),
+                                          const_arg(0)};
+  auto tile = tl::trace(
+      samples::attention_kernel, "attention",
+      {"q", "k", "v", "out", "qk_scale", "seq", "HEAD_DIM", "BLOCK_M", "BLOCK_N", "CAUSAL"}, specs);
   const tessera::target::Artifact a =
       tessera::targets::compile(*tile, profile("cuda-sm_90a"), {.num_warps = 8, .num_stages = 2});
   // q @ k^T reads q and k from shared memory; p @ v reads p (the cast of the first dot's

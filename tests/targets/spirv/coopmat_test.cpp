@@ -310,7 +310,8 @@ TEST_CASE("spirv coopmat: a target without the coopmat capability refuses matric
         "on target 'vulkan-nvidia' (test.tir:3: 'coopmat_fill')");
 }
 
-TEST_CASE("spirv coopmat: bf16 matrices are SPV_KHR_bfloat16's, fills of them and shapes the target lacks are refused") {
+TEST_CASE(
+    "spirv coopmat: bf16 matrices are SPV_KHR_bfloat16's, fills of them and shapes the target lacks are refused") {
   // A bf16 product: A and B loaded from the buffers' 16-bit words as bf16 matrices.
   std::string bf16 = kernel("", R"(  %c0 = constant {value = 0} : i32
   %z = constant {value = 0.0} : f32
@@ -327,7 +328,8 @@ TEST_CASE("spirv coopmat: bf16 matrices are SPV_KHR_bfloat16's, fills of them an
   CHECK(caps.count(5116) == 1);  // BFloat16TypeKHR
   CHECK(caps.count(5118) == 1);  // BFloat16CooperativeMatrixKHR
   std::set<std::string> extensions;
-  for (const auto& i : m.all(spv::OpExtension)) extensions.insert(reinterpret_cast<const char*>(&i[1]));
+  for (const auto& i : m.all(spv::OpExtension))
+    extensions.insert(reinterpret_cast<const char*>(&i[1]));
   CHECK(extensions.count("SPV_KHR_bfloat16") == 1);
   // OpTypeFloat 16 with the BFloat16KHR encoding (0), the A and B matrices' component.
   uint32_t bf = 0;
@@ -346,8 +348,9 @@ TEST_CASE("spirv coopmat: bf16 matrices are SPV_KHR_bfloat16's, fills of them an
   %c0 = constant {value = 0} : i32
   coopmat_store %c0, %c {buffer = 0, stride = 16})",
                             "shared_0 = tile<256xbf16>", 32, 32);
-  CHECK(emit_error(fill, profile("vulkan-nvidia"), ErrorKind::Unsupported).find(
-            "a bf16 cooperative matrix filled from a scalar (load it from memory)") != std::string::npos);
+  CHECK(emit_error(fill, profile("vulkan-nvidia"), ErrorKind::Unsupported)
+            .find("a bf16 cooperative matrix filled from a scalar (load it from memory)") !=
+        std::string::npos);
   std::string shape = kernel("", R"(  %c0 = constant {value = 0} : i32
   %a = coopmat_load %c0 {buffer = 0, stride = 32} : coopmat_a<32x32xf16>)",
                              "shared_0 = tile<1024xf16>", 32, 32);

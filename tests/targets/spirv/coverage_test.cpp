@@ -28,8 +28,8 @@ std::vector<std::string> corpus() {
   for (const char* op : unary)
     kernels.push_back(
         value_kernel({DType::i16}, "  %r = " + std::string(op) + " %a0 : i16", DType::i16));
-  const char* math[] = {"exp", "exp2", "log",  "log2", "sqrt",  "rsqrt",
-                        "sin", "cos",  "tanh", "erf",  "floor", "ceil", "log1p"};
+  const char* math[] = {"exp", "exp2", "log", "log2",  "sqrt", "rsqrt", "sin",
+                        "cos", "tanh", "erf", "floor", "ceil", "log1p"};
   for (const char* op : math)
     kernels.push_back(
         value_kernel({DType::f32}, "  %r = " + std::string(op) + " %a0 : f32", DType::f32));
@@ -190,9 +190,9 @@ TEST_CASE("spirv: every op kind of a SIMT function validates or is refused") {
   }
   // mma and ldmatrix have no SPIR-V form: they are refused (errors_test.cpp checks the
   // messages). wgmma and its fences: Hopper's PTX only.
-  std::set<OpKind> refused = {OpKind::Mma,         OpKind::LdMatrix,  OpKind::Wgmma,
-                              OpKind::WgmmaFence,  OpKind::WgmmaCommit, OpKind::WgmmaWait,
-                              OpKind::FenceAsyncShared};
+  std::set<OpKind> refused = {
+      OpKind::Mma,         OpKind::LdMatrix,  OpKind::Wgmma,           OpKind::WgmmaFence,
+      OpKind::WgmmaCommit, OpKind::WgmmaWait, OpKind::FenceAsyncShared};
   for (OpKind kind : refused) {
     CAPTURE(tessera::ir::op_name(kind));
     emit_error(refused_kernel(kind), profile("vulkan-nvidia"), ErrorKind::Unsupported);

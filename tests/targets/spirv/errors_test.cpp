@@ -39,7 +39,8 @@ TEST_CASE("spirv: narrow and wide integers need their capabilities") {
 
 TEST_CASE("spirv: a shuffle needs the subgroup_shuffle capability") {
   std::string text = value_kernel(
-      {DType::i32}, "  %one = constant {value = 1} : i32\n  %r = shuffle %a0, %one {mode = \"xor\"} : i32",
+      {DType::i32},
+      "  %one = constant {value = 1} : i32\n  %r = shuffle %a0, %one {mode = \"xor\"} : i32",
       DType::i32);
   CHECK(mentions(emit_error(text, without(Cap::SubgroupShuffle), ErrorKind::Unsupported),
                  "a subgroup shuffle needs the 'subgroup_shuffle' capability"));

@@ -51,7 +51,9 @@ TEST_CASE("spirv: narrow_negate_unwrapped negates 8/16-bit integers in 32 bits a
 }
 
 /// Does the disassembly hold the constant 1.5 (f32 and f64 "_1_5", f16 "0x1_8p_0")?
-bool has_one_and_half(const Emitted& e) { return e.has("_1_5 ") || e.has("_0x1_8p_0 "); }
+bool has_one_and_half(const Emitted& e) {
+  return e.has("_1_5 ") || e.has("_0x1_8p_0 ");
+}
 
 std::string const_kernel(DType d, const std::string& value, const std::string& op) {
   return value_kernel({d},
@@ -66,7 +68,7 @@ TEST_CASE("spirv: special_constant_folding hides +-0, inf and NaN operands behin
     const char* value;
     const char* op;
   };
-  const Row rows[] = {{DType::f32, "0.0", "mul"}, {DType::f16, "0.0", "div"},
+  const Row rows[] = {{DType::f32, "0.0", "mul"},  {DType::f16, "0.0", "div"},
                       {DType::f64, "-0.0", "add"}, {DType::f32, "inf", "sub"},
                       {DType::bf16, "nan", "mul"}, {DType::f16, "-inf", "min"}};
   for (const Row& r : rows) {
@@ -99,8 +101,8 @@ TEST_CASE("spirv: special_constant_folding hides +-0, inf and NaN operands behin
 
 TEST_CASE("spirv: narrow_float_unrounded keeps each f16 rounding from the driver's folding") {
   // A cast to f16 and an f16 sqrt (computed in f32, then rounded).
-  for (const std::string& body :
-       {std::string("  %r = cast %a0 : f16"), std::string("  %h = cast %a0 : f16\n  %r = sqrt %h : f16")}) {
+  for (const std::string& body : {std::string("  %r = cast %a0 : f16"),
+                                  std::string("  %h = cast %a0 : f16\n  %r = sqrt %h : f16")}) {
     CAPTURE(body);
     const std::string text = value_kernel({DType::f32}, body, DType::f16);
     Emitted pinned = emit_both(text, with_quirk(Quirk::NarrowFloatUnrounded, true));
