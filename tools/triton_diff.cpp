@@ -378,6 +378,21 @@ void histogram_case(Case& c) {
   c.bound(0, 0);
 }
 
+/// The random numbers of one seed: `which` (0 randint, 1 rand, 2 randn) is the output compared,
+/// each with its own bound (the kernel computes all three).
+void random_case(Case& c, int which) {
+  const int n = 10007, BLOCK = 1024, seed = 12345;
+  c.param("n", n), c.param("BLOCK", BLOCK), c.param("seed", seed);
+  auto ri = c.dev().alloc<int32_t>(n);
+  auto ru = c.dev().alloc<float>(n), rn = c.dev().alloc<float>(n);
+  auto kernel = TESSERA_KERNEL(random_kernel, ri, ru, rn, seed, n, BLOCK);
+  kernel[{cdiv(n, BLOCK)}](ri, ru, rn, seed, n, BLOCK);
+  if (which == 0) c.output("ri", ri, {n}), c.bound(0, 0);
+  if (which == 1) c.output("ru", ru, {n}), c.bound(0, 0);
+  if (which == 2)
+    c.output("rn", rn, {n}), c.bound(-1, 1e-5, "randn: Box-Muller through each one's log and cos");
+}
+
 const std::vector<DiffCase>& cases() {
   static const std::vector<DiffCase> all = {
       {"vector_add", "seed", [](Case& c) { elementwise_case(c, 100003, false); }},
@@ -397,6 +412,9 @@ const std::vector<DiffCase>& cases() {
       {"dot_f16", "dot", [](Case& c) { dot_case(c, false); }},
       {"dot_tf32", "dot", [](Case& c) { dot_case(c, true); }},
       {"histogram", "atomics", histogram_case},
+      {"random_int", "random numbers", [](Case& c) { random_case(c, 0); }},
+      {"random_uniform", "random numbers", [](Case& c) { random_case(c, 1); }},
+      {"random_normal", "random numbers", [](Case& c) { random_case(c, 2); }},
   };
   return all;
 }

@@ -85,4 +85,15 @@ inline void histogram_kernel(tl::ptr<int32_t> x, tl::ptr<int32_t> bins, tl::i32 
   tl::atomic_add(bins + (tl::load(x + offs, m, 0) & 63), 1, m);
 }
 
+/// Random numbers (Philox 4x32-10, Triton's numbers for a seed and offsets): randint, rand and
+/// randn at offsets 0 .. n-1.
+inline void random_kernel(tl::ptr<int32_t> ri, tl::ptr<float> ru, tl::ptr<float> rn, tl::i32 seed,
+                          tl::i32 n, int BLOCK) {
+  auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+  auto m = offs < n;
+  tl::store(ri + offs, tl::randint(seed, offs), m);
+  tl::store(ru + offs, tl::rand(seed, offs), m);
+  tl::store(rn + offs, tl::randn(seed, offs), m);
+}
+
 }  // namespace tessera::tools::triton_diff

@@ -84,6 +84,15 @@ def histogram_kernel(x, bins, n, BLOCK: tl.constexpr):
     tl.atomic_add(bins + (tl.load(x + offs, mask=m, other=0) & 63), 1, mask=m)
 
 
+@triton.jit
+def random_kernel(ri, ru, rn, seed, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(ri + offs, tl.randint(seed, offs), mask=m)
+    tl.store(ru + offs, tl.rand(seed, offs), mask=m)
+    tl.store(rn + offs, tl.randn(seed, offs), mask=m)
+
+
 def _i(params, key):
     return int(params[key])
 
@@ -181,4 +190,12 @@ def run(name, t, p):
         bins = torch.zeros(64, device="cuda", dtype=torch.int32)
         histogram_kernel[grid](t["x"], bins, n, BLOCK=block)
         return {"bins": bins}
+    if name in ("random_int", "random_uniform", "random_normal"):
+        n, block = _i(p, "n"), _i(p, "BLOCK")
+        ri = torch.empty(n, device="cuda", dtype=torch.int32)
+        ru = torch.empty(n, device="cuda", dtype=torch.float32)
+        rn = torch.empty(n, device="cuda", dtype=torch.float32)
+        random_kernel[(triton.cdiv(n, block),)](ri, ru, rn, _i(p, "seed"), n, BLOCK=block)
+        return {"random_int": {"ri": ri}, "random_uniform": {"ru": ru},
+                "random_normal": {"rn": rn}}[name]
     raise KeyError("no Triton twin for case '%s'" % name)

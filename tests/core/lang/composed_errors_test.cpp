@@ -47,39 +47,39 @@ std::string trace_error(void (*fn)(P...)) {
 
 void umulhi_float(tl::ptr<float> x) {
   auto v = tl::load(x + tl::arange(0, 16));
-  g_line = __LINE__;
+  g_line = __LINE__ + 1;  // the next line
   (void)tl::umulhi(v, v);
 }
 void umulhi_i16(tl::ptr<float>) {
   auto v = tl::arange(0, 16).to(tl::int16);
-  g_line = __LINE__;
+  g_line = __LINE__ + 1;  // the next line
   (void)tl::umulhi(v, v);
 }
 void umulhi_pointer(tl::ptr<float> x) {
-  g_line = __LINE__;
+  g_line = __LINE__ + 1;  // the next line
   (void)tl::umulhi(x + tl::arange(0, 16), 3);
 }
 void rand_float_offset(tl::ptr<float> x) {
   auto v = tl::load(x + tl::arange(0, 16));
-  g_line = __LINE__;
+  g_line = __LINE__ + 1;  // the next line
   (void)tl::rand(7, v);
 }
 void randn_float_seed(tl::ptr<float>) {
-  g_line = __LINE__;
+  g_line = __LINE__ + 1;  // the next line
   (void)tl::randn(0.5f, tl::arange(0, 16));
 }
 void randint_tile_seed(tl::ptr<float>) {
   auto offs = tl::arange(0, 16);
-  g_line = __LINE__;
+  g_line = __LINE__ + 1;  // the next line
   (void)tl::randint(offs, offs);
 }
 void randint_rounds(tl::ptr<float>) {
-  g_line = __LINE__;
+  g_line = __LINE__ + 1;  // the next line
   (void)tl::randint(1, tl::arange(0, 16), 0);
 }
 void philox_widths(tl::ptr<float>) {
   auto offs = tl::arange(0, 16);
-  g_line = __LINE__;
+  g_line = __LINE__ + 1;  // the next line
   (void)tl::philox(1, offs, offs.to(tl::int64), 0, 0);
 }
 void good_random(tl::ptr<float> x, tl::i32 seed) {
@@ -91,45 +91,45 @@ void good_random(tl::ptr<float> x, tl::i32 seed) {
 
 void join_dtypes(tl::ptr<float>) {
   auto offs = tl::arange(0, 16);
-  g_line = __LINE__;
+  g_line = __LINE__ + 1;  // the next line
   (void)tl::join(offs, offs.to(tl::float32));
 }
 void join_shapes(tl::ptr<float>) {
-  g_line = __LINE__;
+  g_line = __LINE__ + 1;  // the next line
   (void)tl::join(tl::arange(0, 16), tl::arange(0, 8));
 }
 void split_last(tl::ptr<float>) {
   auto x = tl::zeros({2, 4}, tl::float16);
-  g_line = __LINE__;
+  g_line = __LINE__ + 1;  // the next line
   (void)tl::split(x);
 }
 void split_pointers(tl::ptr<float> x) {
   auto p = tl::join(x + tl::arange(0, 4), x + tl::arange(0, 4));
-  g_line = __LINE__;
+  g_line = __LINE__ + 1;  // the next line
   (void)tl::split(p);
 }
 void flip_axis(tl::ptr<float>) {
   auto x = tl::zeros({2, 4}, tl::float16);
-  g_line = __LINE__;
+  g_line = __LINE__ + 1;  // the next line
   (void)tl::flip(x, 2);
 }
 void flip_scalar(tl::ptr<float>, tl::i32 n) {
-  g_line = __LINE__;
+  g_line = __LINE__ + 1;  // the next line
   (void)tl::flip(n);
 }
 
 void sum_bool(tl::ptr<float>) {
-  g_line = __LINE__;
+  g_line = __LINE__ + 1;  // the next line
   (void)tl::sum(tl::arange(0, 16), 0, false, tl::int1);
 }
 void dot_bf16(tl::ptr<float>) {
   auto a = tl::zeros({16, 16}, tl::float16);
-  g_line = __LINE__;
+  g_line = __LINE__ + 1;  // the next line
   (void)tl::dot(a, a, {.out_dtype = tl::bfloat16});
 }
 void dot_acc_mismatch(tl::ptr<float>) {
   auto a = tl::zeros({16, 16}, tl::float16);
-  g_line = __LINE__;
+  g_line = __LINE__ + 1;  // the next line
   (void)tl::dot(a, a, tl::zeros<float>({16, 16}), {.out_dtype = tl::float16});
 }
 
@@ -184,7 +184,7 @@ TEST_CASE("lang errors: sum's dtype and dot's out_dtype") {
 namespace {
 void static_false(tl::ptr<float>) {
   constexpr int kBlock = 48;
-  g_line = __LINE__;
+  g_line = __LINE__ + 1;  // the next line
   tl::static_assert_((kBlock & (kBlock - 1)) == 0, "BLOCK must be a power of 2");
 }
 void static_print_kernel(tl::ptr<float> x, tl::i32 n) {
@@ -220,12 +220,12 @@ TEST_CASE("lang: static_assert_ stops the trace at its line, static_print prints
 namespace {
 void bad_load_cache(tl::ptr<float> x) {
   auto offs = tl::arange(0, 16);
-  g_line = __LINE__;
+  g_line = __LINE__ + 1;  // the next line
   (void)tl::load(x + offs, offs < 8, 0.0f, {.cache = "wb"});
 }
 void bad_store_eviction(tl::ptr<float> x) {
   auto offs = tl::arange(0, 16);
-  g_line = __LINE__;
+  g_line = __LINE__ + 1;  // the next line
   tl::store(x + offs, 1.0f, offs < 8, {.eviction = "evict_all"});
 }
 }  // namespace
