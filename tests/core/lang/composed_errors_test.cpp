@@ -12,6 +12,7 @@
 #include "core/lang/tl.h"
 #include "core/lang/trace.h"
 #include "core/support/error.h"
+#include "tests/support/trace_errors.h"
 
 namespace tl = tessera::tl;
 using tessera::ErrorKind;
@@ -24,26 +25,7 @@ std::string at(const std::string& rest) {
   return std::string(__FILE__) + ":" + std::to_string(g_line) + ": error: " + rest;
 }
 
-/// Traces `fn` (f32 pointers, i32 scalars) and returns the user error's message ("" if none).
-template <class... P>
-std::string trace_error(void (*fn)(P...)) {
-  std::vector<tl::ArgSpec> specs;
-  std::vector<std::string> names;
-  for (const tl::ParamDesc& d : tl::describe_params<P...>()) {
-    tl::ArgSpec s;
-    s.dtype = d.dtype ? *d.dtype : tessera::ir::DType::f32;
-    s.value.i = 64;
-    specs.push_back(s);
-    names.push_back("p" + std::to_string(names.size()));
-  }
-  try {
-    tl::trace(fn, "k", names, specs);
-  } catch (const tessera::Error& e) {
-    CHECK(e.kind() == ErrorKind::User);
-    return e.what();
-  }
-  return "";
-}
+using tessera::test::trace_error;
 
 void umulhi_float(tl::ptr<float> x) {
   auto v = tl::load(x + tl::arange(0, 16));
