@@ -246,9 +246,24 @@ class DeviceImpl : public std::enable_shared_from_this<DeviceImpl> {
   virtual uint64_t native_handle(NativeHandle which);
   /// Resets the device after a fault (CUDA: the primary context); nothing elsewhere.
   virtual void reset() {}
+  /// Releases what the device holds of its driver (finishing queued work first), while the
+  /// driver can still take it back: the device registry calls it when it is destroyed at exit,
+  /// before the drivers' own exit-time teardown. Kernels, buffers and streams that outlive it (a
+  /// static made before main holds them) make no driver call afterwards, and a later use is an
+  /// error. Never throws; idempotent.
+  virtual void close() {}
 
   /// The public layer's cross-stream order (runtime/ordering.h); backends leave it alone.
   DeviceOrder ordering;
+  /// Unique in the process and never reused, unlike the object's address: what the caches of
+  /// compiled kernels key on (a device opened after another was destroyed may get its address).
+  const uint64_t serial = next_serial();
+
+ private:
+  static uint64_t next_serial() {
+    static std::atomic<uint64_t> counter{0};
+    return ++counter;
+  }
 };
 
 /// A backend's list of devices, or the reason it has none.

@@ -16,9 +16,19 @@ constexpr rt::DriverReport (*kDrivers[])() = {
     rt::enumerate_vulkan,
 };
 
+/// Every device, made on first use. Its destructor runs at exit before the drivers' own teardown
+/// (the drivers are loaded and initialized while it is made, so their exit handlers run after
+/// it) and closes every device then: kernels, buffers and streams that statics made before main
+/// hold (a TESSERA_KERNEL at namespace scope, the launchers of tessera_add_kernels) are
+/// destroyed after the drivers are gone, and must find nothing left to give back.
 struct Registry {
   std::vector<std::shared_ptr<rt::DeviceImpl>> devices;  // best first
   std::vector<std::string> unavailable;
+  Registry() = default;
+  Registry(Registry&&) = default;
+  ~Registry() {
+    for (const auto& d : devices) d->close();
+  }
 };
 
 const Registry& registry() {

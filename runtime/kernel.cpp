@@ -387,7 +387,7 @@ void KernelBase::launch(const LaunchConfig& config, std::span<const KernelArg> a
            max_grid[2], ")");
   LaunchOptions options = config.options;
   options.debug = options.debug || debug_from_env() || device->info().checks_bounds;
-  const CompiledKeyView view{device, specs, &options};
+  const CompiledKeyView view{device, device->serial, specs, &options};
   const CompiledMap::value_type* entry = last_compiled_.load(std::memory_order_acquire);
   if (!entry || !CompiledEqual{}(view, entry->first)) {
     entry = nullptr;
@@ -397,7 +397,8 @@ void KernelBase::launch(const LaunchConfig& config, std::span<const KernelArg> a
       if (it != compiled_.end()) entry = &*it;
     }
     if (!entry) {
-      CompiledKey key{device, std::vector<tl::ArgSpec>(specs.begin(), specs.end()), options};
+      CompiledKey key{device, device->serial, std::vector<tl::ArgSpec>(specs.begin(), specs.end()),
+                      options};
       std::shared_ptr<const rt::CompiledKernel> compiled = compile_for(*device, key.specs, options);
       std::lock_guard<std::mutex> lock(mutex_);
       entry = &*compiled_.emplace(std::move(key), std::move(compiled)).first;
@@ -492,19 +493,18 @@ size_t KernelBase::SpecHash::operator()(std::span<const tl::ArgSpec> specs) cons
 }
 
 size_t KernelBase::CompiledHash::operator()(const CompiledKeyView& k) const {
-  return SpecHash{}(k.specs) ^ (reinterpret_cast<uintptr_t>(k.device) * 31) ^
-         (static_cast<size_t>(k.options->num_warps) << 20) ^
+  return SpecHash{}(k.specs) ^ (k.serial * 31) ^ (static_cast<size_t>(k.options->num_warps) << 20) ^
          (static_cast<size_t>(k.options->num_stages) << 26) ^
          (static_cast<size_t>(k.options->maxnreg) << 32) ^
          (static_cast<size_t>(k.options->debug) << 40);
 }
 
 size_t KernelBase::CompiledHash::operator()(const CompiledKey& k) const {
-  return (*this)(CompiledKeyView{k.device, k.specs, &k.options});
+  return (*this)(CompiledKeyView{k.device, k.serial, k.specs, &k.options});
 }
 
 bool KernelBase::CompiledEqual::operator()(const CompiledKeyView& a, const CompiledKey& b) const {
-  return a.device == b.device && *a.options == b.options &&
+  return a.serial == b.serial && *a.options == b.options &&
          std::equal(a.specs.begin(), a.specs.end(), b.specs.begin(), b.specs.end());
 }
 

@@ -148,6 +148,7 @@ class KernelBase {
   };
   struct CompiledKey {
     rt::DeviceImpl* device;
+    uint64_t serial;  ///< the device's serial: what is compared (the address can be reused)
     std::vector<tl::ArgSpec> specs;
     LaunchOptions options;
     bool operator==(const CompiledKey&) const = default;
@@ -155,6 +156,7 @@ class KernelBase {
   /// A CompiledKey looked up without building one (no vector on the launch path).
   struct CompiledKeyView {
     rt::DeviceImpl* device;
+    uint64_t serial;
     std::span<const tl::ArgSpec> specs;
     const LaunchOptions* options;
   };

@@ -15,3 +15,20 @@ if(TESSERA_HAS_VULKAN)
     set_tests_properties("${test}" PROPERTIES SKIP_RETURN_CODE 77)
   endforeach()
 endif()
+
+# exit_with_static_objects launches a kernel made before main (a namespace-scope TESSERA_KERNEL)
+# and, with "keep", leaves a buffer, a stream and an event in statics: on each device kind, the
+# process must exit 0 after its results check (77: the device is absent, a skip).
+add_executable(exit_with_static_objects ${CMAKE_CURRENT_SOURCE_DIR}/programs/exit_with_static_objects.cpp)
+target_compile_options(exit_with_static_objects PRIVATE ${TESSERA_WARNINGS})
+target_link_libraries(exit_with_static_objects PRIVATE tessera)
+target_include_directories(exit_with_static_objects PRIVATE ${PROJECT_SOURCE_DIR})
+set_target_properties(exit_with_static_objects PROPERTIES RUNTIME_OUTPUT_DIRECTORY
+                                                          ${CMAKE_BINARY_DIR}/tests)
+foreach(device host vulkan:0 cuda:0)
+  foreach(mode kernel keep)
+    set(test "programs: exit with static objects on ${device} (${mode})")
+    add_test(NAME "${test}" COMMAND exit_with_static_objects ${device} ${mode})
+    set_tests_properties("${test}" PROPERTIES SKIP_RETURN_CODE 77)
+  endforeach()
+endforeach()

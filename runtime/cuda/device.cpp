@@ -61,9 +61,15 @@ std::string describe_assert(const ptx::FaultRecord& rec) {
 
 ContextScope::ContextScope(const Driver& d, const Context& ctx) : d_(d) {
   check(d.cuCtxPushCurrent(ctx.handle), "cuCtxPushCurrent");
+  entered_ = true;
+}
+
+ContextScope::ContextScope(const Driver& d, const Context& ctx, std::nothrow_t) : d_(d) {
+  entered_ = d.cuCtxPushCurrent(ctx.handle) == CUDA_SUCCESS;
 }
 
 ContextScope::~ContextScope() {
+  if (!entered_) return;
   CUcontext popped = nullptr;
   d_.cuCtxPopCurrent(&popped);
 }
@@ -105,19 +111,37 @@ CudaDevice::CudaDevice(const Driver& driver, int ordinal, CUdevice device)
 }
 
 CudaDevice::~CudaDevice() {
+  close();
+}
+
+void CudaDevice::close() {
   // Streams first (they hold pinned blocks and buffers), then the cached memory.
-  default_stream_.reset();
+  std::shared_ptr<CudaStream> stream;
+  {
+    std::lock_guard lock(mutex_);
+    if (closed_) return;
+    closed_ = true;
+    stream = std::move(default_stream_);
+  }
+  stream.reset();
   std::lock_guard lock(mutex_);
   if (!ctx_ || !ctx_->alive) return;
   {
-    ContextScope scope(d_, *ctx_);
-    for (auto& [cap, blocks] : free_)
-      for (CUdeviceptr p : blocks) d_.cuMemFree(p);
-    for (auto& [bytes, blocks] : pinned_)
-      for (void* p : blocks) d_.cuMemFreeHost(p);
-    if (ctx_->fault_host) d_.cuMemFreeHost(ctx_->fault_host);
+    ContextScope scope(d_, *ctx_, std::nothrow);
+    if (scope.entered()) {
+      for (auto& [cap, blocks] : free_)
+        for (CUdeviceptr p : blocks) d_.cuMemFree(p);
+      for (auto& [bytes, blocks] : pinned_)
+        for (void* p : blocks) d_.cuMemFreeHost(p);
+      if (ctx_->fault_host) d_.cuMemFreeHost(ctx_->fault_host);
+    }
   }
+  free_.clear();
+  pinned_.clear();
   d_.cuDevicePrimaryCtxRelease(device_);
+  // Modules, events, streams and memory made in the context went with it (or stay with the
+  // other users of the primary context until their exit): their destructors touch nothing now.
+  ctx_->alive = false;
 }
 
 std::shared_ptr<Context> CudaDevice::make_context() {
@@ -163,6 +187,10 @@ std::shared_ptr<Context> CudaDevice::make_context() {
 
 std::shared_ptr<Context> CudaDevice::context() {
   std::lock_guard lock(mutex_);
+  if (closed_)
+    fail(ErrorKind::Runtime, info_.name,
+         " was closed when the device registry was destroyed at process exit; nothing can run on "
+         "it now (a static kernel, buffer or stream used during exit?)");
   if (!ctx_ || !ctx_->alive) ctx_ = make_context();
   return ctx_;
 }
@@ -398,8 +426,8 @@ void CudaDevice::release(const std::shared_ptr<Context>& ctx, CUdeviceptr ptr, s
       return;
     }
   }
-  ContextScope scope(d_, *ctx);
-  d_.cuMemFree(ptr);
+  ContextScope scope(d_, *ctx, std::nothrow);  // from a destructor: never throws
+  if (scope.entered()) d_.cuMemFree(ptr);
 }
 
 void CudaDevice::drop_caches() {

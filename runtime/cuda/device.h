@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,13 +47,19 @@ struct Context {
 /// Makes `ctx` current on this thread for the scope (and restores the previous one).
 class ContextScope {
  public:
+  /// Throws for a failed cuCtxPushCurrent.
   ContextScope(const Driver& d, const Context& ctx);
+  /// For destructors, which must not throw: entered() says whether the push worked (nothing of
+  /// the context may be touched when it did not).
+  ContextScope(const Driver& d, const Context& ctx, std::nothrow_t);
   ~ContextScope();
   ContextScope(const ContextScope&) = delete;
   ContextScope& operator=(const ContextScope&) = delete;
+  bool entered() const { return entered_; }
 
  private:
   const Driver& d_;
+  bool entered_ = false;
 };
 
 /// Device memory from cuMemAlloc (through the device's cache).
@@ -128,6 +135,8 @@ class CudaDevice : public DeviceImpl {
   uint64_t native_handle(NativeHandle which) override;
   /// cuDevicePrimaryCtxReset: ends the context generation (if live) and resets it.
   void reset() override;
+  /// Frees the cached memory and releases the primary context: what was made in it goes with it.
+  void close() override;
 
   /// JIT-compiles a PTX artifact (or takes its cubin from the disk cache) and loads it.
   std::shared_ptr<const CompiledKernel> load(const target::Artifact& artifact);
@@ -198,6 +207,7 @@ class CudaDevice : public DeviceImpl {
   std::map<size_t, std::vector<void*>> pinned_;  // bytes -> free pinned blocks
   std::shared_ptr<CudaStream> default_stream_;
   std::vector<std::weak_ptr<CudaStream>> streams_;
+  bool closed_ = false;  // close() ran: no new context
 };
 
 /// Waits that poll: yielding for the first 2 ms (as the driver's own spin-wait would), then

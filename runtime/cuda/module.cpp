@@ -76,8 +76,8 @@ CudaKernel::CudaKernel(CudaDevice* device, const target::Artifact& artifact, std
 CudaKernel::~CudaKernel() {
   std::lock_guard lock(mutex_);
   if (!module_ || !ctx_->alive) return;
-  ContextScope scope(device_->driver(), *ctx_);
-  device_->driver().cuModuleUnload(module_);
+  ContextScope scope(device_->driver(), *ctx_, std::nothrow);
+  if (scope.entered()) device_->driver().cuModuleUnload(module_);
 }
 
 void CudaKernel::verify_params(CUfunction f) const {

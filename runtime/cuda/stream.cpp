@@ -17,8 +17,8 @@ constexpr size_t kStagingLimit = size_t{256} << 20;  // pinned bytes held before
 CudaEvent::~CudaEvent() {
   std::lock_guard lock(mutex_);
   if (!event_ || !ctx_->alive) return;
-  ContextScope scope(device_->driver(), *ctx_);
-  device_->driver().cuEventDestroy(event_);
+  ContextScope scope(device_->driver(), *ctx_, std::nothrow);
+  if (scope.entered()) device_->driver().cuEventDestroy(event_);
 }
 
 CUevent CudaEvent::handle(const std::shared_ptr<Context>& ctx) {
@@ -57,7 +57,8 @@ CudaStream::CudaStream(CudaDevice* device, CUstream external, std::shared_ptr<Co
 CudaStream::~CudaStream() {
   std::lock_guard lock(mutex_);
   if (!stream_ || !ctx_->alive) return;
-  ContextScope scope(d_, *ctx_);
+  ContextScope scope(d_, *ctx_, std::nothrow);
+  if (!scope.entered()) return;
   try {
     device_->await(
         ctx_, [&] { return d_.cuStreamQuery(stream_); }, "cuStreamSynchronize",
@@ -266,8 +267,8 @@ void CudaStream::abandon_capture() {
 
 CudaGraph::~CudaGraph() {
   if (!exec_ || !ctx_->alive) return;
-  ContextScope scope(device_->driver(), *ctx_);
-  device_->driver().cuGraphExecDestroy(exec_);
+  ContextScope scope(device_->driver(), *ctx_, std::nothrow);
+  if (scope.entered()) device_->driver().cuGraphExecDestroy(exec_);
 }
 
 void CudaStream::replay_graph(const std::shared_ptr<CudaGraph>& graph) {

@@ -51,7 +51,7 @@ Context::Context(std::shared_ptr<Instance> instance, PhysicalFacts facts, std::s
 }
 
 Context::~Context() {
-  if (device_ == VK_NULL_HANDLE) return;
+  if (device_ == VK_NULL_HANDLE || abandoned_.load()) return;
   {
     std::lock_guard lock(queue_mutex_);
     release_hang();
@@ -99,6 +99,7 @@ void Context::release_hang() {
 }
 
 void Context::wait_idle_quietly() {
+  if (abandoned_.load()) return;
   std::lock_guard lock(queue_mutex_);
   release_hang();
   if (hung_.load() && hang_ == VK_NULL_HANDLE) return;  // it would never return
@@ -143,6 +144,13 @@ void Context::check_alive() const {
   if (!lost_.load()) return;
   fail(ErrorKind::DeviceFault, name_, " (", facts_.device_name(),
        ") was lost and cannot run more work: ", lost_reason());
+}
+
+void Context::abandon() {
+  mark_lost(
+      "the device was closed when the device registry was destroyed at process exit (a "
+      "static kernel, buffer or stream used during exit?)");
+  abandoned_.store(true);
 }
 
 void Context::mark_lost(const std::string& why) {

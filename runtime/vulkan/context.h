@@ -52,6 +52,12 @@ class Context {
   void mark_lost(const std::string& why);
   std::string lost_reason() const;
 
+  /// The device was closed at exit while objects made from it live on (statics made before main
+  /// hold them): from now on nothing calls the driver for them (the driver reclaims them with
+  /// the process), and new work fails with the reason.
+  void abandon();
+  bool abandoned() const { return abandoned_.load(); }
+
   /// With validation on: throws ErrorKind::Internal with the validation messages not reported
   /// yet (called by every synchronizing call, so any message fails a test).
   void check_validation();
@@ -77,6 +83,7 @@ class Context {
   std::atomic<bool> inject_lost_{false};
   std::atomic<bool> inject_hang_{false};
   std::atomic<bool> hung_{false};
+  std::atomic<bool> abandoned_{false};
   /// release_hang() signals it; the caller holds queue_mutex_.
   VkSemaphore hang_ = VK_NULL_HANDLE;
   void release_hang();
@@ -108,7 +115,8 @@ class Unique {
   Handle get() const { return handle_; }
   explicit operator bool() const { return handle_ != VK_NULL_HANDLE; }
   void reset() {
-    if (handle_ != VK_NULL_HANDLE) (ctx_->fns().*Destroy)(ctx_->device(), handle_, nullptr);
+    if (handle_ != VK_NULL_HANDLE && !ctx_->abandoned())
+      (ctx_->fns().*Destroy)(ctx_->device(), handle_, nullptr);
     handle_ = VK_NULL_HANDLE;
   }
 

@@ -149,10 +149,33 @@ VulkanDevice::VulkanDevice(std::shared_ptr<Instance> instance, PhysicalFacts fac
 }
 
 VulkanDevice::~VulkanDevice() {
-  if (open_) ExitDrain::remove(this);
+  close();
+}
+
+void VulkanDevice::close() {
+  if (closed_.exchange(true) || !open_) return;
+  ExitDrain::remove(this);
+  drain_quietly();
+  std::vector<std::shared_ptr<VulkanKernel>> kernels;
+  {
+    std::lock_guard lock(kernels_mutex_);
+    for (auto& w : open_->kernels)
+      if (auto k = w.lock()) kernels.push_back(std::move(k));
+    open_->kernels.clear();
+  }
+  for (auto& k : kernels) k->release();
+  kernels.clear();
+  std::weak_ptr<Context> ctx = open_->ctx;
+  open_.reset();  // streams, utility kernels, the pipeline cache (saved), memory, the VkDevice
+  // Buffers, streams or events still held elsewhere keep the Context: they touch nothing now.
+  if (std::shared_ptr<Context> held = ctx.lock()) held->abandon();
 }
 
 VulkanDevice::Open& VulkanDevice::open() {
+  if (closed_.load())
+    fail(ErrorKind::Runtime, info_.name,
+         " was closed when the device registry was destroyed at process exit; nothing can run on "
+         "it now (a static kernel, buffer or stream used during exit?)");
   std::call_once(opened_, [&] {
     auto o = std::make_unique<Open>();
     o->ctx = std::make_shared<Context>(instance_, facts_, info_.name);
@@ -241,7 +264,11 @@ std::shared_ptr<const CompiledKernel> VulkanDevice::compile(const ir::Module& mo
 
 std::shared_ptr<const CompiledKernel> VulkanDevice::load(const target::Artifact& artifact) {
   Open& o = open();
-  return std::make_shared<VulkanKernel>(o.ctx, o.cache->handle(), artifact);
+  auto kernel = std::make_shared<VulkanKernel>(o.ctx, o.cache->handle(), artifact);
+  std::lock_guard lock(kernels_mutex_);
+  std::erase_if(o.kernels, [](const auto& w) { return w.expired(); });
+  o.kernels.push_back(kernel);
+  return kernel;
 }
 
 std::shared_ptr<VulkanStream> VulkanDevice::make_stream(Open& o) {

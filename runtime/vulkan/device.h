@@ -9,6 +9,7 @@
 ///   TESSERA_CACHE_DIR            where the pipeline cache lives (default ~/.cache/tessera)
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -75,6 +76,11 @@ class VulkanDevice final : public DeviceImpl {
   /// so waits for it run into TESSERA_TIMEOUT.
   void inject_hang() { open().ctx->inject_hang(); }
 
+  /// Finishes queued work, destroys the pipelines of every kernel loaded here (statics made
+  /// before main may still hold them) and then the VkDevice; what outlives it is abandoned
+  /// (Context::abandon). Later uses are errors.
+  void close() override;
+
   /// Submits every stream's open batch and waits until the device is idle, reporting nothing
   /// (errors are left to the destructors): what the process's exit does before the drivers tear
   /// themselves down (device.cpp: ExitDrain). Does nothing on a device that was never opened.
@@ -91,6 +97,7 @@ class VulkanDevice final : public DeviceImpl {
     DeviceShared shared;
     std::vector<std::weak_ptr<VulkanStream>> streams;
     std::shared_ptr<VulkanStream> default_stream;
+    std::vector<std::weak_ptr<VulkanKernel>> kernels;  ///< every kernel load() made
   };
   /// The open device, made on first use (a failure throws and is retried by the next call).
   Open& open();
@@ -104,6 +111,8 @@ class VulkanDevice final : public DeviceImpl {
   std::once_flag opened_;
   std::unique_ptr<Open> open_;
   std::mutex streams_mutex_;
+  std::mutex kernels_mutex_;
+  std::atomic<bool> closed_{false};
 };
 
 /// The usable Vulkan physical devices, best first, or why there are none.

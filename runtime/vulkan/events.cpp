@@ -27,7 +27,8 @@ QueryPools::Slot QueryPools::acquire() {
 }
 
 void QueryPools::release(Slot slot) {
-  if (host_reset_) ctx_->fns().vkResetQueryPool(ctx_->device(), slot.pool, slot.index, 1);
+  if (host_reset_ && !ctx_->abandoned())
+    ctx_->fns().vkResetQueryPool(ctx_->device(), slot.pool, slot.index, 1);
   std::lock_guard lock(mutex_);
   free_.push_back(slot);
 }

@@ -372,4 +372,11 @@ VulkanKernel::VulkanKernel(std::shared_ptr<Context> ctx, VkPipelineCache cache,
   if (info.flags) report_executables(*ctx_, pipeline, a.kernel, info.flags);
 }
 
+void VulkanKernel::release() {
+  pipeline_.reset();
+  layout_.reset();
+  module_.reset();
+  ctx_.reset();
+}
+
 }  // namespace tessera::rt::vk

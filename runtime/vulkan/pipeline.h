@@ -64,6 +64,11 @@ class VulkanKernel : public CompiledKernel {
   int64_t print_offset() const { return print_offset_; }
   const std::vector<target::Artifact::PrintSite>& prints() const { return prints_; }
 
+  /// Destroys the pipeline and lets go of the device (VulkanDevice::close, at exit): a launch of
+  /// the kernel afterwards is an error.
+  void release();
+  bool released() const { return !pipeline_; }
+
  private:
   std::shared_ptr<Context> ctx_;
   uint32_t push_bytes_ = 0;

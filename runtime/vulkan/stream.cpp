@@ -321,6 +321,9 @@ void VulkanStream::launch_packed(const std::shared_ptr<const CompiledKernel>& ke
   TESSERA_CHECK(k != nullptr, "kernel ", kernel->name, " was not compiled for a Vulkan device");
   std::lock_guard lock(mutex_);
   shared_.ctx->check_alive();
+  if (k->released())
+    fail(ErrorKind::Runtime, "kernel ", k->name, ": its device (", shared_.ctx->name(),
+         ") was closed at process exit");
   ++op_;
   if (grid.programs() == 0) return;
   TESSERA_CHECK(packed.size() <= k->param_bytes(), "kernel ", k->name, ": ", packed.size(),
