@@ -309,9 +309,15 @@ class HostStream : public StreamImpl {
     std::rethrow_exception(e);
   }
 
+  /// Runs the tasks in order. A task's function, and with it what it captured (the buffers it
+  /// uses, and through a wrapped buffer its owner's release: an imported DLPack tensor's
+  /// deleter), is destroyed before the task counts as done and outside the lock, so a
+  /// synchronizing call that returns finds the stream holding none of it: dropping the caller's
+  /// last handle then releases the memory at once, on the caller's thread.
   void run() {
     for (;;) {
       Task task;
+      bool skipped = false;
       {
         std::unique_lock lock(mutex_);
         cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
@@ -319,20 +325,21 @@ class HostStream : public StreamImpl {
         task = std::move(queue_.front());
         queue_.pop_front();
         ++started_;
-        if (fault_ && !task.always) {  // skipped: its thread is owed the stream's error
+        skipped = fault_ && !task.always;
+        if (skipped)  // its thread is owed the stream's error
           owed_.try_emplace(task.owner, fault_);
-          ++done_;
-          idle_cv_.notify_all();
-          continue;
-        }
-        running_ = task.what;
+        else
+          running_ = task.what;
       }
       std::exception_ptr err;
-      try {
-        task.fn();
-      } catch (...) {
-        err = std::current_exception();
+      if (!skipped) {
+        try {
+          task.fn();
+        } catch (...) {
+          err = std::current_exception();
+        }
       }
+      task.fn = nullptr;
       std::lock_guard lock(mutex_);
       if (err) {
         if (!fault_) fault_ = err;
