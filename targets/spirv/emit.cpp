@@ -116,6 +116,8 @@ void Emitter::emit_region(const ir::Region& region) {
 
 void Emitter::emit_op(const ir::Op& op) {
   current_op_ = &op;
+  // Every `kMath` row of ops.def, unary or binary: emit_math (emit_math.cpp's table) decides.
+  if (op.has(ir::kMath)) return emit_math(op);
   // clang-format off
   switch (op.kind) {
     case OpKind::ProgramId:   return emit_identity(op);
@@ -132,10 +134,6 @@ void Emitter::emit_op(const ir::Op& op) {
       return emit_compare(op);
     case OpKind::Neg: case OpKind::Not: case OpKind::Abs:
       return emit_unary(op);
-    case OpKind::Exp: case OpKind::Exp2: case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt:
-    case OpKind::Rsqrt: case OpKind::Sin: case OpKind::Cos: case OpKind::Tanh: case OpKind::Erf:
-    case OpKind::Log1p: case OpKind::Floor: case OpKind::Ceil:
-      return emit_math(op);
     case OpKind::Fma:         return emit_fma(op);
     case OpKind::Where:       return emit_where(op);
     case OpKind::Cast:        return emit_cast(op);
