@@ -7,6 +7,7 @@
 #include <random>
 
 #include "core/ir/builder.h"
+#include "core/ir/op_table.h"
 #include "core/ir/ops.h"
 #include "core/support/error.h"
 
@@ -138,15 +139,22 @@ Value* Gen::emit_unary() {
   if (chance(60)) {
     Value* a = find([](Value* v) { return is_f(v->type.dtype); });
     if (!a) return nullptr;
-    static const OpKind kMath[] = {OpKind::Exp,  OpKind::Exp2,  OpKind::Log,   OpKind::Log2,
-                                   OpKind::Sqrt, OpKind::Rsqrt, OpKind::Sin,   OpKind::Cos,
-                                   OpKind::Tanh, OpKind::Erf,   OpKind::Floor, OpKind::Ceil};
+    // Every math row of ops.def, unary or binary; step functions (floor, ceil: a 1-ulp input
+    // difference moves the result a whole unit) only when the comparison is exact.
+    static const std::vector<OpKind> kAll =
+        ir::kinds_where([](OpKind k) { return ir::is_unary_math(k) || ir::is_binary_math(k); });
+    static const std::vector<OpKind> kSmooth = ir::kinds_where([](OpKind k) {
+      return ir::row_has(k, ir::kMath) && !ir::row_has(k, ir::kStep) &&
+             (ir::is_unary_math(k) || ir::is_binary_math(k));
+    });
     if (chance(15)) {
       Value* b = partner(a);
       Value* c = partner(a);
       return make(OpKind::Fma, {a, b, c}, a->type);
     }
-    const OpKind k = kMath[uniform(0, o_.exact ? 11 : 9)];  // floor/ceil are steps
+    const std::vector<OpKind>& pool = o_.exact ? kAll : kSmooth;
+    const OpKind k = pool[uniform(0, static_cast<int>(pool.size()) - 1)];
+    if (ir::is_binary_math(k)) return make(k, {a, partner(a)}, a->type);
     if ((k == OpKind::Sin || k == OpKind::Cos) && o_.trig_range > 0) {
       const Type t = a->type, b1 = t.with_dtype(DType::i1);
       Value* mag = make(OpKind::Abs, {a}, t);

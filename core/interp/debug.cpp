@@ -110,7 +110,7 @@ void check(const Exec& ex, const Op& op) {
   if (i < 0) return;
   const std::string index = cond.shape.empty() ? "" : ", index " + index_str(cond.shape, i);
   if (op.kind == OpKind::Assume) ex.fault(op, "assumption violated", index);
-  const ir::AssertOp a(const_cast<Op*>(&op));
+  const ir::AssertOp a(&op);
   std::vector<uint64_t> values;
   for (const ir::Value* v : a.values())
     values.push_back(static_cast<uint64_t>(int_element(ex.get(v), i)));

@@ -12,6 +12,7 @@
 #include "core/interp/exec.h"
 #include "core/interp/scalar.h"
 #include "core/ir/abi.h"
+#include "core/ir/op_table.h"
 
 namespace tessera::interp {
 namespace {
@@ -29,66 +30,33 @@ void exec_simt_only(Exec&, const ir::Op& op) {
        "' is a SIMT-IR op; the tile interpreter runs tile-IR kernels only");
 }
 
-/// Every op kind's family. A switch without a default, so a new kind in ops.def that is not
-/// listed here is a compile warning (an error under -Werror): new ops get semantics first.
-Handler handler_for(ir::OpKind kind) {
+/// Every op kind's family, from ops.def: its traits pick whole families (every `kMath` row, unary
+/// or binary), the lists name the rest. The static_assert fails the build while a kind in ops.def
+/// has no family: new ops get semantics first.
+constexpr ir::OpTable<Handler> kHandlers = [] {
   using K = ir::OpKind;
+  ir::OpTable<Handler> t;
+  t.add_trait(exec_unary, ir::kMath);
   // clang-format off
-  switch (kind) {
-    case K::ProgramId: case K::NumPrograms: case K::Constant: case K::Arange: case K::Splat:
-    case K::Broadcast: case K::ExpandDims: case K::Reshape: case K::Permute: case K::Cat:
-    case K::PtrAdd: case K::MultipleOf: case K::MaxContiguous:
-      return exec_tile;
-    case K::Add: case K::Sub: case K::Mul: case K::Div: case K::Rem: case K::Min: case K::Max:
-    case K::And: case K::Or: case K::Xor: case K::Shl: case K::Shr: case K::CmpEq: case K::CmpNe:
-    case K::CmpLt: case K::CmpLe: case K::CmpGt: case K::CmpGe:
-      return exec_arith;
-    case K::Neg: case K::Not: case K::Abs: case K::Exp: case K::Exp2: case K::Log: case K::Log2:
-    case K::Sqrt: case K::Rsqrt: case K::Sin: case K::Cos: case K::Tanh: case K::Erf:
-    case K::Log1p: case K::Floor: case K::Ceil: case K::Fma: case K::Where:
-      return exec_unary;
-    case K::Cast: case K::Bitcast:
-      return exec_cast;
-    case K::Load: case K::Store: case K::AtomicRmw: case K::AtomicCas: case K::DescLoad:
-    case K::DescStore:
-      return exec_memory;
-    case K::Reduce: case K::Scan:
-      return exec_reduce;
-    case K::ReduceGeneric: case K::ScanGeneric:
-      return exec_combine;
-    case K::Dot:
-      return exec_dot;
-    case K::Print: case K::Assert: case K::Assume: case K::DebugBarrier:
-      return exec_debug;
-    case K::For: case K::If: case K::While:
-      return exec_control;
-    case K::Yield: case K::Condition:
-      return exec_terminator;
-    case K::LaneId: case K::SubgroupId: case K::Barrier: case K::Shuffle: case K::SharedLoad:
-    case K::SharedStore: case K::GlobalLoad: case K::GlobalStore: case K::Mma: case K::LdMatrix:
-    case K::CpAsync: case K::CpAsyncCommit: case K::CpAsyncWait: case K::Wgmma:
-    case K::WgmmaFence: case K::WgmmaCommit: case K::WgmmaWait: case K::FenceAsyncShared:
-    case K::CoopMatFill: case K::CoopMatLoad: case K::CoopMatStore: case K::CoopMatMulAdd:
-      return exec_simt_only;
-  }
+  t.add(exec_tile, {K::ProgramId, K::NumPrograms, K::Constant, K::Arange, K::Splat, K::Broadcast,
+                    K::ExpandDims, K::Reshape, K::Permute, K::Cat, K::PtrAdd, K::MultipleOf,
+                    K::MaxContiguous});
+  t.add(exec_arith, {K::Add, K::Sub, K::Mul, K::Div, K::Rem, K::Min, K::Max, K::And, K::Or, K::Xor,
+                     K::Shl, K::Shr, K::CmpEq, K::CmpNe, K::CmpLt, K::CmpLe, K::CmpGt, K::CmpGe});
+  t.add(exec_unary, {K::Neg, K::Not, K::Abs, K::Fma, K::Where});
+  t.add(exec_cast, {K::Cast, K::Bitcast});
+  t.add(exec_memory, {K::Load, K::Store, K::AtomicRmw, K::AtomicCas, K::DescLoad, K::DescStore});
+  t.add(exec_reduce, {K::Reduce, K::Scan});
+  t.add(exec_combine, {K::ReduceGeneric, K::ScanGeneric});
+  t.add(exec_dot, {K::Dot});
+  t.add(exec_debug, {K::Print, K::Assert, K::Assume, K::DebugBarrier});
+  t.add(exec_control, {K::For, K::If, K::While});
+  t.add(exec_terminator, {K::Yield, K::Condition});
+  t.add_trait(exec_simt_only, ir::kSimt);
   // clang-format on
-  return exec_terminator;
-}
-
-constexpr int kNumKinds = 0
-#define OP(name, text, min_ops, max_ops, results, regions, traits) +1
-#include "core/ir/ops.def"
-#undef OP
-    ;
-
-const std::array<Handler, kNumKinds>& handlers() {
-  static const auto table = [] {
-    std::array<Handler, kNumKinds> t{};
-    for (int i = 0; i < kNumKinds; ++i) t[i] = handler_for(static_cast<ir::OpKind>(i));
-    return t;
-  }();
-  return table;
-}
+  return t;
+}();
+static_assert(ir::complete(kHandlers), "an op kind of ops.def has no tile-interpreter family");
 
 }  // namespace
 
@@ -138,7 +106,7 @@ RuntimeValue Exec::take(const ir::Value* v) {
 }
 
 void Exec::exec(const ir::Op& op) {
-  handlers()[static_cast<size_t>(op.kind)](*this, op);
+  kHandlers[op.kind](*this, op);
 }
 
 std::vector<RuntimeValue> Exec::run_region(const ir::Region& region,

@@ -6,6 +6,7 @@
 #include "core/interp/exec.h"
 #include "core/interp/numeric.h"
 #include "core/interp/scalar.h"
+#include "core/ir/op_table.h"
 
 namespace tessera::interp {
 namespace {
@@ -52,6 +53,26 @@ void math_function(const Op& op, const RuntimeValue& a, RuntimeValue& r) {
   math(op, a, r, math_fn(op.kind));
 }
 
+/// A binary float-only math function: r[i] = f(a[i], b[i]) in double, rounded once.
+RuntimeValue math_function2(const Op& op, const RuntimeValue& a, const RuntimeValue& b) {
+  TESSERA_CHECK(ir::is_float(a.dtype) && !a.is_ptr && a.dtype == b.dtype && a.shape == b.shape, "'",
+                op.name(), "' on ", a.type().str(), " and ", b.type().str());
+  const MathFn2 fn = math_fn2(op.kind);
+  RuntimeValue r = RuntimeValue::make(a.dtype, false, a.shape);
+  dispatch(a.storage_dtype(), [&](auto t) {
+    using T = decltype(t);
+    using S = typename T::S;
+    if constexpr (T::kFloat) {
+      const S* pa = a.data<S>();
+      const S* pb = b.data<S>();
+      S* pr = r.data<S>();
+      for (int64_t i = 0; i < r.numel(); ++i)
+        pr[i] = T::from_double(fn(T::to_double(pa[i]), T::to_double(pb[i])));
+    }
+  });
+  return r;
+}
+
 RuntimeValue fma(const Op& op, const RuntimeValue& a, const RuntimeValue& b,
                  const RuntimeValue& c) {
   TESSERA_CHECK(ir::is_float(a.dtype) && !a.is_ptr, "'fma' on ", a.type().str());
@@ -94,46 +115,14 @@ RuntimeValue where(const Op& op, const RuntimeValue& cond, const RuntimeValue& a
 
 }  // namespace
 
-MathFn math_fn(OpKind kind) {
-  switch (kind) {
-    case OpKind::Exp:
-      return [](double x) { return std::exp(x); };
-    case OpKind::Exp2:
-      return [](double x) { return std::exp2(x); };
-    case OpKind::Log:
-      return [](double x) { return std::log(x); };
-    case OpKind::Log2:
-      return [](double x) { return std::log2(x); };
-    case OpKind::Sqrt:
-      return [](double x) { return std::sqrt(x); };
-    case OpKind::Rsqrt:
-      return [](double x) { return 1.0 / std::sqrt(x); };
-    case OpKind::Sin:
-      return [](double x) { return std::sin(x); };
-    case OpKind::Cos:
-      return [](double x) { return std::cos(x); };
-    case OpKind::Tanh:
-      return [](double x) { return std::tanh(x); };
-    case OpKind::Erf:
-      return [](double x) { return std::erf(x); };
-    case OpKind::Log1p:
-      return [](double x) { return std::log1p(x); };
-    case OpKind::Floor:
-      return [](double x) { return std::floor(x); };
-    case OpKind::Ceil:
-      return [](double x) { return std::ceil(x); };
-    default:
-      TESSERA_CHECK(false, "not a math function: ", ir::op_name(kind));
-      return nullptr;
-  }
-}
-
 void exec_unary(Exec& ex, const Op& op) {
   auto operand = [&](size_t i) -> const RuntimeValue& { return ex.get(op.operand(i)); };
   if (op.kind == OpKind::Fma)
     return ex.set(op.result(), fma(op, operand(0), operand(1), operand(2)));
   if (op.kind == OpKind::Where)
     return ex.set(op.result(), where(op, operand(0), operand(1), operand(2)));
+  if (ir::is_binary_math(op.kind))
+    return ex.set(op.result(), math_function2(op, operand(0), operand(1)));
   const RuntimeValue& a = operand(0);
   RuntimeValue r = RuntimeValue::make(a.dtype, a.is_ptr, a.shape);
   if (op.kind == OpKind::Neg || op.kind == OpKind::Not || op.kind == OpKind::Abs)

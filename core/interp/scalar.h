@@ -14,6 +14,7 @@
 #include "core/interp/interpreter.h"
 #include "core/interp/value.h"
 #include "core/ir/ir.h"
+#include "core/ir/semantics.h"
 
 namespace tessera::interp {
 
@@ -24,10 +25,11 @@ std::vector<RuntimeValue> read_params(const ir::Function& fn, std::span<const st
 /// The value of a `constant` op: a scalar, or a tile of its type with every element equal.
 RuntimeValue constant_value(const ir::Op& op);
 
-/// The double-precision function of a math op kind (exp ... ceil); its result is rounded once
-/// to the operand's dtype. Internal error for any other kind.
-using MathFn = double (*)(double);
-MathFn math_fn(ir::OpKind kind);
+/// The math ops' definitions (core/ir/semantics.h), shared with constant folding.
+using ir::math_fn;
+using ir::math_fn2;
+using ir::MathFn;
+using ir::MathFn2;
 
 /// One element as `print` writes it: floats in the shortest form that reads back exactly,
 /// integers in decimal, pointers and `hex` values as 0x and two digits per byte.

@@ -5,11 +5,56 @@
 #include <unordered_map>
 
 #include "core/interp/simt_exec.h"
+#include "core/ir/op_table.h"
 
 namespace tessera::interp::simt {
 namespace {
 
 using ir::OpKind;
+
+/// The SIMT interpreter's op families. `Special` kinds are compiled before family selection
+/// (constants, ids, bitcasts, hints, terminators).
+enum class Family : uint8_t {
+  Special,
+  Scalar,
+  Memory,
+  Shared,
+  Control,
+  Debug,
+  Matrix,
+  Wgmma,
+  CoopMat,
+  TileOnly
+};
+
+/// Every op kind's family: traits pick whole families (every math row is scalar), the lists name
+/// the rest; the static_assert fails the build while a kind of ops.def has none.
+constexpr ir::OpTable<Family> kFamilies = [] {
+  using K = OpKind;
+  using F = Family;
+  ir::OpTable<Family> t;
+  t.add_trait(F::Scalar, ir::kMath);
+  // clang-format off
+  t.add(F::Scalar, {K::ProgramId, K::NumPrograms, K::Add, K::Sub, K::Mul, K::Div, K::Rem, K::Min,
+                    K::Max, K::And, K::Or, K::Xor, K::Shl, K::Shr, K::CmpEq, K::CmpNe, K::CmpLt,
+                    K::CmpLe, K::CmpGt, K::CmpGe, K::Neg, K::Not, K::Abs, K::Fma, K::Where,
+                    K::Cast, K::PtrAdd});
+  t.add(F::Memory, {K::AtomicRmw, K::AtomicCas, K::GlobalLoad, K::GlobalStore});
+  t.add(F::Shared, {K::SharedLoad, K::SharedStore});
+  t.add(F::Control, {K::For, K::If, K::While, K::Barrier, K::Shuffle});
+  t.add(F::Debug, {K::Print, K::Assert, K::Assume});
+  t.add(F::Matrix, {K::Mma, K::LdMatrix, K::CpAsync, K::CpAsyncCommit, K::CpAsyncWait});
+  t.add(F::Wgmma, {K::Wgmma, K::WgmmaFence, K::WgmmaCommit, K::WgmmaWait, K::FenceAsyncShared});
+  t.add(F::CoopMat, {K::CoopMatFill, K::CoopMatLoad, K::CoopMatStore, K::CoopMatMulAdd});
+  t.add(F::TileOnly, {K::Arange, K::Splat, K::Broadcast, K::ExpandDims, K::Reshape, K::Permute,
+                      K::Cat, K::Load, K::Store, K::Reduce, K::ReduceGeneric, K::Scan,
+                      K::ScanGeneric, K::Dot, K::DescLoad, K::DescStore, K::DebugBarrier});
+  t.add(F::Special, {K::Constant, K::LaneId, K::SubgroupId, K::Bitcast, K::MultipleOf,
+                     K::MaxContiguous, K::Yield, K::Condition});
+  // clang-format on
+  return t;
+}();
+static_assert(ir::complete(kFamilies), "an op kind of ops.def has no SIMT-interpreter family");
 
 class Compiler {
  public:
@@ -115,47 +160,32 @@ class Compiler {
       ids[t] = static_cast<int32_t>(op.kind == OpKind::LaneId ? t % sg : t / sg);
   }
 
-  /// Every op kind's family: a switch without a default, so that a new kind in ops.def is a
-  /// compile error here until it has SIMT semantics.
+  /// Every op kind's family (kFamilies, from ops.def), then an exhaustive switch over families.
   Handler select(Instr& instr) const {
     const ir::Op& op = *instr.op;
-    using K = OpKind;
-    // clang-format off
-    switch (op.kind) {
-      case K::ProgramId: case K::NumPrograms: case K::Add: case K::Sub: case K::Mul: case K::Div:
-      case K::Rem: case K::Min: case K::Max: case K::And: case K::Or: case K::Xor: case K::Shl:
-      case K::Shr: case K::CmpEq: case K::CmpNe: case K::CmpLt: case K::CmpLe: case K::CmpGt:
-      case K::CmpGe: case K::Neg: case K::Not: case K::Abs: case K::Exp: case K::Exp2: case K::Log:
-      case K::Log2: case K::Sqrt: case K::Rsqrt: case K::Sin: case K::Cos: case K::Tanh:
-      case K::Erf: case K::Floor: case K::Ceil: case K::Fma: case K::Where: case K::Cast:
-      case K::Log1p: case K::PtrAdd:
+    switch (kFamilies[op.kind]) {
+      case Family::Scalar:
         return select_scalar(instr);
-      case K::AtomicRmw: case K::AtomicCas: case K::GlobalLoad: case K::GlobalStore:
+      case Family::Memory:
         return select_memory(instr);
-      case K::SharedLoad: case K::SharedStore:
+      case Family::Shared:
         return select_shared(instr, m_.shared);
-      case K::For: case K::If: case K::While: case K::Barrier: case K::Shuffle:
+      case Family::Control:
         return select_control(instr, t_);
-      case K::Print: case K::Assert: case K::Assume:
+      case Family::Debug:
         return select_debug(instr);
-      case K::Mma: case K::LdMatrix: case K::CpAsync: case K::CpAsyncCommit: case K::CpAsyncWait:
+      case Family::Matrix:
         return select_matrix(instr, m_.shared);
-      case K::Wgmma: case K::WgmmaFence: case K::WgmmaCommit: case K::WgmmaWait:
-      case K::FenceAsyncShared:
+      case Family::Wgmma:
         return select_wgmma(instr, m_);
-      case K::CoopMatFill: case K::CoopMatLoad: case K::CoopMatStore: case K::CoopMatMulAdd:
+      case Family::CoopMat:
         return select_coopmat(instr);
-      case K::Arange: case K::Splat: case K::Broadcast: case K::ExpandDims: case K::Reshape:
-      case K::Permute: case K::Cat: case K::Load: case K::Store: case K::Reduce:
-      case K::ReduceGeneric: case K::Scan: case K::ScanGeneric: case K::Dot: case K::DescLoad:
-      case K::DescStore: case K::DebugBarrier:
+      case Family::TileOnly:
         fail(ErrorKind::User, op.loc.str(), ": error: '", op.name(),
              "' is a tile-IR op; the SIMT interpreter runs SIMT functions only");
-      case K::Constant: case K::LaneId: case K::SubgroupId: case K::Bitcast: case K::MultipleOf:
-      case K::MaxContiguous: case K::Yield: case K::Condition:
+      case Family::Special:
         break;
     }
-    // clang-format on
     TESSERA_CHECK(false, "'", op.name(), "' has no SIMT handler");
     return nullptr;
   }

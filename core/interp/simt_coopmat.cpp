@@ -176,13 +176,13 @@ Handler select_coopmat(Instr& in) {
     case ir::OpKind::CoopMatFill:
       return &coop_fill;
     case ir::OpKind::CoopMatLoad: {
-      ir::CoopMatLoadOp op(const_cast<ir::Op*>(in.op));
+      ir::CoopMatLoadOp op(in.op);
       in.imm[0] = op.buffer();
       in.imm[1] = op.col_major() ? -op.stride() : op.stride();
       return &coop_access<false>;
     }
     case ir::OpKind::CoopMatStore: {
-      ir::CoopMatStoreOp op(const_cast<ir::Op*>(in.op));
+      ir::CoopMatStoreOp op(in.op);
       in.imm[0] = op.buffer();
       in.imm[1] = op.col_major() ? -op.stride() : op.stride();
       return &coop_access<true>;

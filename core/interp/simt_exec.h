@@ -62,7 +62,8 @@ struct Instr {
   std::vector<Slot> in;     ///< operand slots, in operand order
   std::vector<Slot> out;    ///< result slots
   int64_t imm[2] = {};      ///< op-specific immediates (see each family's selector)
-  MathFn math = nullptr;    ///< math ops: the function
+  MathFn math = nullptr;    ///< unary math ops: the function
+  MathFn2 math2 = nullptr;  ///< binary math ops: the function
   uint32_t blocks[2] = {};  ///< control flow: the regions' blocks
   /// Control-flow and shuffle scratch, sized `threads` at compile time.
   mutable std::vector<uint8_t> masks[2];

@@ -84,7 +84,7 @@ void mma(Machine& m, const Instr& in, const Mask& mask) {
 }
 
 Handler select_mma(Instr& in) {
-  const ir::MmaShape& shape = ir::MmaOp(const_cast<ir::Op*>(in.op)).shape();
+  const ir::MmaShape& shape = ir::MmaOp(in.op).shape();
   in.imm[0] = &shape - ir::mma_shapes().data();
   switch (shape.in) {
     case ir::DType::f16:
@@ -136,7 +136,7 @@ void ldmatrix(Machine& m, const Instr& in, const Mask& mask) {
 }
 
 Handler select_ldmatrix(Instr& in, const SharedMemory& shared) {
-  ir::LdMatrixOp ld(const_cast<ir::Op*>(in.op));
+  ir::LdMatrixOp ld(in.op);
   in.imm[0] = ld.buffer();
   in.imm[1] = ld.count() | (ld.trans() ? 8 : 0);
   TESSERA_CHECK(in.imm[0] >= 0 && static_cast<size_t>(in.imm[0]) < shared.buffers.size(),
@@ -229,7 +229,7 @@ Handler select_matrix(Instr& in, const SharedMemory& shared) {
     case ir::OpKind::LdMatrix:
       return select_ldmatrix(in, shared);
     case ir::OpKind::CpAsync:
-      in.imm[0] = ir::CpAsyncOp(const_cast<ir::Op*>(in.op)).buffer();
+      in.imm[0] = ir::CpAsyncOp(in.op).buffer();
       TESSERA_CHECK(in.imm[0] >= 0 && static_cast<size_t>(in.imm[0]) < shared.buffers.size(),
                     "'cp_async' of an undeclared buffer");
       return &cp_async;

@@ -8,6 +8,7 @@
 #include "core/interp/convert.h"
 #include "core/interp/numeric.h"
 #include "core/interp/simt_exec.h"
+#include "core/ir/op_table.h"
 
 namespace tessera::interp::simt {
 namespace {
@@ -165,6 +166,18 @@ template <class T>
 struct MathH {
   static void run(Machine& m, const Instr& in, const Mask& k) { math<T>(m, in, k); }
 };
+/// A binary math function, computed in double and rounded once (the tile interpreter's math_fn2).
+template <class T>
+struct Math2H {
+  static void run(Machine& m, const Instr& in, const Mask&) {
+    using S = typename T::S;
+    const S* a = in.in[0].as<S>();
+    const S* b = in.in[1].as<S>();
+    S* r = in.out[0].as<S>();
+    for (uint32_t t = 0, n = m.threads; t < n; ++t)
+      r[t] = T::from_double(in.math2(T::to_double(a[t]), T::to_double(b[t])));
+  }
+};
 template <class T>
 struct FmaH {
   static void run(Machine& m, const Instr& in, const Mask& k) { fma<T>(m, in, k); }
@@ -267,6 +280,10 @@ Handler select_scalar(Instr& in) {
       break;
   }
   const ir::DType dtype = storage(op.operand(0));
+  if (ir::is_binary_math(op.kind)) {
+    in.math2 = math_fn2(op.kind);
+    return float_only<Math2H>(dtype);
+  }
   if (op.operands.size() == 2) return select_binary(in, dtype);
   return select_unary(in, dtype);
 }

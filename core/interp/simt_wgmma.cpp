@@ -109,7 +109,7 @@ void registers_operand(const Instr& in, uint32_t g, const ir::WgmmaShape& shape,
 /// wgmma: per warpgroup, D = A x B + C, A from shared memory or registers, B from shared
 /// memory (imm unused).
 void wgmma(Machine& m, const Instr& in, const Mask& mask) {
-  ir::WgmmaOp w(const_cast<ir::Op*>(in.op));
+  ir::WgmmaOp w(in.op);
   const ir::WgmmaShape shape = w.shape();
   const bool a_regs = w.a_in_registers();
   const ir::WgmmaSmem sb = w.b_smem();

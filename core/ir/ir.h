@@ -49,6 +49,7 @@ enum OpTrait : uint32_t {
   kTerminator = 1u << 8,  ///< ends a region
   kTileOnly = 1u << 9,    ///< exists only in the tile IR (not in SIMT functions)
   kSimt = 1u << 10,       ///< exists only in the SIMT IR (core/ir/simt.h)
+  kStep = 1u << 11,       ///< a step function (floor, ceil): a 1-ulp input change moves it by 1
 };
 
 /// The static facts of an op kind, from ops.def.

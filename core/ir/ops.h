@@ -156,8 +156,8 @@ namespace tessera::ir {
 /// Base of the typed views: checks the kind, forwards to the op.
 template <OpKind K>
 struct OpView {
-  Op* op;
-  explicit OpView(Op* o) : op(o) {
+  const Op* op;  ///< views only read: a view of a const op needs no const_cast
+  explicit OpView(const Op* o) : op(o) {
     TESSERA_CHECK(o && o->kind == K, "expected op '", op_name(K), "'");
   }
   static bool is(const Op* o) { return o && o->kind == K; }

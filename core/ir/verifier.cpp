@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/ir/op_table.h"
 #include "core/ir/printer.h"
 #include "core/ir/verifier_checks.h"
 
@@ -128,52 +129,51 @@ std::string arity_str(int lo, int hi, std::string_view noun) {
   return std::to_string(lo) + " to " + count_str(hi, noun);
 }
 
-/// The family check of each kind. No default: a new kind in ops.def must pick one.
-void check_semantics(OpChecker& c) {
+/// `print` and `assert` are checked as SIMT ops in a SIMT function.
+void check_debug(OpChecker& c) {
   using namespace verifier_detail;
+  return c.simt ? check_simt_debug(c) : check_hint_or_debug(c);
+}
+
+/// No operands, results or attributes: the structural checks said all.
+void check_nothing(OpChecker&) {}
+
+/// The family check of each kind: traits pick whole families (every `kMath` row is elementwise),
+/// the lists name the rest; the static_assert fails the build while a kind in ops.def has none.
+using Check = void (*)(OpChecker&);
+constexpr OpTable<Check> kChecks = [] {
+  using namespace verifier_detail;
+  using K = OpKind;
+  OpTable<Check> t;
+  t.add_trait(check_elementwise, kMath);
   // clang-format off
-  switch (c.op.kind) {
-    case OpKind::ProgramId: case OpKind::NumPrograms: case OpKind::Constant: case OpKind::Arange:
-    case OpKind::Splat: case OpKind::Broadcast: case OpKind::ExpandDims: case OpKind::Reshape:
-    case OpKind::Permute: case OpKind::Cat:
-      return check_identity_or_construction(c);
-    case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::Rem:
-    case OpKind::Min: case OpKind::Max: case OpKind::And: case OpKind::Or: case OpKind::Xor:
-    case OpKind::Shl: case OpKind::Shr: case OpKind::CmpEq: case OpKind::CmpNe: case OpKind::CmpLt:
-    case OpKind::CmpLe: case OpKind::CmpGt: case OpKind::CmpGe: case OpKind::Neg: case OpKind::Not:
-    case OpKind::Abs: case OpKind::Exp: case OpKind::Exp2: case OpKind::Log: case OpKind::Log2:
-    case OpKind::Sqrt: case OpKind::Rsqrt: case OpKind::Sin: case OpKind::Cos: case OpKind::Tanh:
-    case OpKind::Erf: case OpKind::Floor: case OpKind::Ceil: case OpKind::Fma: case OpKind::Where:
-    case OpKind::Log1p: case OpKind::Cast: case OpKind::Bitcast: case OpKind::PtrAdd:
-      return check_elementwise(c);
-    case OpKind::Load: case OpKind::Store: case OpKind::AtomicRmw: case OpKind::AtomicCas:
-    case OpKind::DescLoad: case OpKind::DescStore:
-      return check_memory(c);
-    case OpKind::Reduce: case OpKind::ReduceGeneric: case OpKind::Scan: case OpKind::ScanGeneric:
-    case OpKind::Dot:
-      return check_reduction(c);
-    case OpKind::Print: case OpKind::Assert:
-      return c.simt ? check_simt_debug(c) : check_hint_or_debug(c);
-    case OpKind::MultipleOf: case OpKind::MaxContiguous: case OpKind::Assume:
-      return check_hint_or_debug(c);
-    case OpKind::DebugBarrier:
-      return;  // no operands, results or attributes: the structural checks said all
-    case OpKind::For: case OpKind::If: case OpKind::While: case OpKind::Yield:
-    case OpKind::Condition:
-      return check_control(c);
-    case OpKind::LaneId: case OpKind::SubgroupId: case OpKind::Barrier: case OpKind::Shuffle:
-    case OpKind::SharedLoad: case OpKind::SharedStore: case OpKind::GlobalLoad:
-    case OpKind::GlobalStore: case OpKind::Mma: case OpKind::LdMatrix: case OpKind::CpAsync:
-    case OpKind::CpAsyncCommit: case OpKind::CpAsyncWait:
-      return check_simt(c);
-    case OpKind::Wgmma: case OpKind::WgmmaFence: case OpKind::WgmmaCommit: case OpKind::WgmmaWait:
-    case OpKind::FenceAsyncShared:
-      return check_wgmma_family(c);
-    case OpKind::CoopMatFill: case OpKind::CoopMatLoad: case OpKind::CoopMatStore:
-    case OpKind::CoopMatMulAdd:
-      return check_coopmat_family(c);
-  }
+  t.add(check_identity_or_construction, {K::ProgramId, K::NumPrograms, K::Constant, K::Arange,
+                                         K::Splat, K::Broadcast, K::ExpandDims, K::Reshape,
+                                         K::Permute, K::Cat});
+  t.add(check_elementwise, {K::Add, K::Sub, K::Mul, K::Div, K::Rem, K::Min, K::Max, K::And, K::Or,
+                            K::Xor, K::Shl, K::Shr, K::CmpEq, K::CmpNe, K::CmpLt, K::CmpLe,
+                            K::CmpGt, K::CmpGe, K::Neg, K::Not, K::Abs, K::Fma, K::Where,
+                            K::Cast, K::Bitcast, K::PtrAdd});
+  t.add(check_memory, {K::Load, K::Store, K::AtomicRmw, K::AtomicCas, K::DescLoad, K::DescStore});
+  t.add(check_reduction, {K::Reduce, K::ReduceGeneric, K::Scan, K::ScanGeneric, K::Dot});
+  t.add(check_debug, {K::Print, K::Assert});
+  t.add(check_hint_or_debug, {K::MultipleOf, K::MaxContiguous, K::Assume});
+  t.add(check_nothing, {K::DebugBarrier});
+  t.add(check_control, {K::For, K::If, K::While, K::Yield, K::Condition});
+  t.add(check_simt, {K::LaneId, K::SubgroupId, K::Barrier, K::Shuffle, K::SharedLoad,
+                     K::SharedStore, K::GlobalLoad, K::GlobalStore, K::Mma, K::LdMatrix,
+                     K::CpAsync, K::CpAsyncCommit, K::CpAsyncWait});
+  t.add(check_wgmma_family, {K::Wgmma, K::WgmmaFence, K::WgmmaCommit, K::WgmmaWait,
+                             K::FenceAsyncShared});
+  t.add(check_coopmat_family, {K::CoopMatFill, K::CoopMatLoad, K::CoopMatStore,
+                               K::CoopMatMulAdd});
   // clang-format on
+  return t;
+}();
+static_assert(complete(kChecks), "an op kind of ops.def has no verifier family");
+
+void check_semantics(OpChecker& c) {
+  kChecks[c.op.kind](c);
 }
 
 /// Walks one function: every op in order, with the set of values visible at each point.

@@ -100,6 +100,8 @@ void check_nan_attr(OpChecker& c) {
 
 void check_elementwise(OpChecker& c) {
   const Type& a = c.in(0);
+  // Every math function of ops.def, whatever its arity: float operands of one type.
+  if (has_trait(c.op.kind, kMath)) return check_same_type_op(c, a.is_float(), "float");
   // clang-format off
   switch (c.op.kind) {
     case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::Rem:
@@ -113,9 +115,7 @@ void check_elementwise(OpChecker& c) {
     case OpKind::CmpEq: case OpKind::CmpNe: case OpKind::CmpLt: case OpKind::CmpLe:
     case OpKind::CmpGt: case OpKind::CmpGe:
       return check_compare(c);
-    case OpKind::Exp: case OpKind::Exp2: case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt:
-    case OpKind::Rsqrt: case OpKind::Sin: case OpKind::Cos: case OpKind::Tanh: case OpKind::Erf:
-    case OpKind::Log1p: case OpKind::Floor: case OpKind::Ceil: case OpKind::Fma:
+    case OpKind::Fma:
       return check_same_type_op(c, a.is_float(), "float");
     case OpKind::Where: return check_where(c);
     case OpKind::Cast: return check_cast(c);

@@ -134,7 +134,7 @@ void check_async_operands(OpChecker& c) {
   for (size_t i = 0; i < c.num_in(); ++i) {
     const Value* v = c.op.operands[i];
     if (!v->def || v->def->kind != OpKind::Wgmma) continue;
-    if (k == OpKind::Wgmma && i > WgmmaOp(const_cast<Op*>(&c.op)).b_slot()) continue;
+    if (k == OpKind::Wgmma && i > WgmmaOp(&c.op).b_slot()) continue;
     c.fail("reads operand #", i,
            ", a result of a wgmma, before a wgmma_wait settles it (only a "
            "wgmma's C, a wgmma_wait or a yield may)");

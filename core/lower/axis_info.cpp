@@ -81,7 +81,7 @@ class Analyzer {
     auto operand = [&](size_t i) { return get(op.operand(i)); };
     switch (op.kind) {
       case OpKind::Constant: {
-        ir::ConstantOp c(const_cast<ir::Op*>(&op));
+        ir::ConstantOp c(&op);
         int64_t div = c.is_float() ? 1 : pow2_divisor(c.int_value());
         for (int d = 0; d < n; ++d) {
           out.divisibility[d] = div;
@@ -90,7 +90,7 @@ class Analyzer {
         return out;
       }
       case OpKind::Arange: {
-        ir::ArangeOp a(const_cast<ir::Op*>(&op));
+        ir::ArangeOp a(&op);
         out.contiguity[0] = extent(r, 0);
         out.divisibility[0] = pow2_divisor(a.start());
         return out;
@@ -226,9 +226,8 @@ class Analyzer {
   static bool is_one(const ir::Value* v) {
     const ir::Op* def = v->def;
     while (def && def->kind == OpKind::Splat) def = def->operand(0)->def;
-    return def && def->kind == OpKind::Constant &&
-           !ir::ConstantOp(const_cast<ir::Op*>(def)).is_float() &&
-           ir::ConstantOp(const_cast<ir::Op*>(def)).int_value() == 1;
+    return def && def->kind == OpKind::Constant && !ir::ConstantOp(def).is_float() &&
+           ir::ConstantOp(def).int_value() == 1;
   }
 
   AxisInfo compare(const ir::Op& op, AxisInfo out) const {
@@ -259,7 +258,7 @@ class Analyzer {
   }
 
   void for_loop(const ir::Op& op) {
-    ir::ForOp f(const_cast<ir::Op*>(&op));
+    ir::ForOp f(&op);
     AxisInfo iv = AxisInfo::unknown(0);
     iv.divisibility[0] = gcd(get(f.lower()).divisibility[0], get(f.step()).divisibility[0]);
     info_[f.iv()] = iv;
@@ -267,7 +266,7 @@ class Analyzer {
   }
 
   void while_loop(const ir::Op& op) {
-    ir::WhileOp w(const_cast<ir::Op*>(&op));
+    ir::WhileOp w(&op);
     for (size_t i = 0; i < w.before()->args.size(); ++i)
       info_[w.before()->args[i]] = AxisInfo::unknown(w.before()->args[i]->type.rank());
     for (size_t i = 0; i < w.after()->args.size(); ++i)
@@ -304,7 +303,7 @@ class Analyzer {
   }
 
   void if_op(const ir::Op& op) {
-    ir::IfOp f(const_cast<ir::Op*>(&op));
+    ir::IfOp f(&op);
     region(*f.then_region());
     region(*f.else_region());
     for (size_t i = 0; i < op.results.size(); ++i)

@@ -132,7 +132,7 @@ std::string WgmmaOperand::str() const {
 
 void plan_wgmma_operands(DotPlan& plan, const ir::Op& op, const Homes& homes) {
   if (plan.kind != DotKind::Wgmma) return;
-  ir::DotOp dot(const_cast<ir::Op*>(&op));
+  ir::DotOp dot(&op);
   plan.wa = wgmma_operand(true, fast_dim(homes.layout_for(dot.lhs())), dot.lhs()->type.shape,
                           *plan.wgmma);
   plan.wb = wgmma_operand(false, fast_dim(homes.layout_for(dot.rhs())), dot.rhs()->type.shape,
@@ -152,7 +152,7 @@ void plan_wgmma_operands(DotPlan& plan, const ir::Op& op, const Homes& homes) {
 }
 
 DotPlan plan_dot(const ir::Op& op, const target::Target& target, int64_t threads) {
-  ir::DotOp dot(const_cast<ir::Op*>(&op));
+  ir::DotOp dot(&op);
   if (std::optional<DotPlan> w = wgmma_plan(dot, target, threads)) return *w;
   if (std::optional<DotPlan> c = coopmat_plan(dot, target, threads)) return *c;
   const ir::MmaShape* s = mma_sync_shape(dot, target);

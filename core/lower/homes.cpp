@@ -152,7 +152,7 @@ void Homes::loop_args(const ir::Region& body, size_t first, std::span<ir::Value*
 void Homes::op(const ir::Op& o) {
   switch (o.kind) {
     case OpKind::For: {
-      ir::ForOp f(const_cast<ir::Op*>(&o));
+      ir::ForOp f(&o);
       loop_args(*f.body(), 1, f.inits());
       for (size_t i = 0; i < o.results.size(); ++i) {
         free_[o.results[i]] = false;
@@ -161,7 +161,7 @@ void Homes::op(const ir::Op& o) {
       return;
     }
     case OpKind::While: {
-      ir::WhileOp w(const_cast<ir::Op*>(&o));
+      ir::WhileOp w(&o);
       // The carried values live in the before-region's arguments, the after-region's arguments
       // and the results: one home each, unified with the before-argument's.
       auto sync_after = [&] {
@@ -191,7 +191,7 @@ void Homes::op(const ir::Op& o) {
       return;
     }
     case OpKind::If: {
-      ir::IfOp f(const_cast<ir::Op*>(&o));
+      ir::IfOp f(&o);
       region(*f.then_region());
       region(*f.else_region());
       for (size_t i = 0; i < o.results.size(); ++i) {

@@ -70,7 +70,7 @@ std::optional<RingLoad> find_load(const LoweringPlan& plan, const ir::ForOp& f,
   if (!v->def || v->def->kind != OpKind::Load || v->def->parent != &body || uses(body, v) != 1)
     return std::nullopt;
   const ir::Op& load = *v->def;
-  ir::LoadOp ld(const_cast<ir::Op*>(&load));
+  ir::LoadOp ld(&load);
   if (load.int_attr_or("volatile", 0) != 0) return std::nullopt;
   if (ld.other() && !is_zero_constant(ld.other())) return std::nullopt;
   if (ld.mask() && !shiftable(body, ld.mask())) return std::nullopt;
@@ -95,7 +95,7 @@ std::optional<RingLoad> find_load(const LoweringPlan& plan, const ir::ForOp& f,
 /// Plans `p` to go through registers: loaded as wide as the source allows along its contiguous
 /// dimension, in a layout whose stores into the operand's swizzled tile are conflict-free.
 void via_registers(RingLoad& p, const LoweringPlan& plan, const DotPlan& dp, bool is_a) {
-  ir::LoadOp ld(const_cast<ir::Op*>(p.load));
+  ir::LoadOp ld(p.load);
   const ir::Type& t = p.load->result()->type;
   const int elem = ir::dtype_bytes(t.dtype);
   // The source's contiguous dimension (the pointers' longer contiguous run; ties: the last).
@@ -137,7 +137,7 @@ int64_t carried_registers(const RingLoad& p, int64_t threads) {
 /// through registers in the load's home (which the homes chose for the stores into the operand's
 /// layout). False: the ring cannot move it.
 bool plan_copies(RingLoad& p, const LoweringPlan& plan, const DotPlan& dp, bool is_a) {
-  ir::LoadOp ld(const_cast<ir::Op*>(p.load));
+  ir::LoadOp ld(p.load);
   const ir::Value* v = p.load->result();
   // Copies go straight to shared memory and their pointers are recomputed, so they may use any
   // layout: 16 bytes per thread along the home's contiguous dimension (threads past the tile hold
@@ -180,13 +180,13 @@ int fit_stages(int want, int least, int64_t per_stage, int64_t reserve, const ta
 LoopPlan plan_register_ring(const ir::ForOp& f, const ir::Op* dot, const LoweringPlan& plan) {
   LoopPlan plain;
   const DotPlan& dp = plan.dot(*dot);
-  ir::DotOp d(const_cast<ir::Op*>(dot));
+  ir::DotOp d(dot);
   std::optional<RingLoad> a = find_load(plan, f, d.lhs()), b = find_load(plan, f, d.rhs());
   if (!a || !b) return plain;
   const int64_t elem = ir::dtype_bytes(d.lhs()->type.dtype);
   int64_t per_stage = 0;
   for (RingLoad* l : {&*a, &*b}) {
-    ir::LoadOp ld(const_cast<ir::Op*>(l->load));
+    ir::LoadOp ld(l->load);
     l->via_registers = true;
     l->layout = plan.homes().home(l->load->result());
     l->width = access_width(plan.axis(), l->layout, ld.ptr(), ld.mask(), ld.other());
@@ -214,7 +214,7 @@ LoopPlan plan_register_ring(const ir::ForOp& f, const ir::Op* dot, const Lowerin
 LoopPlan plan_loop(const ir::Op& loop, const LoweringPlan& plan) {
   LoopPlan plain;
   if (plan.options().num_stages < 2) return plain;
-  ir::ForOp f(const_cast<ir::Op*>(&loop));
+  ir::ForOp f(&loop);
   const ir::Region& body = *f.body();
   std::vector<const ir::Op*> dots;
   for (const ir::Op* op : body.ops)
@@ -243,7 +243,7 @@ LoopPlan plan_loop(const ir::Op& loop, const LoweringPlan& plan) {
   for (const ir::Op* dot : dots) {
     const DotPlan& dp = plan.dot(*dot);
     acc_regs += dp.acc.num_regs();
-    ir::DotOp d(const_cast<ir::Op*>(dot));
+    ir::DotOp d(dot);
     for (const bool is_a : {true, false}) {
       const ir::Value* v = is_a ? d.lhs() : d.rhs();
       if (is_a && dp.a_registers) {  // wgmma reads it from registers

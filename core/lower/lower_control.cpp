@@ -52,7 +52,7 @@ void Lowerer::lower_for(const ir::Op& op) {
 }
 
 void Lowerer::emit_for(const ir::Op& op, LoopExtension* ext) {
-  ir::ForOp f(const_cast<ir::Op*>(&op));
+  ir::ForOp f(&op);
   std::vector<ir::Value*> operands = {scalar(f.lower()), scalar(f.upper()), scalar(f.step())};
   std::vector<Type> types;
   for (size_t i = 0; i < f.inits().size(); ++i) {
@@ -97,7 +97,7 @@ void Lowerer::emit_for(const ir::Op& op, LoopExtension* ext) {
 }
 
 void Lowerer::lower_if(const ir::Op& op) {
-  ir::IfOp f(const_cast<ir::Op*>(&op));
+  ir::IfOp f(&op);
   std::vector<Type> types;
   for (const ir::Value* r : op.results)
     for (const Type& t : flat_types(*this, r)) types.push_back(t);
@@ -120,7 +120,7 @@ void Lowerer::lower_if(const ir::Op& op) {
 }
 
 void Lowerer::lower_while(const ir::Op& op) {
-  ir::WhileOp w(const_cast<ir::Op*>(&op));
+  ir::WhileOp w(&op);
   const ir::Region* before = w.before();
   const ir::Region* after = w.after();
   std::vector<ir::Value*> inits;

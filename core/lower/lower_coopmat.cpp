@@ -43,7 +43,7 @@ Type Lowerer::register_type(const ir::Type& tile, const Layout& l) const {
 }
 
 void Lowerer::lower_coopmat(const ir::Op& op, const DotPlan& plan) {
-  ir::DotOp dot(const_cast<ir::Op*>(&op));
+  ir::DotOp dot(&op);
   const ir::Value* av = dot.lhs();
   const ir::Value* bv = dot.rhs();
   const MatTiling& t = *plan.acc.mats;

@@ -44,7 +44,7 @@ void Lowerer::lower_dot(const ir::Op& op) {
 }
 
 void Lowerer::lower_fma_dot(const ir::Op& op, const DotPlan& plan) {
-  ir::DotOp dot(const_cast<ir::Op*>(&op));
+  ir::DotOp dot(&op);
   const ir::Value* a = dot.lhs();
   const ir::Value* bm = dot.rhs();
   const ir::Value* r = op.result();

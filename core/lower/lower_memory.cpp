@@ -34,7 +34,7 @@ using ir::OpKind;
 using ir::Type;
 
 void Lowerer::lower_load(const ir::Op& op) {
-  ir::LoadOp ld(const_cast<ir::Op*>(&op));
+  ir::LoadOp ld(&op);
   const ir::Value* r = op.result();
   Type elem = r->type.element();
   if (!r->type.is_tile()) {
@@ -77,7 +77,7 @@ Regs Lowerer::global_loads(const Layout& l, Type elem, const Regs& ptrs, const R
 }
 
 void Lowerer::lower_store(const ir::Op& op) {
-  ir::StoreOp st(const_cast<ir::Op*>(&op));
+  ir::StoreOp st(&op);
   const ir::Value* ptr = st.ptr();
   int64_t elem_bytes = ir::dtype_bytes(ptr->type.dtype);
   if (!ptr->type.is_tile()) {
@@ -190,7 +190,7 @@ void Lowerer::lower_atomic(const ir::Op& op) {
 }
 
 void Lowerer::lower_print(const ir::Op& op) {
-  ir::PrintOp p(const_cast<ir::Op*>(&op));
+  ir::PrintOp p(&op);
   for (size_t k = 0; k < op.operands.size(); ++k) {
     const ir::Value* v = op.operand(k);
     std::string prefix = p.prefix();
@@ -216,7 +216,7 @@ void Lowerer::lower_print(const ir::Op& op) {
 }
 
 void Lowerer::lower_assert(const ir::Op& op) {
-  ir::AssertOp a(const_cast<ir::Op*>(&op));
+  ir::AssertOp a(&op);
   const ir::Value* c = a.cond();
   std::vector<ir::Attribute> attrs = {{"message", a.message()}, {"rank", int64_t{c->type.rank()}}};
   if (a.num_values() > 0) attrs.push_back({"values", int64_t{a.num_values()}});

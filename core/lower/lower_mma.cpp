@@ -47,7 +47,7 @@ void mma_step(Lowerer& lw, const DotPlan& plan, const std::vector<Regs>& fa,
 }  // namespace
 
 void Lowerer::lower_mma(const ir::Op& op, const DotPlan& plan) {
-  ir::DotOp dot(const_cast<ir::Op*>(&op));
+  ir::DotOp dot(&op);
   const ir::Value* av = dot.lhs();
   const ir::Value* bv = dot.rhs();
   Regs acc = regs(dot.acc(), plan.acc);

@@ -47,7 +47,7 @@ class Shifted : public ValueSource {
     const ir::Op& op = *v->def;
     ir::Value* out = nullptr;
     if (op.kind == OpKind::Constant) {
-      ir::ConstantOp c(const_cast<ir::Op*>(&op));
+      ir::ConstantOp c(&op);
       out = c.is_float() ? lw_.const_float(v->type.dtype, c.float_value())
                          : lw_.const_int(v->type.dtype, c.int_value());
     } else {
@@ -86,7 +86,7 @@ ir::Value* in_range(Lowerer& lw, ir::Value* it, ir::Value* ub, ir::Value* step) 
 
 /// The pointers of `p`'s load at iteration `j` (an integer scalar; `at` evaluates the body there).
 Regs pointers(Lowerer& lw, const RingLoad& p, Shifted& at, ir::Value* j) {
-  ir::LoadOp ld(const_cast<ir::Op*>(p.load));
+  ir::LoadOp ld(p.load);
   if (p.iter_arg < 0) return at.regs(ld.ptr(), p.layout);
   Regs ptrs = lw.regs(p.init, p.layout), inc = at.regs(p.inc, p.layout);
   for (size_t i = 0; i < ptrs.size(); ++i) {
@@ -101,7 +101,7 @@ Regs pointers(Lowerer& lw, const RingLoad& p, Shifted& at, ir::Value* j) {
 /// `valid`: the iteration exists.
 void issue(Lowerer& lw, const RingLoad& p, const Operand& o, Shifted& at, ir::Value* j,
            ir::Value* stage, int64_t stage_align, ir::Value* valid) {
-  ir::LoadOp ld(const_cast<ir::Op*>(p.load));
+  ir::LoadOp ld(p.load);
   Regs ptrs = pointers(lw, p, at, j);
   Regs masks = ld.mask() ? at.regs(ld.mask(), p.layout) : Regs{};
   const Layout lo = p.operand_layout();
@@ -133,7 +133,7 @@ void issue(Lowerer& lw, const RingLoad& p, const Operand& o, Shifted& at, ir::Va
 /// Loads `p`'s tile of iteration `j` (evaluated by `at`) into registers in p.layout; `valid`:
 /// the iteration exists (else the registers are zero and nothing is read).
 Regs load_ahead(Lowerer& lw, const RingLoad& p, Shifted& at, ir::Value* j, ir::Value* valid) {
-  ir::LoadOp ld(const_cast<ir::Op*>(p.load));
+  ir::LoadOp ld(p.load);
   Regs ptrs = pointers(lw, p, at, j);
   Regs masks = ld.mask() ? at.regs(ld.mask(), p.layout) : Regs(ptrs.size(), valid);
   if (ld.mask())
@@ -156,7 +156,7 @@ struct Ring : LoopExtension {
     for (size_t i = 0; i < n; ++i) {
       const RingFeed& f = plan.feeds[i];
       const DotPlan& dot = lw.plan().dot(*f.dot);
-      ir::DotOp d(const_cast<ir::Op*>(f.dot));
+      ir::DotOp d(f.dot);
       const ir::Value* v = f.is_a ? d.lhs() : d.rhs();
       const RingLoad& l = f.load;
       Operand& o = ops[i];
@@ -193,10 +193,10 @@ struct Ring : LoopExtension {
 
   /// Stores the held operands; prefetches stages 0 .. prefetch-1.
   std::vector<ir::Value*> before(ir::Value* lb_, ir::Value* ub_, ir::Value* step_) override {
-    ir::ForOp f(const_cast<ir::Op*>(&loop));
+    ir::ForOp f(&loop);
     lb = lb_, ub = ub_, step = step_;
     for (const HeldOperand& h : plan.held) {
-      ir::DotOp d(const_cast<ir::Op*>(h.dot));
+      ir::DotOp d(h.dot);
       Operand o =
           store_wgmma_operand(lw, lw.plan().dot(*h.dot), h.is_a, h.is_a ? d.lhs() : d.rhs());
       held_buffers.push_back(o.tile.buffer);
@@ -252,7 +252,7 @@ struct Ring : LoopExtension {
     bool any = false;
     for (const RingFeed& f : plan.feeds) any = any || f.load.via_registers;
     if (!any) return;
-    ir::ForOp f(const_cast<ir::Op*>(&loop));
+    ir::ForOp f(&loop);
     ir::Value* it = iteration(iv, plan.prefetch + next);
     ir::Value* valid = in_range(lw, it, ub, step);
     Shifted at(lw, *f.body(), it);
@@ -312,7 +312,7 @@ struct Ring : LoopExtension {
   /// since); then loads the registers of the iteration after. With `reads`, also stages this
   /// iteration's reads, operand by operand.
   void prefetch(bool reads) {
-    ir::ForOp f(const_cast<ir::Op*>(&loop));
+    ir::ForOp f(&loop);
     ir::Value* it = iteration(iv, plan.prefetch);
     ir::Value* valid = in_range(lw, it, ub, step);
     ir::Value* j = lw.add(count, lw.const_int(DType::i32, plan.prefetch));
@@ -356,7 +356,7 @@ struct Ring : LoopExtension {
   /// after every thread's last read.
   void after() override {
     if (plan.async_dot) {
-      const ir::Op* y = ir::ForOp(const_cast<ir::Op*>(&loop)).body()->terminator();
+      const ir::Op* y = ir::ForOp(&loop).body()->terminator();
       for (size_t i = 0; i < y->operands.size(); ++i)
         if (y->operand(i) == plan.feeds[0].dot->result()) wait_for(loop.results[i]);
     }

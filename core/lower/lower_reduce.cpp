@@ -303,7 +303,7 @@ Regs axis_coords(Lowerer& lw, const Layout& l, int axis) {
 }  // namespace
 
 void Lowerer::lower_reduce(const ir::Op& op) {
-  ir::ReduceOp red(const_cast<ir::Op*>(&op));
+  ir::ReduceOp red(&op);
   const ir::Value* x = red.input();
   Layout l = homes().layout_for(x);
   int axis = red.axis();
@@ -329,7 +329,7 @@ void Lowerer::lower_reduce(const ir::Op& op) {
 }
 
 void Lowerer::lower_reduce_generic(const ir::Op& op) {
-  ir::ReduceGenericOp red(const_cast<ir::Op*>(&op));
+  ir::ReduceGenericOp red(&op);
   int axis = red.axis();
   Layout home_in = homes().layout_for(op.operand(0));
   Layout l = home_in;

@@ -234,7 +234,7 @@ void Lowerer::lower_scan(const ir::Op& op) {
   }
   Combine combine;
   if (op.kind == OpKind::Scan) {
-    ir::ScanOp sc(const_cast<ir::Op*>(&op));
+    ir::ScanOp sc(&op);
     OpKind k = OpKind::Add;
     switch (sc.scan_kind()) {
       case ir::ReduceKind::Prod:

@@ -80,7 +80,7 @@ Operand store_wgmma_operand(Lowerer& lw, const DotPlan& plan, bool is_a, const i
 }
 
 void Lowerer::lower_wgmma(const ir::Op& op, const DotPlan& plan) {
-  ir::DotOp dot(const_cast<ir::Op*>(&op));
+  ir::DotOp dot(&op);
   const ir::WgmmaShape& shape = *plan.wgmma;
   const WgmmaTiling& t = plan.tiling;
   Regs acc = regs(dot.acc(), plan.acc);

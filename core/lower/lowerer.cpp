@@ -437,13 +437,13 @@ Regs Lowerer::lower_free(const ir::Op& op, const Layout& l, ValueSource& src) {
   Type elem = r->type.element();
   switch (op.kind) {
     case OpKind::Constant: {
-      ir::ConstantOp c(const_cast<ir::Op*>(&op));
+      ir::ConstantOp c(&op);
       ir::Value* v = c.is_float() ? const_float(elem.dtype, c.float_value())
                                   : const_int(elem.dtype, c.int_value());
       return Regs(static_cast<size_t>(l.num_regs()), v);
     }
     case OpKind::Arange: {
-      ir::ArangeOp a(const_cast<ir::Op*>(&op));
+      ir::ArangeOp a(&op);
       ir::Value* base = add(thread_coord(l, 0), const_int(ir::DType::i32, a.start()));
       Regs out;
       for (int i = 0; i < l.num_regs(); ++i) {

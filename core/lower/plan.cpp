@@ -88,7 +88,7 @@ std::string LoopPlan::str(const std::unordered_map<const ir::Value*, std::string
          << name_of(names, l->inc);
   }
   for (const HeldOperand& h : held) {
-    const ir::DotOp d(const_cast<ir::Op*>(h.dot));
+    const ir::DotOp d(h.dot);
     os << "\n    " << operand(h.dot, h.is_a) << " " << name_of(names, h.is_a ? d.lhs() : d.rhs())
        << ": held in shared memory across the loop";
   }
@@ -140,7 +140,7 @@ void LoweringPlan::plan_loops(const ir::Region& r) {
       ring_ops_[f.load.load] = op;
       if (f.load.transposed) {
         // The dot reads the transpose: that permute is the ring's too.
-        const ir::DotOp d(const_cast<ir::Op*>(f.dot));
+        const ir::DotOp d(f.dot);
         ring_ops_[(f.is_a ? d.lhs() : d.rhs())->def] = op;
       }
     }

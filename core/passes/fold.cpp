@@ -6,7 +6,9 @@
 #include <optional>
 #include <vector>
 
+#include "core/ir/op_table.h"
 #include "core/ir/ops.h"
+#include "core/ir/semantics.h"
 #include "core/passes/rewrite.h"
 #include "core/support/float16.h"
 
@@ -189,47 +191,14 @@ std::optional<bool> float_compare(OpKind kind, double a, double b) {
   }
 }
 
-std::optional<double> math_function(OpKind kind, double x) {
-  switch (kind) {
-    case OpKind::Exp:
-      return std::exp(x);
-    case OpKind::Exp2:
-      return std::exp2(x);
-    case OpKind::Log:
-      return std::log(x);
-    case OpKind::Log2:
-      return std::log2(x);
-    case OpKind::Sqrt:
-      return std::sqrt(x);
-    case OpKind::Rsqrt:
-      return 1.0 / std::sqrt(x);
-    case OpKind::Sin:
-      return std::sin(x);
-    case OpKind::Cos:
-      return std::cos(x);
-    case OpKind::Tanh:
-      return std::tanh(x);
-    case OpKind::Erf:
-      return std::erf(x);
-    case OpKind::Log1p:
-      return std::log1p(x);
-    case OpKind::Floor:
-      return std::floor(x);
-    case OpKind::Ceil:
-      return std::ceil(x);
-    default:
-      return std::nullopt;
-  }
-}
-
 MaybeScalar fold_unary(OpKind kind, const Scalar& a) {
   const DType t = a.dtype;
   if (a.is_float()) {
     if (kind == OpKind::Neg) return Scalar::from_double(t, -a.f);
     if (kind == OpKind::Abs) return Scalar::from_double(t, std::fabs(a.f));
-    auto r = math_function(kind, a.f);
-    if (!r) return std::nullopt;
-    return Scalar::from_double(t, *r);
+    // The interpreter's definition of the math op (core/ir/semantics.h), not a copy of it.
+    if (!ir::is_unary_math(kind)) return std::nullopt;
+    return Scalar::from_double(t, ir::math_fn(kind)(a.f));
   }
   switch (kind) {
     case OpKind::Neg:
@@ -360,6 +329,10 @@ MaybeScalar fold_binary(const Op* op, const Scalar& a, const Scalar& b) {
     return Scalar::boolean(*r);
   }
   if (op->kind == OpKind::Cat) return same_bits(a, b) ? std::optional(a) : std::nullopt;
+  if (ir::is_binary_math(op->kind)) {
+    if (!a.is_float()) return std::nullopt;
+    return Scalar::from_double(a.dtype, ir::math_fn2(op->kind)(a.f, b.f));
+  }
   return a.is_float() ? float_binary(op, a, b) : int_binary(op->kind, a, b);
 }
 

@@ -178,7 +178,7 @@ llvm::Value* unary(Emitter& e, const ir::Op& op, llvm::Value* x) {
 void emit_constant(Emitter& e, const ir::Op& op) {
   const ir::Type& t = op.result()->type;
   llvm::Type* ty = e.type(t);
-  ir::ConstantOp c(const_cast<ir::Op*>(&op));
+  ir::ConstantOp c(&op);
   llvm::Value* v = nullptr;
   if (t.is_ptr) {
     v = e.b.CreateIntToPtr(e.b.getInt64(static_cast<uint64_t>(c.int_value())), ty);

@@ -213,13 +213,13 @@ void emit_atomic(Emitter& e, const ir::Op& op) {
   llvm::Type* rt = e.scalar_type(t);
   llvm::Value* p = e.get(op.operand(0));
   if (op.kind == ir::OpKind::AtomicRmw) {
-    ir::AtomicRmwOp a(const_cast<ir::Op*>(&op));
+    ir::AtomicRmwOp a(&op);
     AtomicEmitter ae(e, t, a.sem(), a.scope());
     llvm::Value* val = e.get(a.val());
     llvm::Value* mask = a.mask() ? e.get(a.mask()) : nullptr;
     return e.set(op.result(), masked(e, mask, rt, [&] { return ae.rmw(a.atomic_op(), p, val); }));
   }
-  ir::AtomicCasOp a(const_cast<ir::Op*>(&op));
+  ir::AtomicCasOp a(&op);
   AtomicEmitter ae(e, t, a.sem(), a.scope());
   e.set(op.result(), ae.cas(p, e.get(a.cmp()), e.get(a.val())));
 }

@@ -27,7 +27,7 @@ void add_incoming(std::vector<llvm::PHINode*>& phis, const std::vector<llvm::Val
 
 /// iv from lb while iv < ub (step > 0) or iv > ub (step < 0), in the bounds' signedness.
 void emit_for(Emitter& e, const ir::Op& op) {
-  ir::ForOp loop(const_cast<ir::Op*>(&op));
+  ir::ForOp loop(&op);
   auto& b = e.b;
   bool sgn = ir::is_signed_int(loop.lower()->type.dtype);
   llvm::Value* lb = e.get(loop.lower());
@@ -64,7 +64,7 @@ void emit_for(Emitter& e, const ir::Op& op) {
 }
 
 void emit_if(Emitter& e, const ir::Op& op) {
-  ir::IfOp branch(const_cast<ir::Op*>(&op));
+  ir::IfOp branch(&op);
   auto& b = e.b;
   llvm::BasicBlock* then_bb = e.block("then");
   llvm::BasicBlock* else_bb = e.block("else");
@@ -91,7 +91,7 @@ void emit_if(Emitter& e, const ir::Op& op) {
 
 /// before(args) -> condition %c, %v...: if %c, after(%v) yields the next args; else results %v.
 void emit_while(Emitter& e, const ir::Op& op) {
-  ir::WhileOp loop(const_cast<ir::Op*>(&op));
+  ir::WhileOp loop(&op);
   auto& b = e.b;
   std::vector<llvm::Value*> init;
   for (const ir::Value* v : op.operands) init.push_back(e.get(v));

@@ -77,7 +77,7 @@ llvm::Value* to_tf32(Emitter& e, llvm::Value* f) {
 }
 
 void mma(Emitter& e, const ir::Op& op) {
-  ir::MmaOp m(const_cast<ir::Op*>(&op));
+  ir::MmaOp m(&op);
   const ir::MmaShape& s = m.shape();
   std::vector<llvm::Value*> a, b, c;
   for (const ir::Value* v : m.a()) a.push_back(e.get(v));
@@ -120,7 +120,7 @@ llvm::Value* shared_address(Emitter& e, int64_t buffer, llvm::Value* index) {
 }
 
 void ldmatrix(Emitter& e, const ir::Op& op) {
-  ir::LdMatrixOp ld(const_cast<ir::Op*>(&op));
+  ir::LdMatrixOp ld(&op);
   const int count = ld.count();
   Asm a;
   a.text = "ldmatrix.sync.aligned.m8n8.x" + std::to_string(count) + (ld.trans() ? ".trans" : "") +
@@ -150,7 +150,7 @@ void ldmatrix(Emitter& e, const ir::Op& op) {
 }
 
 void cp_async(Emitter& e, const ir::Op& op) {
-  ir::CpAsyncOp cp(const_cast<ir::Op*>(&op));
+  ir::CpAsyncOp cp(&op);
   // A false predicate sets ignore-src: the 16 destination bytes are zero-filled. (Passed as a
   // predicate, the masks stay predicate logic; a source size would go through select chains.)
   Asm a{"cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,b,~{memory}", true};
@@ -171,8 +171,7 @@ llvm::Value* descriptor(Emitter& e, const ir::WgmmaSmem& s, const ir::Value* ind
   const ir::Op* def = index->def;
   if (def && def->kind == ir::OpKind::Add && def->operand(1)->def &&
       def->operand(1)->def->kind == ir::OpKind::Constant) {
-    const int64_t bytes =
-        ir::ConstantOp(const_cast<ir::Op*>(def->operand(1)->def)).int_value() * elem;
+    const int64_t bytes = ir::ConstantOp(def->operand(1)->def).int_value() * elem;
     if (bytes >= 0 && bytes % 16 == 0)
       return e.b.CreateAdd(descriptor(e, s, def->operand(0)),
                            e.b.getInt64(static_cast<uint64_t>(bytes / 16)));
@@ -186,7 +185,7 @@ llvm::Value* descriptor(Emitter& e, const ir::WgmmaSmem& s, const ir::Value* ind
 }
 
 void wgmma(Emitter& e, const ir::Op& op) {
-  ir::WgmmaOp w(const_cast<ir::Op*>(&op));
+  ir::WgmmaOp w(&op);
   const ir::WgmmaShape s = w.shape();
   const ir::WgmmaSmem sb = w.b_smem();
   const bool a_regs = w.a_in_registers();

@@ -41,7 +41,7 @@ bool always(llvm::Value* pred) {
 }
 
 void global_load(Emitter& e, const ir::Op& op) {
-  ir::GlobalLoadOp load(const_cast<ir::Op*>(&op));
+  ir::GlobalLoadOp load(&op);
   ir::DType t = load.ptr()->type.dtype;
   int width = load.width();
   llvm::Value* ptr = e.get(load.ptr());
@@ -73,7 +73,7 @@ void global_load(Emitter& e, const ir::Op& op) {
 }
 
 void global_store(Emitter& e, const ir::Op& op) {
-  ir::GlobalStoreOp store(const_cast<ir::Op*>(&op));
+  ir::GlobalStoreOp store(&op);
   ir::DType t = store.ptr()->type.dtype;
   std::vector<llvm::Value*> values;
   for (const ir::Value* v : store.values()) values.push_back(e.get(v));
@@ -104,7 +104,7 @@ std::pair<llvm::Value*, llvm::Align> shared_address(Emitter& e, int64_t buffer, 
 }
 
 void shared_load(Emitter& e, const ir::Op& op) {
-  ir::SharedLoadOp load(const_cast<ir::Op*>(&op));
+  ir::SharedLoadOp load(&op);
   ir::DType t = e.shared_dtype(load.buffer());
   auto [p, align] = shared_address(e, load.buffer(), e.get(load.index()), load.width());
   llvm::Value* v = e.b.CreateAlignedLoad(access_type(e, t, load.width()), p, align);
@@ -112,7 +112,7 @@ void shared_load(Emitter& e, const ir::Op& op) {
 }
 
 void shared_store(Emitter& e, const ir::Op& op) {
-  ir::SharedStoreOp store(const_cast<ir::Op*>(&op));
+  ir::SharedStoreOp store(&op);
   ir::DType t = e.shared_dtype(store.buffer());
   std::vector<llvm::Value*> values;
   for (const ir::Value* v : store.values()) values.push_back(e.get(v));

@@ -41,7 +41,7 @@ llvm::Value* shuffle32(Emitter& e, const ShuffleRow& row, llvm::Value* v, llvm::
 }
 
 void shuffle(Emitter& e, const ir::Op& op) {
-  ir::ShuffleOp sh(const_cast<ir::Op*>(&op));
+  ir::ShuffleOp sh(&op);
   const ShuffleRow* row = nullptr;
   for (const ShuffleRow& r : kShuffle)
     if (r.mode == sh.mode()) row = &r;

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/ir/abi.h"
+#include "core/ir/op_table.h"
 #include "core/support/error.h"
 #include "targets/ptx/ptx.h"
 
@@ -14,47 +15,49 @@ namespace {
 using ir::OpKind;
 using Handler = void (*)(Emitter&, const ir::Op&);
 
-/// Which family emits each op kind (nullptr: not a SIMT op; the verifier rejects those).
-Handler handler(OpKind kind) {
-  // clang-format off
-  switch (kind) {
-    case OpKind::Constant: return emit_constant;
-    case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::Rem:
-    case OpKind::Min: case OpKind::Max: case OpKind::And: case OpKind::Or: case OpKind::Xor:
-    case OpKind::Shl: case OpKind::Shr: case OpKind::Neg: case OpKind::Not: case OpKind::Abs:
-    case OpKind::Fma: case OpKind::Where:
-      return emit_arith;
-    case OpKind::CmpEq: case OpKind::CmpNe: case OpKind::CmpLt: case OpKind::CmpLe:
-    case OpKind::CmpGt: case OpKind::CmpGe:
-      return emit_compare;
-    case OpKind::Cast: case OpKind::Bitcast: case OpKind::PtrAdd:
-      return emit_cast;
-    case OpKind::Exp: case OpKind::Exp2: case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt:
-    case OpKind::Rsqrt: case OpKind::Sin: case OpKind::Cos: case OpKind::Tanh: case OpKind::Erf:
-    case OpKind::Log1p: case OpKind::Floor: case OpKind::Ceil:
-      return emit_math;
-    case OpKind::GlobalLoad: case OpKind::GlobalStore: case OpKind::SharedLoad:
-    case OpKind::SharedStore:
-      return emit_memory;
-    case OpKind::AtomicRmw: case OpKind::AtomicCas:
-      return emit_atomic;
-    case OpKind::ProgramId: case OpKind::NumPrograms: case OpKind::LaneId:
-    case OpKind::SubgroupId: case OpKind::Shuffle: case OpKind::Barrier:
-      return emit_simt;
-    case OpKind::For: case OpKind::If: case OpKind::While:
-      return emit_control;
-    case OpKind::Mma: case OpKind::LdMatrix: case OpKind::CpAsync: case OpKind::CpAsyncCommit:
-    case OpKind::CpAsyncWait: case OpKind::Wgmma: case OpKind::WgmmaFence: case OpKind::WgmmaCommit:
-    case OpKind::WgmmaWait: case OpKind::FenceAsyncShared:
-      return emit_matrix;
-    case OpKind::Print: case OpKind::Assert: case OpKind::Assume: case OpKind::MultipleOf:
-    case OpKind::MaxContiguous:
-      return emit_debug;
-    default:
-      return nullptr;
-  }
-  // clang-format on
+/// Cooperative matrices are SPIR-V's.
+[[noreturn]] void emit_coopmat_unsupported(Emitter& e, const ir::Op& op) {
+  e.unsupported(op,
+                "cooperative matrices are SPIR-V's (SPV_KHR_cooperative_matrix); CUDA "
+                "targets plan mma.sync or wgmma");
 }
+
+/// Tile-IR ops are lowered to SIMT IR before emission (the verifier rejects them in SIMT IR).
+[[noreturn]] void emit_tile_unsupported(Emitter& e, const ir::Op& op) {
+  e.unsupported(op, "a tile-IR op in a SIMT function (lower it first)");
+}
+
+/// Which family emits each op kind: the one place that decides what PTX supports. Traits pick
+/// whole families (every `kMath` row, unary or binary, is emit_math's), the lists name the rest,
+/// and the static_assert fails the build while a kind of ops.def has no entry.
+constexpr ir::OpTable<Handler> kHandlers = [] {
+  using K = OpKind;
+  ir::OpTable<Handler> t;
+  t.add_trait(emit_math, ir::kMath);
+  // clang-format off
+  t.add(emit_constant, {K::Constant});
+  t.add(emit_arith, {K::Add, K::Sub, K::Mul, K::Div, K::Rem, K::Min, K::Max, K::And, K::Or, K::Xor,
+                     K::Shl, K::Shr, K::Neg, K::Not, K::Abs, K::Fma, K::Where});
+  t.add(emit_compare, {K::CmpEq, K::CmpNe, K::CmpLt, K::CmpLe, K::CmpGt, K::CmpGe});
+  t.add(emit_cast, {K::Cast, K::Bitcast, K::PtrAdd});
+  t.add(emit_memory, {K::GlobalLoad, K::GlobalStore, K::SharedLoad, K::SharedStore});
+  t.add(emit_atomic, {K::AtomicRmw, K::AtomicCas});
+  t.add(emit_simt, {K::ProgramId, K::NumPrograms, K::LaneId, K::SubgroupId, K::Shuffle,
+                    K::Barrier});
+  t.add(emit_control, {K::For, K::If, K::While});
+  t.add(emit_matrix, {K::Mma, K::LdMatrix, K::CpAsync, K::CpAsyncCommit, K::CpAsyncWait, K::Wgmma,
+                      K::WgmmaFence, K::WgmmaCommit, K::WgmmaWait, K::FenceAsyncShared});
+  t.add(emit_debug, {K::Print, K::Assert, K::Assume, K::MultipleOf, K::MaxContiguous});
+  t.add(emit_coopmat_unsupported, {K::CoopMatFill, K::CoopMatLoad, K::CoopMatStore,
+                                   K::CoopMatMulAdd});
+  t.add(emit_tile_unsupported, {K::Arange, K::Splat, K::Broadcast, K::ExpandDims, K::Reshape,
+                                K::Permute, K::Cat, K::Load, K::Store, K::DescLoad, K::DescStore,
+                                K::Reduce, K::ReduceGeneric, K::Scan, K::ScanGeneric, K::Dot,
+                                K::DebugBarrier, K::Yield, K::Condition});
+  // clang-format on
+  return t;
+}();
+static_assert(ir::complete(kHandlers), "an op kind of ops.def has no PTX entry");
 
 }  // namespace
 
@@ -226,14 +229,7 @@ std::vector<llvm::Value*> Emitter::emit_region(const ir::Region* region) {
 }
 
 void Emitter::emit_op(const ir::Op& op) {
-  Handler h = handler(op.kind);
-  if (!h && (op.kind == ir::OpKind::CoopMatFill || op.kind == ir::OpKind::CoopMatLoad ||
-             op.kind == ir::OpKind::CoopMatStore || op.kind == ir::OpKind::CoopMatMulAdd))
-    unsupported(op,
-                "cooperative matrices are SPIR-V's (SPV_KHR_cooperative_matrix); CUDA "
-                "targets plan mma.sync or wgmma");
-  if (!h) unsupported(op, "a tile-IR op in a SIMT function (lower it first)");
-  h(*this, op);
+  kHandlers[op.kind](*this, op);
 }
 
 }  // namespace tessera::ptx

@@ -4,6 +4,7 @@
 
 #include "core/ir/abi.h"
 #include "core/ir/builder.h"
+#include "core/ir/op_table.h"
 #include "core/support/float16.h"
 #include "targets/spirv/emitter.h"
 #include "targets/spirv/spirv.h"
@@ -108,6 +109,96 @@ void Emitter::emit_identity(const ir::Op& op) {
   }
 }
 
+namespace {
+
+/// How SPIR-V emits each op kind. Identity: program and lane ids; Nothing: emits no code (cp_async
+/// copies synchronously, `assume` promises what the interpreter checks); Hint: an identity;
+/// Mma, Wgmma: Unsupported (CUDA's tensor-core ops); NotSimt: tile-IR ops and terminators, which
+/// never reach emit_op (an internal error).
+enum class Family : uint8_t {
+  NotSimt,
+  Identity,
+  Constant,
+  Binary,
+  Compare,
+  Unary,
+  Math,
+  Fma,
+  Where,
+  Cast,
+  Bitcast,
+  PtrAdd,
+  GlobalLoad,
+  GlobalStore,
+  SharedLoad,
+  SharedStore,
+  CpAsync,
+  Nothing,
+  Mma,
+  Wgmma,
+  AtomicRmw,
+  AtomicCas,
+  Shuffle,
+  Barrier,
+  CoopMat,
+  For,
+  If,
+  While,
+  Hint,
+  Print,
+  Assert
+};
+
+/// Every op kind's family: the one place that decides what SPIR-V emits or refuses. Every `kMath`
+/// row of ops.def (unary or binary) is emit_math's (emit_math.cpp's table says how); the
+/// static_assert fails the build while a kind of ops.def has no family.
+constexpr ir::OpTable<Family> kFamilies = [] {
+  using K = OpKind;
+  using F = Family;
+  ir::OpTable<Family> t;
+  t.add_trait(F::Math, ir::kMath);
+  // clang-format off
+  t.add(F::Identity, {K::ProgramId, K::NumPrograms, K::LaneId, K::SubgroupId});
+  t.add(F::Constant, {K::Constant});
+  t.add(F::Binary, {K::Add, K::Sub, K::Mul, K::Div, K::Rem, K::Min, K::Max, K::And, K::Or, K::Xor,
+                    K::Shl, K::Shr});
+  t.add(F::Compare, {K::CmpEq, K::CmpNe, K::CmpLt, K::CmpLe, K::CmpGt, K::CmpGe});
+  t.add(F::Unary, {K::Neg, K::Not, K::Abs});
+  t.add(F::Fma, {K::Fma});
+  t.add(F::Where, {K::Where});
+  t.add(F::Cast, {K::Cast});
+  t.add(F::Bitcast, {K::Bitcast});
+  t.add(F::PtrAdd, {K::PtrAdd});
+  t.add(F::GlobalLoad, {K::GlobalLoad});
+  t.add(F::GlobalStore, {K::GlobalStore});
+  t.add(F::SharedLoad, {K::SharedLoad});
+  t.add(F::SharedStore, {K::SharedStore});
+  t.add(F::CpAsync, {K::CpAsync});
+  t.add(F::Nothing, {K::CpAsyncCommit, K::CpAsyncWait, K::Assume});
+  t.add(F::Mma, {K::Mma, K::LdMatrix});
+  t.add(F::Wgmma, {K::Wgmma, K::WgmmaFence, K::WgmmaCommit, K::WgmmaWait, K::FenceAsyncShared});
+  t.add(F::AtomicRmw, {K::AtomicRmw});
+  t.add(F::AtomicCas, {K::AtomicCas});
+  t.add(F::Shuffle, {K::Shuffle});
+  t.add(F::Barrier, {K::Barrier});
+  t.add(F::CoopMat, {K::CoopMatFill, K::CoopMatLoad, K::CoopMatStore, K::CoopMatMulAdd});
+  t.add(F::For, {K::For});
+  t.add(F::If, {K::If});
+  t.add(F::While, {K::While});
+  t.add(F::Hint, {K::MultipleOf, K::MaxContiguous});
+  t.add(F::Print, {K::Print});
+  t.add(F::Assert, {K::Assert});
+  t.add(F::NotSimt, {K::Arange, K::Splat, K::Broadcast, K::ExpandDims, K::Reshape, K::Permute,
+                     K::Cat, K::Load, K::Store, K::DescLoad, K::DescStore, K::Reduce,
+                     K::ReduceGeneric, K::Scan, K::ScanGeneric, K::Dot, K::DebugBarrier,
+                     K::Yield, K::Condition});
+  // clang-format on
+  return t;
+}();
+static_assert(ir::complete(kFamilies), "an op kind of ops.def has no SPIR-V family");
+
+}  // namespace
+
 void Emitter::emit_region(const ir::Region& region) {
   if (print_offset_ >= 0) count_print_pass(region);
   for (const ir::Op* op : region.ops)
@@ -117,63 +208,44 @@ void Emitter::emit_region(const ir::Region& region) {
 void Emitter::emit_op(const ir::Op& op) {
   current_op_ = &op;
   // clang-format off
-  switch (op.kind) {
-    case OpKind::ProgramId:   return emit_identity(op);
-    case OpKind::NumPrograms: return emit_identity(op);
-    case OpKind::LaneId:      return emit_identity(op);
-    case OpKind::SubgroupId:  return emit_identity(op);
-    case OpKind::Constant:    return emit_constant(op);
-    case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::Rem:
-    case OpKind::Min: case OpKind::Max: case OpKind::And: case OpKind::Or: case OpKind::Xor:
-    case OpKind::Shl: case OpKind::Shr:
-      return emit_binary(op);
-    case OpKind::CmpEq: case OpKind::CmpNe: case OpKind::CmpLt: case OpKind::CmpLe:
-    case OpKind::CmpGt: case OpKind::CmpGe:
-      return emit_compare(op);
-    case OpKind::Neg: case OpKind::Not: case OpKind::Abs:
-      return emit_unary(op);
-    case OpKind::Exp: case OpKind::Exp2: case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt:
-    case OpKind::Rsqrt: case OpKind::Sin: case OpKind::Cos: case OpKind::Tanh: case OpKind::Erf:
-    case OpKind::Log1p: case OpKind::Floor: case OpKind::Ceil:
-      return emit_math(op);
-    case OpKind::Fma:         return emit_fma(op);
-    case OpKind::Where:       return emit_where(op);
-    case OpKind::Cast:        return emit_cast(op);
-    case OpKind::Bitcast:     return emit_bitcast(op);
-    case OpKind::PtrAdd:      return emit_ptr_add(op);
-    case OpKind::GlobalLoad:  return emit_global_load(op);
-    case OpKind::GlobalStore: return emit_global_store(op);
-    case OpKind::SharedLoad:  return emit_shared_load(op);
-    case OpKind::SharedStore: return emit_shared_store(op);
-    case OpKind::CpAsync:     return emit_cp_async(op);
-    case OpKind::CpAsyncCommit: case OpKind::CpAsyncWait:
-      return;  // cp_async copies synchronously
-    case OpKind::Mma: case OpKind::LdMatrix:
+  switch (kFamilies[op.kind]) {
+    case Family::Identity:    return emit_identity(op);
+    case Family::Constant:    return emit_constant(op);
+    case Family::Binary:      return emit_binary(op);
+    case Family::Compare:     return emit_compare(op);
+    case Family::Unary:       return emit_unary(op);
+    case Family::Math:        return emit_math(op);
+    case Family::Fma:         return emit_fma(op);
+    case Family::Where:       return emit_where(op);
+    case Family::Cast:        return emit_cast(op);
+    case Family::Bitcast:     return emit_bitcast(op);
+    case Family::PtrAdd:      return emit_ptr_add(op);
+    case Family::GlobalLoad:  return emit_global_load(op);
+    case Family::GlobalStore: return emit_global_store(op);
+    case Family::SharedLoad:  return emit_shared_load(op);
+    case Family::SharedStore: return emit_shared_store(op);
+    case Family::CpAsync:     return emit_cp_async(op);
+    case Family::Nothing:     return;
+    case Family::Mma:
       unsupported(&op, concat("'", op.name(), "' (mma.sync fragments) needs the 'mma_sync' ",
                               "capability; Vulkan reaches tensor cores through cooperative ",
                               "matrices"));
-    case OpKind::Wgmma: case OpKind::WgmmaFence: case OpKind::WgmmaCommit: case OpKind::WgmmaWait:
-    case OpKind::FenceAsyncShared:
+    case Family::Wgmma:
       unsupported(&op, concat("'", op.name(), "' (Hopper's warpgroup matrix ops) needs the 'wgmma' ",
                               "capability; Vulkan reaches tensor cores through cooperative ",
                               "matrices"));
-    case OpKind::AtomicRmw:   return emit_atomic_rmw(op);
-    case OpKind::AtomicCas:   return emit_atomic_cas(op);
-    case OpKind::Shuffle:     return emit_shuffle(op);
-    case OpKind::Barrier:     return emit_barrier(op);
-    case OpKind::CoopMatFill: case OpKind::CoopMatLoad: case OpKind::CoopMatStore:
-    case OpKind::CoopMatMulAdd:
-      return emit_coopmat(op);
-    case OpKind::For:         return emit_for(op);
-    case OpKind::If:          return emit_if(op);
-    case OpKind::While:       return emit_while(op);
-    // Hints are identities; `assume` promises what the interpreter checks.
-    case OpKind::MultipleOf: case OpKind::MaxContiguous:
-      return set(op.result(), get(op.operand(0)));
-    case OpKind::Assume:      return;
-    case OpKind::Print:       return emit_print(op);
-    case OpKind::Assert:      return emit_assert(op);
-    default:
+    case Family::AtomicRmw:   return emit_atomic_rmw(op);
+    case Family::AtomicCas:   return emit_atomic_cas(op);
+    case Family::Shuffle:     return emit_shuffle(op);
+    case Family::Barrier:     return emit_barrier(op);
+    case Family::CoopMat:     return emit_coopmat(op);
+    case Family::For:         return emit_for(op);
+    case Family::If:          return emit_if(op);
+    case Family::While:       return emit_while(op);
+    case Family::Hint:        return set(op.result(), get(op.operand(0)));
+    case Family::Print:       return emit_print(op);
+    case Family::Assert:      return emit_assert(op);
+    case Family::NotSimt:
       TESSERA_CHECK(false, "SPIR-V: op '", op.name(), "' cannot appear in a SIMT function");
   }
   // clang-format on

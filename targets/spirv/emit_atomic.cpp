@@ -220,7 +220,7 @@ Value cas(Emitter& e, const ir::Op& op, DType dtype, Value address, Value cmp, V
 }  // namespace
 
 void Emitter::emit_atomic_rmw(const ir::Op& op) {
-  ir::AtomicRmwOp a(const_cast<ir::Op*>(&op));
+  ir::AtomicRmwOp a(&op);
   DType dtype = a.ptr()->type.dtype;
   Ordering o = ordering(a.sem(), a.scope());
   std::optional<int64_t> mask = a.mask() ? constant_of(a.mask()) : std::optional<int64_t>(1);
@@ -242,7 +242,7 @@ void Emitter::emit_atomic_rmw(const ir::Op& op) {
 }
 
 void Emitter::emit_atomic_cas(const ir::Op& op) {
-  ir::AtomicCasOp a(const_cast<ir::Op*>(&op));
+  ir::AtomicCasOp a(&op);
   Ordering o = ordering(a.sem(), a.scope());
   set(op.result(),
       cas(*this, op, a.ptr()->type.dtype, get(a.ptr()), get(a.cmp()), get(a.val()), o));

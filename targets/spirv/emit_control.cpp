@@ -25,7 +25,7 @@ bool has_code(const ir::Region* region) {
 }  // namespace
 
 void Emitter::emit_if(const ir::Op& op) {
-  ir::IfOp i(const_cast<ir::Op*>(&op));
+  ir::IfOp i(&op);
   Value cond = get(i.cond());
   const ir::Region* regions[2] = {i.then_region(), i.else_region()};
   // Cooperative matrices are merged by phis, never by OpSelect (which the extension does not
@@ -66,7 +66,7 @@ void Emitter::emit_if(const ir::Op& op) {
 }
 
 void Emitter::emit_for(const ir::Op& op) {
-  ir::ForOp f(const_cast<ir::Op*>(&op));
+  ir::ForOp f(&op);
   Value lower = get(f.lower()), upper = get(f.upper()), step = get(f.step());
   bool is_signed = ir::is_signed_int(f.lower()->type.dtype);
   uint32_t entry = b.current_label(), header = b.new_label(), body = b.new_label(),
@@ -114,7 +114,7 @@ void Emitter::emit_for(const ir::Op& op) {
 }
 
 void Emitter::emit_while(const ir::Op& op) {
-  ir::WhileOp w(const_cast<ir::Op*>(&op));
+  ir::WhileOp w(&op);
   uint32_t entry = b.current_label(), header = b.new_label(), before = b.new_label(),
            after = b.new_label(), latch = b.new_label(), merge = b.new_label();
   b.branch(header);

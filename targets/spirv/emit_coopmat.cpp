@@ -113,7 +113,7 @@ void Emitter::emit_coopmat(const ir::Op& op) {
       return set(op.result(), constant ? b.c_composite(type, {x}) : b.construct(type, {x}));
     }
     case OpKind::CoopMatLoad: {
-      ir::CoopMatLoadOp load(const_cast<ir::Op*>(&op));
+      ir::CoopMatLoadOp load(&op);
       const Value pointer = shared_scalar_pointer(load.buffer(), get(load.index()));
       return set(op.result(),
                  b.coopmat_load(value_type(op.result()->type), pointer,
@@ -121,7 +121,7 @@ void Emitter::emit_coopmat(const ir::Op& op) {
                                 static_cast<uint32_t>(load.stride()), true));
     }
     case OpKind::CoopMatStore: {
-      ir::CoopMatStoreOp store(const_cast<ir::Op*>(&op));
+      ir::CoopMatStoreOp store(&op);
       const Value pointer = shared_scalar_pointer(store.buffer(), get(store.index()));
       return b.coopmat_store(pointer, get(store.value()),
                              store.col_major() ? khr::Layout::ColumnMajor : khr::Layout::RowMajor,

@@ -166,7 +166,7 @@ std::vector<Value> Emitter::predicated_load(const ir::Value* pred, Value address
 }
 
 void Emitter::emit_global_load(const ir::Op& op) {
-  ir::GlobalLoadOp load(const_cast<ir::Op*>(&op));
+  ir::GlobalLoadOp load(&op);
   DType dtype = load.ptr()->type.dtype;
   if (dtype == DType::i1) require_cap(target::Cap::Int8, &op, "i1 in memory (one byte)");
   std::vector<Value> others;
@@ -177,7 +177,7 @@ void Emitter::emit_global_load(const ir::Op& op) {
 }
 
 void Emitter::emit_global_store(const ir::Op& op) {
-  ir::GlobalStoreOp store(const_cast<ir::Op*>(&op));
+  ir::GlobalStoreOp store(&op);
   DType dtype = store.ptr()->type.dtype;
   if (dtype == DType::i1) require_cap(target::Cap::Int8, &op, "i1 in memory (one byte)");
   Value address = get(store.ptr());
@@ -257,7 +257,7 @@ Value Emitter::shared_scalar_pointer(int64_t buffer, Value index) {
 }
 
 void Emitter::emit_shared_load(const ir::Op& op) {
-  ir::SharedLoadOp load(const_cast<ir::Op*>(&op));
+  ir::SharedLoadOp load(&op);
   const SharedVar& s = shared_.at(static_cast<size_t>(load.buffer()));
   Value index = array_index(b, s, get(load.index()));
   uint32_t scalar = b.scalar_of(s.element_type);
@@ -286,7 +286,7 @@ void Emitter::store_shared(const SharedVar& s, Value element_index,
 }
 
 void Emitter::emit_shared_store(const ir::Op& op) {
-  ir::SharedStoreOp store(const_cast<ir::Op*>(&op));
+  ir::SharedStoreOp store(&op);
   std::vector<Value> values;
   for (const ir::Value* v : store.values()) values.push_back(get(v));
   store_shared(shared_.at(static_cast<size_t>(store.buffer())), get(store.index()), values);
@@ -295,7 +295,7 @@ void Emitter::emit_shared_store(const ir::Op& op) {
 /// Vulkan has no asynchronous copy: cp_async copies at once (16 bytes, or zeros when the
 /// predicate is false), which meets its contract; commit and wait have nothing left to do.
 void Emitter::emit_cp_async(const ir::Op& op) {
-  ir::CpAsyncOp copy(const_cast<ir::Op*>(&op));
+  ir::CpAsyncOp copy(&op);
   const SharedVar& s = shared_.at(static_cast<size_t>(copy.buffer()));
   if (s.dtype == DType::i1) require_cap(target::Cap::Int8, &op, "i1 in memory (one byte)");
   int width = 16 / ir::dtype_bytes(s.dtype);

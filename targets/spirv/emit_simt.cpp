@@ -37,7 +37,7 @@ spv::Op shuffle_opcode(ir::ShuffleMode mode) {
 /// zero-extended and 64-bit integers as two words, so no shaderSubgroupExtendedTypes is needed.
 void Emitter::emit_shuffle(const ir::Op& op) {
   require_cap(target::Cap::SubgroupShuffle, &op, "a subgroup shuffle");
-  ir::ShuffleOp s(const_cast<ir::Op*>(&op));
+  ir::ShuffleOp s(&op);
   Value v = get(s.value());
   uint32_t u32 = b.t_uint(32);
   Value n = b.bitcast(u32, get(s.lane()));

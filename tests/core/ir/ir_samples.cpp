@@ -3,6 +3,7 @@
 
 #include <limits>
 
+#include "core/ir/op_table.h"
 #include "core/ir/simt.h"
 
 namespace tessera::ir::samples {
@@ -69,10 +70,10 @@ class KernelBuilder {
     Value* zero = b_.constant_float(ti(DType::f32), 0.0);
     x_ = v(OpKind::Load, {ptrs_, mask_, zero}, ti(DType::f32), {{"cache", std::string(".cg")}});
     v(OpKind::Load, {ptrs_}, ti(DType::f32));
-    for (OpKind k : {OpKind::Exp, OpKind::Exp2, OpKind::Log, OpKind::Log2, OpKind::Sqrt,
-                     OpKind::Rsqrt, OpKind::Sin, OpKind::Cos, OpKind::Tanh, OpKind::Erf,
-                     OpKind::Log1p, OpKind::Floor, OpKind::Ceil})
+    for (OpKind k : ir::kinds_where(ir::is_unary_math))  // every unary math row of ops.def
       v(k, {x_}, ti(DType::f32));
+    for (OpKind k : ir::kinds_where(ir::is_binary_math))  // and every binary one
+      v(k, {x_, x_}, ti(DType::f32));
     v(OpKind::Fma, {x_, x_, x_}, ti(DType::f32));
     y_ = v(OpKind::Where, {mask_, x_, zero}, ti(DType::f32));
     v(OpKind::Cast, {x_}, ti(DType::f16));

@@ -14,6 +14,7 @@
 
 #include "core/interp/interpreter.h"
 #include "core/ir/abi.h"
+#include "core/ir/op_table.h"
 #include "core/ir/printer.h"
 #include "core/passes/pipeline.h"
 #include "core/support/float16.h"
@@ -238,10 +239,13 @@ class Generator {
   Value* unary(Kernel& k, DType t) {
     if (!ir::is_float(t))
       return k.op(choose({OpKind::Neg, OpKind::Not, OpKind::Abs}), {pick(t)}, scalar(t));
-    const OpKind kind =
-        choose({OpKind::Neg, OpKind::Abs, OpKind::Exp, OpKind::Exp2, OpKind::Log, OpKind::Log2,
-                OpKind::Sqrt, OpKind::Rsqrt, OpKind::Sin, OpKind::Cos, OpKind::Tanh, OpKind::Erf,
-                OpKind::Log1p, OpKind::Floor, OpKind::Ceil});
+    // neg, abs and every unary math row of ops.def
+    static const std::vector<OpKind> kinds = [] {
+      std::vector<OpKind> v{OpKind::Neg, OpKind::Abs};
+      for (OpKind m : ir::kinds_where(ir::is_unary_math)) v.push_back(m);
+      return v;
+    }();
+    const OpKind kind = kinds[std::uniform_int_distribution<size_t>(0, kinds.size() - 1)(rng_)];
     return k.op(kind, {pick(t)}, scalar(t));
   }
 

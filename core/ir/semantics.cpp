@@ -1,0 +1,53 @@
+/// \file The math ops' definitions (semantics.h), in double precision.
+#include "core/ir/semantics.h"
+
+#include <cmath>
+
+#include "core/support/error.h"
+
+namespace tessera::ir {
+
+MathFn math_fn(OpKind kind) {
+  switch (kind) {
+    case OpKind::Exp:
+      return [](double x) { return std::exp(x); };
+    case OpKind::Exp2:
+      return [](double x) { return std::exp2(x); };
+    case OpKind::Log:
+      return [](double x) { return std::log(x); };
+    case OpKind::Log2:
+      return [](double x) { return std::log2(x); };
+    case OpKind::Sqrt:
+      return [](double x) { return std::sqrt(x); };
+    case OpKind::Rsqrt:
+      return [](double x) { return 1.0 / std::sqrt(x); };
+    case OpKind::Sin:
+      return [](double x) { return std::sin(x); };
+    case OpKind::Cos:
+      return [](double x) { return std::cos(x); };
+    case OpKind::Tanh:
+      return [](double x) { return std::tanh(x); };
+    case OpKind::Erf:
+      return [](double x) { return std::erf(x); };
+    case OpKind::Log1p:
+      return [](double x) { return std::log1p(x); };
+    case OpKind::Floor:
+      return [](double x) { return std::floor(x); };
+    case OpKind::Ceil:
+      return [](double x) { return std::ceil(x); };
+    default:
+      TESSERA_CHECK(false, "not a math function: ", ir::op_name(kind));
+      return nullptr;
+  }
+}
+
+MathFn2 math_fn2(OpKind kind) {
+  // Binary math rows of ops.def (pow, atan2, ...) get their case here.
+  switch (kind) {
+    default:
+      TESSERA_CHECK(false, "not a binary math function: ", ir::op_name(kind));
+      return nullptr;
+  }
+}
+
+}  // namespace tessera::ir
