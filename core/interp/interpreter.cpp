@@ -46,6 +46,8 @@ Handler handler_for(ir::OpKind kind) {
     case K::Neg: case K::Not: case K::Abs: case K::Exp: case K::Exp2: case K::Log: case K::Log2:
     case K::Sqrt: case K::Rsqrt: case K::Sin: case K::Cos: case K::Tanh: case K::Erf:
     case K::Log1p: case K::Floor: case K::Ceil: case K::Fma: case K::Where:
+    case K::Expm1: case K::Log10: case K::Sinh: case K::Cosh: case K::Asin: case K::Acos:
+    case K::Atan: case K::Cbrt:
       return exec_unary;
     case K::Cast: case K::Bitcast:
       return exec_cast;

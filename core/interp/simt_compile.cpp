@@ -129,6 +129,8 @@ class Compiler {
       case K::Log2: case K::Sqrt: case K::Rsqrt: case K::Sin: case K::Cos: case K::Tanh:
       case K::Erf: case K::Floor: case K::Ceil: case K::Fma: case K::Where: case K::Cast:
       case K::Log1p: case K::PtrAdd:
+      case K::Expm1: case K::Log10: case K::Sinh: case K::Cosh: case K::Asin: case K::Acos:
+      case K::Atan: case K::Cbrt:
         return select_scalar(instr);
       case K::AtomicRmw: case K::AtomicCas: case K::GlobalLoad: case K::GlobalStore:
         return select_memory(instr);

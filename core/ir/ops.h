@@ -35,6 +35,7 @@
 ///                          cmp_ne, which is true when either operand is NaN.
 ///   neg abs                integers wrap (abs(INT_MIN) == INT_MIN).
 ///   exp exp2 log log2 log1p sqrt rsqrt sin cos tanh erf floor ceil
+///   expm1 log10 sinh cosh asin acos atan cbrt
 ///                          float only; results within the target's documented ulp of the
 ///                          correctly rounded value (the interpreter computes in double and
 ///                          rounds once).

@@ -116,6 +116,8 @@ void check_elementwise(OpChecker& c) {
     case OpKind::Exp: case OpKind::Exp2: case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt:
     case OpKind::Rsqrt: case OpKind::Sin: case OpKind::Cos: case OpKind::Tanh: case OpKind::Erf:
     case OpKind::Log1p: case OpKind::Floor: case OpKind::Ceil: case OpKind::Fma:
+    case OpKind::Expm1: case OpKind::Log10: case OpKind::Sinh: case OpKind::Cosh: case OpKind::Asin:
+    case OpKind::Acos: case OpKind::Atan: case OpKind::Cbrt:
       return check_same_type_op(c, a.is_float(), "float");
     case OpKind::Where: return check_where(c);
     case OpKind::Cast: return check_cast(c);

@@ -331,6 +331,30 @@ tensor erf(const Operand& x, Here loc) {
 tensor log1p(const Operand& x, Here loc) {
   return unary(OpKind::Log1p, x, Operands::Float, loc);
 }
+tensor expm1(const Operand& x, Here loc) {
+  return unary(OpKind::Expm1, x, Operands::Float, loc);
+}
+tensor log10(const Operand& x, Here loc) {
+  return unary(OpKind::Log10, x, Operands::Float, loc);
+}
+tensor sinh(const Operand& x, Here loc) {
+  return unary(OpKind::Sinh, x, Operands::Float, loc);
+}
+tensor cosh(const Operand& x, Here loc) {
+  return unary(OpKind::Cosh, x, Operands::Float, loc);
+}
+tensor asin(const Operand& x, Here loc) {
+  return unary(OpKind::Asin, x, Operands::Float, loc);
+}
+tensor acos(const Operand& x, Here loc) {
+  return unary(OpKind::Acos, x, Operands::Float, loc);
+}
+tensor atan(const Operand& x, Here loc) {
+  return unary(OpKind::Atan, x, Operands::Float, loc);
+}
+tensor cbrt(const Operand& x, Here loc) {
+  return unary(OpKind::Cbrt, x, Operands::Float, loc);
+}
 tensor floor(const Operand& x, Here loc) {
   return unary(OpKind::Floor, x, Operands::Float, loc);
 }

@@ -213,6 +213,22 @@ std::optional<double> math_function(OpKind kind, double x) {
       return std::erf(x);
     case OpKind::Log1p:
       return std::log1p(x);
+    case OpKind::Expm1:
+      return std::expm1(x);
+    case OpKind::Log10:
+      return std::log10(x);
+    case OpKind::Sinh:
+      return std::sinh(x);
+    case OpKind::Cosh:
+      return std::cosh(x);
+    case OpKind::Asin:
+      return std::asin(x);
+    case OpKind::Acos:
+      return std::acos(x);
+    case OpKind::Atan:
+      return std::atan(x);
+    case OpKind::Cbrt:
+      return std::cbrt(x);
     case OpKind::Floor:
       return std::floor(x);
     case OpKind::Ceil:

@@ -32,6 +32,8 @@ Handler handler(OpKind kind) {
     case OpKind::Exp: case OpKind::Exp2: case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt:
     case OpKind::Rsqrt: case OpKind::Sin: case OpKind::Cos: case OpKind::Tanh: case OpKind::Erf:
     case OpKind::Log1p: case OpKind::Floor: case OpKind::Ceil:
+    case OpKind::Expm1: case OpKind::Log10: case OpKind::Sinh: case OpKind::Cosh: case OpKind::Asin:
+    case OpKind::Acos: case OpKind::Atan: case OpKind::Cbrt:
       return emit_math;
     case OpKind::GlobalLoad: case OpKind::GlobalStore: case OpKind::SharedLoad:
     case OpKind::SharedStore:

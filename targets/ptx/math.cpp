@@ -55,6 +55,8 @@ struct IrMath {
   F fma(F x, F y, F z) { return wrap<0>(call(llvm::Intrinsic::fma, {x.v, y.v, z.v})); }
   F rint(F x) { return wrap<0>(call(llvm::Intrinsic::rint, {x.v})); }
   F abs(F x) { return wrap<0>(call(llvm::Intrinsic::fabs, {x.v})); }
+  /// sqrt.rn (llvm.sqrt without fast-math flags rounds correctly on NVPTX).
+  F sqrt(F x) { return wrap<0>(call(llvm::Intrinsic::sqrt, {x.v})); }
   /// ex2.approx.f32 (not .ftz: subnormal results are kept).
   F ex2(F x) {
     static_assert(Single, "ex2.approx is used at f32 only");
@@ -232,6 +234,22 @@ std::string_view function_name(ir::OpKind kind) {
       return "log2";
     case ir::OpKind::Log1p:
       return "log1p";
+    case ir::OpKind::Expm1:
+      return "expm1";
+    case ir::OpKind::Log10:
+      return "log10";
+    case ir::OpKind::Sinh:
+      return "sinh";
+    case ir::OpKind::Cosh:
+      return "cosh";
+    case ir::OpKind::Asin:
+      return "asin";
+    case ir::OpKind::Acos:
+      return "acos";
+    case ir::OpKind::Atan:
+      return "atan";
+    case ir::OpKind::Cbrt:
+      return "cbrt";
     case ir::OpKind::Sin:
       return "sin";
     case ir::OpKind::Cos:
@@ -274,6 +292,30 @@ void build_body(IrMath<Single>& m, ir::OpKind kind, llvm::Function* fn) {
       break;
     case ir::OpKind::Log1p:
       y = a.log1p(x);
+      break;
+    case ir::OpKind::Expm1:
+      y = a.expm1(x);
+      break;
+    case ir::OpKind::Log10:
+      y = a.log10(x);
+      break;
+    case ir::OpKind::Sinh:
+      y = a.sinh(x);
+      break;
+    case ir::OpKind::Cosh:
+      y = a.cosh(x);
+      break;
+    case ir::OpKind::Asin:
+      y = a.asin(x);
+      break;
+    case ir::OpKind::Acos:
+      y = a.acos(x);
+      break;
+    case ir::OpKind::Atan:
+      y = a.atan(x);
+      break;
+    case ir::OpKind::Cbrt:
+      y = a.cbrt(x);
       break;
     case ir::OpKind::Sin:
       y = a.sin(x);

@@ -1,7 +1,8 @@
 /// \file Math functions (exp exp2 log log2 log1p sqrt rsqrt sin cos tanh erf floor ceil sigmoid
-/// fma) in f16, bf16, f32 and f64 against libm in fp64, with IEEE special values, under the few-ulp
-/// tolerances of tolerances.h (GPU math is not correctly rounded); sin and cos also of huge
-/// arguments (exact argument reduction up to the largest finite value).
+/// fma, and the libdevice functions expm1 log10 sinh cosh asin acos atan cbrt) in f16, bf16, f32
+/// and f64 against libm in fp64, with IEEE special values, under the few-ulp tolerances of
+/// tolerances.h (GPU math is not correctly rounded); sin and cos also of huge arguments (exact
+/// argument reduction up to the largest finite value).
 #include <cmath>
 
 #include "tests/conformance/framework.h"
@@ -23,7 +24,15 @@ enum class Fn {
   Erf,
   Floor,
   Ceil,
-  Sigmoid
+  Sigmoid,
+  Expm1,
+  Log10,
+  Sinh,
+  Cosh,
+  Asin,
+  Acos,
+  Atan,
+  Cbrt,
 };
 
 tl::tensor apply(Fn f, const tl::tensor& x) {
@@ -56,6 +65,22 @@ tl::tensor apply(Fn f, const tl::tensor& x) {
       return tl::ceil(x);
     case Fn::Sigmoid:
       return tl::sigmoid(x);
+    case Fn::Expm1:
+      return tl::expm1(x);
+    case Fn::Log10:
+      return tl::log10(x);
+    case Fn::Sinh:
+      return tl::sinh(x);
+    case Fn::Cosh:
+      return tl::cosh(x);
+    case Fn::Asin:
+      return tl::asin(x);
+    case Fn::Acos:
+      return tl::acos(x);
+    case Fn::Atan:
+      return tl::atan(x);
+    case Fn::Cbrt:
+      return tl::cbrt(x);
   }
   return x;
 }
@@ -127,6 +152,30 @@ double ref_floor(double x) {
 double ref_ceil(double x) {
   return std::ceil(x);
 }
+double ref_expm1(double x) {
+  return std::expm1(x);
+}
+double ref_log10(double x) {
+  return std::log10(x);
+}
+double ref_sinh(double x) {
+  return std::sinh(x);
+}
+double ref_cosh(double x) {
+  return std::cosh(x);
+}
+double ref_asin(double x) {
+  return std::asin(x);
+}
+double ref_acos(double x) {
+  return std::acos(x);
+}
+double ref_atan(double x) {
+  return std::atan(x);
+}
+double ref_cbrt(double x) {
+  return std::cbrt(x);
+}
 
 const double kInf = INFINITY;
 
@@ -160,6 +209,21 @@ std::vector<FnInfo> functions() {
        {-0.5, 0.5, -0.0, kInf, NAN, -1.0, 2.5}},
       {"ceil", Fn::Ceil, -100, 100, -100, 100, ref_ceil, {-0.5, 0.5, -0.0, kInf, NAN, -1.0, 2.5}},
       {"sigmoid", Fn::Sigmoid, -20, 20, -10, 10, ref_sigmoid, {0.0, kInf, -kInf, NAN, 1.0}},
+      {"expm1", Fn::Expm1, -20, 20, -9, 10, ref_expm1, {0.0, -0.0, kInf, -kInf, NAN, 1e-6, -3e-5}},
+      {"log10", Fn::Log10, 1e-3, 1e4, 1e-3, 6e4, ref_log10, {1.0, 0.0, kInf, -2.0, NAN, 1000.0}},
+      {"sinh", Fn::Sinh, -20, 20, -10, 10, ref_sinh, {0.0, -0.0, kInf, -kInf, NAN, 1e-5}},
+      {"cosh", Fn::Cosh, -20, 20, -10, 10, ref_cosh, {0.0, -0.0, kInf, -kInf, NAN, 1e-5}},
+      {"asin", Fn::Asin, -1, 1, -1, 1, ref_asin, {0.0, -0.0, 1.0, -1.0, 1.5, kInf, NAN, 1e-5}},
+      {"acos", Fn::Acos, -1, 1, -1, 1, ref_acos, {0.0, -0.0, 1.0, -1.0, -1.5, kInf, NAN, 0.999}},
+      {"atan", Fn::Atan, -50, 50, -50, 50, ref_atan, {0.0, -0.0, kInf, -kInf, NAN, 1.0, 1e-5}},
+      {"cbrt",
+       Fn::Cbrt,
+       -1e4,
+       1e4,
+       -6e4,
+       6e4,
+       ref_cbrt,
+       {0.0, -0.0, kInf, -kInf, NAN, -27.0, 1e-7}},
   };
 }
 

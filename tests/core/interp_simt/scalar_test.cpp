@@ -227,9 +227,11 @@ TEST_CASE("simt scalar: unary and math ops match the tile interpreter") {
     check_unary(OpKind::Abs, d, d);
     check_unary(OpKind::Not, d, d);
   }
-  const OpKind math[] = {OpKind::Neg,  OpKind::Abs,   OpKind::Exp,  OpKind::Exp2,  OpKind::Log,
-                         OpKind::Log2, OpKind::Log1p, OpKind::Sqrt, OpKind::Rsqrt, OpKind::Sin,
-                         OpKind::Cos,  OpKind::Tanh,  OpKind::Erf,  OpKind::Floor, OpKind::Ceil};
+  const OpKind math[] = {OpKind::Neg,   OpKind::Abs,   OpKind::Exp,  OpKind::Exp2,  OpKind::Log,
+                         OpKind::Log2,  OpKind::Log1p, OpKind::Sqrt, OpKind::Rsqrt, OpKind::Sin,
+                         OpKind::Cos,   OpKind::Tanh,  OpKind::Erf,  OpKind::Floor, OpKind::Ceil,
+                         OpKind::Expm1, OpKind::Log10, OpKind::Sinh, OpKind::Cosh,  OpKind::Asin,
+                         OpKind::Acos,  OpKind::Atan,  OpKind::Cbrt};
   for (OpKind kind : math)
     for (DType d : kFloats) check_unary(kind, d, d);
 }

@@ -22,6 +22,7 @@ class KernelBuilder {
     reductions();
     debug_and_hints();
     control_flow();
+    libdevice_math();
   }
 
  private:
@@ -59,6 +60,14 @@ class KernelBuilder {
          {OpKind::CmpEq, OpKind::CmpNe, OpKind::CmpLt, OpKind::CmpLe, OpKind::CmpGt, OpKind::CmpGe})
       v(k, {range_, splat_}, ti(DType::i1));
     for (OpKind k : {OpKind::Neg, OpKind::Not, OpKind::Abs}) v(k, {range_}, ti(DType::i32));
+  }
+
+  /// Last, so that the numbering of the values before stays as printer_test expects.
+  void libdevice_math() {
+    at(80);
+    for (OpKind k : {OpKind::Expm1, OpKind::Log10, OpKind::Sinh, OpKind::Cosh, OpKind::Asin,
+                     OpKind::Acos, OpKind::Atan, OpKind::Cbrt})
+      v(k, {x_}, ti(DType::f32));
   }
 
   void memory_and_float_elementwise() {

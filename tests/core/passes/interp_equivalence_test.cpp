@@ -238,10 +238,11 @@ class Generator {
   Value* unary(Kernel& k, DType t) {
     if (!ir::is_float(t))
       return k.op(choose({OpKind::Neg, OpKind::Not, OpKind::Abs}), {pick(t)}, scalar(t));
-    const OpKind kind =
-        choose({OpKind::Neg, OpKind::Abs, OpKind::Exp, OpKind::Exp2, OpKind::Log, OpKind::Log2,
-                OpKind::Sqrt, OpKind::Rsqrt, OpKind::Sin, OpKind::Cos, OpKind::Tanh, OpKind::Erf,
-                OpKind::Log1p, OpKind::Floor, OpKind::Ceil});
+    const OpKind kind = choose(
+        {OpKind::Neg,   OpKind::Abs,   OpKind::Exp,  OpKind::Exp2,  OpKind::Log,   OpKind::Log2,
+         OpKind::Sqrt,  OpKind::Rsqrt, OpKind::Sin,  OpKind::Cos,   OpKind::Tanh,  OpKind::Erf,
+         OpKind::Log1p, OpKind::Floor, OpKind::Ceil, OpKind::Expm1, OpKind::Log10, OpKind::Sinh,
+         OpKind::Cosh,  OpKind::Asin,  OpKind::Acos, OpKind::Atan,  OpKind::Cbrt});
     return k.op(kind, {pick(t)}, scalar(t));
   }
 
