@@ -47,7 +47,7 @@ Handler handler_for(ir::OpKind kind) {
     case K::Sqrt: case K::Rsqrt: case K::Sin: case K::Cos: case K::Tanh: case K::Erf:
     case K::Log1p: case K::Floor: case K::Ceil: case K::Fma: case K::Where:
     case K::Expm1: case K::Log10: case K::Sinh: case K::Cosh: case K::Asin: case K::Acos:
-    case K::Atan: case K::Cbrt:
+    case K::Atan: case K::Cbrt: case K::Pow: case K::Atan2: case K::Hypot:
       return exec_unary;
     case K::Cast: case K::Bitcast:
       return exec_cast;

@@ -1,5 +1,5 @@
 /// \file Unary elementwise ops (neg, not, abs and the math functions, which are computed in
-/// double and rounded once to the dtype), fma, and where.
+/// double and rounded once to the dtype), the two-operand math functions, fma, and where.
 #include <cmath>
 #include <cstring>
 
@@ -68,6 +68,28 @@ RuntimeValue fma(const Op& op, const RuntimeValue& a, const RuntimeValue& b,
       S* pr = r.data<S>();
       for (int64_t i = 0; i < r.numel(); ++i)
         pr[i] = num::float_fma<T>(pa[i * sa], pb[i * sb], pc[i * sc]);
+    }
+  });
+  return r;
+}
+
+/// A two-operand math function (pow, atan2, hypot): the double result rounded once, operands
+/// broadcast as fma's.
+RuntimeValue math2(const Op& op, const RuntimeValue& a, const RuntimeValue& b) {
+  TESSERA_CHECK(ir::is_float(a.dtype) && !a.is_ptr, "'", op.name(), "' on ", a.type().str());
+  RuntimeValue r = RuntimeValue::of_type(op.result()->type);
+  r.shape = elementwise_shape({&a, &b}, r.shape);
+  r.bytes.resize(static_cast<size_t>(ir::num_elements(r.shape) * r.elem_bytes()));
+  const int64_t sa = a.numel() == 1 ? 0 : 1, sb = b.numel() == 1 ? 0 : 1;
+  const MathFn2 fn = math_fn2(op.kind);
+  dispatch(a.dtype, [&](auto t) {
+    using T = decltype(t);
+    using S = typename T::S;
+    if constexpr (T::kFloat) {
+      const S *pa = a.data<S>(), *pb = b.data<S>();
+      S* pr = r.data<S>();
+      for (int64_t i = 0; i < r.numel(); ++i)
+        pr[i] = T::from_double(fn(T::to_double(pa[i * sa]), T::to_double(pb[i * sb])));
     }
   });
   return r;
@@ -144,12 +166,26 @@ MathFn math_fn(OpKind kind) {
   }
 }
 
+MathFn2 math_fn2(OpKind kind) {
+  switch (kind) {
+    case OpKind::Pow:
+      return [](double x, double y) { return std::pow(x, y); };
+    case OpKind::Atan2:
+      return [](double x, double y) { return std::atan2(x, y); };
+    case OpKind::Hypot:
+      return [](double x, double y) { return std::hypot(x, y); };
+    default:
+      return nullptr;
+  }
+}
+
 void exec_unary(Exec& ex, const Op& op) {
   auto operand = [&](size_t i) -> const RuntimeValue& { return ex.get(op.operand(i)); };
   if (op.kind == OpKind::Fma)
     return ex.set(op.result(), fma(op, operand(0), operand(1), operand(2)));
   if (op.kind == OpKind::Where)
     return ex.set(op.result(), where(op, operand(0), operand(1), operand(2)));
+  if (math_fn2(op.kind)) return ex.set(op.result(), math2(op, operand(0), operand(1)));
   const RuntimeValue& a = operand(0);
   RuntimeValue r = RuntimeValue::make(a.dtype, a.is_ptr, a.shape);
   if (op.kind == OpKind::Neg || op.kind == OpKind::Not || op.kind == OpKind::Abs)

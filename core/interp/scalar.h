@@ -28,6 +28,10 @@ RuntimeValue constant_value(const ir::Op& op);
 /// to the operand's dtype. Internal error for any other kind.
 using MathFn = double (*)(double);
 MathFn math_fn(ir::OpKind kind);
+/// The double-precision function of a two-operand math op kind (pow, atan2, hypot); null for any
+/// other kind.
+using MathFn2 = double (*)(double, double);
+MathFn2 math_fn2(ir::OpKind kind);
 
 /// One element as `print` writes it: floats in the shortest form that reads back exactly,
 /// integers in decimal, pointers and `hex` values as 0x and two digits per byte.

@@ -130,7 +130,7 @@ class Compiler {
       case K::Erf: case K::Floor: case K::Ceil: case K::Fma: case K::Where: case K::Cast:
       case K::Log1p: case K::PtrAdd:
       case K::Expm1: case K::Log10: case K::Sinh: case K::Cosh: case K::Asin: case K::Acos:
-      case K::Atan: case K::Cbrt:
+      case K::Atan: case K::Cbrt: case K::Pow: case K::Atan2: case K::Hypot:
         return select_scalar(instr);
       case K::AtomicRmw: case K::AtomicCas: case K::GlobalLoad: case K::GlobalStore:
         return select_memory(instr);

@@ -63,6 +63,7 @@ struct Instr {
   std::vector<Slot> out;    ///< result slots
   int64_t imm[2] = {};      ///< op-specific immediates (see each family's selector)
   MathFn math = nullptr;    ///< math ops: the function
+  MathFn2 math2 = nullptr;  ///< two-operand math ops: the function
   uint32_t blocks[2] = {};  ///< control flow: the regions' blocks
   /// Control-flow and shuffle scratch, sized `threads` at compile time.
   mutable std::vector<uint8_t> masks[2];

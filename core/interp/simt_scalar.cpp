@@ -142,6 +142,16 @@ void math(Machine& m, const Instr& in, const Mask&) {
     r[t] = T::from_double(in.math(T::to_double(a[t])));
 }
 
+/// A two-operand math function (pow, atan2, hypot), computed in double and rounded once.
+template <class T>
+void math2(Machine& m, const Instr& in, const Mask&) {
+  using S = typename T::S;
+  const S *a = in.in[0].as<S>(), *b = in.in[1].as<S>();
+  S* r = in.out[0].as<S>();
+  for (uint32_t t = 0, n = m.threads; t < n; ++t)
+    r[t] = T::from_double(in.math2(T::to_double(a[t]), T::to_double(b[t])));
+}
+
 template <class T>
 void fma(Machine& m, const Instr& in, const Mask&) {
   using S = typename T::S;
@@ -164,6 +174,10 @@ Handler float_only(ir::DType dtype) {
 template <class T>
 struct MathH {
   static void run(Machine& m, const Instr& in, const Mask& k) { math<T>(m, in, k); }
+};
+template <class T>
+struct Math2H {
+  static void run(Machine& m, const Instr& in, const Mask& k) { math2<T>(m, in, k); }
 };
 template <class T>
 struct FmaH {
@@ -233,6 +247,7 @@ Handler select_unary(Instr& in, ir::DType dtype) {
     case OpKind::Fma:
       return float_only<FmaH>(dtype);
     default:
+      if ((in.math2 = math_fn2(in.op->kind))) return float_only<Math2H>(dtype);
       in.math = math_fn(in.op->kind);
       return float_only<MathH>(dtype);
   }
@@ -267,7 +282,7 @@ Handler select_scalar(Instr& in) {
       break;
   }
   const ir::DType dtype = storage(op.operand(0));
-  if (op.operands.size() == 2) return select_binary(in, dtype);
+  if (op.operands.size() == 2 && !math_fn2(op.kind)) return select_binary(in, dtype);
   return select_unary(in, dtype);
 }
 

@@ -146,7 +146,8 @@ void check_semantics(OpChecker& c) {
     case OpKind::Erf: case OpKind::Floor: case OpKind::Ceil: case OpKind::Fma: case OpKind::Where:
     case OpKind::Log1p: case OpKind::Cast: case OpKind::Bitcast: case OpKind::PtrAdd:
     case OpKind::Expm1: case OpKind::Log10: case OpKind::Sinh: case OpKind::Cosh: case OpKind::Asin:
-    case OpKind::Acos: case OpKind::Atan: case OpKind::Cbrt:
+    case OpKind::Acos: case OpKind::Atan: case OpKind::Cbrt: case OpKind::Pow: case OpKind::Atan2:
+    case OpKind::Hypot:
       return check_elementwise(c);
     case OpKind::Load: case OpKind::Store: case OpKind::AtomicRmw: case OpKind::AtomicCas:
     case OpKind::DescLoad: case OpKind::DescStore:

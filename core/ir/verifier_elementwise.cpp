@@ -117,7 +117,8 @@ void check_elementwise(OpChecker& c) {
     case OpKind::Rsqrt: case OpKind::Sin: case OpKind::Cos: case OpKind::Tanh: case OpKind::Erf:
     case OpKind::Log1p: case OpKind::Floor: case OpKind::Ceil: case OpKind::Fma:
     case OpKind::Expm1: case OpKind::Log10: case OpKind::Sinh: case OpKind::Cosh: case OpKind::Asin:
-    case OpKind::Acos: case OpKind::Atan: case OpKind::Cbrt:
+    case OpKind::Acos: case OpKind::Atan: case OpKind::Cbrt: case OpKind::Pow: case OpKind::Atan2:
+    case OpKind::Hypot:
       return check_same_type_op(c, a.is_float(), "float");
     case OpKind::Where: return check_where(c);
     case OpKind::Cast: return check_cast(c);

@@ -140,6 +140,13 @@ tensor asin(const Operand& x, Here loc = Here::current());
 tensor acos(const Operand& x, Here loc = Here::current());
 tensor atan(const Operand& x, Here loc = Here::current());
 tensor cbrt(const Operand& x, Here loc = Here::current());
+/// Triton's libdevice functions of two operands, as C's (C99 Annex F's special values): pow is
+/// x^y (NaN for a negative x and a non-integer y), atan2 the angle of (x = b, y = a) in [-pi, pi],
+/// hypot sqrt(a^2 + b^2) without intermediate overflow. Operands are promoted and broadcast as
+/// for `+`; the common dtype must be a float.
+tensor pow(const Operand& a, const Operand& b, Here loc = Here::current());
+tensor atan2(const Operand& a, const Operand& b, Here loc = Here::current());
+tensor hypot(const Operand& a, const Operand& b, Here loc = Here::current());
 //@}
 
 // --- integer high product and random numbers ------------------------------------------------

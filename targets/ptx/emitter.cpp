@@ -33,7 +33,8 @@ Handler handler(OpKind kind) {
     case OpKind::Rsqrt: case OpKind::Sin: case OpKind::Cos: case OpKind::Tanh: case OpKind::Erf:
     case OpKind::Log1p: case OpKind::Floor: case OpKind::Ceil:
     case OpKind::Expm1: case OpKind::Log10: case OpKind::Sinh: case OpKind::Cosh: case OpKind::Asin:
-    case OpKind::Acos: case OpKind::Atan: case OpKind::Cbrt:
+    case OpKind::Acos: case OpKind::Atan: case OpKind::Cbrt: case OpKind::Pow: case OpKind::Atan2:
+    case OpKind::Hypot:
       return emit_math;
     case OpKind::GlobalLoad: case OpKind::GlobalStore: case OpKind::SharedLoad:
     case OpKind::SharedStore:

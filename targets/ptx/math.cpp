@@ -260,6 +260,12 @@ std::string_view function_name(ir::OpKind kind) {
       return "erf";
     case ir::OpKind::Rem:
       return "fmod";
+    case ir::OpKind::Pow:
+      return "pow";
+    case ir::OpKind::Atan2:
+      return "atan2";
+    case ir::OpKind::Hypot:
+      return "hypot";
     default:
       TESSERA_CHECK(false, "no math function for '", ir::op_name(kind), "'");
   }
@@ -332,6 +338,15 @@ void build_body(IrMath<Single>& m, ir::OpKind kind, llvm::Function* fn) {
     case ir::OpKind::Rem:
       y = a.fmod(x, m.template wrap<0>(fn->getArg(1)));
       break;
+    case ir::OpKind::Pow:
+      y = a.pow(x, m.template wrap<0>(fn->getArg(1)));
+      break;
+    case ir::OpKind::Atan2:
+      y = a.atan2(x, m.template wrap<0>(fn->getArg(1)));
+      break;
+    case ir::OpKind::Hypot:
+      y = a.hypot(x, m.template wrap<0>(fn->getArg(1)));
+      break;
     default:
       TESSERA_CHECK(false, "no math function for '", ir::op_name(kind), "'");
   }
@@ -343,7 +358,9 @@ llvm::Function* math_function(Emitter& e, ir::OpKind kind, bool single) {
   std::string name = "__tessera_" + std::string(function_name(kind)) + (single ? "_f32" : "_f64");
   if (llvm::Function* f = e.module.getFunction(name)) return f;
   llvm::Type* t = single ? e.b.getFloatTy() : e.b.getDoubleTy();
-  std::vector<llvm::Type*> args(kind == ir::OpKind::Rem ? 2 : 1, t);
+  const bool binary = kind == ir::OpKind::Rem || kind == ir::OpKind::Pow ||
+                      kind == ir::OpKind::Atan2 || kind == ir::OpKind::Hypot;
+  std::vector<llvm::Type*> args(binary ? 2 : 1, t);
   auto* fn = llvm::Function::Create(llvm::FunctionType::get(t, args, false),
                                     llvm::GlobalValue::InternalLinkage, name, e.module);
   fn->addFnAttr(llvm::Attribute::NoUnwind);
@@ -376,6 +393,10 @@ llvm::Value* math_unary(Emitter& e, ir::OpKind kind, llvm::Value* x) {
 
 llvm::Value* math_fmod(Emitter& e, llvm::Value* x, llvm::Value* y) {
   return call_math(e, ir::OpKind::Rem, {x, y});
+}
+
+llvm::Value* math_binary(Emitter& e, ir::OpKind kind, llvm::Value* x, llvm::Value* y) {
+  return call_math(e, kind, {x, y});
 }
 
 }  // namespace tessera::ptx

@@ -136,7 +136,8 @@ void Emitter::emit_op(const ir::Op& op) {
     case OpKind::Rsqrt: case OpKind::Sin: case OpKind::Cos: case OpKind::Tanh: case OpKind::Erf:
     case OpKind::Log1p: case OpKind::Floor: case OpKind::Ceil:
     case OpKind::Expm1: case OpKind::Log10: case OpKind::Sinh: case OpKind::Cosh: case OpKind::Asin:
-    case OpKind::Acos: case OpKind::Atan: case OpKind::Cbrt:
+    case OpKind::Acos: case OpKind::Atan: case OpKind::Cbrt: case OpKind::Pow: case OpKind::Atan2:
+    case OpKind::Hypot:
       return emit_math(op);
     case OpKind::Fma:         return emit_fma(op);
     case OpKind::Where:       return emit_where(op);

@@ -284,10 +284,31 @@ Value expand(Emitter& e, ir::OpKind kind, Value x) {
   }
 }
 
+template <bool Single>
+Value expand2(Emitter& e, ir::OpKind kind, Value x, Value y) {
+  SpvMath<Single> m(e);
+  math::Algorithms<SpvMath<Single>> a(m);
+  typename SpvMath<Single>::F u = m.template wrap<0>(x), v = m.template wrap<0>(y);
+  switch (kind) {
+    case ir::OpKind::Pow:
+      return a.pow(u, v).v;
+    case ir::OpKind::Atan2:
+      return a.atan2(u, v).v;
+    case ir::OpKind::Hypot:
+      return a.hypot(u, v).v;
+    default:
+      TESSERA_CHECK(false, "SPIR-V: the math library has no two-operand '", ir::op_name(kind), "'");
+  }
+}
+
 }  // namespace
 
 Value library_math(Emitter& e, ir::OpKind kind, Value x) {
   return e.b.width(x.type) == 32 ? expand<true>(e, kind, x) : expand<false>(e, kind, x);
+}
+
+Value library_math(Emitter& e, ir::OpKind kind, Value x, Value y) {
+  return e.b.width(x.type) == 32 ? expand2<true>(e, kind, x, y) : expand2<false>(e, kind, x, y);
 }
 
 }  // namespace tessera::spirv::impl

@@ -13,5 +13,7 @@ namespace tessera::spirv::impl {
 /// math library computes it (with GLSL Fma where the target fuses it, else an fma built from
 /// exact products).
 Value library_math(Emitter& e, ir::OpKind kind, Value x);
+/// pow, atan2 or hypot of two f32 or f64 values of one type, from the math library.
+Value library_math(Emitter& e, ir::OpKind kind, Value x, Value y);
 
 }  // namespace tessera::spirv::impl

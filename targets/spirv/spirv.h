@@ -29,7 +29,8 @@
 ///  - f16 division, remainder and math functions are computed in f32 and rounded once; f64 exp,
 ///    exp2, log, log2, log1p, sin, cos, tanh and erf (GLSL.std.450 has no 64-bit forms) come
 ///    from the math library of targets/math, as do f32 sin, cos, log1p and the libdevice
-///    functions expm1, log10, sinh, cosh, asin, acos, atan, cbrt at every width (math_backend.cpp;
+///    functions expm1, log10, sinh, cosh, asin, acos, atan, cbrt, pow, atan2 and hypot at every
+///    width (GLSL Pow and Atan2 are not accurate on every driver) (math_backend.cpp;
 ///    the PTX target's bounds, ptx.h, where OpFDiv rounds correctly as lavapipe's does; a driver
 ///    at Vulkan's 2.5-ulp f32 division may add about an ulp to atan, asin, acos, sinh and cbrt).
 ///    Its fma is GLSL Fma where the target has fused_fma, else built from exact products. sin and

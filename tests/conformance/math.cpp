@@ -93,6 +93,16 @@ void math_kernel(tl::pointer x, tl::pointer y, tl::i32 n, Fn FN, int BLOCK) {
   tl::store(y + offs, r, m);
 }
 
+/// pow, atan2 and hypot of two operands (FN: 0, 1, 2).
+void math2_kernel(tl::pointer a, tl::pointer b, tl::pointer y, tl::i32 n, int FN, int BLOCK) {
+  auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+  auto m = offs < n;
+  auto x = tl::load(a + offs, m), z = tl::load(b + offs, m);
+  auto r = FN == 0 ? tl::pow(x, z) : FN == 1 ? tl::atan2(x, z) : tl::hypot(x, z);
+  expect_dtype(r, a.dtype(), "a math function keeps its dtype");
+  tl::store(y + offs, r, m);
+}
+
 void fma_kernel(tl::pointer a, tl::pointer b, tl::pointer c, tl::pointer out, tl::i32 n,
                 int BLOCK) {
   auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
@@ -284,9 +294,53 @@ void run_huge_trig(Context& ctx, Fn fn, DType t) {
       ctx.download(y), want, tol::math(t), &scale);
 }
 
+/// pow, atan2 or hypot (fn 0, 1, 2) on random operands (pow: positive bases, and negative
+/// bases with integer exponents) and C99's special pairs, against libm in fp64.
+void run_function2(Context& ctx, int fn, DType t) {
+  auto k = TESSERA_KERNEL(math2_kernel, a, b, y, n, FN, BLOCK);
+  const int n = static_cast<int>(ctx.size(1000, 300));
+  const bool narrow = t == DType::f16;
+  const double r = fn == 0 ? (narrow ? 4 : 8) : (narrow ? 100 : 1e4);
+  HostArray a =
+      ctx.random(t, n, fn == 0 ? (narrow ? 0.25 : 0.05) : -r, fn == 0 ? (narrow ? 4 : 20) : r);
+  HostArray b = ctx.random(t, n, -r, r);
+  for (int i = 0; i < n; i += 7)
+    if (fn == 0) {  // a negative base with an integer exponent: the sign of odd powers
+      a.set_f(i, -a.f(i));
+      b.set_f(i, std::nearbyint(b.f(i)));
+    }
+  const double inf = INFINITY;
+  const double pairs[][2] = {{0.0, -3.0}, {-0.0, -3.0}, {-0.0, 3.0},  {-1.0, inf}, {1.0, NAN},
+                             {NAN, 0.0},  {-8.0, 0.5},  {-inf, -3.0}, {0.5, -inf}, {2.0, inf},
+                             {inf, -inf}, {-0.0, -0.0}, {0.0, -1.0},  {-2.0, 3.0}, {NAN, inf}};
+  for (size_t i = 0; i < std::size(pairs); ++i) {
+    a.set_f(i, pairs[i][0]);
+    b.set_f(i, pairs[i][1]);
+  }
+  DevArray da = ctx.upload(a), db = ctx.upload(b), y = ctx.poisoned(t, n);
+  k[{cdiv(n, 128)}](da.buf, db.buf, y.buf, n, fn, 128);
+  std::vector<double> want, scale;
+  for (int i = 0; i < n; ++i) {
+    double x = a.f(i), z = b.f(i);
+    want.push_back(fn == 0 ? std::pow(x, z) : fn == 1 ? std::atan2(x, z) : std::hypot(x, z));
+    scale.push_back(std::fabs(want.back()));
+  }
+  const char* name = fn == 0 ? "pow" : fn == 1 ? "atan2" : "hypot";
+  ctx.check_close(std::string(name) + "(" + dname(t) + ")", ctx.download(y), want, tol::math(t),
+                  &scale);
+}
+
 }  // namespace
 
 void register_math(std::vector<Case>& out) {
+  for (int fn : {0, 1, 2})
+    for (DType t : kFloatDTypes)
+      out.push_back({std::string("math/") +
+                         (fn == 0   ? "pow"
+                          : fn == 1 ? "atan2"
+                                    : "hypot") +
+                         "/" + dname(t),
+                     needs_of({t}), "", [fn, t](Context& ctx) { run_function2(ctx, fn, t); }});
   for (const FnInfo& info : functions()) {
     for (DType t : kFloatDTypes) {
       // f64 exp, log, sin ... come from the math library on every target that has f64.

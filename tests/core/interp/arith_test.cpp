@@ -281,6 +281,17 @@ TEST_CASE("interp arith: math functions are the double result rounded once") {
   each(OpKind::Acos, [](double v) { return std::acos(v); });
   each(OpKind::Atan, [](double v) { return std::atan(v); });
   each(OpKind::Cbrt, [](double v) { return std::cbrt(v); });
+  const std::vector<double> a{-8.0, 2.0, 0.0, -0.0}, b{1.0 / 3, -3.0, -1.0, -3.0};
+  auto each2 = [&](OpKind kind, double (*f)(double, double)) {
+    const std::vector<double> got = binary<double, double>(kind, DType::f64, DType::f64, a, b);
+    for (size_t i = 0; i < a.size(); ++i) {
+      CAPTURE(i);
+      CHECK(std::bit_cast<uint64_t>(got[i]) == std::bit_cast<uint64_t>(f(a[i], b[i])));
+    }
+  };
+  each2(OpKind::Pow, [](double x, double y) { return std::pow(x, y); });  // NaN, 1/8, inf, -inf
+  each2(OpKind::Atan2, [](double x, double y) { return std::atan2(x, y); });
+  each2(OpKind::Hypot, [](double x, double y) { return std::hypot(x, y); });
   CHECK(unary<float, float>(OpKind::Exp2, DType::f32, DType::f32, {10.0f, -1.0f}) ==
         std::vector<float>{1024.0f, 0.5f});
   CHECK(unary<float, float>(OpKind::Floor, DType::f32, DType::f32, {-1.5f, 1.5f, -0.0f, 2.0f}) ==

@@ -211,6 +211,7 @@ TEST_CASE("simt scalar: arithmetic, min/max and compares match the tile interpre
     for (DType d : kFloats) check_binary(kind, d);
   }
   for (DType d : kFloats) {
+    for (OpKind kind : {OpKind::Pow, OpKind::Atan2, OpKind::Hypot}) check_binary(kind, d);
     check_binary(OpKind::Max, d, "nan = \"ignore\"", {{"nan", std::string("ignore")}});
     check_binary(OpKind::Min, d, "nan = \"ignore\"", {{"nan", std::string("ignore")}});
   }

@@ -68,6 +68,7 @@ class KernelBuilder {
     for (OpKind k : {OpKind::Expm1, OpKind::Log10, OpKind::Sinh, OpKind::Cosh, OpKind::Asin,
                      OpKind::Acos, OpKind::Atan, OpKind::Cbrt})
       v(k, {x_}, ti(DType::f32));
+    for (OpKind k : {OpKind::Pow, OpKind::Atan2, OpKind::Hypot}) v(k, {x_, x_}, ti(DType::f32));
   }
 
   void memory_and_float_elementwise() {

@@ -22,6 +22,11 @@ TEST_CASE("ptx: every math op assembles for f16, bf16, f32 and f64") {
       body += "  " + r + " = " + op + " " + prev + " : " + s + "\n";
       prev = r;
     }
+    for (const char* op : {"pow", "atan2", "hypot"}) {
+      std::string r = "%m" + std::to_string(i++);
+      body += "  " + r + " = " + op + " " + prev + ", %a : " + s + "\n";
+      prev = r;
+    }
     body += "  %rem = rem " + prev + ", %a : " + s + "\n";
     body += "  global_store %p, %tr, %rem {align = 8, width = 1}";
     Emitted e = emit_both(kernel("%p: ptr<" + s + ">", body));
