@@ -130,8 +130,8 @@ tensor sigmoid(const Operand& x, Here loc = Here::current());
 /// Triton's libdevice functions of one operand, as C's: expm1 is e^x - 1 (accurate for small x),
 /// log10 the base-10 logarithm, sinh and cosh the hyperbolic functions, asin, acos and atan the
 /// inverse trigonometric functions (asin and acos NaN outside [-1, 1]), cbrt the real cube root
-/// (cbrt(-8) = -2). Every device computes them with the math library of targets/math; the
-/// guide's math table gives each one's ulp bound.
+/// (cbrt(-8) = -2). GPU targets compute them with the math library of targets/math (the
+/// interpreters with the C library); the guide's math table gives each one's ulp bound.
 tensor expm1(const Operand& x, Here loc = Here::current());
 tensor log10(const Operand& x, Here loc = Here::current());
 tensor sinh(const Operand& x, Here loc = Here::current());
