@@ -35,6 +35,9 @@
 ///                          cmp_ne, which is true when either operand is NaN.
 ///   neg abs                integers wrap (abs(INT_MIN) == INT_MIN).
 ///   exp exp2 log log2 log1p sqrt rsqrt sin cos tanh erf floor ceil
+///   expm1 log10 sinh cosh asin acos atan cbrt
+///   pow atan2 hypot %a, %b (the two operands of one float type, C99's special values: pow(x, 0)
+///                          = pow(1, y) = 1, a negative x NaN unless y is an integer ...)
 ///                          float only; results within the target's documented ulp of the
 ///                          correctly rounded value (the interpreter computes in double and
 ///                          rounds once).

@@ -31,6 +31,22 @@ MathFn math_fn(OpKind kind) {
       return [](double x) { return std::erf(x); };
     case OpKind::Log1p:
       return [](double x) { return std::log1p(x); };
+    case OpKind::Expm1:
+      return [](double x) { return std::expm1(x); };
+    case OpKind::Log10:
+      return [](double x) { return std::log10(x); };
+    case OpKind::Sinh:
+      return [](double x) { return std::sinh(x); };
+    case OpKind::Cosh:
+      return [](double x) { return std::cosh(x); };
+    case OpKind::Asin:
+      return [](double x) { return std::asin(x); };
+    case OpKind::Acos:
+      return [](double x) { return std::acos(x); };
+    case OpKind::Atan:
+      return [](double x) { return std::atan(x); };
+    case OpKind::Cbrt:
+      return [](double x) { return std::cbrt(x); };
     case OpKind::Floor:
       return [](double x) { return std::floor(x); };
     case OpKind::Ceil:
@@ -42,8 +58,13 @@ MathFn math_fn(OpKind kind) {
 }
 
 MathFn2 math_fn2(OpKind kind) {
-  // Binary math rows of ops.def (pow, atan2, ...) get their case here.
   switch (kind) {
+    case OpKind::Pow:
+      return [](double x, double y) { return std::pow(x, y); };
+    case OpKind::Atan2:
+      return [](double x, double y) { return std::atan2(x, y); };
+    case OpKind::Hypot:
+      return [](double x, double y) { return std::hypot(x, y); };
     default:
       TESSERA_CHECK(false, "not a binary math function: ", ir::op_name(kind));
       return nullptr;

@@ -92,6 +92,19 @@ void reject_pointers(const Operand& a, const Operand& b, std::string_view name) 
     user_error(a.loc(), name, "pointers support only + and - with integer offsets");
 }
 
+/// A two-operand math function: promoted and broadcast as `+`, float operands only.
+tensor math2(OpKind kind, const Operand& a, const Operand& b, const Here& loc) {
+  std::string_view name = ir::op_name(kind);
+  Operand la = a.is_tensor() ? Operand(a.as_tensor(), loc) : a;
+  reject_pointers(la, b, name);
+  DType dtype = detail::computation_dtype(la, b, name, loc);
+  if (!ir::is_float(dtype))
+    user_error(loc, name,
+               "expects float operands, got " + std::string(ir::dtype_name(dtype)) +
+                   "; convert them with .to(tl::float32)");
+  return binary(kind, la, b);
+}
+
 tensor min_max(OpKind kind, const Operand& a, const Operand& b, PropagateNan nan, const Here& loc) {
   reject_pointers(a, b, ir::op_name(kind));
   Operand la(a.is_tensor() ? Operand(a.as_tensor(), loc) : a);
@@ -330,6 +343,39 @@ tensor erf(const Operand& x, Here loc) {
 }
 tensor log1p(const Operand& x, Here loc) {
   return unary(OpKind::Log1p, x, Operands::Float, loc);
+}
+tensor expm1(const Operand& x, Here loc) {
+  return unary(OpKind::Expm1, x, Operands::Float, loc);
+}
+tensor log10(const Operand& x, Here loc) {
+  return unary(OpKind::Log10, x, Operands::Float, loc);
+}
+tensor sinh(const Operand& x, Here loc) {
+  return unary(OpKind::Sinh, x, Operands::Float, loc);
+}
+tensor cosh(const Operand& x, Here loc) {
+  return unary(OpKind::Cosh, x, Operands::Float, loc);
+}
+tensor asin(const Operand& x, Here loc) {
+  return unary(OpKind::Asin, x, Operands::Float, loc);
+}
+tensor acos(const Operand& x, Here loc) {
+  return unary(OpKind::Acos, x, Operands::Float, loc);
+}
+tensor atan(const Operand& x, Here loc) {
+  return unary(OpKind::Atan, x, Operands::Float, loc);
+}
+tensor cbrt(const Operand& x, Here loc) {
+  return unary(OpKind::Cbrt, x, Operands::Float, loc);
+}
+tensor pow(const Operand& a, const Operand& b, Here loc) {
+  return math2(OpKind::Pow, a, b, loc);
+}
+tensor atan2(const Operand& a, const Operand& b, Here loc) {
+  return math2(OpKind::Atan2, a, b, loc);
+}
+tensor hypot(const Operand& a, const Operand& b, Here loc) {
+  return math2(OpKind::Hypot, a, b, loc);
 }
 tensor floor(const Operand& x, Here loc) {
   return unary(OpKind::Floor, x, Operands::Float, loc);

@@ -127,6 +127,26 @@ tensor floor(const Operand& x, Here loc = Here::current());
 tensor ceil(const Operand& x, Here loc = Here::current());
 tensor abs(const Operand& x, Here loc = Here::current());
 tensor sigmoid(const Operand& x, Here loc = Here::current());
+/// Triton's libdevice functions of one operand, as C's: expm1 is e^x - 1 (accurate for small x),
+/// log10 the base-10 logarithm, sinh and cosh the hyperbolic functions, asin, acos and atan the
+/// inverse trigonometric functions (asin and acos NaN outside [-1, 1]), cbrt the real cube root
+/// (cbrt(-8) = -2). GPU targets compute them with the math library of targets/math (the
+/// interpreters with the C library); the guide's math table gives each one's ulp bound.
+tensor expm1(const Operand& x, Here loc = Here::current());
+tensor log10(const Operand& x, Here loc = Here::current());
+tensor sinh(const Operand& x, Here loc = Here::current());
+tensor cosh(const Operand& x, Here loc = Here::current());
+tensor asin(const Operand& x, Here loc = Here::current());
+tensor acos(const Operand& x, Here loc = Here::current());
+tensor atan(const Operand& x, Here loc = Here::current());
+tensor cbrt(const Operand& x, Here loc = Here::current());
+/// Triton's libdevice functions of two operands, as C's (C99 Annex F's special values): pow is
+/// x^y (NaN for a negative x and a non-integer y), atan2 the angle of (x = b, y = a) in [-pi, pi],
+/// hypot sqrt(a^2 + b^2) without intermediate overflow. Operands are promoted and broadcast as
+/// for `+`; the common dtype must be a float.
+tensor pow(const Operand& a, const Operand& b, Here loc = Here::current());
+tensor atan2(const Operand& a, const Operand& b, Here loc = Here::current());
+tensor hypot(const Operand& a, const Operand& b, Here loc = Here::current());
 //@}
 
 // --- integer high product and random numbers ------------------------------------------------

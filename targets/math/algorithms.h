@@ -19,6 +19,7 @@
 ///   shl/shr(U, U) (a count >= 64 gives 0)  clz(U)  urem(U, U)  lt_u(U, U)  eq(U, U)  min_u
 ///   u_from_i(I) (zero-extending)  i_from_u(U) (truncating)  f_from_u(U) (rounding)  table(U)
 ///   if_else(B, then_fn, else_fn)   runs one of two functions returning F (a branch on a GPU)
+///   sqrt(F)  a square root within a few ulp (the algorithms correct it by one Newton step)
 ///   ex2(F)   a hardware 2^x within 2 ulp (only for exp_hw and exp2_hw, which only f32 uses)
 ///   loop(std::array<U, N> init, cond_fn, body_fn)   a while loop over N u64 values
 #pragma once
@@ -27,6 +28,7 @@
 #include <cmath>
 #include <cstdint>
 #include <span>
+#include <type_traits>
 
 #include "core/support/math_coefficients.h"
 
@@ -200,6 +202,187 @@ class Algorithms {
     return m.sel(m.isnan(x), x, out);
   }
 
+  /// e^x - 1, accurate near 0: x = k ln2 + r (|r| <= ln2/2, k = 0 for small x),
+  /// e^x - 1 = 2^k (expm1(r) + 1) - 1, applied as 2 (2^(k-1) expm1(r) + (2^(k-1) - 1/2)) so that
+  /// 2^k may reach the format's overflow threshold (as 2 (2^(k-1) (p + 1)) where 2^k - 1 rounds
+  /// to 2^k). Below -(mantissa + 3) ln 2 the result rounds
+  /// to -1; -0 gives -0; tiny x gives x.
+  F expm1(F x) {
+    F xc = clamp(x, M::kSingle ? -18.0 : -38.0, Fmt::kExpHi);
+    F k = m.rint(xc * m.c(Fmt::log2e[0]));
+    F r = m.fma(-k, m.c(Fmt::ln2[0]), xc);
+    r = m.fma(-k, m.c(Fmt::ln2[1]), r);
+    F p = m.fma(r * r, poly(Fmt::expm1, r), r);
+    F half = pow2(m.to_int(k) - m.ci(1));
+    F y = m.fma(p, half, half - m.c(0.5)) * m.c(2);
+    // where 2^k - 1 rounds to 2^k: no fma (fma_from_products needs operands below 2^(emax - 13))
+    y = m.sel(k > m.c(kMant + 2), (p + m.c(1)) * half * m.c(2), y);
+    y = m.sel(k == m.c(0), p, y);
+    return m.sel(x == m.c(0), x, y);
+  }
+
+  /// log10(x): log's reduction x = 2^k (1 + f) as k ln2_hi (exact) plus the small remainder v,
+  /// each multiplied by log10(e) (a pair) with its rounding error, and the two sums added.
+  F log10(F x) {
+    Reduced r = reduce_log(x);
+    F dk = m.to_float(r.e);
+    F a = dk * m.c(Fmt::ln2[0]);
+    F v = r.f - (r.hfsq - (r.s * (r.hfsq + r.R) + dk * m.c(Fmt::ln2[1])));
+    const auto [ch, cl] = split(0.434294481903251827651128918916605082L);
+    F pa = a * m.c(ch), pv = v * m.c(ch);
+    F ea = m.fma(a, m.c(ch), -pa) + a * m.c(cl);
+    F ev = m.fma(v, m.c(ch), -pv) + v * m.c(cl);
+    F s = pa + pv;
+    F bv = s - pa;
+    F err = (pa - (s - bv)) + (pv - bv);  // the rounding error of s (two-sum)
+    return log_specials(x, s + (err + (ea + ev)));
+  }
+
+  /// sinh(x) = sign(x) (t + t / (t + 1)) / 2 with t = expm1(|x|) (below 1 in the form
+  /// 2t - t^2 / (t + 1), which does not cancel); above kTanhClamp, where e^-|x| no longer counts,
+  /// e^|x| / 2 (2^(|x| log2 e - 1), so that it overflows only where sinh does).
+  F sinh(F x) {
+    F a = m.abs(x);
+    F t = expm1(m.sel(a > m.c(Fmt::kTanhClamp), m.c(0), a));
+    F small = m.c(0.5) * m.sel(a < m.c(1), (t + t) - t * t / (t + m.c(1)), t + t / (t + m.c(1)));
+    return m.copysign(m.sel(a > m.c(Fmt::kTanhClamp), half_exp(a), small), x);
+  }
+
+  /// cosh(x) = 1 + t^2 / (2 (t + 1)) with t = expm1(|x|) below 1, (e + 1/e) / 2 with
+  /// e = t + 1 below kTanhClamp, e^|x| / 2 above (as sinh).
+  F cosh(F x) {
+    F a = m.abs(x);
+    F t = expm1(m.sel(a > m.c(Fmt::kTanhClamp), m.c(0), a));
+    F w = t + m.c(1);
+    F small = m.sel(a < m.c(1), m.c(1) + t * t / (w + w), m.c(0.5) * w + m.c(0.5) / w);
+    return m.sel(a > m.c(Fmt::kTanhClamp), half_exp(a), small);
+  }
+
+  /// atan(x) = sign(x) atan(|x| / 1) (atan_ratio).
+  F atan(F x) { return m.copysign(atan_ratio(m.abs(x), m.c(1)), x); }
+
+  /// asin(x) = sign(x) atan(|x| / sqrt((1 - |x|)(1 + |x|))): NaN beyond [-1, 1], +-pi/2 at +-1.
+  F asin(F x) {
+    F a = m.abs(x);
+    return m.copysign(atan_ratio(a, sqrt((m.c(1) - a) * (m.c(1) + a))), x);
+  }
+
+  /// acos(x) = atan(sqrt((1 - |x|)(1 + |x|)) / |x|), or pi minus it for negative x.
+  F acos(F x) {
+    F a = m.abs(x);
+    F r = atan_ratio(sqrt((m.c(1) - a) * (m.c(1) + a)), a);
+    const auto [ph, pl] = split(3.14159265358979323846264338327950288L);
+    return m.sel(x < m.c(0), (m.c(ph) - r) + m.c(pl), r);
+  }
+
+  /// atan2(y, x) with C99 Annex F's special values: the angle of |y| / |x| in [0, pi/2]
+  /// (atan_ratio), pi minus it where x's sign bit is set, with y's sign; both zero give 0, both
+  /// infinite pi/4 (before the quadrant), NaN anywhere NaN.
+  F atan2(F y, F x) {
+    F ay = m.abs(y), ax = m.abs(x);
+    F r = atan_ratio(ay, ax);
+    r = m.sel(m.and_(ay == m.c(0), ax == m.c(0)), m.c(0), r);
+    const auto [qh, ql] = split(0.785398163397448309615660845819875721L);
+    r = m.sel(m.and_(ay == m.c(INFINITY), ax == m.c(INFINITY)), m.c(qh) + m.c(ql), r);
+    const auto [ph, pl] = split(3.14159265358979323846264338327950288L);
+    r = m.sel(m.lt_s(m.bits(x), m.ci(0)), (m.c(ph) - r) + m.c(pl), r);
+    r = m.copysign(r, y);
+    return m.sel(m.or_(m.isnan(x), m.isnan(y)), x + y, r);
+  }
+
+  /// The real cube root: |x| = 2^(3q + i) m (m in [1, 2), i in 0..2; subnormals scaled by an
+  /// exact power 2^(3n) first), a linear seed for the cube root of y = 2^i m in [1, 8), Halley's
+  /// iteration (two steps at f32, three at f64), and a last Newton step whose residual
+  /// g^3 - y is exact (products split by fma). +-0, +-inf and NaN give x.
+  F cbrt(F x) {
+    F a = m.abs(x);
+    constexpr int kScale = M::kSingle ? 24 : 54;  // a multiple of 3 above the mantissa width
+    B sub = a < m.c(M::kSingle ? 1.1754943508222875e-38 : 2.2250738585072014e-308);
+    F as = m.sel(sub, a * m.c(std::ldexp(1.0, kScale)), a);
+    I bits = m.bits(as);
+    I e = m.shr_s(bits, kMant) - m.ci(kBias) - m.sel(sub, m.ci(kScale), m.ci(0));
+    F mant = m.from_bits((bits & m.ci((int64_t{1} << kMant) - 1)) | m.ci(int64_t{kBias} << kMant));
+    I q = m.to_int(m.rint((m.to_float(e) - m.c(1)) * m.c(1.0 / 3.0)));
+    I i = e - q * m.ci(3);
+    F y = mant * m.sel(m.eq(i, m.ci(0)), m.c(1), m.sel(m.eq(i, m.ci(1)), m.c(2), m.c(4)));
+    F g = (m.c(1) + m.c(0.2599210498948732) * (mant - m.c(1))) *
+          m.sel(m.eq(i, m.ci(0)), m.c(1),
+                m.sel(m.eq(i, m.ci(1)), m.c(1.2599210498948732), m.c(1.5874010519681994)));
+    for (int step = 0; step < (M::kSingle ? 2 : 3); ++step) {
+      F g3 = g * g * g;
+      g = g * (g3 + y + y) / (g3 + g3 + y);
+    }
+    F g2 = g * g;
+    F e2 = m.fma(g, g, -g2);
+    F g3 = g2 * g;
+    F e3 = m.fma(g2, g, -g3) + e2 * g;
+    g = g - ((g3 - y) + e3) / (m.c(3) * g2);
+    F out = m.copysign(g * pow2(q), x);
+    return m.sel(m.or_(m.or_(a == m.c(0), a == m.c(INFINITY)), m.isnan(x)), x, out);
+  }
+
+  /// sqrt(x^2 + y^2) without overflow or underflow in between: |x| and |y| scaled by a power of
+  /// two where the larger is huge or tiny, the sum of squares, then one Newton step on its square
+  /// root with the residual taken exactly (fma-split squares). inf wins over NaN (C99).
+  F hypot(F x, F y) {
+    F ax = m.abs(x), ay = m.abs(y);
+    F a = m.sel(ax < ay, ay, ax), b = m.sel(ax < ay, ax, ay);
+    const double big = std::ldexp(1.0, M::kSingle ? 50 : 450);
+    const double down = std::ldexp(1.0, M::kSingle ? -90 : -600);
+    const double up = std::ldexp(1.0, M::kSingle ? 90 : 600);
+    F scale = m.sel(a > m.c(big), m.c(down), m.sel(a < m.c(1 / big), m.c(up), m.c(1)));
+    a = a * scale;
+    b = b * scale;
+    F a2 = a * a, b2 = b * b;
+    F ea = m.fma(a, a, -a2), eb = m.fma(b, b, -b2);
+    F s = a2 + b2;
+    F h = m.sqrt(s);
+    // residual a^2 + b^2 - h^2, with a^2 and b^2 as exact pairs
+    F hh = h * h;
+    F eh = m.fma(h, h, -hh);
+    F res = ((a2 - hh) + b2) + ((ea + eb) - eh);
+    h = m.sel(h > m.c(0), h + res / (h + h), h);
+    F out = h / scale;
+    B inf = m.or_(ax == m.c(INFINITY), ay == m.c(INFINITY));
+    out = m.sel(m.or_(m.isnan(x), m.isnan(y)), x + y, out);
+    return m.sel(inf, m.c(INFINITY), out);
+  }
+
+  /// x^y with C99 Annex F's special values: |x|^y = 2^(y log2|x|), log2|x| as a pair good to
+  /// about 2^-(p + 8) relative (log's reduction with s = f / (2 + f) split exactly and the atanh
+  /// series 2 (s + s^3/3 + ...) summed apart from its leading term), the product with y as a pair,
+  /// and 2^(hi + lo) by exp2's reduction. A negative x gives NaN unless y is an integer, and the
+  /// result's sign is x's for odd integers y.
+  F pow(F x, F y) {
+    F ax = m.abs(x);
+    // |y| limited where the result is 0 or inf anyway for x != 1 (keeps the products in range).
+    const double ylim = std::ldexp(1.0, kMant + 12);
+    F yc = m.sel(y > m.c(ylim), m.c(ylim), m.sel(y < m.c(-ylim), m.c(-ylim), y));
+    Parts l = log2_parts(ax);
+    F zh = yc * l.hi;
+    F zl = m.fma(yc, l.hi, -zh) + yc * l.lo;
+    B over = zh > m.c(Fmt::kExp2Hi), under = zh < m.c(Fmt::kExp2Lo);
+    F r = exp2_parts(clamp(zh, Fmt::kExp2Lo, Fmt::kExp2Hi), m.sel(m.or_(over, under), m.c(0), zl));
+    // special operands
+    B y_int = m.rint(y) == y;  // false for NaN, true for +-inf
+    F half = y * m.c(0.5);
+    B y_odd = m.and_(y_int, m.not_(m.rint(half) == half));
+    B y_neg = y < m.c(0);
+    const F inf = m.c(INFINITY), zero = m.c(0);
+    r = m.sel(ax == m.c(0), m.sel(y_neg, inf, zero), r);
+    r = m.sel(ax == inf, m.sel(y_neg, zero, inf), r);
+    B y_inf = m.abs(y) == inf;
+    r = m.sel(y_inf,
+              m.sel(m.and_(ax < m.c(1), y_neg), inf, m.sel(m.or_(ax < m.c(1), y_neg), zero, inf)),
+              r);
+    r = m.sel(m.and_(y_inf, ax == m.c(1)), m.c(1), r);
+    B x_neg = m.lt_s(m.bits(x), m.ci(0));
+    r = m.sel(m.and_(x_neg, y_odd), -r, r);
+    B bad = m.and_(m.and_(x < m.c(0), ax < inf), m.not_(y_int));  // includes y NaN
+    r = m.sel(m.or_(bad, m.or_(m.isnan(x), m.isnan(y))), x + y + m.c(NAN), r);
+    return m.sel(m.or_(y == m.c(0), x == m.c(1)), m.c(1), r);
+  }
+
   /// C's fmod, exact: the remainder of the integer mantissas, a chunk of exponent at a time.
   F fmod(F x, F y) {
     const U mant_mask = m.cu((uint64_t{1} << kMant) - 1), implicit = m.cu(uint64_t{1} << kMant);
@@ -255,6 +438,87 @@ class Algorithms {
   Parts times_log2e(F x) {
     F hi = x * m.c(Fmt::log2e[0]);
     return {hi, m.fma(x, m.c(Fmt::log2e[0]), -hi) + x * m.c(Fmt::log2e[1])};
+  }
+
+  /// A constant as the nearest value of the format and the (rounded) remainder.
+  static constexpr std::array<double, 2> split(long double v) {
+    using T = std::conditional_t<M::kSingle, float, double>;
+    T hi = static_cast<T>(v);
+    return {hi, static_cast<double>(v - hi)};
+  }
+
+  /// The backend's square root, corrected by one Newton step with an exact residual (the
+  /// backend's may be a few ulp off: GLSL Sqrt). 0, inf and NaN pass through.
+  F sqrt(F s) {
+    F h = m.sqrt(s);
+    F fixed = h + m.fma(-h, h, s) * (m.c(0.5) / h);
+    return m.sel(m.and_(h > m.c(0), h < m.c(INFINITY)), fixed, h);
+  }
+
+  /// e^a / 2 for a >= 0 up to where it overflows: 2^(a log2 e - 1) (the halving exact).
+  F half_exp(F a) {
+    Parts p = times_log2e(m.sel(a > m.c(Fmt::kExpHi + 1), m.c(Fmt::kExpHi + 1), a));
+    return exp2_parts(p.hi - m.c(1), p.lo);
+  }
+
+  /// atan(ay / ax) in [0, pi/2] for ay, ax >= 0, not both 0 nor both infinite: the ratio t
+  /// reduced to |t| <= tan(pi/8) around 0, pi/4 (t = (ay - ax) / (ay + ax)) or pi/2
+  /// (t = -ax / ay), then atan(t) = t + t^3 P(t^2) with P atan's Taylor series (alternating,
+  /// truncated where the next term is below a quarter ulp). Operands above 2^(emax - 2) are
+  /// scaled by 1/4 first so that ay + ax cannot overflow.
+  F atan_ratio(F ay, F ax) {
+    const double big = std::ldexp(1.0, M::kSingle ? 125 : 1021);
+    B huge = m.or_(ay > m.c(big), ax > m.c(big));
+    ay = m.sel(huge, ay * m.c(0.25), ay);
+    ax = m.sel(huge, ax * m.c(0.25), ax);
+    B low = ay <= ax * m.c(0.41421356237309503);
+    B high = ay > ax * m.c(2.414213562373095);
+    F t = m.sel(low, ay, m.sel(high, -ax, ay - ax)) / m.sel(low, ax, m.sel(high, ay, ay + ax));
+    const auto [qh, ql] = split(0.785398163397448309615660845819875721L);
+    const auto [hh, hl] = split(1.57079632679489661923132169163975144L);
+    F base_hi = m.sel(low, m.c(0), m.sel(high, m.c(hh), m.c(qh)));
+    F base_lo = m.sel(low, m.c(0), m.sel(high, m.c(hl), m.c(ql)));
+    constexpr int kTerms = M::kSingle ? 9 : 20;  // P's degree + 1
+    F z = t * t;
+    F p = m.c((kTerms % 2 ? -1.0 : 1.0) / (2 * kTerms + 1));
+    for (int k = kTerms - 1; k >= 1; --k) p = m.fma(p, z, m.c((k % 2 ? -1.0 : 1.0) / (2 * k + 1)));
+    return base_hi + (t + (t * z * p + base_lo));
+  }
+
+  /// log2(a) for a >= 0 finite and nonzero as hi + lo: a = 2^e (1 + f), log(1 + f) = 2 atanh(s)
+  /// with s = f / (2 + f) as s_hi + s_lo (the residual f - s_hi (2 + f) by fma), the series'
+  /// tail 2 s^3 (1/3 + s^2/5 + ...) (|s| < 0.1716: Taylor terms to 2^-(p + 10)), then times
+  /// log2(e) as a pair, plus e. Garbage for 0, inf and NaN (pow selects those).
+  Parts log2_parts(F a) {
+    Reduced r = reduce_log(a);
+    F f = r.f;
+    F den = m.c(2) + f;
+    F sh = f / den;
+    // residual f - sh (2 + f) = (f - 2 sh) - sh f: 2 sh exact; fma keeps sh f exact
+    F sl = m.fma(-sh, f, f - (sh + sh)) / den;
+    // s^3 (2/3 + q(s^2)) with s^3 and 2/3 as pairs: that term is up to 1.3 % of the result
+    F z = sh * sh;
+    F ze = m.fma(sh, sh, -z);
+    F th = sh * z;
+    F tl = m.fma(sh, z, -th) + sh * ze;
+    constexpr int kTerms = M::kSingle ? 6 : 12;
+    F q = m.c(2.0 / (2 * kTerms + 1));
+    for (int k = kTerms - 1; k >= 2; --k) q = m.fma(q, z, m.c(2.0 / (2 * k + 1)));
+    const auto [th3, tl3] = split(0.666666666666666666666666666666666667L);
+    F pl = m.c(tl3) + z * q;
+    F t3h = th * m.c(th3);
+    F t3l = m.fma(th, m.c(th3), -t3h) + (th * pl + tl * m.c(th3));
+    F s2 = sh + sh;
+    F ah = s2 + t3h;                                                 // Fast2Sum: |2s| > |t3h|
+    F al = ((s2 - ah) + t3h) + (t3l + (sl + sl) + m.c(2) * z * sl);  // log(1 + f) = ah + al
+    const auto [ch, cl] = split(1.44269504088896340735992468100189214L);
+    F ph = ah * m.c(ch);
+    F pe = m.fma(ah, m.c(ch), -ph) + (ah * m.c(cl) + al * m.c(ch));
+    F ef = m.to_float(r.e);
+    F w = ef + ph;
+    F lo = ((ef - w) + ph) + pe;  // exact when |e| >= |ph| or e = 0 (Fast2Sum)
+    F hi = w + lo;
+    return {hi, lo - (hi - w)};
   }
 
   /// x limited to [lo, hi]; NaN passes through.

@@ -26,6 +26,11 @@ void emit_math(Emitter& e, const ir::Op& op) {
     case ir::OpKind::Ceil:
       y = e.intrinsic(llvm::Intrinsic::ceil, {t}, {x});
       break;
+    case ir::OpKind::Pow:
+    case ir::OpKind::Atan2:
+    case ir::OpKind::Hypot:
+      y = math_binary(e, op.kind, x, e.get(op.operand(1)));
+      break;
     default:
       y = math_unary(e, op.kind, x);
       break;

@@ -55,6 +55,8 @@ struct IrMath {
   F fma(F x, F y, F z) { return wrap<0>(call(llvm::Intrinsic::fma, {x.v, y.v, z.v})); }
   F rint(F x) { return wrap<0>(call(llvm::Intrinsic::rint, {x.v})); }
   F abs(F x) { return wrap<0>(call(llvm::Intrinsic::fabs, {x.v})); }
+  /// sqrt.rn (llvm.sqrt without fast-math flags rounds correctly on NVPTX).
+  F sqrt(F x) { return wrap<0>(call(llvm::Intrinsic::sqrt, {x.v})); }
   /// ex2.approx.f32 (not .ftz: subnormal results are kept).
   F ex2(F x) {
     static_assert(Single, "ex2.approx is used at f32 only");
@@ -232,6 +234,22 @@ std::string_view function_name(ir::OpKind kind) {
       return "log2";
     case ir::OpKind::Log1p:
       return "log1p";
+    case ir::OpKind::Expm1:
+      return "expm1";
+    case ir::OpKind::Log10:
+      return "log10";
+    case ir::OpKind::Sinh:
+      return "sinh";
+    case ir::OpKind::Cosh:
+      return "cosh";
+    case ir::OpKind::Asin:
+      return "asin";
+    case ir::OpKind::Acos:
+      return "acos";
+    case ir::OpKind::Atan:
+      return "atan";
+    case ir::OpKind::Cbrt:
+      return "cbrt";
     case ir::OpKind::Sin:
       return "sin";
     case ir::OpKind::Cos:
@@ -242,6 +260,12 @@ std::string_view function_name(ir::OpKind kind) {
       return "erf";
     case ir::OpKind::Rem:
       return "fmod";
+    case ir::OpKind::Pow:
+      return "pow";
+    case ir::OpKind::Atan2:
+      return "atan2";
+    case ir::OpKind::Hypot:
+      return "hypot";
     default:
       TESSERA_CHECK(false, "no math function for '", ir::op_name(kind), "'");
   }
@@ -275,6 +299,30 @@ void build_body(IrMath<Single>& m, ir::OpKind kind, llvm::Function* fn) {
     case ir::OpKind::Log1p:
       y = a.log1p(x);
       break;
+    case ir::OpKind::Expm1:
+      y = a.expm1(x);
+      break;
+    case ir::OpKind::Log10:
+      y = a.log10(x);
+      break;
+    case ir::OpKind::Sinh:
+      y = a.sinh(x);
+      break;
+    case ir::OpKind::Cosh:
+      y = a.cosh(x);
+      break;
+    case ir::OpKind::Asin:
+      y = a.asin(x);
+      break;
+    case ir::OpKind::Acos:
+      y = a.acos(x);
+      break;
+    case ir::OpKind::Atan:
+      y = a.atan(x);
+      break;
+    case ir::OpKind::Cbrt:
+      y = a.cbrt(x);
+      break;
     case ir::OpKind::Sin:
       y = a.sin(x);
       break;
@@ -290,6 +338,15 @@ void build_body(IrMath<Single>& m, ir::OpKind kind, llvm::Function* fn) {
     case ir::OpKind::Rem:
       y = a.fmod(x, m.template wrap<0>(fn->getArg(1)));
       break;
+    case ir::OpKind::Pow:
+      y = a.pow(x, m.template wrap<0>(fn->getArg(1)));
+      break;
+    case ir::OpKind::Atan2:
+      y = a.atan2(x, m.template wrap<0>(fn->getArg(1)));
+      break;
+    case ir::OpKind::Hypot:
+      y = a.hypot(x, m.template wrap<0>(fn->getArg(1)));
+      break;
     default:
       TESSERA_CHECK(false, "no math function for '", ir::op_name(kind), "'");
   }
@@ -301,7 +358,9 @@ llvm::Function* math_function(Emitter& e, ir::OpKind kind, bool single) {
   std::string name = "__tessera_" + std::string(function_name(kind)) + (single ? "_f32" : "_f64");
   if (llvm::Function* f = e.module.getFunction(name)) return f;
   llvm::Type* t = single ? e.b.getFloatTy() : e.b.getDoubleTy();
-  std::vector<llvm::Type*> args(kind == ir::OpKind::Rem ? 2 : 1, t);
+  const bool binary = kind == ir::OpKind::Rem || kind == ir::OpKind::Pow ||
+                      kind == ir::OpKind::Atan2 || kind == ir::OpKind::Hypot;
+  std::vector<llvm::Type*> args(binary ? 2 : 1, t);
   auto* fn = llvm::Function::Create(llvm::FunctionType::get(t, args, false),
                                     llvm::GlobalValue::InternalLinkage, name, e.module);
   fn->addFnAttr(llvm::Attribute::NoUnwind);
@@ -334,6 +393,10 @@ llvm::Value* math_unary(Emitter& e, ir::OpKind kind, llvm::Value* x) {
 
 llvm::Value* math_fmod(Emitter& e, llvm::Value* x, llvm::Value* y) {
   return call_math(e, ir::OpKind::Rem, {x, y});
+}
+
+llvm::Value* math_binary(Emitter& e, ir::OpKind kind, llvm::Value* x, llvm::Value* y) {
+  return call_math(e, kind, {x, y});
 }
 
 }  // namespace tessera::ptx

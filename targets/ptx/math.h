@@ -12,5 +12,7 @@ namespace tessera::ptx {
 llvm::Value* math_unary(Emitter& e, ir::OpKind kind, llvm::Value* x);
 /// C's fmod (exact) of two values of one float type.
 llvm::Value* math_fmod(Emitter& e, llvm::Value* x, llvm::Value* y);
+/// pow, atan2 or hypot of two values of one float type (narrow floats through f32).
+llvm::Value* math_binary(Emitter& e, ir::OpKind kind, llvm::Value* x, llvm::Value* y);
 
 }  // namespace tessera::ptx

@@ -34,6 +34,17 @@ constexpr MathRow kMath[] = {
     {OpKind::Log, GLSLstd450Log, F32::Glsl, false},
     {OpKind::Log2, GLSLstd450Log2, F32::Glsl, false},
     {OpKind::Log1p, GLSLstd450Bad, F32::Library, false},
+    {OpKind::Expm1, GLSLstd450Bad, F32::Library, false},
+    {OpKind::Log10, GLSLstd450Bad, F32::Library, false},
+    {OpKind::Sinh, GLSLstd450Bad, F32::Library, false},
+    {OpKind::Cosh, GLSLstd450Bad, F32::Library, false},
+    {OpKind::Asin, GLSLstd450Bad, F32::Library, false},
+    {OpKind::Acos, GLSLstd450Bad, F32::Library, false},
+    {OpKind::Atan, GLSLstd450Bad, F32::Library, false},
+    {OpKind::Cbrt, GLSLstd450Bad, F32::Library, false},
+    {OpKind::Pow, GLSLstd450Bad, F32::Library, false},  // GLSL Pow: not accurate on every driver
+    {OpKind::Atan2, GLSLstd450Bad, F32::Library, false},
+    {OpKind::Hypot, GLSLstd450Bad, F32::Library, false},
     {OpKind::Sqrt, GLSLstd450Sqrt, F32::Glsl, true},
     {OpKind::Rsqrt, GLSLstd450InverseSqrt, F32::Glsl, true},
     {OpKind::Sin, GLSLstd450Sin, F32::Library, false},
@@ -166,6 +177,12 @@ void Emitter::emit_math(const ir::Op& op) {
     if (r.kind == op.kind) row = &r;
   TESSERA_CHECK(row, "SPIR-V: no math row for '", op.name(), "'");
   Value x = get(op.operand(0));
+  if (op.operands.size() == 2) {  // pow, atan2, hypot: the library at f32 (narrow) or f64
+    Value y = get(op.operand(1));
+    if (dtype == DType::f64) return set(op.result(), library_math(*this, op.kind, x, y));
+    Value r = library_math(*this, op.kind, widen_to_f32(x, dtype), widen_to_f32(y, dtype));
+    return set(op.result(), narrow_from_f32(r, dtype));
+  }
   if (dtype == DType::f64) {  // the target has f64 (check_support refuses the dtype otherwise)
     if (row->glsl_f64) return set(op.result(), b.ext(row->instruction, x.type, {x}));
     return set(op.result(), library_math(*this, op.kind, x));

@@ -63,6 +63,8 @@ struct SpvMath {
   }
   F rint(F x) { return wrap<0>(b.ext(GLSLstd450RoundEven, fty, {x.v})); }
   F abs(F x) { return wrap<0>(b.ext(GLSLstd450FAbs, fty, {x.v})); }
+  /// GLSL Sqrt (Vulkan bounds it by 3 ulp at f32; the algorithms correct it by a Newton step).
+  F sqrt(F x) { return wrap<0>(b.ext(GLSLstd450Sqrt, fty, {x.v})); }
   /// The driver's 2^x (exp_hw and exp2_hw; GLSL Exp2 at f32 only).
   F ex2(F x) {
     static_assert(Single, "GLSL Exp2 is used at f32 only");
@@ -253,6 +255,22 @@ Value expand(Emitter& e, ir::OpKind kind, Value x) {
       return a.log2(v).v;
     case ir::OpKind::Log1p:
       return a.log1p(v).v;
+    case ir::OpKind::Expm1:
+      return a.expm1(v).v;
+    case ir::OpKind::Log10:
+      return a.log10(v).v;
+    case ir::OpKind::Sinh:
+      return a.sinh(v).v;
+    case ir::OpKind::Cosh:
+      return a.cosh(v).v;
+    case ir::OpKind::Asin:
+      return a.asin(v).v;
+    case ir::OpKind::Acos:
+      return a.acos(v).v;
+    case ir::OpKind::Atan:
+      return a.atan(v).v;
+    case ir::OpKind::Cbrt:
+      return a.cbrt(v).v;
     case ir::OpKind::Sin:
       return a.sin(v).v;
     case ir::OpKind::Cos:
@@ -266,10 +284,31 @@ Value expand(Emitter& e, ir::OpKind kind, Value x) {
   }
 }
 
+template <bool Single>
+Value expand2(Emitter& e, ir::OpKind kind, Value x, Value y) {
+  SpvMath<Single> m(e);
+  math::Algorithms<SpvMath<Single>> a(m);
+  typename SpvMath<Single>::F u = m.template wrap<0>(x), v = m.template wrap<0>(y);
+  switch (kind) {
+    case ir::OpKind::Pow:
+      return a.pow(u, v).v;
+    case ir::OpKind::Atan2:
+      return a.atan2(u, v).v;
+    case ir::OpKind::Hypot:
+      return a.hypot(u, v).v;
+    default:
+      TESSERA_CHECK(false, "SPIR-V: the math library has no two-operand '", ir::op_name(kind), "'");
+  }
+}
+
 }  // namespace
 
 Value library_math(Emitter& e, ir::OpKind kind, Value x) {
   return e.b.width(x.type) == 32 ? expand<true>(e, kind, x) : expand<false>(e, kind, x);
+}
+
+Value library_math(Emitter& e, ir::OpKind kind, Value x, Value y) {
+  return e.b.width(x.type) == 32 ? expand2<true>(e, kind, x, y) : expand2<false>(e, kind, x, y);
 }
 
 }  // namespace tessera::spirv::impl

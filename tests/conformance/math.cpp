@@ -1,7 +1,8 @@
 /// \file Math functions (exp exp2 log log2 log1p sqrt rsqrt sin cos tanh erf floor ceil sigmoid
-/// fma) in f16, bf16, f32 and f64 against libm in fp64, with IEEE special values, under the few-ulp
-/// tolerances of tolerances.h (GPU math is not correctly rounded); sin and cos also of huge
-/// arguments (exact argument reduction up to the largest finite value).
+/// fma, and the libdevice functions expm1 log10 sinh cosh asin acos atan cbrt) in f16, bf16, f32
+/// and f64 against libm in fp64, with IEEE special values, under the few-ulp tolerances of
+/// tolerances.h (GPU math is not correctly rounded); sin and cos also of huge arguments (exact
+/// argument reduction up to the largest finite value).
 #include <cmath>
 
 #include "tests/conformance/framework.h"
@@ -23,7 +24,15 @@ enum class Fn {
   Erf,
   Floor,
   Ceil,
-  Sigmoid
+  Sigmoid,
+  Expm1,
+  Log10,
+  Sinh,
+  Cosh,
+  Asin,
+  Acos,
+  Atan,
+  Cbrt,
 };
 
 tl::tensor apply(Fn f, const tl::tensor& x) {
@@ -56,6 +65,22 @@ tl::tensor apply(Fn f, const tl::tensor& x) {
       return tl::ceil(x);
     case Fn::Sigmoid:
       return tl::sigmoid(x);
+    case Fn::Expm1:
+      return tl::expm1(x);
+    case Fn::Log10:
+      return tl::log10(x);
+    case Fn::Sinh:
+      return tl::sinh(x);
+    case Fn::Cosh:
+      return tl::cosh(x);
+    case Fn::Asin:
+      return tl::asin(x);
+    case Fn::Acos:
+      return tl::acos(x);
+    case Fn::Atan:
+      return tl::atan(x);
+    case Fn::Cbrt:
+      return tl::cbrt(x);
   }
   return x;
 }
@@ -65,6 +90,16 @@ void math_kernel(tl::pointer x, tl::pointer y, tl::i32 n, Fn FN, int BLOCK) {
   auto m = offs < n;
   auto r = apply(FN, tl::load(x + offs, m));
   expect_dtype(r, x.dtype(), "a math function keeps its dtype");
+  tl::store(y + offs, r, m);
+}
+
+/// pow, atan2 and hypot of two operands (FN: 0, 1, 2).
+void math2_kernel(tl::pointer a, tl::pointer b, tl::pointer y, tl::i32 n, int FN, int BLOCK) {
+  auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+  auto m = offs < n;
+  auto x = tl::load(a + offs, m), z = tl::load(b + offs, m);
+  auto r = FN == 0 ? tl::pow(x, z) : FN == 1 ? tl::atan2(x, z) : tl::hypot(x, z);
+  expect_dtype(r, a.dtype(), "a math function keeps its dtype");
   tl::store(y + offs, r, m);
 }
 
@@ -127,6 +162,30 @@ double ref_floor(double x) {
 double ref_ceil(double x) {
   return std::ceil(x);
 }
+double ref_expm1(double x) {
+  return std::expm1(x);
+}
+double ref_log10(double x) {
+  return std::log10(x);
+}
+double ref_sinh(double x) {
+  return std::sinh(x);
+}
+double ref_cosh(double x) {
+  return std::cosh(x);
+}
+double ref_asin(double x) {
+  return std::asin(x);
+}
+double ref_acos(double x) {
+  return std::acos(x);
+}
+double ref_atan(double x) {
+  return std::atan(x);
+}
+double ref_cbrt(double x) {
+  return std::cbrt(x);
+}
 
 const double kInf = INFINITY;
 
@@ -160,6 +219,21 @@ std::vector<FnInfo> functions() {
        {-0.5, 0.5, -0.0, kInf, NAN, -1.0, 2.5}},
       {"ceil", Fn::Ceil, -100, 100, -100, 100, ref_ceil, {-0.5, 0.5, -0.0, kInf, NAN, -1.0, 2.5}},
       {"sigmoid", Fn::Sigmoid, -20, 20, -10, 10, ref_sigmoid, {0.0, kInf, -kInf, NAN, 1.0}},
+      {"expm1", Fn::Expm1, -20, 20, -9, 10, ref_expm1, {0.0, -0.0, kInf, -kInf, NAN, 1e-6, -3e-5}},
+      {"log10", Fn::Log10, 1e-3, 1e4, 1e-3, 6e4, ref_log10, {1.0, 0.0, kInf, -2.0, NAN, 1000.0}},
+      {"sinh", Fn::Sinh, -20, 20, -10, 10, ref_sinh, {0.0, -0.0, kInf, -kInf, NAN, 1e-5}},
+      {"cosh", Fn::Cosh, -20, 20, -10, 10, ref_cosh, {0.0, -0.0, kInf, -kInf, NAN, 1e-5}},
+      {"asin", Fn::Asin, -1, 1, -1, 1, ref_asin, {0.0, -0.0, 1.0, -1.0, 1.5, kInf, NAN, 1e-5}},
+      {"acos", Fn::Acos, -1, 1, -1, 1, ref_acos, {0.0, -0.0, 1.0, -1.0, -1.5, kInf, NAN, 0.999}},
+      {"atan", Fn::Atan, -50, 50, -50, 50, ref_atan, {0.0, -0.0, kInf, -kInf, NAN, 1.0, 1e-5}},
+      {"cbrt",
+       Fn::Cbrt,
+       -1e4,
+       1e4,
+       -6e4,
+       6e4,
+       ref_cbrt,
+       {0.0, -0.0, kInf, -kInf, NAN, -27.0, 1e-7}},
   };
 }
 
@@ -220,9 +294,53 @@ void run_huge_trig(Context& ctx, Fn fn, DType t) {
       ctx.download(y), want, tol::math(t), &scale);
 }
 
+/// pow, atan2 or hypot (fn 0, 1, 2) on random operands (pow: positive bases, and negative
+/// bases with integer exponents) and C99's special pairs, against libm in fp64.
+void run_function2(Context& ctx, int fn, DType t) {
+  auto k = TESSERA_KERNEL(math2_kernel, a, b, y, n, FN, BLOCK);
+  const int n = static_cast<int>(ctx.size(1000, 300));
+  const bool narrow = t == DType::f16;
+  const double r = fn == 0 ? (narrow ? 4 : 8) : (narrow ? 100 : 1e4);
+  HostArray a =
+      ctx.random(t, n, fn == 0 ? (narrow ? 0.25 : 0.05) : -r, fn == 0 ? (narrow ? 4 : 20) : r);
+  HostArray b = ctx.random(t, n, -r, r);
+  for (int i = 0; i < n; i += 7)
+    if (fn == 0) {  // a negative base with an integer exponent: the sign of odd powers
+      a.set_f(i, -a.f(i));
+      b.set_f(i, std::nearbyint(b.f(i)));
+    }
+  const double inf = INFINITY;
+  const double pairs[][2] = {{0.0, -3.0}, {-0.0, -3.0}, {-0.0, 3.0},  {-1.0, inf}, {1.0, NAN},
+                             {NAN, 0.0},  {-8.0, 0.5},  {-inf, -3.0}, {0.5, -inf}, {2.0, inf},
+                             {inf, -inf}, {-0.0, -0.0}, {0.0, -1.0},  {-2.0, 3.0}, {NAN, inf}};
+  for (size_t i = 0; i < std::size(pairs); ++i) {
+    a.set_f(i, pairs[i][0]);
+    b.set_f(i, pairs[i][1]);
+  }
+  DevArray da = ctx.upload(a), db = ctx.upload(b), y = ctx.poisoned(t, n);
+  k[{cdiv(n, 128)}](da.buf, db.buf, y.buf, n, fn, 128);
+  std::vector<double> want, scale;
+  for (int i = 0; i < n; ++i) {
+    double x = a.f(i), z = b.f(i);
+    want.push_back(fn == 0 ? std::pow(x, z) : fn == 1 ? std::atan2(x, z) : std::hypot(x, z));
+    scale.push_back(std::fabs(want.back()));
+  }
+  const char* name = fn == 0 ? "pow" : fn == 1 ? "atan2" : "hypot";
+  ctx.check_close(std::string(name) + "(" + dname(t) + ")", ctx.download(y), want, tol::math(t),
+                  &scale);
+}
+
 }  // namespace
 
 void register_math(std::vector<Case>& out) {
+  for (int fn : {0, 1, 2})
+    for (DType t : kFloatDTypes)
+      out.push_back({std::string("math/") +
+                         (fn == 0   ? "pow"
+                          : fn == 1 ? "atan2"
+                                    : "hypot") +
+                         "/" + dname(t),
+                     needs_of({t}), "", [fn, t](Context& ctx) { run_function2(ctx, fn, t); }});
   for (const FnInfo& info : functions()) {
     for (DType t : kFloatDTypes) {
       // f64 exp, log, sin ... come from the math library on every target that has f64.

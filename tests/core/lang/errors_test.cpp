@@ -76,6 +76,15 @@ void bad_ptr_float_offset(tl::ptr<float> x) {
 void bad_math_on_int(tl::ptr<float>) {
   g_line = __LINE__; (void)(tl::exp(tl::arange(0, 16)));
 }
+void bad_cbrt_on_int(tl::ptr<float>) {
+  g_line = __LINE__; (void)(tl::cbrt(tl::arange(0, 16)));
+}
+void bad_atan_on_int(tl::ptr<int>, tl::i32 n) {
+  g_line = __LINE__; (void)(tl::atan(n));
+}
+void bad_pow_on_int(tl::ptr<float>, tl::i32 n) {
+  g_line = __LINE__; (void)(tl::pow(tl::arange(0, 16), n));
+}
 void bad_break(tl::ptr<float>, tl::i32 n) {
   for (auto i : tl::range(0, n)) {
     (void)i;
@@ -159,6 +168,9 @@ TEST_CASE("lang errors: reshape keeps the element count, pointers take integer o
   CHECK_ERROR(bad_reshape, ("'reshape': cannot reshape [64] (64 elements) to [4, 8] (32 elements)"));
   CHECK_ERROR(bad_ptr_float_offset, ("'ptr_add': the offset must be an integer, got f32"));
   CHECK_ERROR(bad_math_on_int, ("'exp': expects a float operand, got tile<16xi32>; convert it with .to(tl::float32)"));
+  CHECK_ERROR(bad_cbrt_on_int, ("'cbrt': expects a float operand, got tile<16xi32>; convert it with .to(tl::float32)"));
+  CHECK_ERROR(bad_pow_on_int, ("'pow': expects float operands, got i32; convert them with .to(tl::float32)"));
+  CHECK_ERROR(bad_atan_on_int, ("'atan': expects a float operand, got i32; convert it with .to(tl::float32)"));
 }
 
 TEST_CASE("lang errors: leaving an IR loop early is reported at the loop") {

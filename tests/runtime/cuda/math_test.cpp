@@ -131,6 +131,24 @@ TEST_CASE("cuda math: the GPU computes the algorithms' bits (f32 and f64)") {
   check_bitwise<double>(dev, "erf", [](A64& a, double x) { return a.erf(x); });
 }
 
+TEST_CASE("cuda math: the libdevice functions compute the algorithms' bits (f32 and f64)") {
+  CUDA_DEVICE_OR_SKIP(dev);
+  using A32 = Algorithms<math_test::CpuMath<float>>;
+  using A64 = Algorithms<math_test::CpuMath<double>>;
+#define TESSERA_BOTH(fn)                                                   \
+  check_bitwise<float>(dev, #fn, [](A32& a, float x) { return a.fn(x); }); \
+  check_bitwise<double>(dev, #fn, [](A64& a, double x) { return a.fn(x); })
+  TESSERA_BOTH(expm1);
+  TESSERA_BOTH(log10);
+  TESSERA_BOTH(sinh);
+  TESSERA_BOTH(cosh);
+  TESSERA_BOTH(asin);
+  TESSERA_BOTH(acos);
+  TESSERA_BOTH(atan);
+  TESSERA_BOTH(cbrt);
+#undef TESSERA_BOTH
+}
+
 TEST_CASE("cuda math: f16 and bf16 results are within one ulp of the correctly rounded value") {
   CUDA_DEVICE_OR_SKIP(dev);
   std::vector<uint16_t> in(128 * 64);

@@ -33,6 +33,7 @@ struct CpuMath {
   }
   F rint(F a) const { return std::nearbyint(a); }
   F abs(F a) const { return std::fabs(a); }
+  F sqrt(F a) const { return std::sqrt(a); }
   F copysign(F a, F b) const { return std::copysign(a, b); }
   B isnan(F a) const { return std::isnan(a); }
   template <class X>

@@ -15,10 +15,16 @@ TEST_CASE("ptx: every math op assembles for f16, bf16, f32 and f64") {
                        s + "\n";
     std::string prev = "%a";
     int i = 0;
-    for (const char* op : {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "tanh",
-                           "erf", "log1p", "floor", "ceil", "abs"}) {
+    for (const char* op : {"exp",  "exp2", "log",   "log2",  "sqrt", "rsqrt", "sin",   "cos",
+                           "tanh", "erf",  "log1p", "floor", "ceil", "abs",   "expm1", "log10",
+                           "sinh", "cosh", "asin",  "acos",  "atan", "cbrt"}) {
       std::string r = "%m" + std::to_string(i++);
       body += "  " + r + " = " + op + " " + prev + " : " + s + "\n";
+      prev = r;
+    }
+    for (const char* op : {"pow", "atan2", "hypot"}) {
+      std::string r = "%m" + std::to_string(i++);
+      body += "  " + r + " = " + op + " " + prev + ", %a : " + s + "\n";
       prev = r;
     }
     body += "  %rem = rem " + prev + ", %a : " + s + "\n";

@@ -61,11 +61,16 @@ TEST_CASE("spirv: arithmetic, bitwise, compare and min/max ops on every dtype") 
 }
 
 TEST_CASE("spirv: every math function on f16, bf16, f32 and f64") {
-  const char* all[] = {"exp", "exp2", "log", "log2",  "sqrt", "rsqrt", "sin",
-                       "cos", "tanh", "erf", "floor", "ceil", "log1p"};
+  const char* all[] = {"exp",   "exp2", "log",  "log2",  "sqrt", "rsqrt", "sin",
+                       "cos",   "tanh", "erf",  "floor", "ceil", "log1p", "expm1",
+                       "log10", "sinh", "cosh", "asin",  "acos", "atan",  "cbrt"};
   for (DType d : {DType::f16, DType::bf16, DType::f32, DType::f64})
     for (const char* op : all)
       emit_everywhere(value_kernel({d}, "  %r = " + std::string(op) + " %a0 : " + name(d), d));
+  for (DType d : {DType::f16, DType::bf16, DType::f32, DType::f64})
+    for (const char* op : {"pow", "atan2", "hypot"})
+      emit_everywhere(
+          value_kernel({d, d}, "  %r = " + std::string(op) + " %a0, %a1 : " + name(d), d));
 }
 
 TEST_CASE("spirv: global loads and stores of every dtype, width and alignment") {
