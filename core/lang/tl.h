@@ -75,6 +75,40 @@ tensor interleave(const tensor& a, const tensor& b, Here loc = Here::current());
 tensor flip(const tensor& x, int axis = -1, Here loc = Here::current());
 //@}
 
+/// \name Sorting, histograms and in-register gathers (Triton's tl.sort, tl.histogram, tl.gather)
+/// Composed of shape ops, comparisons, where and the sum and xor_sum reductions, so every
+/// target runs them; sort and gather move elements bit for bit (NaN payloads and -0 kept).
+//@{
+/// `x` sorted along `dim` (the last dimension by default), ascending or `descending`, by
+/// Triton's bitonic network: the dimension's size is a power of two (as every tile's), and
+/// the other dimensions are independent rows. Every dtype but pointers; i1 sorts as 0 < 1.
+/// Ties and NaN follow from the network's IEEE `>` comparisons exactly as in Triton 3.6 (the
+/// same pairs compared in the same order), so the result is Triton's permutation of the input:
+/// without NaN it is the sorted sequence (-0 and +0 compare equal and keep the network's
+/// order); a NaN compares false both ways and so lands where the network leaves it, not
+/// necessarily at an end. Triton sorts only the last dimension; another `dim` is sorted here
+/// by a permute to the last and back.
+tensor sort(const tensor& x, int dim = -1, bool descending = false, Here loc = Here::current());
+/// The histogram of the 1-D integer tile `x` over `num_bins` bins of width 1 starting at 0
+/// (Triton's tl.histogram): an i32 tile of shape [num_bins], element b the number of elements
+/// equal to b. `num_bins` is a power of two (a tile size). Values below 0 or at or past
+/// num_bins are not counted (Triton's interpreter drops them, np.histogram over [0, num_bins);
+/// Triton's documentation does not define them on a GPU). Composed of a compare of `x` against
+/// tl::arange(0, num_bins) and a sum, so the tile [size(x), num_bins] must fit the tile limit.
+tensor histogram(const tensor& x, int64_t num_bins, Here loc = Here::current());
+/// tl::histogram counting only the elements where `mask` (an i1 tile of x's shape, or an i1
+/// scalar) is true (Triton's `mask=`).
+tensor histogram(const tensor& x, int64_t num_bins, const tensor& mask, Here loc = Here::current());
+/// The elements of `src` picked along `axis` by `index` (Triton's tl.gather): `index` is an
+/// integer tile of src's rank whose dimensions other than `axis` equal src's, the result has
+/// index's shape and src's dtype, and for axis 0 of a 2-D tile out[i][j] = src[index[i][j]][j].
+/// The elements are copied bit for bit (-0, NaN payloads). An index outside [0, src's size
+/// along axis) gives 0 bits (0, +0.0); Triton leaves it undefined. Composed of a one-hot compare
+/// along a new dimension and an xor_sum of the one selected element's bits, so the tile of
+/// index's shape times src's size along `axis` must fit the tile limit.
+tensor gather(const tensor& src, const tensor& index, int axis, Here loc = Here::current());
+//@}
+
 // --- elementwise ----------------------------------------------------------------------------
 /// `a` where `cond` (i1) is true, else `b`, elementwise with broadcasting.
 tensor where(const Operand& cond, const Operand& a, const Operand& b, Here loc = Here::current());

@@ -27,6 +27,7 @@ void register_drivers(std::vector<Case>& out);
 void register_attention(std::vector<Case>& out);
 void register_random(std::vector<Case>& out);
 void register_join(std::vector<Case>& out);
+void register_sort(std::vector<Case>& out);
 void register_keywords(std::vector<Case>& out);
 void register_barrier(std::vector<Case>& out);
 void register_hints(std::vector<Case>& out);
@@ -39,7 +40,7 @@ constexpr Registrar kCategories[] = {
     register_memory,   register_descriptors, register_atomics, register_reduce,
     register_scan,     register_dot,         register_control, register_seed_kernels,
     register_drivers,  register_attention,   register_random,  register_join,
-    register_keywords, register_barrier,     register_hints,
+    register_sort,     register_keywords,    register_barrier, register_hints,
 };
 
 std::vector<Case> build() {
