@@ -283,6 +283,80 @@ tensor_descriptor make_tensor_descriptor(const tensor& base, std::initializer_li
                                          std::initializer_list<Operand> strides,
                                          const Shape& block_shape, Here loc = Here::current());
 
+// --- block pointers ---------------------------------------------------------------------------
+/// How tl::load of a block pointer fills the elements that a boundary check leaves out
+/// (Triton's padding_option).
+enum class PaddingOption {
+  Zero,  ///< 0 of the pointee dtype ("zero", and Triton's unspecified default here)
+  Nan,   ///< NaN ("nan"; floating-point pointees only)
+};
+/// A block of a 2-D (or N-D) tensor in global memory, addressed by offsets that move (Triton's
+/// tl.make_block_ptr and tl.advance). Made by tl::make_block_ptr, moved by tl::advance, read by
+/// tl::load and written by tl::store; lowered as a tile of pointers base + sum of
+/// (offset_d + i_d) * stride_d with a mask for the dimensions the access checks (Triton's
+/// lowering before tensor descriptors). A variable assigned inside tl::range or tl::if_
+/// (`a = tl::advance(a, {0, BK})`) carries its offsets as any tensor variable does.
+///
+///   auto a = tl::make_block_ptr(a_ptr, {M, K}, {stride_am, 1}, {pid_m * BM, 0}, {BM, BK},
+///                               {1, 0});
+///   for (auto k : tl::range(0, K, BK)) {
+///     acc = tl::dot(tl::load(a, {0, 1}), tl::load(b, {0, 1}), acc);
+///     a = tl::advance(a, {0, BK});
+///   }
+class block_ptr {
+ public:
+  /// Another variable addressing the same block.
+  block_ptr(const block_ptr& o) = default;
+  /// Gives this variable `o`'s offsets (and the rest, which must describe the same tensor
+  /// and block shape: a user error otherwise).
+  block_ptr& operator=(const block_ptr& o);
+  /// The shape of the blocks read and written (Triton's block_shape).
+  const Shape& block_shape() const { return block_; }
+  /// The dimension order given to tl::make_block_ptr (a layout hint, as in Triton).
+  const std::vector<int64_t>& order() const { return order_; }
+
+ private:
+  block_ptr() = default;
+  friend block_ptr make_block_ptr(const tensor&, std::initializer_list<Operand>,
+                                  std::initializer_list<Operand>, std::initializer_list<Operand>,
+                                  const Shape&, const std::vector<int64_t>&, Here);
+  friend block_ptr advance(const block_ptr&, std::initializer_list<Operand>, Here);
+  friend tensor load(const block_ptr&, const std::vector<int>&, PaddingOption, Here);
+  friend void store(const block_ptr&, const Operand&, const std::vector<int>&, Here);
+  /// The tile of pointers of the block, and in `mask` (when asked) the elements inside the
+  /// tensor along the `checked` dimensions.
+  tensor pointers(const std::vector<int>& checked, tensor* mask, std::string_view op,
+                  const Here& loc) const;
+  tensor base_;
+  std::vector<tensor> dims_, strides_, offsets_;  // in one index dtype (i32 or i64)
+  Shape block_;
+  std::vector<int64_t> order_;
+};
+/// A block pointer (Triton's tl.make_block_ptr) into the tensor at `base` (a scalar pointer)
+/// with the given `shape` and `strides` (in elements, one integer scalar or number per
+/// dimension), whose block starts at `offsets` and has the power-of-two `block_shape`; `order`
+/// (a permutation of the dimensions, minor first as in Triton) is checked and kept as a hint.
+/// Addresses are i32 unless a shape, stride or offset is a 64-bit (or u32) value, then i64.
+block_ptr make_block_ptr(const tensor& base, std::initializer_list<Operand> shape,
+                         std::initializer_list<Operand> strides,
+                         std::initializer_list<Operand> offsets, const Shape& block_shape,
+                         const std::vector<int64_t>& order, Here loc = Here::current());
+/// `p` moved by `offsets` (one integer per dimension, added to its offsets; Triton's
+/// tl.advance).
+block_ptr advance(const block_ptr& p, std::initializer_list<Operand> offsets,
+                  Here loc = Here::current());
+/// The block at `p`, a tile of the block shape in the pointee dtype (Triton's tl.load of a
+/// block pointer). Along the dimensions listed in `boundary_check` the elements outside
+/// [0, shape) are not read and hold `padding`; along the others every element is read (an
+/// access outside the tensor is the caller's error, as in Triton).
+tensor load(const block_ptr& p, const std::vector<int>& boundary_check = {},
+            PaddingOption padding = PaddingOption::Zero, Here loc = Here::current());
+/// Writes `value` (converted to the pointee dtype, broadcast to the block shape) at `p`;
+/// along the dimensions listed in `boundary_check` the elements outside the tensor are not
+/// written (Triton's tl.store of a block pointer).
+void store(const block_ptr& p, const Operand& value, const std::vector<int>& boundary_check = {},
+           Here loc = Here::current());
+
 // --- atomics (yield the old values) -------------------------------------------------------------
 /// The memory order and scope of an atomic operation (Triton's sem and scope).
 struct AtomicOptions {
