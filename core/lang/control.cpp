@@ -379,4 +379,30 @@ void while_(const std::function<tensor()>& cond, const std::function<void()>& bo
   }
 }
 
+// --- early return ------------------------------------------------------------------------------
+
+void return_if(const Operand& cond, Here loc) {
+  Tracer& tracer = Tracer::current(loc);
+  if (!tracer.at_body_level())
+    user_error(loc, "return_if",
+               "an early return inside a tl::range, tl::if_ or tl::while_ body (or a combine "
+               "function) is not supported: call it at the top level of the kernel body, or "
+               "wrap the rest of that body in tl::if_");
+  ir::Value* c = detail::condition_value(cond, "return_if", loc);
+  tracer.enter_region("return_if", loc);  // the rest of the body nests one level deeper
+  ir::Region* outer = tracer.builder().region();
+  ir::Region* then_r = tracer.module().new_region(nullptr);
+  ir::Region* else_r = tracer.module().new_region(nullptr);
+  tracer.builder().set_insertion_end(then_r);
+  tracer.at(loc).create(OpKind::Yield, {}, {});
+  tracer.builder().set_insertion_end(outer);
+  ir::Op* op = tracer.at(loc).create(OpKind::If, {c}, {});
+  for (ir::Region* r : {then_r, else_r}) {
+    op->regions.push_back(r);
+    r->parent = op;
+  }
+  tracer.builder().set_insertion_end(else_r);
+  tracer.add_early_return(else_r);
+}
+
 }  // namespace tessera::tl

@@ -519,6 +519,15 @@ void if_(const Operand& cond, const std::function<void()>& then_fn, Here loc = H
 void if_(const Operand& cond, const std::function<void()>& then_fn,
          const std::function<void()>& else_fn, Here loc = Here::current());
 
+/// An early return under a dynamic condition (Triton's `if cond: return` in the kernel body):
+/// where the i1 scalar `cond` is true, the program ends here. Everything traced after the call
+/// goes into the else branch of an IR branch on `cond` (closed when tracing ends), so the rest
+/// of the body runs only where `cond` is false; several calls nest. It must be called at the
+/// top level of the kernel body: inside a tl::range, tl::if_ or tl::while_ body it is a user
+/// error (wrap the rest of that body in tl::if_ instead). A C++ `return` after a plain C++ `if`
+/// on a constant is the trace-time form, as with constexpr conditions in Triton.
+void return_if(const Operand& cond, Here loc = Here::current());
+
 /// An IR while loop: `cond` is traced into the loop header and must return an i1 scalar;
 /// variables assigned in `cond` or `body` are carried.
 void while_(const std::function<tensor()>& cond, const std::function<void()>& body,
