@@ -511,6 +511,20 @@ void static_print(const std::string& prefix, const std::vector<Operand>& values 
 class Range;
 Range range(const Operand& lo, const Operand& hi, const Operand& step = 1,
             Here loc = Here::current());
+/// Triton's per-loop keyword arguments of tl.range: `tl::range(0, K, BK, {.num_stages = 3})`.
+/// They are carried on the loop's `for` op as attributes of the same names. num_stages is
+/// honored where the compiler pipelines a loop (the cp.async and register rings of loops
+/// feeding a dot): it replaces the launch's num_stages for that loop (1 turns pipelining off).
+/// loop_unroll_factor and flatten are accepted and carried but not used yet: the loop is
+/// emitted as without them (the same results).
+struct RangeOptions {
+  std::optional<int> num_stages;          ///< software-pipelining depth of this loop (>= 1)
+  std::optional<int> loop_unroll_factor;  ///< unroll hint (>= 1; carried, not used yet)
+  bool flatten = false;                   ///< flatten a nest into one loop (carried, not used)
+};
+/// An IR loop with Triton's per-loop options (see tl::RangeOptions).
+Range range(const Operand& lo, const Operand& hi, const Operand& step, const RangeOptions& options,
+            Here loc = Here::current());
 
 /// An IR branch on an i1 scalar. Variables assigned in either branch become the branch's
 /// results (a variable first given a value inside a branch must be given one in both).

@@ -30,6 +30,7 @@ void register_join(std::vector<Case>& out);
 void register_sort(std::vector<Case>& out);
 void register_block_ptr(std::vector<Case>& out);
 void register_early_return(std::vector<Case>& out);
+void register_range_options(std::vector<Case>& out);
 void register_keywords(std::vector<Case>& out);
 void register_barrier(std::vector<Case>& out);
 void register_hints(std::vector<Case>& out);
@@ -42,8 +43,8 @@ constexpr Registrar kCategories[] = {
     register_memory,   register_descriptors, register_atomics,      register_reduce,
     register_scan,     register_dot,         register_control,      register_seed_kernels,
     register_drivers,  register_attention,   register_random,       register_join,
-    register_sort,     register_block_ptr,   register_early_return, register_keywords,
-    register_barrier,  register_hints,
+    register_sort,     register_block_ptr,   register_early_return, register_range_options,
+    register_keywords, register_barrier,     register_hints,
 };
 
 std::vector<Case> build() {

@@ -1,6 +1,6 @@
-// \file tl::return_if: an early return inside a loop or branch body is a user error naming the
-// caller's line; at the top level the rest of the body goes into the else branch of an `if`
-// (values checked by the conformance case control/early_return on every device).
+// \file tl::return_if and tl::range's options. An early return inside a loop or branch body is a
+// user error naming the caller's line; at the top level the rest of the body goes into the else
+// branch of an `if` (values checked by the conformance case control/early_return on every device).
 #include <doctest/doctest.h>
 
 #include <string>
@@ -80,4 +80,40 @@ TEST_CASE("lang: return_if puts the rest of the body in the else branch, nesting
   CHECK(loop > first);
   CHECK(second > loop);
   CHECK(ir.find("}, {", first) < loop);  // the else region opens before the loop
+}
+
+namespace {
+
+void range_options(tl::ptr<float> p, tl::i32 n) {
+  auto acc = tl::load(p);
+  for (auto i : tl::range(0, n, 1, {.num_stages = 3, .loop_unroll_factor = 4, .flatten = true}))
+    acc += i.to(tl::float32);
+  for (auto i : tl::range(0, n)) acc += i.to(tl::float32);
+  tl::store(p, acc);
+}
+void range_bad_stages(tl::ptr<float>, tl::i32 n) {
+  g_line = __LINE__ + 1;  // the next line
+  for (auto i : tl::range(0, n, 1, {.num_stages = 0})) (void)i;
+}
+void range_bad_unroll(tl::ptr<float>, tl::i32 n) {
+  g_line = __LINE__ + 1;  // the next line
+  for (auto i : tl::range(0, n, 1, {.loop_unroll_factor = -2})) (void)i;
+}
+
+}  // namespace
+
+TEST_CASE("lang: tl::range's options are attributes of its for op, checked") {
+  std::vector<tl::ArgSpec> specs(2);
+  specs[0].dtype = tessera::ir::DType::f32;
+  specs[1].dtype = tessera::ir::DType::i32;
+  auto m = tl::trace(range_options, "k", {"p", "n"}, specs);
+  const std::string ir = tessera::ir::print(*m);
+  INFO(ir);
+  CHECK(ir.find("flatten = 1, loop_unroll_factor = 4, num_stages = 3") != std::string::npos);
+  // The loop without options has no attributes.
+  CHECK(ir.find("num_stages") == ir.rfind("num_stages"));
+  std::string got = trace_error(range_bad_stages);  // sets g_line before at() reads it
+  CHECK(got == at("'for': num_stages must be at least 1, got 0"));
+  got = trace_error(range_bad_unroll);
+  CHECK(got == at("'for': loop_unroll_factor must be at least 1, got -2"));
 }
