@@ -79,6 +79,21 @@ void check_same_type(ir::Value* before, ir::Value* after, std::string_view op, c
 // --- for ---------------------------------------------------------------------------------------
 
 Range range(const Operand& lo, const Operand& hi, const Operand& step, Here loc) {
+  return range(lo, hi, step, RangeOptions{}, loc);
+}
+
+Range range(const Operand& lo, const Operand& hi, const Operand& step, const RangeOptions& options,
+            Here loc) {
+  std::vector<ir::Attribute> attrs;
+  auto positive = [&](const std::optional<int>& v, const char* name) {
+    if (!v) return;
+    if (*v < 1)
+      user_error(loc, "for", std::string(name) + " must be at least 1, got " + std::to_string(*v));
+    attrs.push_back({name, int64_t{*v}});
+  };
+  positive(options.num_stages, "num_stages");
+  positive(options.loop_unroll_factor, "loop_unroll_factor");
+  if (options.flatten) attrs.push_back({"flatten", int64_t{1}});
   ir::Value* l = detail::require_scalar(lo, "for", "the lower bound", loc);
   ir::Value* h = detail::require_scalar(hi, "for", "the upper bound", loc);
   ir::Value* s = detail::require_scalar(step, "for", "the step", loc);
@@ -90,11 +105,12 @@ Range range(const Operand& lo, const Operand& hi, const Operand& step, Here loc)
   if (t == DType::u32) t = DType::i64;  // every u32 value fits, and the loop runs in i64
   if (t == DType::u64) t = DType::i64;
   return Range(detail::cast_to(l, t, loc), detail::cast_to(h, t, loc), detail::cast_to(s, t, loc),
-               loc);
+               loc, std::move(attrs));
 }
 
-Range::Range(ir::Value* lo, ir::Value* hi, ir::Value* step, std::source_location loc)
-    : lo_(lo), hi_(hi), step_(step), loc_(loc) {}
+Range::Range(ir::Value* lo, ir::Value* hi, ir::Value* step, std::source_location loc,
+             std::vector<ir::Attribute> attrs)
+    : lo_(lo), hi_(hi), step_(step), loc_(loc), attrs_(std::move(attrs)) {}
 
 Range::~Range() {
   if (!opened_ || closed_) return;
@@ -172,7 +188,7 @@ void Range::close() {
   tracer.builder().set_insertion_end(outer_);
   std::vector<ir::Value*> operands = {lo_, hi_, step_};
   operands.insert(operands.end(), inits.begin(), inits.end());
-  ir::Op* op = tracer.at(loc_).create(OpKind::For, operands, types);
+  ir::Op* op = tracer.at(loc_).create(OpKind::For, operands, types, attrs_);
   op->regions.push_back(body_);
   body_->parent = op;
   size_t r = 0;
@@ -377,6 +393,32 @@ void while_(const std::function<tensor()>& cond, const std::function<void()>& bo
     else if (cap.vars[i])
       set_value(cap.vars[i], cap.values[i]);
   }
+}
+
+// --- early return ------------------------------------------------------------------------------
+
+void return_if(const Operand& cond, Here loc) {
+  Tracer& tracer = Tracer::current(loc);
+  if (!tracer.at_body_level())
+    user_error(loc, "return_if",
+               "an early return inside a tl::range, tl::if_ or tl::while_ body (or a combine "
+               "function) is not supported: call it at the top level of the kernel body, or "
+               "wrap the rest of that body in tl::if_");
+  ir::Value* c = detail::condition_value(cond, "return_if", loc);
+  tracer.enter_region("return_if", loc);  // the rest of the body nests one level deeper
+  ir::Region* outer = tracer.builder().region();
+  ir::Region* then_r = tracer.module().new_region(nullptr);
+  ir::Region* else_r = tracer.module().new_region(nullptr);
+  tracer.builder().set_insertion_end(then_r);
+  tracer.at(loc).create(OpKind::Yield, {}, {});
+  tracer.builder().set_insertion_end(outer);
+  ir::Op* op = tracer.at(loc).create(OpKind::If, {c}, {});
+  for (ir::Region* r : {then_r, else_r}) {
+    op->regions.push_back(r);
+    r->parent = op;
+  }
+  tracer.builder().set_insertion_end(else_r);
+  tracer.add_early_return(else_r);
 }
 
 }  // namespace tessera::tl

@@ -7,7 +7,7 @@
 #include "core/lang/tl.h"
 
 namespace tessera::tl {
-namespace {
+namespace detail {
 
 /// The unsigned integer dtype that holds the element bits of `t` (u8 for i1).
 DType bits_dtype(DType t) {
@@ -24,7 +24,7 @@ DType bits_dtype(DType t) {
   }
 }
 
-/// A user error for a pointer tile, which split and flip do not move.
+/// A user error for a pointer tile, which the ops that move elements by their bits refuse.
 ir::Value* require_values(const tensor& x, std::string_view op, const Here& loc) {
   ir::Value* v = detail::value_of(x, op, loc);
   if (v->type.is_ptr)
@@ -45,6 +45,14 @@ tensor from_bits(const tensor& y, DType t, const Here& loc) {
   if (t == DType::i1) return u.to(DType::i1, loc);
   return u.bitcast(t, loc);
 }
+
+}  // namespace detail
+
+namespace {
+
+using detail::as_bits;
+using detail::from_bits;
+using detail::require_values;
 
 /// Bits `y` with the two entries of dimension `axis` (size 2) swapped: y ^ (y0 ^ y1).
 tensor swap_pairs(const tensor& y, int axis, const Here& loc) {

@@ -18,8 +18,10 @@ namespace tessera::tl {
 /// nor reused).
 class Range {
  public:
-  /// A loop from `lo` to `hi` (exclusive) by `step`, i32 or i64 scalars of the active trace.
-  Range(ir::Value* lo, ir::Value* hi, ir::Value* step, std::source_location loc);
+  /// A loop from `lo` to `hi` (exclusive) by `step`, i32 or i64 scalars of the active trace;
+  /// `attrs` go onto the `for` op (tl::RangeOptions).
+  Range(ir::Value* lo, ir::Value* hi, ir::Value* step, std::source_location loc,
+        std::vector<ir::Attribute> attrs = {});
   Range(const Range&) = delete;
   Range& operator=(const Range&) = delete;
   ~Range();
@@ -50,6 +52,7 @@ class Range {
   ir::Value* hi_;
   ir::Value* step_;
   std::source_location loc_;
+  std::vector<ir::Attribute> attrs_;  // the loop's options
   bool opened_ = false;
   bool closed_ = false;
   ir::Region* outer_ = nullptr;

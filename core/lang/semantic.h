@@ -61,4 +61,16 @@ ir::Value* condition_value(const Operand& x, std::string_view op, const Here& lo
 
 std::string describe(const ir::Type& t);
 
+/// \name Moving elements bit for bit (join, flip, sort, gather)
+//@{
+/// The unsigned integer dtype that holds the element bits of `t` (u8 for i1).
+DType bits_dtype(DType t);
+/// `x` as the unsigned integers of its bits (i1 as 0/1 in u8).
+tensor as_bits(const tensor& x, const Here& loc);
+/// The inverse of as_bits, for a tile whose dtype reductions may have widened.
+tensor from_bits(const tensor& y, DType t, const Here& loc);
+/// The value of `x`, a user error naming `op` for a pointer tile.
+ir::Value* require_values(const tensor& x, std::string_view op, const Here& loc);
+//@}
+
 }  // namespace tessera::tl::detail

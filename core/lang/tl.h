@@ -75,6 +75,40 @@ tensor interleave(const tensor& a, const tensor& b, Here loc = Here::current());
 tensor flip(const tensor& x, int axis = -1, Here loc = Here::current());
 //@}
 
+/// \name Sorting, histograms and in-register gathers (Triton's tl.sort, tl.histogram, tl.gather)
+/// Composed of shape ops, comparisons, where and the sum and xor_sum reductions, so every
+/// target runs them; sort and gather move elements bit for bit (NaN payloads and -0 kept).
+//@{
+/// `x` sorted along `dim` (the last dimension by default), ascending or `descending`, by
+/// Triton's bitonic network: the dimension's size is a power of two (as every tile's), and
+/// the other dimensions are independent rows. Every dtype but pointers; i1 sorts as 0 < 1.
+/// Ties and NaN follow from the network's IEEE `>` comparisons exactly as in Triton 3.6 (the
+/// same pairs compared in the same order), so the result is Triton's permutation of the input:
+/// without NaN it is the sorted sequence (-0 and +0 compare equal and keep the network's
+/// order); a NaN compares false both ways and so lands where the network leaves it, not
+/// necessarily at an end. Triton sorts only the last dimension; another `dim` is sorted here
+/// by a permute to the last and back.
+tensor sort(const tensor& x, int dim = -1, bool descending = false, Here loc = Here::current());
+/// The histogram of the 1-D integer tile `x` over `num_bins` bins of width 1 starting at 0
+/// (Triton's tl.histogram): an i32 tile of shape [num_bins], element b the number of elements
+/// equal to b. `num_bins` is a power of two (a tile size). Values below 0 or at or past
+/// num_bins are not counted (Triton's interpreter drops them, np.histogram over [0, num_bins);
+/// Triton's documentation does not define them on a GPU). Composed of a compare of `x` against
+/// tl::arange(0, num_bins) and a sum, so the tile [size(x), num_bins] must fit the tile limit.
+tensor histogram(const tensor& x, int64_t num_bins, Here loc = Here::current());
+/// tl::histogram counting only the elements where `mask` (an i1 tile of x's shape, or an i1
+/// scalar) is true (Triton's `mask=`).
+tensor histogram(const tensor& x, int64_t num_bins, const tensor& mask, Here loc = Here::current());
+/// The elements of `src` picked along `axis` by `index` (Triton's tl.gather): `index` is an
+/// integer tile of src's rank whose dimensions other than `axis` equal src's, the result has
+/// index's shape and src's dtype, and for axis 0 of a 2-D tile out[i][j] = src[index[i][j]][j].
+/// The elements are copied bit for bit (-0, NaN payloads). An index outside [0, src's size
+/// along axis) gives 0 bits (0, +0.0); Triton leaves it undefined. Composed of a one-hot compare
+/// along a new dimension and an xor_sum of the one selected element's bits, so the tile of
+/// index's shape times src's size along `axis` must fit the tile limit.
+tensor gather(const tensor& src, const tensor& index, int axis, Here loc = Here::current());
+//@}
+
 // --- elementwise ----------------------------------------------------------------------------
 /// `a` where `cond` (i1) is true, else `b`, elementwise with broadcasting.
 tensor where(const Operand& cond, const Operand& a, const Operand& b, Here loc = Here::current());
@@ -269,6 +303,80 @@ tensor_descriptor make_tensor_descriptor(const tensor& base, std::initializer_li
                                          std::initializer_list<Operand> strides,
                                          const Shape& block_shape, Here loc = Here::current());
 
+// --- block pointers ---------------------------------------------------------------------------
+/// How tl::load of a block pointer fills the elements that a boundary check leaves out
+/// (Triton's padding_option).
+enum class PaddingOption {
+  Zero,  ///< 0 of the pointee dtype ("zero", and Triton's unspecified default here)
+  Nan,   ///< NaN ("nan"; floating-point pointees only)
+};
+/// A block of a 2-D (or N-D) tensor in global memory, addressed by offsets that move (Triton's
+/// tl.make_block_ptr and tl.advance). Made by tl::make_block_ptr, moved by tl::advance, read by
+/// tl::load and written by tl::store; lowered as a tile of pointers base + sum of
+/// (offset_d + i_d) * stride_d with a mask for the dimensions the access checks (Triton's
+/// lowering before tensor descriptors). A variable assigned inside tl::range or tl::if_
+/// (`a = tl::advance(a, {0, BK})`) carries its offsets as any tensor variable does.
+///
+///   auto a = tl::make_block_ptr(a_ptr, {M, K}, {stride_am, 1}, {pid_m * BM, 0}, {BM, BK},
+///                               {1, 0});
+///   for (auto k : tl::range(0, K, BK)) {
+///     acc = tl::dot(tl::load(a, {0, 1}), tl::load(b, {0, 1}), acc);
+///     a = tl::advance(a, {0, BK});
+///   }
+class block_ptr {
+ public:
+  /// Another variable addressing the same block.
+  block_ptr(const block_ptr& o) = default;
+  /// Gives this variable `o`'s offsets (and the rest, which must describe the same tensor
+  /// and block shape: a user error otherwise).
+  block_ptr& operator=(const block_ptr& o);
+  /// The shape of the blocks read and written (Triton's block_shape).
+  const Shape& block_shape() const { return block_; }
+  /// The dimension order given to tl::make_block_ptr (a layout hint, as in Triton).
+  const std::vector<int64_t>& order() const { return order_; }
+
+ private:
+  block_ptr() = default;
+  friend block_ptr make_block_ptr(const tensor&, std::initializer_list<Operand>,
+                                  std::initializer_list<Operand>, std::initializer_list<Operand>,
+                                  const Shape&, const std::vector<int64_t>&, Here);
+  friend block_ptr advance(const block_ptr&, std::initializer_list<Operand>, Here);
+  friend tensor load(const block_ptr&, const std::vector<int>&, PaddingOption, Here);
+  friend void store(const block_ptr&, const Operand&, const std::vector<int>&, Here);
+  /// The tile of pointers of the block, and in `mask` (when asked) the elements inside the
+  /// tensor along the `checked` dimensions.
+  tensor pointers(const std::vector<int>& checked, tensor* mask, std::string_view op,
+                  const Here& loc) const;
+  tensor base_;
+  std::vector<tensor> dims_, strides_, offsets_;  // in one index dtype (i32 or i64)
+  Shape block_;
+  std::vector<int64_t> order_;
+};
+/// A block pointer (Triton's tl.make_block_ptr) into the tensor at `base` (a scalar pointer)
+/// with the given `shape` and `strides` (in elements, one integer scalar or number per
+/// dimension), whose block starts at `offsets` and has the power-of-two `block_shape`; `order`
+/// (a permutation of the dimensions, minor first as in Triton) is checked and kept as a hint.
+/// Addresses are i32 unless a shape, stride or offset is a 64-bit (or u32) value, then i64.
+block_ptr make_block_ptr(const tensor& base, std::initializer_list<Operand> shape,
+                         std::initializer_list<Operand> strides,
+                         std::initializer_list<Operand> offsets, const Shape& block_shape,
+                         const std::vector<int64_t>& order, Here loc = Here::current());
+/// `p` moved by `offsets` (one integer per dimension, added to its offsets; Triton's
+/// tl.advance).
+block_ptr advance(const block_ptr& p, std::initializer_list<Operand> offsets,
+                  Here loc = Here::current());
+/// The block at `p`, a tile of the block shape in the pointee dtype (Triton's tl.load of a
+/// block pointer). Along the dimensions listed in `boundary_check` the elements outside
+/// [0, shape) are not read and hold `padding`; along the others every element is read (an
+/// access outside the tensor is the caller's error, as in Triton).
+tensor load(const block_ptr& p, const std::vector<int>& boundary_check = {},
+            PaddingOption padding = PaddingOption::Zero, Here loc = Here::current());
+/// Writes `value` (converted to the pointee dtype, broadcast to the block shape) at `p`;
+/// along the dimensions listed in `boundary_check` the elements outside the tensor are not
+/// written (Triton's tl.store of a block pointer).
+void store(const block_ptr& p, const Operand& value, const std::vector<int>& boundary_check = {},
+           Here loc = Here::current());
+
 // --- atomics (yield the old values) -------------------------------------------------------------
 /// The memory order and scope of an atomic operation (Triton's sem and scope).
 struct AtomicOptions {
@@ -423,6 +531,20 @@ void static_print(const std::string& prefix, const std::vector<Operand>& values 
 class Range;
 Range range(const Operand& lo, const Operand& hi, const Operand& step = 1,
             Here loc = Here::current());
+/// Triton's per-loop keyword arguments of tl.range: `tl::range(0, K, BK, {.num_stages = 3})`.
+/// They are carried on the loop's `for` op as attributes of the same names. num_stages is
+/// honored where the compiler pipelines a loop (the cp.async and register rings of loops
+/// feeding a dot): it replaces the launch's num_stages for that loop (1 turns pipelining off).
+/// loop_unroll_factor and flatten are accepted and carried but not used yet: the loop is
+/// emitted as without them (the same results).
+struct RangeOptions {
+  std::optional<int> num_stages;          ///< software-pipelining depth of this loop (>= 1)
+  std::optional<int> loop_unroll_factor;  ///< unroll hint (>= 1; carried, not used yet)
+  bool flatten = false;                   ///< flatten a nest into one loop (carried, not used)
+};
+/// An IR loop with Triton's per-loop options (see tl::RangeOptions).
+Range range(const Operand& lo, const Operand& hi, const Operand& step, const RangeOptions& options,
+            Here loc = Here::current());
 
 /// An IR branch on an i1 scalar. Variables assigned in either branch become the branch's
 /// results (a variable first given a value inside a branch must be given one in both).
@@ -430,6 +552,15 @@ void if_(const Operand& cond, const std::function<void()>& then_fn, Here loc = H
 /// An IR branch with an else branch.
 void if_(const Operand& cond, const std::function<void()>& then_fn,
          const std::function<void()>& else_fn, Here loc = Here::current());
+
+/// An early return under a dynamic condition (Triton's `if cond: return` in the kernel body):
+/// where the i1 scalar `cond` is true, the program ends here. Everything traced after the call
+/// goes into the else branch of an IR branch on `cond` (closed when tracing ends), so the rest
+/// of the body runs only where `cond` is false; several calls nest. It must be called at the
+/// top level of the kernel body: inside a tl::range, tl::if_ or tl::while_ body it is a user
+/// error (wrap the rest of that body in tl::if_ instead). A C++ `return` after a plain C++ `if`
+/// on a constant is the trace-time form, as with constexpr conditions in Triton.
+void return_if(const Operand& cond, Here loc = Here::current());
 
 /// An IR while loop: `cond` is traced into the loop header and must return an i1 scalar;
 /// variables assigned in `cond` or `body` are carried.

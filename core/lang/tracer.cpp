@@ -96,6 +96,12 @@ ir::Value* Tracer::add_param(const std::string& name, ir::Type type,
 std::unique_ptr<ir::Module> Tracer::finish() {
   if (!deferred_error_.empty()) fail(ErrorKind::User, deferred_error_);
   TESSERA_CHECK(scopes_.empty(), "an IR scope is still open at the end of tracing");
+  // The body after each tl::return_if went into the else region of its if: end them all.
+  for (auto it = early_returns_.rbegin(); it != early_returns_.rend(); ++it) {
+    builder_.set_insertion_end(*it);
+    builder_.create(ir::OpKind::Yield, {}, {});
+  }
+  early_returns_.clear();
   return std::move(module_);
 }
 

@@ -63,6 +63,14 @@ class Tracer {
   void push_scope(std::vector<tensor*>* vars) { scopes_.push_back(vars); }
   void pop_scope() { scopes_.pop_back(); }
 
+  // --- early returns (tl::return_if) ------------------------------------------------------------
+  /// Whether the insertion point is the kernel body itself (inside no loop, branch or combine
+  /// function other than the else regions of earlier early returns).
+  bool at_body_level() const { return depth_ == static_cast<int>(early_returns_.size()); }
+  /// An early return opened an if whose else region, `rest`, now receives the body: finish()
+  /// ends it (and every earlier one) with its yield.
+  void add_early_return(ir::Region* rest) { early_returns_.push_back(rest); }
+
  private:
   friend class tensor;
   void link(tensor* t);
@@ -74,6 +82,7 @@ class Tracer {
   tensor head_;  // sentinel of the circular list of live tensors (not itself a variable)
   std::vector<std::vector<tensor*>*> scopes_;
   std::string deferred_error_;
+  std::vector<ir::Region*> early_returns_;  // else regions of tl::return_if, outermost first
   Tracer* previous_;
   uint64_t serial_;  // this trace's number, tensor::trace_ of the values it makes
   int depth_ = 0;    // regions open around the insertion point

@@ -213,7 +213,10 @@ LoopPlan plan_register_ring(const ir::ForOp& f, const ir::Op* dot, const Lowerin
 
 LoopPlan plan_loop(const ir::Op& loop, const LoweringPlan& plan) {
   LoopPlan plain;
-  if (plan.options().num_stages < 2) return plain;
+  // tl::range's per-loop num_stages (the loop's attribute) replaces the launch option.
+  const int num_stages =
+      static_cast<int>(loop.int_attr_or("num_stages", plan.options().num_stages));
+  if (num_stages < 2) return plain;
   ir::ForOp f(&loop);
   const ir::Region& body = *f.body();
   std::vector<const ir::Op*> dots;
@@ -280,7 +283,7 @@ LoopPlan plan_loop(const ir::Op& loop, const LoweringPlan& plan) {
   if (!wgmma || !plan.lean_rings())
     for (const ir::Op* dot : dots)
       reserve = std::max(reserve, fixed + staging_elements(dot->result()->type.shape, 4) * 4);
-  p.stages = fit_stages(plan.options().num_stages, 2, per_stage, reserve, plan.target());
+  p.stages = fit_stages(num_stages, 2, per_stage, reserve, plan.target());
   if (p.stages < 2) return plain;
   p.prefetch = p.stages - 1;
   // An async wgmma keeps one group in flight into the next iteration: the ring refills the stage

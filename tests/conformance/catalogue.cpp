@@ -27,6 +27,10 @@ void register_drivers(std::vector<Case>& out);
 void register_attention(std::vector<Case>& out);
 void register_random(std::vector<Case>& out);
 void register_join(std::vector<Case>& out);
+void register_sort(std::vector<Case>& out);
+void register_block_ptr(std::vector<Case>& out);
+void register_early_return(std::vector<Case>& out);
+void register_range_options(std::vector<Case>& out);
 void register_keywords(std::vector<Case>& out);
 void register_barrier(std::vector<Case>& out);
 void register_hints(std::vector<Case>& out);
@@ -34,11 +38,12 @@ void register_hints(std::vector<Case>& out);
 namespace {
 
 constexpr Registrar kCategories[] = {
-    register_plumbing, register_binary,      register_bitwise, register_compare,
-    register_unary,    register_math,        register_cast,    register_shape,
-    register_memory,   register_descriptors, register_atomics, register_reduce,
-    register_scan,     register_dot,         register_control, register_seed_kernels,
-    register_drivers,  register_attention,   register_random,  register_join,
+    register_plumbing, register_binary,      register_bitwise,      register_compare,
+    register_unary,    register_math,        register_cast,         register_shape,
+    register_memory,   register_descriptors, register_atomics,      register_reduce,
+    register_scan,     register_dot,         register_control,      register_seed_kernels,
+    register_drivers,  register_attention,   register_random,       register_join,
+    register_sort,     register_block_ptr,   register_early_return, register_range_options,
     register_keywords, register_barrier,     register_hints,
 };
 
