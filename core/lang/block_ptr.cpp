@@ -13,21 +13,8 @@
 namespace tessera::tl {
 namespace {
 
-/// An integer scalar of a block pointer (a shape, stride or offset); `what` names it.
-ir::Value* index_value(const Operand& x, std::string_view op, const std::string& what,
-                       const Here& loc) {
-  ir::Value* v = detail::require_scalar(x, op, what, loc);
-  if (v->type.is_ptr || !ir::is_int(v->type.dtype) || v->type.dtype == DType::i1)
-    user_error(loc, op, what + " has type " + v->type.str() + ", expected an integer scalar");
-  return v;
-}
-
-/// i64 if any value needs more than i32 (a 64-bit integer, or u32), else i32.
-DType index_dtype(const std::vector<ir::Value*>& values) {
-  for (const ir::Value* v : values)
-    if (ir::dtype_bytes(v->type.dtype) == 8 || v->type.dtype == DType::u32) return DType::i64;
-  return DType::i32;
-}
+using detail::index_dtype;
+using detail::index_value;
 
 /// One integer scalar per dimension, or a user error naming the list.
 std::vector<ir::Value*> index_list(std::initializer_list<Operand> xs, size_t rank,

@@ -223,6 +223,20 @@ ir::Value* require_scalar(const Operand& x, std::string_view op, std::string_vie
   return v;
 }
 
+ir::Value* index_value(const Operand& x, std::string_view op, const std::string& what,
+                       const Here& loc) {
+  ir::Value* v = require_scalar(x, op, what, loc);
+  if (v->type.is_ptr || !ir::is_int(v->type.dtype) || v->type.dtype == DType::i1)
+    user_error(loc, op, what + " has type " + v->type.str() + ", expected an integer scalar");
+  return v;
+}
+
+DType index_dtype(const std::vector<ir::Value*>& values) {
+  for (const ir::Value* v : values)
+    if (ir::dtype_bytes(v->type.dtype) == 8 || v->type.dtype == DType::u32) return DType::i64;
+  return DType::i32;
+}
+
 ir::Value* condition_value(const Operand& x, std::string_view op, const Here& loc) {
   ir::Value* v = require_scalar(x, op, "the condition", loc);
   if (v->type.is_ptr) user_error(loc, op, "the condition is a pointer (" + describe(v->type) + ")");

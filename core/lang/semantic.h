@@ -56,6 +56,12 @@ int normalize_axis(int axis, int rank, std::string_view op, const Here& loc);
 /// error if it is a tile.
 ir::Value* require_scalar(const Operand& x, std::string_view op, std::string_view what,
                           const Here& loc);
+/// An integer scalar (a shape, stride or offset of a descriptor or block pointer); `what` names
+/// it in the user error for anything else.
+ir::Value* index_value(const Operand& x, std::string_view op, const std::string& what,
+                       const Here& loc);
+/// i64 if any of `values` needs more than i32 (a 64-bit integer, or u32), else i32.
+DType index_dtype(const std::vector<ir::Value*>& values);
 /// An i1 scalar condition (integers and floats compare != 0).
 ir::Value* condition_value(const Operand& x, std::string_view op, const Here& loc);
 
