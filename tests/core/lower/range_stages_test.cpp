@@ -24,7 +24,7 @@ int planned_stages(int64_t per_loop) {
     });
   }
   const tessera::CompileOptions options{.num_warps = 4, .num_stages = 3};
-  const auto& target = *tessera::target::profile("cuda-sm_90a");
+  const tessera::target::Target target = *tessera::target::profile("cuda-sm_90a");
   passes::Compiled compiled = passes::compile(*traced, target, options, passes::Stage::Tile);
   lower::LoweringPlan plan(compiled.tile->kernel(), target, options);
   int stages = -1;
