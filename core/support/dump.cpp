@@ -14,7 +14,7 @@ namespace {
 constexpr std::array<DumpWord, 12> kWords = {{
     {"ir", "each kernel's tile IR as traced and after the tile passes"},
     {"passes", "the IR after every pipeline step that changed it"},
-    {"times", "the time of every pipeline step"},
+    {"times", "the time of every pipeline step (and of Vulkan pipeline creation)"},
     {"layouts", "the lowering plans: each tile value's layout, each dot's and loop's plan"},
     {"simt", "the SIMT IR a target emits from"},
     {"llvm", "the PTX target's LLVM IR, optimized"},

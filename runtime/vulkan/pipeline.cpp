@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -334,6 +335,12 @@ VulkanKernel::VulkanKernel(std::shared_ptr<Context> ctx, VkPipelineCache cache,
   check_artifact(*ctx_, a);
 
   const DeviceFns& f = ctx_->fns();
+  const bool times = dump_enabled("times");
+  using Clock = std::chrono::steady_clock;
+  auto ms_since = [](Clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  };
+  Clock::time_point t0 = Clock::now();
   VkShaderModuleCreateInfo module{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
   module.codeSize = a.spirv.size() * sizeof(uint32_t);
   module.pCode = a.spirv.data();
@@ -341,6 +348,7 @@ VulkanKernel::VulkanKernel(std::shared_ptr<Context> ctx, VkPipelineCache cache,
   ctx_->check(f.vkCreateShaderModule(ctx_->device(), &module, nullptr, &shader),
               "vkCreateShaderModule", a.kernel);
   module_ = UniqueShaderModule(ctx_.get(), shader);
+  const double t_module = ms_since(t0);
 
   VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes_};
   VkPipelineLayoutCreateInfo layout{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
@@ -365,10 +373,31 @@ VulkanKernel::VulkanKernel(std::shared_ptr<Context> ctx, VkPipelineCache cache,
   }
   info.layout = pl;
   info.flags = capture_flags(*ctx_);
+  // TESSERA_DUMP=times: the driver's own account of the creation (Vulkan 1.3's feedback).
+  VkPipelineCreationFeedback whole{}, stage{};
+  VkPipelineCreationFeedbackCreateInfo feedback{
+      VK_STRUCTURE_TYPE_PIPELINE_CREATION_FEEDBACK_CREATE_INFO};
+  feedback.pPipelineCreationFeedback = &whole;
+  feedback.pipelineStageCreationFeedbackCount = 1;
+  feedback.pPipelineStageCreationFeedbacks = &stage;
+  if (times) info.pNext = &feedback;
+  t0 = Clock::now();
   VkPipeline pipeline = VK_NULL_HANDLE;
   ctx_->check(f.vkCreateComputePipelines(ctx_->device(), cache, 1, &info, nullptr, &pipeline),
               "vkCreateComputePipelines", a.kernel);
   pipeline_ = UniquePipeline(ctx_.get(), pipeline);
+  if (times) {
+    const bool valid = whole.flags & VK_PIPELINE_CREATION_FEEDBACK_VALID_BIT;
+    const bool hit = whole.flags & VK_PIPELINE_CREATION_FEEDBACK_APPLICATION_PIPELINE_CACHE_HIT_BIT;
+    std::fprintf(stderr,
+                 "// times vulkan %s on %s: shader module %.3f ms, pipeline %.3f ms (%s%.3f ms by "
+                 "the driver's feedback)\n",
+                 a.kernel.c_str(), ctx_->name().c_str(), t_module, ms_since(t0),
+                 !valid ? "no feedback, "
+                 : hit  ? "pipeline cache hit, "
+                        : "compiled, ",
+                 valid ? static_cast<double>(whole.duration) / 1e6 : 0.0);
+  }
   if (info.flags) report_executables(*ctx_, pipeline, a.kernel, info.flags);
 }
 
