@@ -57,7 +57,7 @@ std::string encode_entry(const Decoded& e) {
   put_u64(body, static_cast<uint64_t>(e.options.num_warps));
   put_u64(body, static_cast<uint64_t>(e.options.num_stages));
   put_u64(body, static_cast<uint64_t>(e.options.maxnreg));
-  put_u64(body, e.options.debug);
+  put_u64(body, e.options.debug | (uint64_t{!e.options.fp_fusion} << 1));
   put_u64(body, e.specs.size());
   for (const tl::ArgSpec& s : e.specs) {
     put_u64(body, static_cast<uint64_t>(s.dtype));
@@ -94,7 +94,9 @@ std::optional<Decoded> decode_entry(std::string_view bytes) {
   e.options.num_warps = static_cast<int>(r.u64());
   e.options.num_stages = static_cast<int>(r.u64());
   e.options.maxnreg = static_cast<int>(r.u64());
-  e.options.debug = r.u64() != 0;
+  const uint64_t flags = r.u64();
+  e.options.debug = (flags & 1) != 0;
+  e.options.fp_fusion = (flags & 2) == 0;
   const uint64_t n = r.u64();
   if (!r.ok || n > body.size() / 40) return std::nullopt;
   e.specs.resize(n);
@@ -221,6 +223,7 @@ std::string spec_text(const std::vector<std::string>& names,
          " num_stages=" + std::to_string(options.num_stages);
   if (options.maxnreg) out += " maxnreg=" + std::to_string(options.maxnreg);
   if (options.debug) out += " debug=1";
+  if (!options.fp_fusion) out += " fp_fusion=0";
   return out;
 }
 

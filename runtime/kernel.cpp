@@ -443,7 +443,7 @@ void KernelBase::capture(const ir::Module& traced, const LaunchOptions& options)
   const std::string text = "// options: num_warps=" + std::to_string(options.num_warps) +
                            " num_stages=" + std::to_string(options.num_stages) +
                            (options.maxnreg ? " maxnreg=" + std::to_string(options.maxnreg) : "") +
-                           "\n" + ir::print(traced);
+                           (options.fp_fusion ? "" : " fp_fusion=0") + "\n" + ir::print(traced);
   uint64_t h = 1469598103934665603ull;
   for (char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
   char hex[17];
@@ -496,7 +496,8 @@ size_t KernelBase::CompiledHash::operator()(const CompiledKeyView& k) const {
   return SpecHash{}(k.specs) ^ (k.serial * 31) ^ (static_cast<size_t>(k.options->num_warps) << 20) ^
          (static_cast<size_t>(k.options->num_stages) << 26) ^
          (static_cast<size_t>(k.options->maxnreg) << 32) ^
-         (static_cast<size_t>(k.options->debug) << 40);
+         (static_cast<size_t>(k.options->debug) << 40) ^
+         (static_cast<size_t>(k.options->fp_fusion) << 41);
 }
 
 size_t KernelBase::CompiledHash::operator()(const CompiledKey& k) const {

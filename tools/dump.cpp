@@ -60,6 +60,7 @@ Captured read_captured(const fs::path& path) {
     const std::string line = s.substr(0, s.find('\n'));
     if (const size_t at = line.find(" maxnreg="); at != std::string::npos)
       c.options.maxnreg = std::atoi(line.c_str() + at + 9);
+    c.options.fp_fusion = line.find(" fp_fusion=0") == std::string::npos;
   }
   c.traced = ir::parse(s, path.string());
   return c;
@@ -112,7 +113,7 @@ struct Options {
   std::string stage = "ir";
   std::string target, device;
   std::optional<int> num_warps, num_stages, maxnreg;
-  bool list = false;
+  bool list = false, no_fp_fusion = false;
   std::string batch, out, targets, shard = "0/1";
 };
 
@@ -127,6 +128,10 @@ std::variant<Options, std::string> parse_options(const std::vector<std::string>&
       {"--num-warps", &o.num_warps}, {"--num-stages", &o.num_stages}, {"--maxnreg", &o.maxnreg}};
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
+    if (a == "--no-fp-fusion") {
+      o.no_fp_fusion = true;
+      continue;
+    }
     if (a == "--list") {
       o.list = true;
       continue;
@@ -219,6 +224,7 @@ int dump_single(const Options& o) {
   if (o.num_warps) options.num_warps = *o.num_warps;
   if (o.num_stages) options.num_stages = *o.num_stages;
   if (o.maxnreg) options.maxnreg = *o.maxnreg;
+  if (o.no_fp_fusion) options.fp_fusion = false;
   const Dumps quiet;
   // The stages come from the pipeline every launch runs (core/passes/pipeline.h).
   const passes::Stage stop = stage == "ir" ? passes::Stage::Tile : passes::Stage::Simt;

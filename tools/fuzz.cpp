@@ -126,8 +126,10 @@ std::optional<std::string> run_reference(const ir::Module& m, const Program& p, 
   return std::nullopt;
 }
 
-/// Runs the module on the device through IrKernel (the optimizing pipeline).
-Verdict run_device(const Device& dev, const ir::Module& m, const Program& p, Buffers& b) {
+/// Runs the module on the device through IrKernel (the optimizing pipeline). `exact`: compared
+/// bitwise with the unoptimized reference, so nothing may be fused (CompileOptions::fp_fusion).
+Verdict run_device(const Device& dev, const ir::Module& m, const Program& p, Buffers& b,
+                   bool exact) {
   try {
     IrKernel k(m.clone());
     std::vector<KernelArg> args;
@@ -142,7 +144,9 @@ Verdict run_device(const Device& dev, const ir::Module& m, const Program& p, Buf
       bufs[i].upload_bytes(b.data[i].data(), b.data[i].size(), 0, nullptr);
       args.push_back(KernelArg::from(bufs[i]));
     }
-    k.launch(LaunchConfig(Grid(p.grid)), args);
+    LaunchOptions options;
+    options.fp_fusion = !exact;
+    k.launch(LaunchConfig(Grid(p.grid), options), args);
     for (size_t i = 0; i < p.params.size(); ++i)
       if (p.params[i].kind == ParamSpec::Kind::Output)
         bufs[i].download_bytes(b.data[i].data(), b.data[i].size(), 0, nullptr);
@@ -215,7 +219,7 @@ Verdict check(const Device& dev, const ir::Module& module, const Program& p, con
               bool exact) {
   Buffers ref = inputs, got = inputs;
   if (auto err = run_reference(module, p, ref)) return {Verdict::Kind::ReferenceError, *err};
-  Verdict v = run_device(dev, module, p, got);
+  Verdict v = run_device(dev, module, p, got, exact);
   if (v.kind != Verdict::Kind::Agree) return v;
   const bool narrow = computes_narrow_floats(module);
   for (size_t i = 0; i < p.params.size(); ++i) {

@@ -30,7 +30,7 @@ constexpr std::string_view kDevices =
 constexpr std::string_view kDump =
     "usage: tessera dump KERNEL|FILE.tir [--stage STAGE] [--target PROFILE]\n"
     "                    [--device NAME] [--num-warps N] [--num-stages S]\n"
-    "                    [--maxnreg R]\n"
+    "                    [--maxnreg R] [--no-fp-fusion]\n"
     "       tessera dump --list\n"
     "       tessera dump --batch IN_DIR --out OUT_DIR [--targets P,...] [--shard I/N]\n"
     "\n"
@@ -52,6 +52,8 @@ constexpr std::string_view kDump =
     "  --num-stages S    launch option (default 3, or the captured file's)\n"
     "  --maxnreg R       launch option: registers per thread at most (PTX only;\n"
     "                    default 0, no limit, or the captured file's)\n"
+    "  --no-fp-fusion    launch option: no a*b+c fused into fma (default: fused,\n"
+    "                    as Triton's enable_fp_fusion)\n"
     "  --list            the catalogue's kernels\n"
     "  --batch IN_DIR    every .tir file in IN_DIR, every stage for each target of\n"
     "                    --targets, as files in OUT_DIR/<file name>/\n"

@@ -11,6 +11,7 @@
 #include "core/lower/simt_lowering.h"
 #include "core/passes/bounds.h"
 #include "core/passes/canonicalize.h"
+#include "core/passes/contract.h"
 #include "core/passes/cse.h"
 #include "core/passes/descriptors.h"
 #include "core/passes/dce.h"
@@ -99,6 +100,14 @@ bool optimize_tile(State& s) {
   return false;  // its passes dump themselves
 }
 
+bool contract(State& s) {
+  // Only where an fma rounds once (a Vulkan driver may round GLSL Fma twice: lavapipe does).
+  if (!s.options.fp_fusion || !s.target.has(target::Cap::FusedFma) || !contract_fp(*s.out.tile))
+    return false;
+  optimize(*s.out.tile, pass_options(s));  // the negations of constants, folded
+  return true;
+}
+
 bool bounds(State& s) {
   if (!s.options.debug || !add_bounds_checks(*s.out.tile)) return false;
   optimize(*s.out.tile, pass_options(s));  // the checks' splats and compares, merged and folded
@@ -138,12 +147,14 @@ struct Step {
   StepFn run;
 };
 
-constexpr std::array<Step, 9> kSteps = {{
+constexpr std::array<Step, 10> kSteps = {{
     {{"verify", Stage::Tile, "check the kernel as traced"}, verify},
     {{"descriptors", Stage::Tile, "tensor-descriptor accesses as masked pointer accesses"},
      descriptors},
     {{"optimize", Stage::Tile, "the cleanup passes on the tile IR, to a fixed point"},
      optimize_tile},
+    {{"contract", Stage::Tile, "fp_fusion: single-use f32/f64 products fused into their sums"},
+     contract},
     {{"bounds", Stage::Tile, "debug mode: every access checked against its buffer"}, bounds},
     {{"verify", Stage::Tile, "check the optimized tile IR"}, verify},
     {{"plan", Stage::Simt, "layouts, dot plans and loop plans"}, make_plan},

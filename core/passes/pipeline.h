@@ -8,6 +8,8 @@
 ///     descriptors     tensor-descriptor loads and stores as masked pointer accesses
 ///                     (core/passes/descriptors.h)
 ///     optimize        canonicalize, fold, cse, dce, to a fixed point
+///     contract        CompileOptions::fp_fusion: a*b+c as fma (core/passes/contract.h), then
+///                     optimize again
 ///     bounds          debug mode (CompileOptions::debug): every access checked against its
 ///                     buffer (core/passes/bounds.h), then optimize again
 ///     verify                                      -> Stage::Tile: what the host interpreter runs

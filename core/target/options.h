@@ -16,6 +16,11 @@ struct CompileOptions {
   /// came from (core/passes/bounds.h), a violation is a DeviceFault. On at every launch with
   /// TESSERA_DEBUG=1, and always on the host and simt devices.
   bool debug = false;
+  /// Floating-point contraction (Triton's `enable_fp_fusion`): an f32 or f64 product whose only
+  /// use is a sum or difference is computed with it as one fused multiply-add, rounded once
+  /// (core/passes/contract.h), on every target whose fma rounds once (Cap::FusedFma: PTX,
+  /// NVIDIA's Vulkan, the interpreters; not lavapipe). Off: every product is rounded first.
+  bool fp_fusion = true;
   bool operator==(const CompileOptions&) const = default;
 };
 
