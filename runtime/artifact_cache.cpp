@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/ir/printer.h"
+#include "core/support/dump.h"
 #include "core/support/error.h"
 #include "core/target/target.h"
 #include "runtime/cache.h"
@@ -186,7 +187,8 @@ std::string artifact_key(const ir::Module& traced, std::string_view target,
   key += "\noptions num_warps=" + std::to_string(options.num_warps) +
          " num_stages=" + std::to_string(options.num_stages) +
          " maxnreg=" + std::to_string(options.maxnreg) +
-         " debug=" + std::to_string(options.debug ? 1 : 0) + "\n";
+         " debug=" + std::to_string(options.debug ? 1 : 0) +
+         " fp_fusion=" + std::to_string(options.fp_fusion ? 1 : 0) + "\n";
   key += ir::print(traced);
   return key;
 }
@@ -382,8 +384,9 @@ std::shared_ptr<const CompiledKernel> compile_cached(DeviceImpl& device, const i
   // A target text that does not describe the device whole cannot key an entry.
   if (!target || target->str() != target_text) return device.compile(traced, options);
   const std::string key = artifact_key(traced, target_text, options);
-  const char* dump = std::getenv("TESSERA_DUMP");
-  if (!(dump && *dump)) {
+  // A dump of the compile's stages needs the compile: only `loads` (the driver's part) keeps
+  // the cache.
+  if (!Dumps::from_env().has_other_than("loads")) {
     if (std::optional<target::Artifact> cached = artifact_read(key)) {
       try {
         return backend->load(device, *cached);

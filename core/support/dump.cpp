@@ -11,10 +11,10 @@
 namespace tessera {
 namespace {
 
-constexpr std::array<DumpWord, 12> kWords = {{
+constexpr std::array<DumpWord, 13> kWords = {{
     {"ir", "each kernel's tile IR as traced and after the tile passes"},
     {"passes", "the IR after every pipeline step that changed it"},
-    {"times", "the time of every pipeline step (and of Vulkan pipeline creation)"},
+    {"times", "the time of every pipeline step"},
     {"layouts", "the lowering plans: each tile value's layout, each dot's and loop's plan"},
     {"simt", "the SIMT IR a target emits from"},
     {"llvm", "the PTX target's LLVM IR, optimized"},
@@ -24,6 +24,9 @@ constexpr std::array<DumpWord, 12> kWords = {{
     {"spirv", "the SPIR-V module, disassembled"},
     {"vkstats", "the Vulkan driver's statistics of each pipeline (registers, shared memory)"},
     {"vkisa", "the Vulkan driver's internal representations of each pipeline, where given"},
+    {"loads",
+     "each kernel's load by the driver (Vulkan pipeline creation, CUDA module load) and its time; "
+     "the only word that keeps the artifact cache in use, so that warm starts can be measured"},
     {"noloc", "leave locations out of the IR printed by the other words"},
 }};
 
@@ -60,6 +63,10 @@ Dumps Dumps::from_env() {
 
 bool Dumps::has(std::string_view word) const {
   return std::find(words_.begin(), words_.end(), word) != words_.end();
+}
+
+bool Dumps::has_other_than(std::string_view word) const {
+  return std::any_of(words_.begin(), words_.end(), [&](const std::string& w) { return w != word; });
 }
 
 std::ostream& Dumps::out() const {

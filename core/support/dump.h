@@ -32,6 +32,8 @@ class Dumps {
   static Dumps parse(std::string_view list, std::string_view source);
 
   bool has(std::string_view word) const;
+  /// Is any word but `word` given?
+  bool has_other_than(std::string_view word) const;
   /// Printed IR keeps its locations unless the word `noloc` is given.
   bool locations() const { return !has("noloc"); }
   /// Where dumps go: std::cerr unless redirected.

@@ -2,8 +2,11 @@
 /// is loaded per context; the launch facts (dynamic shared memory opt-in, the fault record, the
 /// parameter layout the driver sees, the register budget in kernel_stats.cpp) are settled when
 /// the module is loaded.
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 
+#include "core/support/dump.h"
 #include "core/support/error.h"
 #include "runtime/artifact_cache.h"
 #include "runtime/cuda/cubin_cache.h"
@@ -103,7 +106,12 @@ CUfunction CudaKernel::function(const std::shared_ptr<Context>& ctx) const {
   const Driver& d = device_->driver();
   ContextScope scope(d, *ctx);
   CUmodule module = nullptr;
+  const auto t0 = std::chrono::steady_clock::now();
   device_->check_call(ctx, d.cuModuleLoadData(&module, cubin_.data()), "cuModuleLoadData", name);
+  if (dump_enabled("loads"))
+    std::fprintf(
+        stderr, "// loads cuda %s: cuModuleLoadData %.3f ms\n", name.c_str(),
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   CUfunction f = nullptr;
   CUresult r = d.cuModuleGetFunction(&f, module, symbol_.c_str());
   if (r != CUDA_SUCCESS) d.cuModuleUnload(module);

@@ -335,7 +335,7 @@ VulkanKernel::VulkanKernel(std::shared_ptr<Context> ctx, VkPipelineCache cache,
   check_artifact(*ctx_, a);
 
   const DeviceFns& f = ctx_->fns();
-  const bool times = dump_enabled("times");
+  const bool times = dump_enabled("loads");
   using Clock = std::chrono::steady_clock;
   auto ms_since = [](Clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -373,7 +373,7 @@ VulkanKernel::VulkanKernel(std::shared_ptr<Context> ctx, VkPipelineCache cache,
   }
   info.layout = pl;
   info.flags = capture_flags(*ctx_);
-  // TESSERA_DUMP=times: the driver's own account of the creation (Vulkan 1.3's feedback).
+  // TESSERA_DUMP=loads: the driver's own account of the creation (Vulkan 1.3's feedback).
   VkPipelineCreationFeedback whole{}, stage{};
   VkPipelineCreationFeedbackCreateInfo feedback{
       VK_STRUCTURE_TYPE_PIPELINE_CREATION_FEEDBACK_CREATE_INFO};
@@ -390,7 +390,7 @@ VulkanKernel::VulkanKernel(std::shared_ptr<Context> ctx, VkPipelineCache cache,
     const bool valid = whole.flags & VK_PIPELINE_CREATION_FEEDBACK_VALID_BIT;
     const bool hit = whole.flags & VK_PIPELINE_CREATION_FEEDBACK_APPLICATION_PIPELINE_CACHE_HIT_BIT;
     std::fprintf(stderr,
-                 "// times vulkan %s on %s: shader module %.3f ms, pipeline %.3f ms (%s%.3f ms by "
+                 "// loads vulkan %s on %s: shader module %.3f ms, pipeline %.3f ms (%s%.3f ms by "
                  "the driver's feedback)\n",
                  a.kernel.c_str(), ctx_->name().c_str(), t_module, ms_since(t0),
                  !valid ? "no feedback, "
