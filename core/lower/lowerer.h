@@ -199,6 +199,15 @@ class Lowerer : public ValueSource {
   Regs linear_to_mats(const Regs& lin, const Layout& to);
   /// Registers of the twin of `to` made matrices: one coopmat_fill when they are one value.
   Regs fill_mats(const Regs& lin, const Layout& to);
+  /// How many elements of K a cooperative-matrix dot without a ring stages at a time: all of K
+  /// where its padded operand tiles fit in shared memory beside the kernel's buffers and its
+  /// accumulator's conversion scratch, else the largest power-of-two chunk that fits
+  /// (lower_coopmat.cpp; fast_a, fast_b: the operands' contiguous dimensions).
+  int64_t coopmat_chunk(const ir::Op& op, const DotPlan& plan, int fast_a, int fast_b) const;
+  /// Stores the elements of chunk `chunk` (k from chunk * kc, kc elements) of an operand in
+  /// layout `l` (K along `k_dim`) into padded tile `t` of buffer `buf` from element `base`.
+  void store_chunk(const Regs& r, const Layout& l, int k_dim, int64_t kc, int64_t chunk, int buf,
+                   ir::Value* base, const PaddedTile& t);
   void lower_cat(const ir::Op& op);
   void lower_for(const ir::Op& op);  ///< by its plan's kind:
   /// A loop, plain or with `ext`'s additions (lower_control.cpp).
