@@ -15,6 +15,7 @@
 #include "core/passes/descriptors.h"
 #include "core/passes/dce.h"
 #include "core/passes/fold.h"
+#include "core/passes/rem_version.h"
 #include "core/support/error.h"
 
 namespace tessera::passes {
@@ -99,6 +100,10 @@ bool optimize_tile(State& s) {
   return false;  // its passes dump themselves
 }
 
+bool rem_version(State& s) {
+  return version_remainders(*s.out.tile);
+}
+
 bool bounds(State& s) {
   if (!s.options.debug || !add_bounds_checks(*s.out.tile)) return false;
   optimize(*s.out.tile, pass_options(s));  // the checks' splats and compares, merged and folded
@@ -138,12 +143,14 @@ struct Step {
   StepFn run;
 };
 
-constexpr std::array<Step, 9> kSteps = {{
+constexpr std::array<Step, 10> kSteps = {{
     {{"verify", Stage::Tile, "check the kernel as traced"}, verify},
     {{"descriptors", Stage::Tile, "tensor-descriptor accesses as masked pointer accesses"},
      descriptors},
     {{"optimize", Stage::Tile, "the cleanup passes on the tile IR, to a fixed point"},
      optimize_tile},
+    {{"rem-version", Stage::Tile, "the code after a `%` copied for a left side a test proves >= 0"},
+     rem_version},
     {{"bounds", Stage::Tile, "debug mode: every access checked against its buffer"}, bounds},
     {{"verify", Stage::Tile, "check the optimized tile IR"}, verify},
     {{"plan", Stage::Simt, "layouts, dot plans and loop plans"}, make_plan},

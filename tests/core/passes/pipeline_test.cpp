@@ -139,7 +139,8 @@ func @mm(%a: ptr<f16>, %c: ptr<f32>, %n: i32) {
 TEST_CASE("pipeline: the compile steps run in the documented order") {
   std::string names;
   for (const passes::StepInfo& s : passes::all_steps()) names += std::string(s.name) + " ";
-  CHECK(names == "verify descriptors optimize bounds verify plan to-simt simt-optimize verify ");
+  CHECK(names ==
+        "verify descriptors optimize rem-version bounds verify plan to-simt simt-optimize verify ");
 }
 
 TEST_CASE("pipeline: compile stops at the tile stage or runs on to SIMT IR") {
