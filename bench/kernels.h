@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "core/lang/tl.h"
+#include "samples/kernels/matmul_tutorial.h"
 
 namespace tessera::bench {
 
@@ -148,36 +149,9 @@ inline void matmul_relu_grouped_kernel(tl::pointer a_ptr, tl::pointer b_ptr, tl:
                    stride_cm, stride_cn, BLOCK_M, BLOCK_N, BLOCK_K, pid_m, pid_n);
 }
 
-/// Triton's tutorial matmul (bench/peers/kernels.py matmul_relu_tutorial_kernel) ported line by
-/// line: grouped program order, rows and columns wrapped with `% M` and `% N` instead of masked
-/// (the wrapped rows and columns are computed and not stored), K masked as `offs_k < K - k *
-/// BLOCK_K`, ReLU, the store masked. The `%`s keep their runs where the run-time test of
-/// remainder versioning (core/passes/rem_version.h) proves their left sides non-negative.
-inline void matmul_relu_tutorial_kernel(tl::pointer a_ptr, tl::pointer b_ptr, tl::pointer c_ptr,
-                                        tl::i32 M, tl::i32 N, tl::i32 K, tl::i32 stride_am,
-                                        tl::i32 stride_ak, tl::i32 stride_bk, tl::i32 stride_bn,
-                                        tl::i32 stride_cm, tl::i32 stride_cn, int BLOCK_M,
-                                        int BLOCK_N, int BLOCK_K, int GROUP_M) {
-  auto [pid_m, pid_n] = grouped_program(M, N, BLOCK_M, BLOCK_N, GROUP_M);
-  auto offs_am = (pid_m * BLOCK_M + tl::arange(0, BLOCK_M)) % M;
-  auto offs_bn = (pid_n * BLOCK_N + tl::arange(0, BLOCK_N)) % N;
-  auto offs_k = tl::arange(0, BLOCK_K);
-  auto a_ptrs = a_ptr + offs_am[{_, None}] * stride_am + offs_k[{None, _}] * stride_ak;
-  auto b_ptrs = b_ptr + offs_k[{_, None}] * stride_bk + offs_bn[{None, _}] * stride_bn;
-  auto acc = tl::zeros<float>({BLOCK_M, BLOCK_N});
-  for (auto k : tl::range(0, tl::cdiv(K, BLOCK_K))) {
-    auto a = tl::load(a_ptrs, offs_k[{None, _}] < K - k * BLOCK_K, 0.0f);
-    auto b = tl::load(b_ptrs, offs_k[{_, None}] < K - k * BLOCK_K, 0.0f);
-    acc = tl::dot(a, b, acc);
-    a_ptrs += BLOCK_K * stride_ak;
-    b_ptrs += BLOCK_K * stride_bk;
-  }
-  acc = tl::maximum(acc, 0.0f);
-  auto offs_cm = pid_m * BLOCK_M + tl::arange(0, BLOCK_M);
-  auto offs_cn = pid_n * BLOCK_N + tl::arange(0, BLOCK_N);
-  auto c_ptrs = c_ptr + offs_cm[{_, None}] * stride_cm + offs_cn[{None, _}] * stride_cn;
-  tl::store(c_ptrs, acc, (offs_cm[{_, None}] < M) & (offs_cn[{None, _}] < N));
-}
+/// Triton's tutorial matmul ported line by line (samples/kernels/matmul_tutorial.h, shared with
+/// the conformance catalogue): the `matmul_relu_tutorial` rows.
+using ::samples::matmul_relu_tutorial_kernel;
 
 /// matmul_relu_grouped_kernel with tensor descriptors (Triton 3's tl.make_tensor_descriptor) for
 /// A, B and C instead of pointer tiles: the descriptors clip the edges, so the kernel needs no

@@ -63,13 +63,17 @@ struct Affine {
     lo += sign > 0 ? olo : -ohi;
     hi += sign > 0 ? ohi : -olo;
   }
-  /// this *= c (|c| <= kMaxCoefficient, this bounded).
-  void scale(int64_t c) {
-    for (auto& t : terms) t.second *= c;
+  /// this *= c (|c| <= kMaxCoefficient, this bounded); false (this unusable) where a product
+  /// leaves 64 bits.
+  bool scale(int64_t c) {
+    for (auto& t : terms) t.second *= c;  // at most 2^48
     std::erase_if(terms, [](const auto& t) { return t.second == 0; });
+    const int64_t most = std::max(lo < 0 ? -lo : lo, hi < 0 ? -hi : hi);  // lo, hi >= -2^40
+    if (c != 0 && most > std::numeric_limits<int64_t>::max() / (c < 0 ? -c : c)) return false;
     lo *= c;
     hi *= c;
     if (c < 0) std::swap(lo, hi);
+    return true;
   }
 };
 
@@ -117,7 +121,7 @@ class Analysis {
         if (!a->is_constant() || a->lo > kMaxCoefficient || a->lo < -kMaxCoefficient ||
             !b->bounded())
           return std::nullopt;
-        b->scale(a->lo);
+        if (!b->scale(a->lo)) return std::nullopt;
         return b;
       }
       default:

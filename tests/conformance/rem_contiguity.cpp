@@ -8,7 +8,7 @@
 #include <cmath>
 #include <string>
 
-#include "bench/kernels.h"
+#include "samples/kernels/matmul_tutorial.h"
 #include "tests/conformance/framework.h"
 
 namespace tessera::conformance {
@@ -46,7 +46,7 @@ void wrapped_gather_case(Context& ctx) {
 }
 
 void tutorial_matmul_case(Context& ctx) {
-  auto k = TESSERA_KERNEL(bench::matmul_relu_tutorial_kernel, a_ptr, b_ptr, c_ptr, M, N, K,
+  auto k = TESSERA_KERNEL(samples::matmul_relu_tutorial_kernel, a_ptr, b_ptr, c_ptr, M, N, K,
                           stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn, BLOCK_M,
                           BLOCK_N, BLOCK_K, GROUP_M);
   // Rows and columns past M and N wrap (computed, not stored); K masked.

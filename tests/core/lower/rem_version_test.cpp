@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/kernels.h"
+#include "samples/kernels/matmul_tutorial.h"
 #include "core/ir/ops.h"
 #include "core/ir/parser.h"
 #include "core/ir/printer.h"
@@ -121,8 +121,8 @@ TEST_CASE(
 
 namespace {
 
-/// Triton's tutorial matmul (bench/kernels.h) traced for f16 as a launch with M, N, K divisible
-/// by 16 and unit inner strides specializes it, BM x BN x BK tiles, GROUP_M 8.
+/// Triton's tutorial matmul (samples/kernels/matmul_tutorial.h) traced for f16 as a launch with M,
+/// N, K divisible by 16 and unit inner strides specializes it, BM x BN x BK tiles, GROUP_M 8.
 std::unique_ptr<ir::Module> trace_tutorial(int bm, int bn, int bk) {
   using matmul_test::const_arg;
   using matmul_test::i32_arg;
@@ -150,7 +150,7 @@ std::unique_ptr<ir::Module> trace_tutorial(int bm, int bn, int bk) {
                                     "N",         "K",         "stride_am", "stride_ak",
                                     "stride_bk", "stride_bn", "stride_cm", "stride_cn",
                                     "BLOCK_M",   "BLOCK_N",   "BLOCK_K",   "GROUP_M"};
-  return tl::trace(tessera::bench::matmul_relu_tutorial_kernel, "tutorial", names, specs);
+  return tl::trace(samples::matmul_relu_tutorial_kernel, "tutorial", names, specs);
 }
 
 }  // namespace
