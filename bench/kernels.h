@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "core/lang/tl.h"
+#include "samples/kernels/matmul_tutorial.h"
 
 namespace tessera::bench {
 
@@ -147,6 +148,10 @@ inline void matmul_relu_grouped_kernel(tl::pointer a_ptr, tl::pointer b_ptr, tl:
   matmul_relu_tile(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
                    stride_cm, stride_cn, BLOCK_M, BLOCK_N, BLOCK_K, pid_m, pid_n);
 }
+
+/// Triton's tutorial matmul ported line by line (samples/kernels/matmul_tutorial.h, shared with
+/// the conformance catalogue): the `matmul_relu_tutorial` rows.
+using ::samples::matmul_relu_tutorial_kernel;
 
 /// matmul_relu_grouped_kernel with tensor descriptors (Triton 3's tl.make_tensor_descriptor) for
 /// A, B and C instead of pointer tiles: the descriptors clip the edges, so the kernel needs no

@@ -27,14 +27,15 @@ constexpr size_t kTimedSmall = 2;
 /// Programs of the grouped kernel that walk down one column of C tiles together.
 constexpr int kGroupM = 8;
 
-/// The kernel of a row: the seed's (plain 2-D program order), grouped, or grouped with tensor
-/// descriptors.
-enum class Variant { Plain, Grouped, Descriptor };
+/// The kernel of a row: the seed's (plain 2-D program order), grouped, grouped with tensor
+/// descriptors, or Triton's tutorial source (grouped, `%`-wrapped rows and columns).
+enum class Variant { Plain, Grouped, Descriptor, Tutorial };
 
 std::string kernel_name(Variant v) {
-  return v == Variant::Plain     ? "matmul_relu"
-         : v == Variant::Grouped ? "matmul_relu_grouped"
-                                 : "matmul_relu_desc";
+  return v == Variant::Plain      ? "matmul_relu"
+         : v == Variant::Grouped  ? "matmul_relu_grouped"
+         : v == Variant::Tutorial ? "matmul_relu_tutorial"
+                                  : "matmul_relu_desc";
 }
 
 }  // namespace
@@ -279,6 +280,9 @@ void run_matmul(Bench& b, const std::string& dtype, Variant variant, MatmulShape
     auto with_desc =
         TESSERA_KERNEL(matmul_relu_desc_kernel, a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk,
                        stride_cm, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M);
+    auto tutorial = TESSERA_KERNEL(matmul_relu_tutorial_kernel, a_ptr, b_ptr, c_ptr, M, N, K,
+                                   stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                                   BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M);
     const auto M = static_cast<int32_t>(s.m), N = static_cast<int32_t>(s.n),
                K = static_cast<int32_t>(s.k);
     const int group_m = variant == Variant::Plain ? 0 : kGroupM;
@@ -301,6 +305,10 @@ void run_matmul(Bench& b, const std::string& dtype, Variant variant, MatmulShape
           in_groups[{Grid(grid_m * grid_n), options}](p.a, p.b, p.c, M, N, K, K, 1, N, 1, N, 1,
                                                       cfg.block_m, cfg.block_n, cfg.block_k,
                                                       kGroupM);
+        else if (variant == Variant::Tutorial)
+          tutorial[{Grid(grid_m * grid_n), options}](p.a, p.b, p.c, M, N, K, K, 1, N, 1, N, 1,
+                                                     cfg.block_m, cfg.block_n, cfg.block_k,
+                                                     kGroupM);
         else if (variant == Variant::Descriptor)
           with_desc[{Grid(grid_m * grid_n), options}](p.a, p.b, p.c, M, N, K, K, N, N, cfg.block_m,
                                                       cfg.block_n, cfg.block_k, kGroupM);
@@ -345,6 +353,9 @@ void add_matmul_cases(std::vector<Case>& cases, bool small) {
   for (Variant v : kAll) add("bf16", mid, v, run_matmul<bfloat16>);
   for (Variant v : kAll) add("fp16", big, v, run_matmul<half>);
   for (Variant v : kAll) add("bf16", big, v, run_matmul<bfloat16>);
+  // Triton's tutorial source (its `%` wrapping) under the same table, beside the peers'.
+  add("fp16", mid, Variant::Tutorial, run_matmul<half>);
+  add("fp16", big, Variant::Tutorial, run_matmul<half>);
   add_tuned("fp16", mid, run_matmul<half>);
   add_tuned("bf16", mid, run_matmul<bfloat16>);
   add_tuned("fp16", big, run_matmul<half>);

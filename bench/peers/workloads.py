@@ -270,6 +270,20 @@ def run_matmul_grouped(p, name, dtype, m, n, k):
                            check, group=GROUP_M))
 
 
+def run_matmul_tutorial(p, name, dtype, m, n, k):
+    """tessera bench's tutorial rows: Triton's tutorial kernel (rows and columns wrapped with %)
+    under tessera bench's table, beside Tessera's port of the same source."""
+    a, b, c, check, extra = float_matmul_problem(p, name, dtype, m, n, k)
+    strides = (a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1))
+
+    def seed(bm, bn, bk, warps, stages):
+        K.matmul_relu_tutorial_kernel[(triton.cdiv(m, bm) * triton.cdiv(n, bn),)](
+            a, b, c, m, n, k, *strides, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=GROUP_M,
+            num_warps=warps, num_stages=stages)
+    p.add(seed_matmul_rows(p, name, "matmul_relu_tutorial", dtype, (m, n, k), extra, c, seed,
+                           check, group=GROUP_M))
+
+
 def run_matmul_desc(p, name, dtype, m, n, k):
     """tessera bench's descriptor rows: the port of its descriptor kernel under its table. Triton
     builds the descriptors on the device, in global scratch from the allocator set here."""
@@ -495,6 +509,10 @@ def workloads(p):
             out.append(("matmul_relu_desc %s %s" % (dtype, shape_label((m, n, k))),
                         lambda p, name, dtype=dtype, m=m, n=n, k=k:
                         run_matmul_desc(p, name, dtype, m, n, k)))
+        if dtype == "fp16":  # Triton's tutorial source, as tessera bench's tutorial rows
+            out.append(("matmul_relu_tutorial %s %s" % (dtype, shape_label((m, n, k))),
+                        lambda p, name, dtype=dtype, m=m, n=n, k=k:
+                        run_matmul_tutorial(p, name, dtype, m, n, k)))
     for size in ("matmul_mid", "matmul_big"):
         m, n, k = s[size]
         out.append(("matmul int8 %s" % shape_label((m, n, k)),

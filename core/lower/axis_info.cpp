@@ -157,6 +157,9 @@ class Analyzer {
         return add_like(op, out);
       case OpKind::Mul:
         return mul(op, out);
+      case OpKind::Rem:
+      case OpKind::Div:
+        return r->type.is_int() ? rem_div(op, out) : out;
       case OpKind::CmpEq:
       case OpKind::CmpNe:
       case OpKind::CmpLt:
@@ -219,6 +222,33 @@ class Analyzer {
       if (is_one(op.operand(0))) out.contiguity[d] = b.contiguity[d];
       const int64_t c = out.contiguity[d];
       out.divisibility[d] = std::min(kMaxDivisor, at_run_starts(a, d, c) * at_run_starts(b, d, c));
+    }
+    return out;
+  }
+
+  /// `a % b` and `a / b` (C's truncating forms). Every element is a - q * b, so the remainder's
+  /// divisibility is gcd(a's, b's) whatever the signs. Where a >= 0 (provably_nonneg or the
+  /// `nonneg` fact) and b is constant over runs of c consecutive values of a that start at
+  /// multiples of c, with c dividing b: a run v0 .. v0 + c - 1 lies inside one block
+  /// [q|b|, (q+1)|b|), so its remainders are consecutive (contiguity c) and its quotients equal
+  /// (constancy c). With a negative a no run is claimed.
+  AxisInfo rem_div(const ir::Op& op, AxisInfo out) const {
+    AxisInfo a = get(op.operand(0)), b = get(op.operand(1));
+    const bool fact = op.int_attr_or(kNonnegAttr, 0) != 0 || provably_nonneg(op.operand(0));
+    for (size_t d = 0; d < out.contiguity.size(); ++d) {
+      out.constancy[d] = gcd(a.constancy[d], b.constancy[d]);
+      int64_t c = 1;
+      if (fact) {
+        c = std::min({a.contiguity[d], b.divisibility[d], b.constancy[d]});
+        c = std::min(c, at_run_starts(a, d, c));  // the runs' first values are multiples of c
+      }
+      if (op.kind == OpKind::Rem) {
+        out.contiguity[d] = c;
+        out.divisibility[d] =
+            std::min(kMaxDivisor, gcd(at_run_starts(a, d, c), at_run_starts(b, d, c)));
+      } else {
+        out.constancy[d] = std::max(out.constancy[d], c);
+      }
     }
     return out;
   }
@@ -314,7 +344,72 @@ class Analyzer {
   std::unordered_map<const ir::Value*, AxisInfo>& info_;
 };
 
+constexpr int kMaxSignDepth = 32;
+
+bool nonneg_constant(const ir::Value* v) {
+  const ir::Op* def = v->def;
+  if (!def || def->kind != OpKind::Constant) return false;
+  const ir::ConstantOp c(def);
+  return !c.is_float() && c.int_value() >= 0;
+}
+
+bool nonneg(const ir::Value* v, int depth) {
+  if (depth > kMaxSignDepth || !v->type.is_int()) return false;
+  if (!ir::is_signed_int(v->type.dtype)) return false;  // i1 and unsigned: not analysed
+  if (v->is_arg()) {
+    // A for loop's counter runs from its lower bound up by its step.
+    const ir::Op* loop = v->owner ? v->owner->parent : nullptr;
+    if (!loop || loop->kind != OpKind::For || ir::ForOp(loop).iv() != v) return false;
+    const ir::ForOp f(loop);
+    return nonneg(f.lower(), depth + 1) && nonneg(f.step(), depth + 1);
+  }
+  const ir::Op& op = *v->def;
+  auto operand = [&](size_t i) { return nonneg(op.operand(i), depth + 1); };
+  switch (op.kind) {
+    case OpKind::ProgramId:
+    case OpKind::NumPrograms:
+      return true;
+    case OpKind::Constant:
+      return nonneg_constant(v);
+    case OpKind::Arange:
+      return ir::ArangeOp(&op).start() >= 0;
+    case OpKind::Splat:
+    case OpKind::Broadcast:
+    case OpKind::ExpandDims:
+    case OpKind::Reshape:
+    case OpKind::Permute:
+    case OpKind::MultipleOf:
+    case OpKind::MaxContiguous:
+      return operand(0);
+    case OpKind::Cast:  // a signed integer widened keeps its value
+      return ir::is_signed_int(op.operand(0)->type.dtype) &&
+             ir::dtype_bits(v->type.dtype) >= ir::dtype_bits(op.operand(0)->type.dtype) &&
+             operand(0);
+    case OpKind::Add:
+    case OpKind::Mul:
+    case OpKind::Div:
+    case OpKind::Min:
+    case OpKind::Cat:
+      return operand(0) && operand(1);
+    case OpKind::Max:
+    case OpKind::And:
+      return operand(0) || operand(1);
+    case OpKind::Rem:  // the remainder takes the sign of the left side
+      return op.int_attr_or(kNonnegAttr, 0) != 0 || operand(0);
+    case OpKind::Shr:
+      return operand(0);
+    case OpKind::Where:
+      return operand(1) && operand(2);
+    default:
+      return false;
+  }
+}
+
 }  // namespace
+
+bool provably_nonneg(const ir::Value* v) {
+  return nonneg(v, 0);
+}
 
 int64_t pow2_divisor(int64_t v) {
   if (v == 0) return kMaxDivisor;

@@ -342,11 +342,36 @@ void Lowerer::release_buffer(int buffer) {
   Buffer& b = buffers_.at(static_cast<size_t>(buffer));
   b.whole_kib = b.count * ir::dtype_bytes(b.dtype) % 1024 == 0;
   b.scratch = true;
+  b.released = true;
 }
 
 int Lowerer::new_buffer(ir::DType dtype, int64_t count) {
-  buffers_.push_back({dtype, count, false});
-  return static_cast<int>(buffers_.size()) - 1;
+  // A released dedicated buffer of the dtype (an earlier loop's ring) is taken back: the rings of
+  // loops one after another, or in the two copies of remainder versioning (core/passes/
+  // rem_version.h), share their shared memory instead of adding it up. The one that holds
+  // `count`, else the largest, grown (whole KiB stay whole KiB: wgmma's alignment). A barrier
+  // first: other threads may still read what its last user left.
+  int pick = -1;
+  for (size_t i = 0; i < buffers_.size(); ++i) {
+    const Buffer& b = buffers_[i];
+    if (!b.released || !b.scratch || b.dtype != dtype) continue;
+    const int64_t have = pick < 0 ? -1 : buffers_[static_cast<size_t>(pick)].count;
+    if ((have < count && b.count > have) || (b.count >= count && b.count < have))
+      pick = static_cast<int>(i);
+  }
+  if (pick < 0) {
+    buffers_.push_back({dtype, count, false});
+    return static_cast<int>(buffers_.size()) - 1;
+  }
+  Buffer& b = buffers_[static_cast<size_t>(pick)];
+  const int64_t per_kib = 1024 / ir::dtype_bytes(dtype);
+  const bool whole_kib = b.whole_kib || count % per_kib == 0;
+  b.count = std::max(b.count, count);
+  if (whole_kib) b.count = (b.count + per_kib - 1) / per_kib * per_kib;
+  b.scratch = false;
+  b.released = false;
+  barrier();
+  return pick;
 }
 
 // --- op dispatch

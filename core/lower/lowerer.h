@@ -152,7 +152,8 @@ class Lowerer : public ValueSource {
   int scratch(ir::DType dtype, int64_t count);
   /// Would scratch(dtype, count) keep the kernel's shared memory within the target's limit?
   bool scratch_fits(ir::DType dtype, int64_t count) const;
-  /// A dedicated buffer (for dot operands, which live across a loop).
+  /// A dedicated buffer (for dot operands, which live across a loop): a released one of the dtype
+  /// taken back (grown as needed, after a barrier) where there is one, else a new one.
   int new_buffer(ir::DType dtype, int64_t count);
   /// Ends a dedicated buffer's use (after its loop): later scratch() calls of its dtype may reuse
   /// it. A buffer of a multiple of 1024 bytes keeps that when it grows (wgmma's alignment).
@@ -260,6 +261,7 @@ class Lowerer : public ValueSource {
     int64_t count;
     bool scratch;
     bool whole_kib = false;  ///< a released buffer that wgmma read: its size stays whole KiB
+    bool released = false;   ///< a dedicated buffer after its loop (new_buffer may take it back)
   };
   std::vector<Buffer> buffers_;
   Location loc_;

@@ -16,6 +16,7 @@
 #include "core/passes/descriptors.h"
 #include "core/passes/dce.h"
 #include "core/passes/fold.h"
+#include "core/passes/rem_version.h"
 #include "core/support/error.h"
 
 namespace tessera::passes {
@@ -100,6 +101,10 @@ bool optimize_tile(State& s) {
   return false;  // its passes dump themselves
 }
 
+bool rem_version(State& s) {
+  return version_remainders(*s.out.tile);
+}
+
 bool contract(State& s) {
   // Only where an fma rounds once (a Vulkan driver may round GLSL Fma twice: lavapipe does).
   if (!s.options.fp_fusion || !s.target.has(target::Cap::FusedFma) || !contract_fp(*s.out.tile))
@@ -147,12 +152,14 @@ struct Step {
   StepFn run;
 };
 
-constexpr std::array<Step, 10> kSteps = {{
+constexpr std::array<Step, 11> kSteps = {{
     {{"verify", Stage::Tile, "check the kernel as traced"}, verify},
     {{"descriptors", Stage::Tile, "tensor-descriptor accesses as masked pointer accesses"},
      descriptors},
     {{"optimize", Stage::Tile, "the cleanup passes on the tile IR, to a fixed point"},
      optimize_tile},
+    {{"rem-version", Stage::Tile, "the code after a `%` copied for a left side a test proves >= 0"},
+     rem_version},
     {{"contract", Stage::Tile, "fp_fusion: single-use f32/f64 products fused into their sums"},
      contract},
     {{"bounds", Stage::Tile, "debug mode: every access checked against its buffer"}, bounds},

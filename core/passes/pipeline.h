@@ -8,6 +8,8 @@
 ///     descriptors     tensor-descriptor loads and stores as masked pointer accesses
 ///                     (core/passes/descriptors.h)
 ///     optimize        canonicalize, fold, cse, dce, to a fixed point
+///     rem-version     the code after a `%` whose left side's sign is unproven, copied for a
+///                     run-time test that proves it >= 0 (core/passes/rem_version.h)
 ///     contract        CompileOptions::fp_fusion: a*b+c as fma (core/passes/contract.h), then
 ///                     optimize again
 ///     bounds          debug mode (CompileOptions::debug): every access checked against its

@@ -140,7 +140,8 @@ TEST_CASE("pipeline: the compile steps run in the documented order") {
   std::string names;
   for (const passes::StepInfo& s : passes::all_steps()) names += std::string(s.name) + " ";
   CHECK(names ==
-        "verify descriptors optimize contract bounds verify plan to-simt simt-optimize verify ");
+        "verify descriptors optimize rem-version contract bounds verify plan to-simt "
+        "simt-optimize verify ");
 }
 
 TEST_CASE("pipeline: compile stops at the tile stage or runs on to SIMT IR") {
