@@ -34,6 +34,7 @@ void register_range_options(std::vector<Case>& out);
 void register_keywords(std::vector<Case>& out);
 void register_barrier(std::vector<Case>& out);
 void register_hints(std::vector<Case>& out);
+void register_fp8(std::vector<Case>& out);
 
 namespace {
 
@@ -44,7 +45,7 @@ constexpr Registrar kCategories[] = {
     register_scan,     register_dot,         register_control,      register_seed_kernels,
     register_drivers,  register_attention,   register_random,       register_join,
     register_sort,     register_block_ptr,   register_early_return, register_range_options,
-    register_keywords, register_barrier,     register_hints,
+    register_keywords, register_barrier,     register_hints,        register_fp8,
 };
 
 std::vector<Case> build() {
