@@ -2,7 +2,8 @@
 /// lowering is exact for every conversion but one: a 32- or 64-bit integer to bf16 before sm_90
 /// goes through f32 and rounds twice, so those convert through an f64 rounded to odd instead (then
 /// LLVM's f64 -> bf16, itself round-to-odd then nearest, rounds correctly once). fp8 values are
-/// bytes to LLVM: they convert through inline `cvt` (sm_89+), from f16 exactly and to fp8 from an
+/// bytes to LLVM: they convert through inline `cvt` (sm_90+: PTX 8.0 has the fp8 cvt forms for
+/// sm_90 only, sm_89 gets them in PTX 8.1), from f16 exactly and to fp8 from an
 /// f32 (rounded to odd first where the source is wider, so the one rounding to fp8 is correct).
 #include "core/support/error.h"
 #include "targets/ptx/emitter.h"
@@ -79,10 +80,11 @@ llvm::Value* convert(Emitter& e, llvm::Value* x, DType from, DType to);
 /// source exactly or rounded to odd to fp8.
 llvm::Value* convert_fp8(Emitter& e, const ir::Op& op, llvm::Value* x, DType from, DType to) {
   auto& b = e.b;
-  if (e.target.sm < 89)
+  if (e.target.sm < 90)
     e.unsupported(op, "dtype " + std::string(ir::dtype_name(ir::is_fp8(from) ? from : to)) +
                           " on " + e.target.name +
-                          ": fp8 conversions need sm_89 or newer (cvt ... e4m3x2/e5m2x2)");
+                          ": fp8 conversions need sm_90 or newer (cvt ... e4m3x2/e5m2x2 in PTX " +
+                          "8.0)");
   if (from == to) return x;
   if (ir::is_fp8(from)) {
     llvm::Value* h = fp8_to_f16(e, x, from);

@@ -37,7 +37,7 @@ enum class Need : uint8_t {
   Print,     ///< device_print
   Assert,    ///< device_assert raising a device fault
   FusedFma,  ///< fma rounding once (Vulkan allows two roundings; lavapipe does that)
-  Fp8,       ///< f8e4m3 / f8e5m2 (CUDA sm_89+ and the interpreters; no SPIR-V device)
+  Fp8,       ///< f8e4m3 / f8e5m2 (CUDA sm_90+ and the interpreters; no SPIR-V device)
 };
 std::string_view need_name(Need n);
 /// The needs of computing in `t` (none for i1 and i32/u32/f32).

@@ -1,6 +1,7 @@
-/// \file fp8 on the PTX target: casts through cvt (e4m3x2 / e5m2x2, sm_89+) assemble for sm_89
-/// and sm_90a, loads, stores and constants of fp8 are bytes, sm_80 refuses fp8 conversions
-/// naming the dtype and the target, and fp8 matmuls lower to wgmma ... .f32.e4m3.e4m3 on sm_90a.
+/// \file fp8 on the PTX target: casts through cvt (e4m3x2 / e5m2x2; PTX 8.0 has them for sm_90
+/// only) assemble for sm_90 and sm_90a, loads, stores and constants of fp8 are bytes, sm_80 and
+/// sm_89 refuse fp8 conversions naming the dtype and the target, and fp8 matmuls lower to
+/// wgmma ... .f32.e4m3.e4m3 on sm_90a.
 #include "helpers.h"
 #include "targets/compile.h"
 #include "tests/core/lower/matmul_kernel.h"
@@ -15,9 +16,9 @@ using ir::DType;
 std::string fp8_cast_kernel(std::string_view from, std::string_view to) {
   const std::string f(from), t(to);
   const std::string body = "  %tr = constant {value = 1} : i1\n  %z = constant {value = 0} : " + f +
-                           "\n  %a = global_load %p, %tr, %z {align = 1, width = 1} : " + f +
+                           "\n  %a = global_load %p, %tr, %z {align = 8, width = 1} : " + f +
                            "\n  %c = cast %a : " + t +
-                           "\n  global_store %q, %tr, %c {align = 1, width = 1}";
+                           "\n  global_store %q, %tr, %c {align = 8, width = 1}";
   return kernel("%p: ptr<" + f + ">, %q: ptr<" + t + ">", body);
 }
 
@@ -25,14 +26,14 @@ const char* const kOthers[] = {"f16", "bf16", "f32", "f64", "i8", "i32", "u64", 
 
 }  // namespace
 
-TEST_CASE("ptx fp8: casts to and from fp8 assemble for sm_89 and sm_90a through cvt") {
+TEST_CASE("ptx fp8: casts to and from fp8 assemble for sm_90 and sm_90a through cvt") {
   for (const char* f8 : {"f8e4m3", "f8e5m2"}) {
     const std::string name(f8);
     const std::string kind = name == "f8e4m3" ? "e4m3x2" : "e5m2x2";
     CAPTURE(f8);
     for (const char* other : kOthers) {
       CAPTURE(other);
-      for (const char* arch : {"cuda-sm_89", "cuda-sm_90a"}) {
+      for (const char* arch : {"cuda-sm_90", "cuda-sm_90a"}) {
         Emitted from = emit(fp8_cast_kernel(f8, other), profile(arch));
         CHECK(from.has("cvt.rn.f16x2." + kind));
         if (std::string(other) == "i1") continue;  // i1 -> fp8: 0 or 1, still through cvt
@@ -51,24 +52,26 @@ TEST_CASE("ptx fp8: a constant is its encoding, loads and stores are bytes") {
   const std::string body =
       "  %tr = constant {value = 1} : i1\n  %c = constant {value = 448.0} : f8e4m3\n"
       "  %z = constant {value = 0} : f8e4m3\n"
-      "  %a = global_load %p, %tr, %z {align = 1, width = 1} : f8e4m3\n"
+      "  %a = global_load %p, %tr, %z {align = 8, width = 1} : f8e4m3\n"
       "  %b = where %tr, %a, %c : f8e4m3\n"
-      "  global_store %p, %tr, %b {align = 1, width = 1}";
-  Emitted e = emit(kernel("%p: ptr<f8e4m3>", body), profile("cuda-sm_80"));  // no conversion
-  CHECK(e.has("ld.global.u8"));
-  CHECK(e.has("st.global.u8"));
+      "  global_store %q, %tr, %b {align = 8, width = 1}";
+  Emitted e = emit(kernel("%p: ptr<f8e4m3>, %q: ptr<f8e4m3>", body),
+                   profile("cuda-sm_80"));  // no conversion
+  CHECK(e.has("ld.global"));
+  CHECK(e.has("st.global"));
+  CHECK(!e.has("cvt."));  // moved as bytes: no conversion, so sm_80 takes it
 }
 
-TEST_CASE("ptx fp8: sm_80 refuses an fp8 conversion, naming the dtype and the target") {
+TEST_CASE("ptx fp8: sm_80 and sm_89 refuse an fp8 conversion, naming the dtype and the target") {
   auto [kind, message] =
       error_of([] { emit(fp8_cast_kernel("f32", "f8e4m3"), profile("cuda-sm_80")); });
   CHECK(kind == ErrorKind::Unsupported);
   CHECK(message.find("dtype f8e4m3 on cuda-sm_80") != std::string::npos);
-  CHECK(message.find("sm_89") != std::string::npos);
+  CHECK(message.find("need sm_90") != std::string::npos);
   auto [kind2, message2] =
-      error_of([] { emit(fp8_cast_kernel("f8e5m2", "f16"), profile("cuda-sm_86")); });
+      error_of([] { emit(fp8_cast_kernel("f8e5m2", "f16"), profile("cuda-sm_89")); });
   CHECK(kind2 == ErrorKind::Unsupported);
-  CHECK(message2.find("dtype f8e5m2 on cuda-sm_86") != std::string::npos);
+  CHECK(message2.find("dtype f8e5m2 on cuda-sm_89") != std::string::npos);
 }
 
 TEST_CASE("ptx fp8: matmuls lower to wgmma e4m3/e5m2 on sm_90a, K-major, with no spills") {
@@ -79,7 +82,7 @@ TEST_CASE("ptx fp8: matmuls lower to wgmma e4m3/e5m2 on sm_90a, K-major, with no
   };
   const Case cases[] = {
       {DType::f8e4m3, 128, 128, 128, 8, 3, "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3"},
-      {DType::f8e5m2, 128, 128, 64, 4, 4, "wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e5m2"},
+      {DType::f8e5m2, 128, 128, 64, 8, 3, "wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e5m2"},
       {DType::f8e4m3, 64, 64, 64, 4, 3, "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3"},
   };
   for (const Case& c : cases) {
@@ -102,12 +105,12 @@ TEST_CASE("ptx fp8: matmuls lower to wgmma e4m3/e5m2 on sm_90a, K-major, with no
     CHECK(as.log.find("C7515") == std::string::npos);
     CHECK(as.log.find("C7514") == std::string::npos);
   }
-  // sm_89 has fp8 conversions but no wgmma: FMAs in f32 after converting.
+  // sm_90 (no "a") has fp8 conversions but no wgmma: FMAs in f32 after converting.
   auto tile = matmul_test::trace_matmul(DType::f8e4m3, 64, 64, 64);
-  const tessera::target::Artifact ada =
-      tessera::targets::compile(*tile, profile("cuda-sm_89"), {.num_warps = 4, .num_stages = 2});
-  CHECK(ada.ptx.find("wgmma") == std::string::npos);
-  CHECK(ada.ptx.find("cvt.rn.f16x2.e4m3x2") != std::string::npos);
+  const tessera::target::Artifact plain =
+      tessera::targets::compile(*tile, profile("cuda-sm_90"), {.num_warps = 4, .num_stages = 2});
+  CHECK(plain.ptx.find("wgmma") == std::string::npos);
+  CHECK(plain.ptx.find("cvt.rn.f16x2.e4m3x2") != std::string::npos);
 }
 
 }  // namespace ptx_test
