@@ -115,6 +115,7 @@ std::vector<Case> all_cases(bool small) {
   add_row_cases(cases, small);
   add_matmul_cases(cases, small);
   add_matmul_int8_cases(cases, small);
+  add_matmul_fp8_cases(cases, small);
   add_attention_cases(cases, small);
   add_launch_cases(cases, small);
   return cases;

@@ -141,6 +141,7 @@ void add_elementwise_cases(std::vector<Case>& cases, bool small);
 void add_row_cases(std::vector<Case>& cases, bool small);
 void add_matmul_cases(std::vector<Case>& cases, bool small);
 void add_matmul_int8_cases(std::vector<Case>& cases, bool small);
+void add_matmul_fp8_cases(std::vector<Case>& cases, bool small);
 void add_attention_cases(std::vector<Case>& cases, bool small);
 void add_compile_cases(std::vector<Case>& cases, bool small);
 /// `tessera bench --first-launch-child DEVICE PROBE`, run by the compile cases in a child process

@@ -68,6 +68,13 @@ std::vector<MatmulConfig> matmul_configs(const std::string& dtype, int group_m) 
         {128, 128, 128, 4, 4},
         {128, 128, 64, 8, 3},
         {64, 64, 64, 4, 3}}},
+      // fp8 e4m3: int8's table (the same 128 bytes per row of K; B through registers).
+      {"fp8e4m3",
+       {{128, 128, 128, 8, 3},
+        {128, 256, 128, 8, 3},
+        {128, 128, 128, 4, 4},
+        {128, 128, 64, 8, 3},
+        {64, 64, 64, 4, 3}}},
   };
   const char* only = std::getenv("TESSERA_BENCH_CONFIG");
   if (!only || !*only) return table.at(dtype);

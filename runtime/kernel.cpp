@@ -79,6 +79,12 @@ void put_scalar(std::span<std::byte> block, uint32_t offset, ir::DType t, const 
     case ir::DType::bf16:
       put<uint16_t>(block, offset, bf16_from_double(f));
       break;
+    case ir::DType::f8e4m3:
+      put<uint8_t>(block, offset, f8e4m3_from_double(f));
+      break;
+    case ir::DType::f8e5m2:
+      put<uint8_t>(block, offset, f8e5m2_from_double(f));
+      break;
     case ir::DType::f32:
       put<float>(block, offset, static_cast<float>(f));
       break;

@@ -79,7 +79,8 @@ KernelArg KernelArg::from(const T& value) {
     a.dtype = ir::DType::i1;
     a.i = value ? 1 : 0;
   } else if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, half> ||
-                       std::is_same_v<T, bfloat16>) {
+                       std::is_same_v<T, bfloat16> || std::is_same_v<T, float8_e4m3> ||
+                       std::is_same_v<T, float8_e5m2>) {
     a.kind = Kind::Float;
     a.dtype = tl::dtype_of<T>();
     a.f = static_cast<double>(value);

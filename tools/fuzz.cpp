@@ -339,8 +339,9 @@ fuzz::GenOptions gen_options(const fuzz::DeviceDesc& dev, const Options& o) {
   gen.ops = o.ops;
   gen.exact = dev.kind == "host";
   if (tgt && tgt->isa.starts_with("spirv")) gen.trig_range = 65536 * 2 * 3.14159265358979323846;
-  for (int t = 0; t < ir::kNumDTypes; ++t)
-    if (!tgt || tgt->supports_dtype(static_cast<ir::DType>(t)))
+  for (int t = 0; t < ir::kNumDTypes; ++t)  // not fp8: it is only converted, never computed on
+    if (!ir::is_fp8(static_cast<ir::DType>(t)) &&
+        (!tgt || tgt->supports_dtype(static_cast<ir::DType>(t))))
       gen.dtypes.push_back(static_cast<ir::DType>(t));
   return gen;
 }

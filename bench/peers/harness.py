@@ -36,6 +36,8 @@ SEED_MATMUL = {
     "fp16": _HALF_MATMUL, "bf16": _HALF_MATMUL,
     "int8": [(128, 128, 128, 8, 3), (128, 256, 128, 8, 3), (128, 128, 128, 4, 4),
              (128, 128, 64, 8, 3), (64, 64, 64, 4, 3)],
+    "fp8e4m3": [(128, 128, 128, 8, 3), (128, 256, 128, 8, 3), (128, 128, 128, 4, 4),
+                (128, 128, 64, 8, 3), (64, 64, 64, 4, 3)],
 }
 GROUP_M = 8                                         # tessera bench's grouped matmul rows
 # BLOCK_M, BLOCK_N, warps, stages: tessera bench's attention table (bench/attention.cpp).
@@ -47,7 +49,7 @@ TUNED_MATMUL = [(128, 256, 64, 8, 8, 3), (128, 128, 64, 8, 4, 4), (128, 128, 32,
                 (64, 256, 32, 8, 4, 4)]
 # matmul: fp16/bf16 as tessera bench; tf32 is checked norm-wise (near 3e-4 expected); int8 is
 # exact.
-TOLERANCE = {"tf32": 2e-3, "fp16": 2e-3, "bf16": 1e-2, "int8": 0.0}
+TOLERANCE = {"tf32": 2e-3, "fp16": 2e-3, "bf16": 1e-2, "int8": 0.0, "fp8e4m3": 2e-3}
 TORCH_DTYPE = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16,
                "bf16": torch.bfloat16, "int8": torch.int8}
 

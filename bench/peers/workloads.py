@@ -326,6 +326,34 @@ def run_matmul_int8(p, name, m, n, k):
     p.add(measure(p, row, lambda: torch._int_mm(a, b), check, TOLERANCE["int8"]))
 
 
+def run_matmul_fp8(p, name, m, n, k):
+    """e4m3 x e4m3, f32 accumulation, f16 out, unit scales: the port of tessera bench's fp8
+    kernel under its table, and torch._scaled_mm (cuBLASLt; B column-major, as it requires)."""
+    a = p.inputs(name, (m, k), -1, 1, torch.float8_e4m3fn)
+    b = p.inputs(name + "b", (k, n), -1, 1, torch.float8_e4m3fn)
+    b_col = b.t().contiguous().t()
+    c = torch.empty((m, n), device="cuda", dtype=torch.float16)
+    ref = a.double() @ b.double()
+    one = torch.ones((), device="cuda", dtype=torch.float32)
+    shape = (m, n, k)
+    extra = dict(flops=2.0 * m * n * k, bytes=float(m * k + k * n) + 2.0 * m * n,
+                 detail="e4m3 of uniform [-1, 1], f32 accumulation, f16 out, unit scales")
+
+    def check(out):
+        return max_rel_err(out, ref)
+
+    def seed(bm, bn, bk, warps, stages):
+        K.matmul_fp8_kernel[(triton.cdiv(m, bm), triton.cdiv(n, bn))](
+            a, b, c, m, n, k, a.stride(0), b.stride(0), c.stride(0), BLOCK_M=bm, BLOCK_N=bn,
+            BLOCK_K=bk, num_warps=warps, num_stages=stages)
+    p.add(seed_matmul_rows(p, name, "matmul", "fp8e4m3", shape, extra, c, seed, check))
+    row = base_row(name, "matmul", "fp8e4m3", shape, "torch")
+    row.update(config="torch._scaled_mm(a, b_col, scale_a=1, scale_b=1, out_dtype=f16)", **extra)
+    p.add(measure(p, row, lambda: torch._scaled_mm(a, b_col, scale_a=one, scale_b=one,
+                                                   out_dtype=torch.float16),
+                  check, TOLERANCE["fp8e4m3"]))
+
+
 def compile_rows(p, probe, launch):
     """Triton's first launch with an empty cache, then with a fresh JITFunction whose compiled
     kernel the disk cache holds (median of 3)."""
@@ -517,6 +545,9 @@ def workloads(p):
         m, n, k = s[size]
         out.append(("matmul int8 %s" % shape_label((m, n, k)),
                     lambda p, name, m=m, n=n, k=k: run_matmul_int8(p, name, m, n, k)))
+    m, n, k = s["matmul_big"]
+    out.append(("matmul fp8e4m3 %s" % shape_label((m, n, k)),
+                lambda p, name, m=m, n=n, k=k: run_matmul_fp8(p, name, m, n, k)))
     for dtype, causal, size in (("fp16", False, "attention_d128"), ("fp16", True, "attention_d128"),
                                 ("bf16", False, "attention_d128"), ("fp16", False, "attention_d64")):
         shape = s[size]

@@ -29,7 +29,7 @@ bool whole_warpgroup(const Machine& m, const Instr& in, const Mask& mask, uint32
 }
 
 /// An operand element as a double: f16/bf16 exactly, tf32 with its low 13 mantissa bits
-/// dropped (NaN kept), i8 as an integer.
+/// dropped (NaN kept), fp8 exactly, i8 as an integer.
 double element(ir::DType in, bool tf32, const std::byte* p) {
   switch (in) {
     case ir::DType::f16: {
@@ -50,6 +50,10 @@ double element(ir::DType in, bool tf32, const std::byte* p) {
       std::memcpy(&f, &u, 4);
       return f;
     }
+    case ir::DType::f8e4m3:
+      return f8e4m3_to_double(static_cast<uint8_t>(*p));
+    case ir::DType::f8e5m2:
+      return f8e5m2_to_double(static_cast<uint8_t>(*p));
     default:
       return static_cast<double>(static_cast<int8_t>(*p));
   }

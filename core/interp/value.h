@@ -10,11 +10,12 @@
 #include "core/ir/types.h"
 #include "core/support/error.h"
 #include "core/support/float16.h"
+#include "core/support/float8.h"
 
 namespace tessera::interp {
 
 /// A scalar (empty shape) or a tile: numel() elements of elem_bytes() each, row-major. A pointer
-/// is its 64-bit address; an i1 is one byte holding 0 or 1; f16/bf16 are their bit patterns.
+/// is its 64-bit address; an i1 is one byte holding 0 or 1; f16/bf16/fp8 are their bit patterns.
 struct RuntimeValue {
   ir::DType dtype = ir::DType::i32;
   bool is_ptr = false;
@@ -123,6 +124,17 @@ struct DT<ir::DType::f64> : FloatTraits<ir::DType::f64, double, 64, false> {
   static S from_double(double d) { return d; }
 };
 
+template <>
+struct DT<ir::DType::f8e4m3> : FloatTraits<ir::DType::f8e4m3, uint8_t, 8, true> {
+  static double to_double(S s) { return f8e4m3_to_double(s); }
+  static S from_double(double d) { return f8e4m3_from_double(d); }
+};
+template <>
+struct DT<ir::DType::f8e5m2> : FloatTraits<ir::DType::f8e5m2, uint8_t, 8, true> {
+  static double to_double(S s) { return f8e5m2_to_double(s); }
+  static S from_double(double d) { return f8e5m2_from_double(d); }
+};
+
 /// Calls `f(DT<dtype>{})` and returns its result.
 template <class F>
 decltype(auto) dispatch(ir::DType dtype, F&& f) {
@@ -154,6 +166,10 @@ decltype(auto) dispatch(ir::DType dtype, F&& f) {
       return f(DT<DType::f32>{});
     case DType::f64:
       return f(DT<DType::f64>{});
+    case DType::f8e4m3:
+      return f(DT<DType::f8e4m3>{});
+    case DType::f8e5m2:
+      return f(DT<DType::f8e5m2>{});
   }
   TESSERA_CHECK(false, "bad dtype ", static_cast<int>(dtype));
   return f(DT<DType::i32>{});

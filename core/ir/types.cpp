@@ -53,6 +53,9 @@ bool is_signed_int(DType t) {
 bool is_unsigned_int(DType t) {
   return is_int(t) && !info(t).is_signed;
 }
+bool is_fp8(DType t) {
+  return t == DType::f8e4m3 || t == DType::f8e5m2;
+}
 
 std::string shape_str(const Shape& s) {
   std::string out = "[";

@@ -20,27 +20,31 @@
 namespace tessera::ir {
 
 /// One row per dtype: enum name, text, bit width, is float, is signed (for integers).
-#define TESSERA_DTYPES(X)         \
-  X(i1, "i1", 1, false, false)    \
-  X(i8, "i8", 8, false, true)     \
-  X(i16, "i16", 16, false, true)  \
-  X(i32, "i32", 32, false, true)  \
-  X(i64, "i64", 64, false, true)  \
-  X(u8, "u8", 8, false, false)    \
-  X(u16, "u16", 16, false, false) \
-  X(u32, "u32", 32, false, false) \
-  X(u64, "u64", 64, false, false) \
-  X(f16, "f16", 16, true, true)   \
-  X(bf16, "bf16", 16, true, true) \
-  X(f32, "f32", 32, true, true)   \
-  X(f64, "f64", 64, true, true)
+/// The fp8 rows (OCP e4m3fn and e5m2, core/support/float8.h) are storage and dot-operand
+/// formats: the verifier allows them in memory, shape, select, cast and dot ops only.
+#define TESSERA_DTYPES(X)            \
+  X(i1, "i1", 1, false, false)       \
+  X(i8, "i8", 8, false, true)        \
+  X(i16, "i16", 16, false, true)     \
+  X(i32, "i32", 32, false, true)     \
+  X(i64, "i64", 64, false, true)     \
+  X(u8, "u8", 8, false, false)       \
+  X(u16, "u16", 16, false, false)    \
+  X(u32, "u32", 32, false, false)    \
+  X(u64, "u64", 64, false, false)    \
+  X(f16, "f16", 16, true, true)      \
+  X(bf16, "bf16", 16, true, true)    \
+  X(f32, "f32", 32, true, true)      \
+  X(f64, "f64", 64, true, true)      \
+  X(f8e4m3, "f8e4m3", 8, true, true) \
+  X(f8e5m2, "f8e5m2", 8, true, true)
 
 enum class DType : uint8_t {
 #define X(name, text, bits, is_float, is_signed) name,
   TESSERA_DTYPES(X)
 #undef X
 };
-constexpr int kNumDTypes = 13;
+constexpr int kNumDTypes = 15;
 
 std::string_view dtype_name(DType t);
 std::optional<DType> parse_dtype(std::string_view text);
@@ -51,6 +55,8 @@ bool is_float(DType t);
 bool is_int(DType t);  ///< i1 counts as an integer
 bool is_signed_int(DType t);
 bool is_unsigned_int(DType t);
+/// f8e4m3 or f8e5m2: 8-bit floats that are only stored, moved, converted and multiplied in dot.
+bool is_fp8(DType t);
 
 /// Tile shapes: each dimension a power of two (a size-1 dimension is allowed).
 using Shape = std::vector<int64_t>;

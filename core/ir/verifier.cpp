@@ -176,6 +176,30 @@ void check_semantics(OpChecker& c) {
   kChecks[c.op.kind](c);
 }
 
+/// fp8 values are stored, moved, converted and multiplied, never computed on: the targets have
+/// no fp8 arithmetic (Triton's fp8 is the same). True for every op of a SIMT function (the
+/// lowering made them) and for an op without fp8 operands or results.
+bool fp8_use_ok(OpChecker& c) {
+  using K = OpKind;
+  static constexpr K kAllowed[] = {
+      K::Constant, K::Splat, K::Broadcast, K::ExpandDims, K::Reshape, K::Permute,  K::Cat,
+      K::Where,    K::Cast,  K::Bitcast,   K::Load,       K::Store,   K::DescLoad, K::DescStore,
+      K::Dot,      K::For,   K::If,        K::While,      K::Yield,   K::Condition};
+  if (c.simt ||
+      std::find(std::begin(kAllowed), std::end(kAllowed), c.op.kind) != std::end(kAllowed))
+    return true;
+  auto fp8 = [](const Value* v) { return !v->type.is_ptr && is_fp8(v->type.dtype); };
+  const Value* bad = nullptr;
+  for (const Value* v : c.op.operands)
+    if (v && fp8(v)) bad = v;
+  for (const Value* v : c.op.results)
+    if (fp8(v)) bad = v;
+  if (!bad) return true;
+  return c.fail("does not accept ", bad->type.str(), ": fp8 values are only loaded, stored, ",
+                "reshaped, selected, cast, bitcast and multiplied in dot; cast to f16 or f32 to ",
+                "compute");
+}
+
 /// Walks one function: every op in order, with the set of values visible at each point.
 class FunctionVerifier {
  public:
@@ -240,7 +264,7 @@ class FunctionVerifier {
     if (counts_ok) check_dominance(c);
     // An op or a type foreign to the stage says all there is to say about the op.
     bool types_ok = verifier_detail::check_stage(c) && check_types_valid(c);
-    if (counts_ok && types_ok) {
+    if (counts_ok && types_ok && fp8_use_ok(c)) {
       check_semantics(c);
       check_attrs_sorted(c);
       if (simt_) verifier_detail::check_async_operands(c);

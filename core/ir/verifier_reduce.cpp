@@ -97,6 +97,9 @@ std::vector<DType> dot_acc_dtypes(DType in) {
       return {DType::f64};
     case DType::i8:
       return {DType::i32};
+    case DType::f8e4m3:  // wgmma's fp8 kinds accumulate in f32 (or f16; Tessera plans f32)
+    case DType::f8e5m2:
+      return {DType::f32};
     default:
       return {};
   }
@@ -132,7 +135,8 @@ void check_dot(OpChecker& c) {
   }
   std::vector<DType> accs = dot_acc_dtypes(in);
   if (accs.empty()) {
-    c.fail("expects inputs of dtype f16, bf16, f32, f64 or i8, got ", dtype_name(in));
+    c.fail("expects inputs of dtype f16, bf16, f32, f64, i8, f8e4m3 or f8e5m2, got ",
+           dtype_name(in));
     return;
   }
   if (std::find(accs.begin(), accs.end(), acc) == accs.end()) {

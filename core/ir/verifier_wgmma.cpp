@@ -65,8 +65,8 @@ void check_wgmma(OpChecker& c) {
   if (!s) {
     c.fail(
         "expects (shape, a) to be (\"m64n<N>k16\", \"f16\" or \"bf16\"), (\"m64n<N>k8\", "
-        "\"tf32\") or (\"m64n<N>k32\", \"i8\") with N in 8..256 a multiple of 8 (i8: of 16 "
-        "above 32); got (\"",
+        "\"tf32\") or (\"m64n<N>k32\", \"i8\", \"e4m3\" or \"e5m2\") with N in 8..256 a "
+        "multiple of 8 (i8: of 16 above 32); got (\"",
         *shape, "\", \"", *a, "\")");
     return;
   }

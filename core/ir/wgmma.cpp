@@ -15,10 +15,9 @@ struct OperandType {
 };
 
 constexpr OperandType kTypes[] = {
-    {"f16", 16, DType::f16, DType::f32},
-    {"bf16", 16, DType::bf16, DType::f32},
-    {"tf32", 8, DType::f32, DType::f32},
-    {"i8", 32, DType::i8, DType::i32},
+    {"f16", 16, DType::f16, DType::f32},     {"bf16", 16, DType::bf16, DType::f32},
+    {"tf32", 8, DType::f32, DType::f32},     {"i8", 32, DType::i8, DType::i32},
+    {"e4m3", 32, DType::f8e4m3, DType::f32}, {"e5m2", 32, DType::f8e5m2, DType::f32},
 };
 
 bool valid_n(const OperandType& t, int n) {

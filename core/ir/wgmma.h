@@ -8,14 +8,15 @@
 ///   %d0, ... = wgmma %a_index, %b_index, %c0, ... {shape, a, a_smem, b_smem}
 ///       D = A x B + C for the warpgroup: A is 64 x K, B is K x N, C and D 64 x N, with
 ///       (shape, a) one of ("m64n<N>k16", "f16" | "bf16"), ("m64n<N>k8", "tf32"),
-///       ("m64n<N>k32", "i8"); N a multiple of 8 in 8..256 (for i8 also a multiple of 16 above
-///       32). A and B are read from shared memory (below); C and D are N / 2 values per thread
-///       (f32, or i32 for i8): value i of thread t (w = t / 32 % 4 its warp in the warpgroup,
-///       l = t % 32) is element
+///       ("m64n<N>k32", "i8" | "e4m3" | "e5m2"); N a multiple of 8 in 8..256 (for i8 also a
+///       multiple of 16 above 32). A and B are read from shared memory (below); C and D are N / 2
+///       values per thread (f32, or i32 for i8): value i of thread t (w = t / 32 % 4 its warp in
+///       the warpgroup, l = t % 32) is element
 ///           row 16 w + l / 4 + 8 * (i / 2 % 2),   col 8 * (i / 4) + 2 * (l % 4) + i % 2.
 ///       Products are exact and accumulate as `mma`'s do; tf32 inputs are f32 values of which
 ///       only the sign, exponent and 10 high mantissa bits count (the low 13 bits are ignored,
-///       as the hardware reads them), i8 products accumulate in i32 (wrapping).
+///       as the hardware reads them), i8 products accumulate in i32 (wrapping), fp8 (e4m3,
+///       e5m2) in f32.
 ///       The op is asynchronous: it joins the thread's open group (see wgmma_commit), and its
 ///       results, and the shared memory it reads, are settled only when a wgmma_wait retires
 ///       that group. Until then its results may only feed another wgmma's C, a wgmma_wait or a
@@ -62,7 +63,8 @@
 
 namespace tessera::ir {
 
-/// A wgmma instruction: m64 n<n> k<k> with operand type `a` ("f16", "bf16", "tf32", "i8").
+/// A wgmma instruction: m64 n<n> k<k> with operand type `a` ("f16", "bf16", "tf32", "i8",
+/// "e4m3", "e5m2").
 struct WgmmaShape {
   int n = 0, k = 0;
   std::string_view a;

@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "../support/float16.h"
+#include "../support/float8.h"
 #include "tensor.h"
 
 namespace tessera::tl {
@@ -29,6 +30,10 @@ constexpr DType dtype_of() {
     return DType::f16;
   else if constexpr (std::is_same_v<T, tessera::bfloat16>)
     return DType::bf16;
+  else if constexpr (std::is_same_v<T, tessera::float8_e4m3>)
+    return DType::f8e4m3;
+  else if constexpr (std::is_same_v<T, tessera::float8_e5m2>)
+    return DType::f8e5m2;
   else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
     if constexpr (sizeof(T) == 1)
       return DType::i8;

@@ -274,7 +274,7 @@ tensor dot(const tensor& a, const tensor& b, const tensor& acc, InputPrecision p
   if (!ir::is_float(in) && in != DType::i8)
     user_error(loc, "dot",
                "unsupported input dtype " + std::string(ir::dtype_name(in)) +
-                   " (use f16, bf16, f32, f64 or i8)");
+                   " (use f16, bf16, f32, f64, i8, float8e4nv or float8e5)");
   if (vc->type.dtype != default_acc(in) && !(vc->type.dtype == in && in == DType::f16))
     user_error(loc, "dot",
                "accumulator dtype " + std::string(ir::dtype_name(vc->type.dtype)) +

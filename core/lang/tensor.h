@@ -38,6 +38,9 @@ inline constexpr DType float16 = DType::f16;    ///< IEEE binary16 (host type te
 inline constexpr DType bfloat16 = DType::bf16;  ///< bfloat16 (host type tessera::bfloat16)
 inline constexpr DType float32 = DType::f32;    ///< IEEE binary32
 inline constexpr DType float64 = DType::f64;    ///< IEEE binary64 (where the device has fp64)
+// fp8 (OCP FP8), Triton's names: storage and dot operands only; cast to f16/f32 to compute.
+inline constexpr DType float8e4nv = DType::f8e4m3;  ///< e4m3fn, max 448 (tessera::float8_e4m3)
+inline constexpr DType float8e5 = DType::f8e5m2;    ///< e5m2, max 57344 (tessera::float8_e5m2)
 
 class Tracer;
 class Operand;

@@ -11,6 +11,7 @@
 #include "core/ir/semantics.h"
 #include "core/passes/rewrite.h"
 #include "core/support/float16.h"
+#include "core/support/float8.h"
 
 namespace tessera::passes {
 namespace {
@@ -284,6 +285,10 @@ std::optional<uint64_t> bit_pattern(const Scalar& s) {
       return f16_from_double(s.f);
     case DType::bf16:
       return bf16_from_double(s.f);
+    case DType::f8e4m3:
+      return f8e4m3_from_double(s.f);
+    case DType::f8e5m2:
+      return f8e5m2_from_double(s.f);
     case DType::f32:
       return std::bit_cast<uint32_t>(static_cast<float>(s.f));
     default:
@@ -300,6 +305,12 @@ MaybeScalar from_bit_pattern(DType to, uint64_t bits) {
       break;
     case DType::bf16:
       v = bf16_to_double(static_cast<uint16_t>(bits));
+      break;
+    case DType::f8e4m3:
+      v = f8e4m3_to_double(static_cast<uint8_t>(bits));
+      break;
+    case DType::f8e5m2:
+      v = f8e5m2_to_double(static_cast<uint8_t>(bits));
       break;
     case DType::f32:
       v = std::bit_cast<float>(static_cast<uint32_t>(bits));

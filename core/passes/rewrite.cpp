@@ -7,6 +7,7 @@
 
 #include "core/support/error.h"
 #include "core/support/float16.h"
+#include "core/support/float8.h"
 
 namespace tessera::passes {
 
@@ -29,6 +30,10 @@ double round_float(DType dtype, double x) {
       return f16_to_double(f16_from_double(x));
     case DType::bf16:
       return bf16_to_double(bf16_from_double(x));
+    case DType::f8e4m3:
+      return f8e4m3_to_double(f8e4m3_from_double(x));
+    case DType::f8e5m2:
+      return f8e5m2_to_double(f8e5m2_from_double(x));
     case DType::f32:
       return static_cast<double>(static_cast<float>(x));
     default:

@@ -210,6 +210,9 @@ bool Target::supports_dtype(ir::DType t) const {
       return true;  // stored as 16 bits, computed in f32 where not native
     case ir::DType::f64:
       return has(Cap::Fp64);
+    case ir::DType::f8e4m3:  // cvt ... e4m3x2/e5m2x2: sm_90 in PTX 8.0 (sm_89 needs PTX 8.1)
+    case ir::DType::f8e5m2:
+      return sm >= 90 || isa == "none";  // the interpreters convert in software
     default:
       return true;
   }

@@ -4,6 +4,7 @@
 /// poison reaches the optimizer; float min/max follow the op's NaN rule).
 #include "core/ir/ops.h"
 #include "core/support/error.h"
+#include "core/support/float8.h"
 #include "targets/ptx/emitter.h"
 #include "targets/ptx/math.h"
 
@@ -182,6 +183,9 @@ void emit_constant(Emitter& e, const ir::Op& op) {
   llvm::Value* v = nullptr;
   if (t.is_ptr) {
     v = e.b.CreateIntToPtr(e.b.getInt64(static_cast<uint64_t>(c.int_value())), ty);
+  } else if (ir::is_fp8(t.dtype)) {  // a byte to LLVM: its encoding
+    const double x = c.is_float() ? c.float_value() : double(c.int_value());
+    v = e.b.getInt8(t.dtype == ir::DType::f8e4m3 ? f8e4m3_from_double(x) : f8e5m2_from_double(x));
   } else if (t.is_float()) {
     v = llvm::ConstantFP::get(ty, c.is_float() ? c.float_value() : double(c.int_value()));
   } else {

@@ -88,6 +88,9 @@ llvm::Type* Emitter::scalar_type(ir::DType t) {
       return b.getFloatTy();
     case ir::DType::f64:
       return b.getDoubleTy();
+    case ir::DType::f8e4m3:  // LLVM has no fp8 type: the byte, converted by inline PTX
+    case ir::DType::f8e5m2:
+      return b.getInt8Ty();
   }
   TESSERA_CHECK(false, "bad dtype");
 }

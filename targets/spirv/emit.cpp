@@ -272,6 +272,10 @@ void Emitter::check_support() const {
                                 target.max_shared_bytes));
   auto check = [&](const ir::Op* op, const ir::Type& t) {
     if (t.is_ptr) return;
+    if (ir::is_fp8(t.dtype))  // not emulated: no SPIR-V device Tessera targets converts fp8
+      unsupported(op, concat("dtype ", ir::dtype_name(t.dtype),
+                             " is not supported (SPIR-V has no fp8; fp8 runs on CUDA sm_89+ and "
+                             "the interpreters)"));
     if (!target.supports_dtype(t.dtype))
       unsupported(op, concat("dtype ", ir::dtype_name(t.dtype), " is not supported"));
     if (t.dtype == DType::bf16)

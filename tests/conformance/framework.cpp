@@ -69,6 +69,8 @@ std::string_view need_name(Need n) {
       return "device assert";
     case Need::FusedFma:
       return "fused fma";
+    case Need::Fp8:
+      return "fp8 (f8e4m3, f8e5m2)";
   }
   return "?";
 }
@@ -90,6 +92,9 @@ std::vector<Need> needs_of(DType t) {
       return {Need::Bf16};
     case DType::f64:
       return {Need::Fp64};
+    case DType::f8e4m3:
+    case DType::f8e5m2:
+      return {Need::Fp8};
     default:
       return {};
   }
@@ -128,6 +133,8 @@ bool DeviceFacts::has(Need n) const {
       return true;  // Vulkan: through the fault channel (targets/spirv/spirv.h)
     case Need::FusedFma:
       return target.has(Cap::FusedFma);
+    case Need::Fp8:
+      return target.supports_dtype(DType::f8e4m3);
   }
   return false;
 }
@@ -171,6 +178,10 @@ double HostArray::f(size_t idx) const {
       return std::bit_cast<float>(static_cast<uint32_t>(b));
     case DType::f64:
       return std::bit_cast<double>(b);
+    case DType::f8e4m3:
+      return f8e4m3_to_double(static_cast<uint8_t>(b));
+    case DType::f8e5m2:
+      return f8e5m2_to_double(static_cast<uint8_t>(b));
     case DType::u64:
       return static_cast<double>(b);
     default:
@@ -194,6 +205,10 @@ void HostArray::set_f(size_t idx, double v) {
       return set_bits(idx, std::bit_cast<uint32_t>(static_cast<float>(v)));
     case DType::f64:
       return set_bits(idx, std::bit_cast<uint64_t>(v));
+    case DType::f8e4m3:
+      return set_bits(idx, f8e4m3_from_double(v));
+    case DType::f8e5m2:
+      return set_bits(idx, f8e5m2_from_double(v));
     case DType::u64:  // values >= 2^63 do not fit an int64
       if (v >= 0x1p63)
         return set_bits(idx, static_cast<uint64_t>(v - 0x1p63) | (uint64_t{1} << 63));
@@ -211,6 +226,10 @@ double round_to(DType t, double v) {
       return bf16_to_double(bf16_from_double(v));
     case DType::f32:
       return static_cast<float>(v);
+    case DType::f8e4m3:
+      return f8e4m3_to_double(f8e4m3_from_double(v));
+    case DType::f8e5m2:
+      return f8e5m2_to_double(f8e5m2_from_double(v));
     default:
       return v;
   }
@@ -230,6 +249,12 @@ int64_t ordinal(DType t, double v) {
       break;
     case DType::f32:
       b = std::bit_cast<uint32_t>(static_cast<float>(v)), sign = 0x80000000u;
+      break;
+    case DType::f8e4m3:
+      b = f8e4m3_from_double(v), sign = 0x80;
+      break;
+    case DType::f8e5m2:
+      b = f8e5m2_from_double(v), sign = 0x80;
       break;
     default:
       b = std::bit_cast<uint64_t>(v), sign = uint64_t{1} << 63;
@@ -317,6 +342,9 @@ uint64_t Context::poison_bits(DType t) {
       return 0x7fc00001u;
     case DType::f64:
       return 0x7ff8000000000001ull;
+    case DType::f8e4m3:
+    case DType::f8e5m2:
+      return 0x7F;  // a NaN in both
     default:
       return 0xABABABABABABABABull;
   }

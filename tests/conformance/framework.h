@@ -37,6 +37,7 @@ enum class Need : uint8_t {
   Print,     ///< device_print
   Assert,    ///< device_assert raising a device fault
   FusedFma,  ///< fma rounding once (Vulkan allows two roundings; lavapipe does that)
+  Fp8,       ///< f8e4m3 / f8e5m2 (CUDA sm_90+ and the interpreters; no SPIR-V device)
 };
 std::string_view need_name(Need n);
 /// The needs of computing in `t` (none for i1 and i32/u32/f32).
@@ -226,6 +227,10 @@ decltype(auto) with_ctype(DType t, F&& f) {
       return f(float{});
     case DType::f64:
       return f(double{});
+    case DType::f8e4m3:
+      return f(float8_e4m3{});
+    case DType::f8e5m2:
+      return f(float8_e5m2{});
   }
   return f(int32_t{});
 }
@@ -237,6 +242,8 @@ T host_value(const HostArray& a, size_t i) {
     return a.bits(i) != 0;
   } else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
     return T::from_bits(static_cast<uint16_t>(a.bits(i)));
+  } else if constexpr (std::is_same_v<T, float8_e4m3> || std::is_same_v<T, float8_e5m2>) {
+    return T::from_bits(static_cast<uint8_t>(a.bits(i)));
   } else {
     T v;
     const uint64_t b = a.bits(i);

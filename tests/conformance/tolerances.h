@@ -44,6 +44,10 @@ inline double eps(DType t) {
       return 0x1p-23;
     case DType::f64:
       return 0x1p-52;
+    case DType::f8e4m3:
+      return 0x1p-3;
+    case DType::f8e5m2:
+      return 0x1p-2;
     default:
       return 0;
   }
@@ -61,6 +65,10 @@ inline double min_normal(DType t) {
       return 0x1p-126;
     case DType::f64:
       return 0x1p-1022;
+    case DType::f8e4m3:
+      return 0x1p-6;
+    case DType::f8e5m2:
+      return 0x1p-14;
     default:
       return 0;
   }

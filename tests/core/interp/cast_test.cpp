@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/support/float16.h"
+#include "core/support/float8.h"
 #include "tests/core/interp/helpers.h"
 
 using namespace interp_test;
@@ -40,6 +41,35 @@ TEST_CASE("interp cast: int -> int truncates or extends by the source's signedne
         std::vector<int64_t>{-5, -2147483648LL});
   CHECK(cast<int16_t, int64_t>(DType::i64, DType::i16, {0x12345678, -70000}) ==
         std::vector<int16_t>{0x5678, -4464});
+}
+
+TEST_CASE("interp cast: fp8 decodes every code exactly and rounds to nearest even, saturating") {
+  std::vector<uint8_t> codes(256);
+  for (int c = 0; c < 256; ++c) codes[c] = static_cast<uint8_t>(c);
+  const std::vector<float> e4 = cast<float, uint8_t>(DType::f8e4m3, DType::f32, codes);
+  const std::vector<float> e5 = cast<float, uint8_t>(DType::f8e5m2, DType::f32, codes);
+  for (int c = 0; c < 256; ++c) {
+    CAPTURE(c);
+    const double w4 = tessera::f8e4m3_to_double(static_cast<uint8_t>(c));
+    const double w5 = tessera::f8e5m2_to_double(static_cast<uint8_t>(c));
+    CHECK((std::isnan(w4) ? std::isnan(e4[c]) : e4[c] == w4));
+    CHECK((std::isnan(w5) ? std::isnan(e5[c]) : e5[c] == w5));
+  }
+  // Ties to even, the largest value, saturation (infinities too), NaN, subnormals.
+  CHECK(cast<uint8_t, float>(
+            DType::f32, DType::f8e4m3,
+            {1.0625f, 1.1875f, 448.0f, 464.0f, INFINITY, -1e9f, kNaNf, 0x1p-10f, 0x3p-10f}) ==
+        std::vector<uint8_t>{0x38, 0x3A, 0x7E, 0x7E, 0x7E, 0xFE, 0x7F, 0x00, 0x02});
+  CHECK(cast<uint8_t, float>(DType::f32, DType::f8e5m2,
+                             {1.125f, 1.375f, 57344.0f, 61440.0f, -INFINITY, 0x1p-17f}) ==
+        std::vector<uint8_t>{0x3C, 0x3E, 0x7B, 0x7B, 0xFB, 0x00});
+  // From f16 (one rounding from the exact value) and between the two formats.
+  CHECK(cast<uint8_t, uint16_t>(DType::f16, DType::f8e4m3, {f16_from_double(-3.25), 0x7C00}) ==
+        std::vector<uint8_t>{0xC5, 0x7E});
+  CHECK(cast<uint8_t, uint8_t>(DType::f8e5m2, DType::f8e4m3, {0x7C, 0x3D, 0x01}) ==
+        std::vector<uint8_t>{0x7E, 0x3A, 0x00});
+  CHECK(cast<int32_t, uint8_t>(DType::f8e4m3, DType::i32, {0x7E, 0xC5, 0x7F}) ==
+        std::vector<int32_t>{448, -3, 0});
 }
 
 TEST_CASE("interp cast: i1 converts to 0/1, anything converts to i1 as x != 0") {

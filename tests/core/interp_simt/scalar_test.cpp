@@ -57,6 +57,9 @@ void with_ctype(DType d, F&& f) {
       return f(Tag<float>{});
     case DType::f64:
       return f(Tag<double>{});
+    case DType::f8e4m3:
+    case DType::f8e5m2:
+      return f(Tag<uint8_t>{});
   }
 }
 
@@ -241,6 +244,18 @@ TEST_CASE("simt scalar: casts between every pair of dtypes match the tile interp
   all.insert(all.end(), std::begin(kFloats), std::end(kFloats));
   for (DType from : all)
     for (DType to : all) check_unary(OpKind::Cast, from, to);
+}
+
+TEST_CASE(
+    "simt scalar: fp8 casts to and from every float width and i32 match the tile interpreter") {
+  const DType others[] = {DType::f16, DType::bf16, DType::f32, DType::f64, DType::i32, DType::i1};
+  for (DType f8 : {DType::f8e4m3, DType::f8e5m2}) {
+    for (DType d : others) {
+      check_unary(OpKind::Cast, f8, d);
+      check_unary(OpKind::Cast, d, f8);
+    }
+    check_unary(OpKind::Cast, f8, f8 == DType::f8e4m3 ? DType::f8e5m2 : DType::f8e4m3);
+  }
 }
 
 TEST_CASE("simt scalar: fma and where match the tile interpreter") {

@@ -188,6 +188,9 @@ TEST_CASE("target: supports_dtype follows the capabilities, and bf16 is always s
         return t.has(Cap::Fp16);
       case DType::f64:
         return t.has(Cap::Fp64);
+      case DType::f8e4m3:  // PTX 8.0 converts fp8 from sm_90; SPIR-V has no fp8
+      case DType::f8e5m2:
+        return t.sm >= 90 || t.isa == "none";  // the interpreters convert in software
       default:
         return true;  // i1, i32, u32, f32, and bf16 (computed in f32 where not native)
     }
@@ -214,6 +217,12 @@ TEST_CASE("target: supports_dtype follows the capabilities, and bf16 is always s
   CHECK(none.supports_dtype(DType::i32));
   CHECK(none.supports_dtype(DType::f32));
   CHECK(none.supports_dtype(DType::i1));
+  CHECK(none.supports_dtype(DType::f8e4m3));  // the interpreters' target converts in software
+  CHECK_FALSE(lavapipe.supports_dtype(DType::f8e4m3));
+  CHECK_FALSE(lavapipe.supports_dtype(DType::f8e5m2));
+  CHECK_FALSE(target::profile("cuda-sm_80")->supports_dtype(DType::f8e4m3));
+  CHECK_FALSE(target::profile("cuda-sm_89")->supports_dtype(DType::f8e4m3));
+  CHECK(target::profile("cuda-sm_90a")->supports_dtype(DType::f8e5m2));
   none.set(Cap::Fp64);
   CHECK(none.supports_dtype(DType::f64));
 }

@@ -58,6 +58,17 @@ TEST_CASE("spirv: mma and ldmatrix are Unsupported (no mma.sync fragments on Vul
   CHECK(mentions(m, "cooperative matrices"));
 }
 
+TEST_CASE("spirv: fp8 is Unsupported on every SPIR-V target, naming the dtype and the target") {
+  for (DType t : {DType::f8e4m3, DType::f8e5m2}) {
+    const std::string d(tessera::ir::dtype_name(t));
+    CAPTURE(d);
+    std::string text = value_kernel({t}, "  %r = cast %a0 : f32", DType::f32);
+    std::string m = emit_error(text, profile("vulkan-lavapipe"), ErrorKind::Unsupported);
+    CHECK(mentions(m, "dtype " + d + " is not supported (SPIR-V has no fp8"));
+    CHECK(mentions(m, "on target 'vulkan-lavapipe'"));
+  }
+}
+
 TEST_CASE("spirv: f64 math on a target without fp64 is Unsupported, naming the target") {
   std::string text = value_kernel({DType::f64}, "  %r = exp %a0 : f64", DType::f64);
   std::string m = emit_error(text, without(Cap::Fp64), ErrorKind::Unsupported);

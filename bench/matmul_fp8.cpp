@@ -1,0 +1,135 @@
+/// \file fp8 e4m3 x e4m3 -> f32-accumulated matmul, stored as f16 (unit scales): the row beside
+/// `torch._scaled_mm` in bench/peers/peers.py. Inputs uniform in [-1, 1] rounded to e4m3.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "bench/harness.h"
+#include "bench/matmul.h"
+#include "core/support/float8.h"
+
+namespace tessera::bench {
+namespace {
+
+using tl::_;
+using tl::None;
+
+/// C = A @ B for e4m3 A (M x K, row-major) and B (K x N, row-major), accumulated in f32 and
+/// stored as f16: the int8 kernel's tile walk with fp8 tiles.
+void matmul_fp8_kernel(tl::ptr<float8_e4m3> a_ptr, tl::ptr<float8_e4m3> b_ptr, tl::ptr<half> c_ptr,
+                       tl::i32 M, tl::i32 N, tl::i32 K, tl::i32 stride_am, tl::i32 stride_bk,
+                       tl::i32 stride_cm, int BLOCK_M, int BLOCK_N, int BLOCK_K) {
+  auto indices_m = tl::program_id(0) * BLOCK_M + tl::arange(0, BLOCK_M);
+  auto indices_n = tl::program_id(1) * BLOCK_N + tl::arange(0, BLOCK_N);
+  auto indices_k = tl::arange(0, BLOCK_K);
+  auto a_ptrs = a_ptr + indices_m[{_, None}] * stride_am + indices_k[{None, _}];
+  auto b_ptrs = b_ptr + indices_k[{_, None}] * stride_bk + indices_n[{None, _}];
+  auto acc = tl::zeros<float>({BLOCK_M, BLOCK_N});
+  for (auto k : tl::range(0, K, BLOCK_K)) {
+    auto a = tl::load(a_ptrs, (indices_m[{_, None}] < M) & (indices_k[{None, _}] + k < K), 0);
+    auto b = tl::load(b_ptrs, (indices_k[{_, None}] + k < K) & (indices_n[{None, _}] < N), 0);
+    acc = tl::dot(a, b, acc);
+    a_ptrs += BLOCK_K;
+    b_ptrs += BLOCK_K * stride_bk;
+  }
+  auto c_ptrs = c_ptr + indices_m[{_, None}] * stride_cm + indices_n[{None, _}];
+  tl::store(c_ptrs, acc.to(tl::float16), (indices_m[{_, None}] < M) & (indices_n[{None, _}] < N));
+}
+
+/// Uniform values in [-1, 1) rounded to e4m3, the same whatever the number of threads.
+std::vector<float8_e4m3> random_e4m3(size_t n, uint64_t seed) {
+  std::vector<float> u = random_values<float>(n, -1, 1, seed);
+  std::vector<float8_e4m3> v(n);
+  parallel_for(n, [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) v[i] = float8_e4m3(u[i]);
+  });
+  return v;
+}
+
+/// The fp64 product of the sampled rows (exact products of e4m3 values): ref[s * n + j].
+std::vector<double> reference_rows(const std::vector<float8_e4m3>& a,
+                                   const std::vector<float8_e4m3>& b,
+                                   const std::vector<int64_t>& rows, int64_t n, int64_t k) {
+  std::vector<double> ref(rows.size() * n, 0.0);
+  std::vector<double> bd(b.size());
+  for (size_t i = 0; i < b.size(); ++i) bd[i] = static_cast<double>(b[i]);
+  parallel_for(
+      rows.size(),
+      [&](size_t begin, size_t end) {
+        for (size_t s = begin; s < end; ++s) {
+          double* acc = &ref[s * n];
+          for (int64_t kk = 0; kk < k; ++kk) {
+            const double av = static_cast<double>(a[rows[s] * k + kk]);
+            const double* br = &bd[kk * n];
+            for (int64_t j = 0; j < n; ++j) acc[j] += av * br[j];
+          }
+        }
+      },
+      1);
+  return ref;
+}
+
+void run_matmul_fp8(Bench& b, MatmulShape s) {
+  const Device& dev = b.device();
+  Row base;
+  base.kernel = "matmul";
+  base.dtype = "fp8e4m3";
+  base.shape = {s.m, s.n, s.k};
+  base.workload = "matmul fp8e4m3 " + shape_label(base.shape);
+  base.flops = 2.0 * s.m * s.n * s.k;
+  base.bytes = double(s.m * s.k + s.k * s.n) + 2.0 * s.m * s.n;
+  base.detail = "e4m3 of uniform [-1, 1], f32 accumulation, f16 out, unit scales";
+  base.tolerance = 2e-3;  // f16 rounding of the output (relative to max(1, |ref|))
+  std::vector<Row> tried;
+  Row setup = guarded(base, [&] {
+    const uint64_t seed = b.seed_for(base.workload);
+    auto ha = random_e4m3(s.m * s.k, seed);
+    auto hb = random_e4m3(s.k * s.n, seed + 1);
+    auto a = dev.upload(ha), bm = dev.upload(hb);
+    auto c = dev.alloc<half>(s.m * s.n);
+    const std::vector<int64_t> rows = sampled_rows(s.m, b.small());
+    const std::vector<double> ref = reference_rows(ha, hb, rows, s.n, s.k);
+    auto matmul = TESSERA_KERNEL(matmul_fp8_kernel, a_ptr, b_ptr, c_ptr, M, N, K, stride_am,
+                                 stride_bk, stride_cm, BLOCK_M, BLOCK_N, BLOCK_K);
+    const auto M = static_cast<int32_t>(s.m), N = static_cast<int32_t>(s.n),
+               K = static_cast<int32_t>(s.k);
+    for (const MatmulConfig& cfg : matmul_configs("fp8e4m3")) {
+      Row row = base;
+      row.config = config_label(cfg);
+      tried.push_back(guarded(row, [&] {
+        Grid grid(cdiv(s.m, cfg.block_m), cdiv(s.n, cfg.block_n));
+        LaunchOptions options{.num_warps = cfg.num_warps, .num_stages = cfg.num_stages};
+        auto launch = [&] {
+          matmul[{grid, options}](a, bm, c, M, N, K, K, N, N, cfg.block_m, cfg.block_n,
+                                  cfg.block_k);
+        };
+        b.poison(c);
+        launch();
+        auto hc = c.download();
+        // Every element written (the poison is NaN), then the sampled rows against fp64.
+        const double unwritten = parallel_max(hc.size(), [&](size_t i) {
+          return std::isnan(static_cast<double>(hc[i])) ? INFINITY : 0.0;
+        });
+        const double err = parallel_max(rows.size() * s.n, [&](size_t e) {
+          return rel_err(static_cast<double>(hc[rows[e / s.n] * s.n + e % s.n]), ref[e]);
+        });
+        row.max_err = std::max(unwritten, err);
+        if (unwritten > 0) row.detail += "; unwritten (NaN) output elements";
+        return finish_config(b, row, launch, c, config_timed(b, tried));
+      }));
+    }
+    return base;
+  });
+  b.add(tried.empty() ? setup : best_of(tried));
+}
+
+}  // namespace
+
+/// The fp8 matmul rows (bench/bench.cpp lists them with the others).
+void add_matmul_fp8_cases(std::vector<Case>& cases, bool small) {
+  const MatmulShape s = matmul_big(small);
+  cases.push_back(
+      {"matmul fp8e4m3 " + shape_label({s.m, s.n, s.k}), [s](Bench& b) { run_matmul_fp8(b, s); }});
+}
+
+}  // namespace tessera::bench
