@@ -393,6 +393,88 @@ void random_case(Case& c, int which) {
     c.output("rn", rn, {n}), c.bound(-1, 1e-5, "randn: Box-Muller through each one's log and cos");
 }
 
+// --- the ops of the Triton-language wave (H15) --------------------------------------------------
+
+/// Inputs of each unary libdevice function where it is finite and not flat (kLibdeviceUnary).
+const double kUnaryRange[][2] = {{-0.999, 0.999}, {-10, 10}, {1e-3, 1e4}, {-10, 10},  {-10, 10},
+                                 {-1, 1},         {-1, 1},   {-50, 50},   {-1e4, 1e4}};
+
+void libdevice_case(Case& c, int fn) {
+  const int n = 5000, BLOCK = 1024;
+  c.param("n", n), c.param("BLOCK", BLOCK), c.param("FN", fn);
+  std::vector<float> hx = c.floats(n, kUnaryRange[fn][0], kUnaryRange[fn][1]);
+  auto x = c.input("x", hx, {n});
+  auto y = c.dev().alloc<float>(n);
+  auto kernel = TESSERA_KERNEL(libdevice_kernel, x, y, n, FN, BLOCK);
+  kernel[{cdiv(n, BLOCK)}](x, y, n, fn, BLOCK);
+  c.output("y", y, {n});
+  // Tessera's math library (<= 2.5 ulp, the guide) against CUDA's libdevice (a few ulp each).
+  c.bound(8, -1, "both libraries within their documented ulp bounds");
+}
+
+void libdevice2_case(Case& c, int fn) {
+  const int n = 5000, BLOCK = 1024;
+  c.param("n", n), c.param("BLOCK", BLOCK), c.param("FN", fn);
+  std::vector<float> ha = fn == 0 ? c.floats(n, 0.1, 10) : c.floats(n, -1e3, 1e3);
+  std::vector<float> hb = fn == 0 ? c.floats(n, -8, 8) : c.floats(n, -1e3, 1e3);
+  auto a = c.input("a", ha, {n});
+  auto b = c.input("b", hb, {n});
+  auto y = c.dev().alloc<float>(n);
+  auto kernel = TESSERA_KERNEL(libdevice2_kernel, x, z, y, n, FN, BLOCK);
+  kernel[{cdiv(n, BLOCK)}](a, b, y, n, fn, BLOCK);
+  c.output("y", y, {n});
+  c.bound(8, -1, "both libraries within their documented ulp bounds");
+}
+
+void sort_case(Case& c) {
+  const int rows = 8, BLOCK = 128;
+  c.param("rows", rows), c.param("BLOCK", BLOCK);
+  std::vector<float> hx = c.floats(rows * BLOCK, -100, 100);
+  for (int i = 0; i < rows * BLOCK; i += 5) hx[static_cast<size_t>(i)] = 3.0f;  // ties
+  auto x = c.input("x", hx, {rows, BLOCK});
+  auto up = c.dev().alloc<float>(rows * BLOCK), down = c.dev().alloc<float>(rows * BLOCK);
+  auto kernel = TESSERA_KERNEL(sort_kernel, x, up, down, BLOCK);
+  kernel[{rows}](x, up, down, BLOCK);
+  c.output("up", up, {rows, BLOCK});
+  c.output("down", down, {rows, BLOCK});
+  c.bound(0, 0);
+}
+
+void histogram_op_case(Case& c) {
+  const int rows = 4, BLOCK = 256, BINS = 32;
+  c.param("rows", rows), c.param("BLOCK", BLOCK), c.param("BINS", BINS);
+  // values inside [0, BINS): Triton leaves values outside undefined, Tessera drops them
+  auto x = c.input("x", c.ints(rows * BLOCK, 0, BINS), {rows, BLOCK});
+  auto bins = c.dev().alloc<int32_t>(rows * BINS);
+  auto kernel = TESSERA_KERNEL(histogram_op_kernel, x, bins, BLOCK, BINS);
+  kernel[{rows}](x, bins, BLOCK, BINS);
+  c.output("bins", bins, {rows, BINS});
+  c.bound(0, 0);
+}
+
+void gather_case(Case& c) {
+  const int R = 16, C = 64;
+  c.param("R", R), c.param("C", C);
+  auto src = c.input("src", c.floats(R * C, -10, 10), {R, C});
+  auto idx = c.input("idx", c.ints(R * C, 0, C), {R, C});
+  auto out = c.dev().alloc<float>(R * C);
+  auto kernel = TESSERA_KERNEL(gather_kernel, src, idx, out, R, C);
+  kernel[{1}](src, idx, out, R, C);
+  c.output("out", out, {R, C});
+  c.bound(0, 0);
+}
+
+void block_ptr_case(Case& c) {
+  const int M = 100, N = 77, BM = 32, BN = 16;
+  c.param("M", M), c.param("N", N), c.param("BM", BM), c.param("BN", BN);
+  auto x = c.input("x", c.floats(M * N, -10, 10), {M, N});
+  auto y = c.dev().alloc<float>(M * N);
+  auto kernel = TESSERA_KERNEL(block_ptr_kernel, x, y, M, N, BM, BN);
+  kernel[{{cdiv(M, BM), cdiv(N, BN)}}](x, y, M, N, BM, BN);
+  c.output("y", y, {M, N});
+  c.bound(0, 0);
+}
+
 const std::vector<DiffCase>& cases() {
   static const std::vector<DiffCase> all = {
       {"vector_add", "seed", [](Case& c) { elementwise_case(c, 100003, false); }},
@@ -415,8 +497,20 @@ const std::vector<DiffCase>& cases() {
       {"random_int", "random numbers", [](Case& c) { random_case(c, 0); }},
       {"random_uniform", "random numbers", [](Case& c) { random_case(c, 1); }},
       {"random_normal", "random numbers", [](Case& c) { random_case(c, 2); }},
+      {"sort", "sort", sort_case},
+      {"histogram_op", "histogram", histogram_op_case},
+      {"gather", "gather", gather_case},
+      {"block_ptr_copy", "block pointers", block_ptr_case},
   };
-  return all;
+  static const std::vector<DiffCase> with_libdevice = [] {
+    std::vector<DiffCase> v = all;
+    for (int f = 0; f < static_cast<int>(std::size(kLibdeviceUnary)); ++f)
+      v.push_back({kLibdeviceUnary[f], "libdevice", [f](Case& c) { libdevice_case(c, f); }});
+    for (int f = 0; f < static_cast<int>(std::size(kLibdeviceBinary)); ++f)
+      v.push_back({kLibdeviceBinary[f], "libdevice", [f](Case& c) { libdevice2_case(c, f); }});
+    return v;
+  }();
+  return with_libdevice;
 }
 
 int usage(const std::string& why) {

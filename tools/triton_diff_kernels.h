@@ -96,4 +96,74 @@ inline void random_kernel(tl::ptr<int32_t> ri, tl::ptr<float> ru, tl::ptr<float>
   tl::store(rn + offs, tl::randn(seed, offs), m);
 }
 
+// --- the ops of the Triton-language wave (H15): libdevice, sort, histogram, gather, block ptrs --
+
+/// The libdevice functions of one operand, in kLibdeviceUnary's order (FN picks one at trace time,
+/// as a tl.constexpr `if` does in the twin).
+inline constexpr const char* kLibdeviceUnary[] = {"erfinv", "expm1", "log10", "sinh", "cosh",
+                                                  "asin",   "acos",  "atan",  "cbrt"};
+/// The libdevice functions of two operands, in order.
+inline constexpr const char* kLibdeviceBinary[] = {"pow", "atan2", "hypot"};
+
+/// y = f(x) for the unary libdevice function number FN.
+inline void libdevice_kernel(tl::ptr<float> x, tl::ptr<float> y, tl::i32 n, int FN, int BLOCK) {
+  auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+  auto m = offs < n;
+  auto a = tl::load(x + offs, m);
+  tl::tensor r = FN == 0   ? tl::erfinv(a)
+                 : FN == 1 ? tl::expm1(a)
+                 : FN == 2 ? tl::log10(a)
+                 : FN == 3 ? tl::sinh(a)
+                 : FN == 4 ? tl::cosh(a)
+                 : FN == 5 ? tl::asin(a)
+                 : FN == 6 ? tl::acos(a)
+                 : FN == 7 ? tl::atan(a)
+                           : tl::cbrt(a);
+  tl::store(y + offs, r, m);
+}
+
+/// y = f(a, b) for the binary libdevice function number FN (pow, atan2, hypot).
+inline void libdevice2_kernel(tl::ptr<float> x, tl::ptr<float> z, tl::ptr<float> y, tl::i32 n,
+                              int FN, int BLOCK) {
+  auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+  auto m = offs < n;
+  auto a = tl::load(x + offs, m), b = tl::load(z + offs, m);
+  tl::store(y + offs, FN == 0 ? tl::pow(a, b) : FN == 1 ? tl::atan2(a, b) : tl::hypot(a, b), m);
+}
+
+/// Sort: each row of BLOCK floats ascending, and descending.
+inline void sort_kernel(tl::ptr<float> x, tl::ptr<float> up, tl::ptr<float> down, int BLOCK) {
+  auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+  auto a = tl::load(x + offs);
+  tl::store(up + offs, tl::sort(a));
+  tl::store(down + offs, tl::sort(a, 0, true));
+}
+
+/// tl.histogram: the histogram of each row of BLOCK integers over BINS bins.
+inline void histogram_op_kernel(tl::ptr<int32_t> x, tl::ptr<int32_t> bins, int BLOCK, int BINS) {
+  auto row = tl::program_id(0);
+  auto a = tl::load(x + row * BLOCK + tl::arange(0, BLOCK));
+  tl::store(bins + row * BINS + tl::arange(0, BINS), tl::histogram(a, BINS));
+}
+
+/// tl.gather along axis 1 of an R x C tile: out[i][j] = src[i][idx[i][j]].
+inline void gather_kernel(tl::ptr<float> src, tl::ptr<int32_t> idx, tl::ptr<float> out, int R,
+                          int C) {
+  auto rows = tl::arange(0, R)[{tl::_, tl::None}] * C, cols = tl::arange(0, C)[{tl::None, tl::_}];
+  auto s = tl::load(src + rows + cols);
+  auto i = tl::load(idx + rows + cols);
+  tl::store(out + rows + cols, tl::gather(s, i, 1));
+}
+
+/// Block pointers: an M x N matrix (not a tile multiple) copied BM x BN block by block, each block
+/// read at its place plus one advance of (0, BN) back, with boundary checks and zero padding.
+inline void block_ptr_kernel(tl::ptr<float> x, tl::ptr<float> y, tl::i32 M, tl::i32 N, int BM,
+                             int BN) {
+  auto pm = tl::program_id(0), pn = tl::program_id(1);
+  auto src = tl::make_block_ptr(x, {M, N}, {N, 1}, {pm * BM, pn * BN - BN}, {BM, BN}, {1, 0});
+  src = tl::advance(src, {0, BN});
+  auto dst = tl::make_block_ptr(y, {M, N}, {N, 1}, {pm * BM, pn * BN}, {BM, BN}, {1, 0});
+  tl::store(dst, tl::load(src, {0, 1}), {0, 1});
+}
+
 }  // namespace tessera::tools::triton_diff

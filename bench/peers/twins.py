@@ -9,6 +9,11 @@ import triton.language as tl
 
 import kernels
 
+try:  # Triton 3.x: CUDA's libdevice functions
+    from triton.language.extra import libdevice
+except ImportError:  # older spelling
+    from triton.language.extra.cuda import libdevice
+
 
 @triton.jit
 def minmax_kernel(x, y, relu, lo, n, BLOCK: tl.constexpr):
@@ -93,12 +98,131 @@ def random_kernel(ri, ru, rn, seed, n, BLOCK: tl.constexpr):
     tl.store(rn + offs, tl.randn(seed, offs), mask=m)
 
 
+# --- the ops of the Triton-language wave (H15) -------------------------------------------------
+
+LIBDEVICE_UNARY = ["erfinv", "expm1", "log10", "sinh", "cosh", "asin", "acos", "atan", "cbrt"]
+LIBDEVICE_BINARY = ["pow", "atan2", "hypot"]
+
+
+@triton.jit
+def libdevice_kernel(x, y, n, FN: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    a = tl.load(x + offs, mask=m)
+    if FN == 0:
+        r = libdevice.erfinv(a)
+    elif FN == 1:
+        r = libdevice.expm1(a)
+    elif FN == 2:
+        r = libdevice.log10(a)
+    elif FN == 3:
+        r = libdevice.sinh(a)
+    elif FN == 4:
+        r = libdevice.cosh(a)
+    elif FN == 5:
+        r = libdevice.asin(a)
+    elif FN == 6:
+        r = libdevice.acos(a)
+    elif FN == 7:
+        r = libdevice.atan(a)
+    else:
+        r = libdevice.cbrt(a)
+    tl.store(y + offs, r, mask=m)
+
+
+@triton.jit
+def libdevice2_kernel(x, z, y, n, FN: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    a = tl.load(x + offs, mask=m)
+    b = tl.load(z + offs, mask=m)
+    if FN == 0:
+        r = libdevice.pow(a, b)
+    elif FN == 1:
+        r = libdevice.atan2(a, b)
+    else:
+        r = libdevice.hypot(a, b)
+    tl.store(y + offs, r, mask=m)
+
+
+@triton.jit
+def sort_kernel(x, up, down, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    a = tl.load(x + offs)
+    tl.store(up + offs, tl.sort(a))
+    tl.store(down + offs, tl.sort(a, 0, True))
+
+
+@triton.jit
+def histogram_op_kernel(x, bins, BLOCK: tl.constexpr, BINS: tl.constexpr):
+    row = tl.program_id(0)
+    a = tl.load(x + row * BLOCK + tl.arange(0, BLOCK))
+    tl.store(bins + row * BINS + tl.arange(0, BINS), tl.histogram(a, BINS))
+
+
+@triton.jit
+def gather_kernel(src, idx, out, R: tl.constexpr, C: tl.constexpr):
+    rows = tl.arange(0, R)[:, None] * C
+    cols = tl.arange(0, C)[None, :]
+    s = tl.load(src + rows + cols)
+    i = tl.load(idx + rows + cols)
+    tl.store(out + rows + cols, tl.gather(s, i, 1))
+
+
+@triton.jit
+def block_ptr_kernel(x, y, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    pm = tl.program_id(0)
+    pn = tl.program_id(1)
+    src = tl.make_block_ptr(x, (M, N), (N, 1), (pm * BM, pn * BN - BN), (BM, BN), (1, 0))
+    src = tl.advance(src, (0, BN))
+    dst = tl.make_block_ptr(y, (M, N), (N, 1), (pm * BM, pn * BN), (BM, BN), (1, 0))
+    tl.store(dst, tl.load(src, boundary_check=(0, 1)), boundary_check=(0, 1))
+
+
+def _run_wave(name, t, p):
+    """The twins of the Triton-language wave's cases, or None for another case."""
+    empty = torch.empty_like
+    if name in LIBDEVICE_UNARY:
+        n, block = _i(p, "n"), _i(p, "BLOCK")
+        y = empty(t["x"])
+        libdevice_kernel[(triton.cdiv(n, block),)](t["x"], y, n, FN=_i(p, "FN"), BLOCK=block)
+        return {"y": y}
+    if name in LIBDEVICE_BINARY:
+        n, block = _i(p, "n"), _i(p, "BLOCK")
+        y = empty(t["a"])
+        libdevice2_kernel[(triton.cdiv(n, block),)](t["a"], t["b"], y, n, FN=_i(p, "FN"),
+                                                    BLOCK=block)
+        return {"y": y}
+    if name == "sort":
+        up, down = empty(t["x"]), empty(t["x"])
+        sort_kernel[(_i(p, "rows"),)](t["x"], up, down, BLOCK=_i(p, "BLOCK"))
+        return {"up": up, "down": down}
+    if name == "histogram_op":
+        rows, bins_n = _i(p, "rows"), _i(p, "BINS")
+        bins = torch.empty((rows, bins_n), device="cuda", dtype=torch.int32)
+        histogram_op_kernel[(rows,)](t["x"], bins, BLOCK=_i(p, "BLOCK"), BINS=bins_n)
+        return {"bins": bins}
+    if name == "gather":
+        out = empty(t["src"])
+        gather_kernel[(1,)](t["src"], t["idx"], out, R=_i(p, "R"), C=_i(p, "C"))
+        return {"out": out}
+    if name == "block_ptr_copy":
+        M, N, bm, bn = _i(p, "M"), _i(p, "N"), _i(p, "BM"), _i(p, "BN")
+        y = empty(t["x"])
+        block_ptr_kernel[(triton.cdiv(M, bm), triton.cdiv(N, bn))](t["x"], y, M, N, BM=bm, BN=bn)
+        return {"y": y}
+    return None
+
+
 def _i(params, key):
     return int(params[key])
 
 
 def run(name, t, p):
     """Launches the twin of case `name` on the input tensors `t` with parameters `p`."""
+    wave = _run_wave(name, t, p)
+    if wave is not None:
+        return wave
     empty = torch.empty_like
     if name in ("vector_add", "gelu", "minmax_nan", "exp_where", "int_division", "casts",
                 "histogram"):

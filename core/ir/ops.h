@@ -36,6 +36,7 @@
 ///   neg abs                integers wrap (abs(INT_MIN) == INT_MIN).
 ///   exp exp2 log log2 log1p sqrt rsqrt sin cos tanh erf floor ceil
 ///   expm1 log10 sinh cosh asin acos atan cbrt
+///   erfinv                 the inverse of erf: NaN outside [-1, 1], +-inf at +-1.
 ///   pow atan2 hypot %a, %b (the two operands of one float type, C99's special values: pow(x, 0)
 ///                          = pow(1, y) = 1, a negative x NaN unless y is an integer ...)
 ///                          float only; results within the target's documented ulp of the

@@ -7,6 +7,33 @@
 
 namespace tessera::ir {
 
+namespace {
+
+/// erfinv in double, as near to correctly rounded as double's erf and erfc allow: a guess, then
+/// Newton steps on log(erfc(t)) = log(1 - a) where erf(t) is near 1 (well conditioned there),
+/// and Halley steps on erf(t) = a (through erfc(t) = 1 - a above a = 1/2, where 1 - a is exact).
+double erfinv(double y) {
+  const double a = std::fabs(y);
+  if (std::isnan(y) || a > 1) return std::nan("");
+  if (a == 1) return std::copysign(INFINITY, y);
+  if (a == 0) return y;
+  const double q = 1 - a, k = 1.1283791670955126;  // 2 / sqrt(pi)
+  double t = a < 0.5 ? a * 0.886226925452758 : std::sqrt(-std::log(q * (1 + a)));
+  if (a >= 0.5)
+    for (int i = 0; i < 8; ++i) {
+      const double c = std::erfc(t);
+      t += (std::log(c) - std::log(q)) * c / (k * std::exp(-t * t));
+    }
+  for (int i = 0; i < 3; ++i) {
+    const double f = a < 0.5 ? std::erf(t) - a : q - std::erfc(t);
+    const double d = f / (k * std::exp(-t * t));
+    t -= d / (1 + t * d);
+  }
+  return std::copysign(t, y);
+}
+
+}  // namespace
+
 MathFn math_fn(OpKind kind) {
   switch (kind) {
     case OpKind::Exp:
@@ -47,6 +74,8 @@ MathFn math_fn(OpKind kind) {
       return [](double x) { return std::atan(x); };
     case OpKind::Cbrt:
       return [](double x) { return std::cbrt(x); };
+    case OpKind::Erfinv:
+      return erfinv;
     case OpKind::Floor:
       return [](double x) { return std::floor(x); };
     case OpKind::Ceil:

@@ -368,6 +368,9 @@ tensor atan(const Operand& x, Here loc) {
 tensor cbrt(const Operand& x, Here loc) {
   return unary(OpKind::Cbrt, x, Operands::Float, loc);
 }
+tensor erfinv(const Operand& x, Here loc) {
+  return unary(OpKind::Erfinv, x, Operands::Float, loc);
+}
 tensor pow(const Operand& a, const Operand& b, Here loc) {
   return math2(OpKind::Pow, a, b, loc);
 }

@@ -145,8 +145,9 @@ tensor load(const tensor& ptr, const Operand& mask, const Operand& other,
   ir::Value* m = mask_value(mask, p, "load", loc);
   ir::Value* o = data_value(other, p, "load", loc, !other.is_tensor());
   std::vector<ir::Attribute> attrs;
-  check_hint(options.cache, {"ca", "cg", "cs", "cv"}, "load", "cache modifier", loc);
-  if (!options.cache.empty()) attrs.push_back({"cache", options.cache});
+  std::string cache =
+      check_hint(options.cache, {"ca", "cg", "cs", "cv"}, "load", "cache modifier", loc);
+  if (!cache.empty()) attrs.push_back({"cache", cache});
   add_eviction(attrs, options.eviction, "load", loc);
   if (options.is_volatile) attrs.push_back({"volatile", int64_t{1}});
   return wrap(builder_at(loc).create_value(OpKind::Load, {p, m, o},

@@ -174,6 +174,9 @@ tensor asin(const Operand& x, Here loc = Here::current());
 tensor acos(const Operand& x, Here loc = Here::current());
 tensor atan(const Operand& x, Here loc = Here::current());
 tensor cbrt(const Operand& x, Here loc = Here::current());
+/// Triton's libdevice.erfinv: the inverse of erf, erfinv(erf(x)) = x; NaN outside [-1, 1],
+/// +-inf at +-1. GPU targets compute it with the math library (the guide gives its ulp bound).
+tensor erfinv(const Operand& x, Here loc = Here::current());
 /// Triton's libdevice functions of two operands, as C's (C99 Annex F's special values): pow is
 /// x^y (NaN for a negative x and a non-integer y), atan2 the angle of (x = b, y = a) in [-pi, pi],
 /// hypot sqrt(a^2 + b^2) without intermediate overflow. Operands are promoted and broadcast as

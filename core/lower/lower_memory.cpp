@@ -52,7 +52,7 @@ void Lowerer::lower_load(const ir::Op& op) {
   Regs others = ld.other() ? regs(ld.other(), l) : Regs{};
   int64_t w = access_width(axis(), l, ld.ptr(), ld.mask(), ld.other());
   std::vector<ir::Attribute> attrs;
-  for (const char* hint : {"cache", "eviction"})  // carried for the targets (unused yet)
+  for (const char* hint : {"cache", "eviction", "volatile"})  // carried for the targets
     if (const ir::AttrValue* c = op.find_attr(hint)) attrs.push_back({hint, *c});
   Regs out = global_loads(l, elem, ptrs, masks, others, w, attrs);
   define_tile(r, l, out);
@@ -107,7 +107,7 @@ void Lowerer::lower_store(const ir::Op& op) {
   bool guarded = !(own->def && own->def->kind == OpKind::Constant);
   int64_t w = access_width(axis(), l, ptr, st.mask(), nullptr);
   std::vector<ir::Attribute> attrs = {{"align", w * elem_bytes}, {"width", w}};
-  for (const char* hint : {"cache", "eviction"})  // carried for the targets (unused yet)
+  for (const char* hint : {"cache", "eviction"})  // carried for the targets
     if (const ir::AttrValue* c = op.find_attr(hint)) attrs.push_back({hint, *c});
   for (int i = 0; i < l.num_regs(); i += static_cast<int>(w)) {
     ir::Value* pred = masks.empty() ? own

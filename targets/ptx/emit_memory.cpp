@@ -1,9 +1,15 @@
 /// \file Global and shared memory: `width` consecutive elements move as one LLVM vector access
 /// with the op's alignment, which NVPTX selects as ld/st.global.v2/v4 (128-bit when aligned);
 /// a predicated access branches around the load or store (ptxas predicates short branches), and
-/// a masked-off load yields its `other` values. i1 elements occupy a byte in memory. The optional
-/// `cache` hint is accepted and not used yet (plain ld.global lets the hardware cache as it likes);
-/// `volatile` loads stay volatile.
+/// a masked-off load yields its `other` values. i1 elements occupy a byte in memory. Triton's
+/// hints become PTX qualifiers (hinted_access): a `cache` operator (loads ca, cg, cs, cv; stores
+/// wb, cg, cs, wt) and an `eviction` priority (evict_first, evict_last as L1::evict_*, sm_70;
+/// with a cache operator as an L2 cache policy from createpolicy, sm_80; evict_normal is the
+/// default and adds nothing). `volatile` loads stay LLVM volatile loads (ld.volatile), which take
+/// no other qualifier: their hints are dropped.
+#include <optional>
+#include <string>
+
 #include "core/ir/simt.h"
 #include "core/support/error.h"
 #include "targets/ptx/emitter.h"
@@ -35,6 +41,94 @@ llvm::Value* pack(Emitter& e, const std::vector<llvm::Value*>& values, ir::DType
   return v;
 }
 
+/// The PTX qualifiers of an access's `cache` and `eviction` hints, and the createpolicy
+/// instruction they need (empty when none); nothing when the op has no hint.
+struct Hints {
+  std::string qualifiers, policy;
+};
+std::optional<Hints> access_hints(const Emitter& e, const ir::Op& op) {
+  std::string cache = op.str_attr_or("cache", ""), eviction = op.str_attr_or("eviction", "");
+  if (!cache.empty() && cache.front() == '.') cache.erase(0, 1);  // ".cg" as Triton spells it
+  if (eviction == "evict_normal") eviction.clear();
+  if (cache.empty() && eviction.empty()) return std::nullopt;
+  if (eviction.empty()) return Hints{"." + cache, ""};
+  // ld/st take either a cache operator or an L1 eviction priority; with both, the priority
+  // goes to L2 through a cache policy (sm_80). Before sm_80 the priority is dropped.
+  if (cache.empty() && e.target.sm >= 70) return Hints{".L1::" + eviction, ""};
+  if (e.target.sm < 80) return cache.empty() ? std::nullopt : std::optional(Hints{"." + cache, ""});
+  return Hints{"." + cache + ".L2::cache_hint",
+               "createpolicy.fractional.L2::" + eviction + ".b64 %policy, 1.0;"};
+}
+
+/// A load or store of `bytes` bytes (1, 2, 4, 8 or 16, aligned to that) as inline PTX with the
+/// hints' qualifiers, in 32-bit words (16-bit or 8-bit ones below 4 bytes): the LLVM value of type
+/// `type` is the words' bits. Loads return the value; stores write `value`.
+llvm::Value* hinted_access(Emitter& e, const Hints& h, llvm::Type* type, llvm::Value* ptr,
+                           llvm::Value* value, uint64_t bytes) {
+  const bool load = value == nullptr;
+  const uint64_t word = std::min<uint64_t>(bytes, 4), n = bytes / word;
+  llvm::Type* wt = e.b.getIntNTy(static_cast<unsigned>(word == 1 ? 16 : word * 8));
+  const std::string suffix = (n > 1 ? ".v" + std::to_string(n) : "") + (word == 1   ? ".b8"
+                                                                        : word == 2 ? ".b16"
+                                                                                    : ".b32");
+  const char* reg = word == 4 ? "r" : "h";
+  std::string regs, cons;
+  for (uint64_t i = 0; i < n; ++i) {
+    regs += (i ? ", $" : "$") + std::to_string(load ? i : i + 1);
+    cons += (i ? "," : "") + std::string(load ? "=" : "") + reg;
+  }
+  if (n > 1) regs = "{" + regs + "}";
+  const std::string addr = "[$" + std::to_string(load ? n : 0) + "]";
+  std::string text = (load ? "ld.global" : "st.global") + h.qualifiers + suffix + " " +
+                     (load ? regs + ", " + addr : addr + ", " + regs);
+  if (!h.policy.empty())
+    text = "{\n.reg .b64 %policy;\n" + h.policy + "\n" + text + ", %policy;\n}";
+  else
+    text += ";";
+  cons = load ? cons + ",l" : "l," + cons;
+  if (!load) {
+    llvm::Value* bits = e.b.CreateBitCast(
+        value, n > 1 ? llvm::FixedVectorType::get(e.b.getIntNTy(static_cast<unsigned>(word * 8)),
+                                                  static_cast<unsigned>(n))
+                     : static_cast<llvm::Type*>(e.b.getIntNTy(static_cast<unsigned>(word * 8))));
+    std::vector<llvm::Value*> args = {ptr};
+    std::vector<llvm::Type*> types = {ptr->getType()};
+    for (uint64_t i = 0; i < n; ++i) {
+      llvm::Value* w = n > 1 ? e.b.CreateExtractElement(bits, i) : bits;
+      if (word == 1) w = e.b.CreateZExt(w, wt);
+      args.push_back(w);
+      types.push_back(wt);
+    }
+    auto* fty = llvm::FunctionType::get(e.b.getVoidTy(), types, false);
+    e.b.CreateCall(llvm::InlineAsm::get(fty, text, cons + ",~{memory}", true), args);
+    return nullptr;
+  }
+  std::vector<llvm::Type*> outs(n, wt);
+  llvm::Type* rt = n > 1 ? static_cast<llvm::Type*>(llvm::StructType::get(e.ctx, outs)) : wt;
+  auto* fty = llvm::FunctionType::get(rt, {ptr->getType()}, false);
+  llvm::Value* r =
+      e.b.CreateCall(llvm::InlineAsm::get(fty, text, cons + ",~{memory}", true), {ptr});
+  llvm::Type* narrow = e.b.getIntNTy(static_cast<unsigned>(word * 8));
+  llvm::Value* words = llvm::PoisonValue::get(
+      n > 1 ? static_cast<llvm::Type*>(llvm::FixedVectorType::get(narrow, static_cast<unsigned>(n)))
+            : narrow);
+  for (uint64_t i = 0; i < n; ++i) {
+    llvm::Value* w = n > 1 ? e.b.CreateExtractValue(r, static_cast<unsigned>(i)) : r;
+    if (word == 1) w = e.b.CreateTrunc(w, narrow);
+    words = n > 1 ? e.b.CreateInsertElement(words, w, i) : w;
+  }
+  return e.b.CreateBitCast(words, type);
+}
+
+uint64_t element_bytes(Emitter& e, ir::DType t) {
+  return e.memory_type(t)->getPrimitiveSizeInBits() / 8;
+}
+
+/// Whether an access of `bytes` bytes can take inline PTX hints (a power of two up to 16).
+bool hintable(uint64_t bytes) {
+  return bytes == 1 || bytes == 2 || bytes == 4 || bytes == 8 || bytes == 16;
+}
+
 bool always(llvm::Value* pred) {
   auto* c = llvm::dyn_cast<llvm::ConstantInt>(pred);
   return c && c->isOne();
@@ -46,10 +140,16 @@ void global_load(Emitter& e, const ir::Op& op) {
   int width = load.width();
   llvm::Value* ptr = e.get(load.ptr());
   llvm::Value* pred = e.get(load.pred());
+  const bool is_volatile = op.int_attr_or("volatile", 0) != 0;
+  const std::optional<Hints> hints = is_volatile ? std::nullopt : access_hints(e, op);
+  const uint64_t bytes = static_cast<uint64_t>(width) * element_bytes(e, t);
   auto read = [&] {
-    llvm::LoadInst* v = e.b.CreateAlignedLoad(access_type(e, t, width), ptr,
-                                              llvm::Align(static_cast<uint64_t>(load.align())));
-    v->setVolatile(op.int_attr_or("volatile", 0) != 0);
+    llvm::Type* at = access_type(e, t, width);
+    if (hints && hintable(bytes))
+      return unpack(e, hinted_access(e, *hints, at, ptr, nullptr, bytes), t, width);
+    llvm::LoadInst* v =
+        e.b.CreateAlignedLoad(at, ptr, llvm::Align(static_cast<uint64_t>(load.align())));
+    v->setVolatile(is_volatile);
     return unpack(e, v, t, width);
   };
   if (always(pred)) return e.set_results(op, read());
@@ -79,7 +179,13 @@ void global_store(Emitter& e, const ir::Op& op) {
   for (const ir::Value* v : store.values()) values.push_back(e.get(v));
   llvm::Value* ptr = e.get(store.ptr());
   llvm::Value* pred = e.get(store.pred());
+  const std::optional<Hints> hints = access_hints(e, op);
+  const uint64_t bytes = values.size() * element_bytes(e, t);
   auto write = [&] {
+    if (hints && hintable(bytes)) {
+      hinted_access(e, *hints, nullptr, ptr, pack(e, values, t), bytes);
+      return;
+    }
     e.b.CreateAlignedStore(pack(e, values, t), ptr,
                            llvm::Align(static_cast<uint64_t>(store.align())));
   };

@@ -258,6 +258,8 @@ std::string_view function_name(ir::OpKind kind) {
       return "tanh";
     case ir::OpKind::Erf:
       return "erf";
+    case ir::OpKind::Erfinv:
+      return "erfinv";
     case ir::OpKind::Rem:
       return "fmod";
     case ir::OpKind::Pow:
@@ -334,6 +336,9 @@ void build_body(IrMath<Single>& m, ir::OpKind kind, llvm::Function* fn) {
       break;
     case ir::OpKind::Erf:
       y = a.erf(x);
+      break;
+    case ir::OpKind::Erfinv:
+      y = a.erfinv(x);
       break;
     case ir::OpKind::Rem:
       y = a.fmod(x, m.template wrap<0>(fn->getArg(1)));

@@ -16,7 +16,7 @@
 ///   exp, exp2, log, log2, log1p: <= 1 ulp;  sin, cos, erf: <= 1.5 ulp (sin and cos over the
 ///   whole range: Payne-Hanek reduction beyond 105615 (f32) / 2^30 (f64));  tanh: <= 2.5 ulp.
 ///   cbrt: <= 1 ulp;  log10: <= 1.5;  expm1, cosh, atan: <= 2;  sinh, asin, acos: <= 2.5;
-///   pow: <= 1;  atan2: <= 2.5;  hypot: <= 0.5.
+///   pow: <= 1;  atan2: <= 2.5;  hypot: <= 0.5;  erfinv: <= 2.5.
 /// tests/targets/math measures these bounds on the CPU (the algorithms are IEEE operations only,
 /// so the GPU computes the same bits; tests/runtime/cuda checks that on a GPU).
 ///

@@ -163,9 +163,10 @@ class Builder {
   Value extract(uint32_t type, Value composite, uint32_t index);
   Value construct(uint32_t type, const std::vector<Value>& parts);
   Value access_chain(uint32_t pointer_type, Value base, std::initializer_list<Value> indices);
-  /// A load (or store) through `pointer`, with `Aligned align` when align > 0 and
-  /// NonPrivatePointer when `non_private`.
-  Value load(uint32_t type, Value pointer, uint32_t align, bool non_private);
+  /// A load (or store) through `pointer`, with `Aligned align` when align > 0,
+  /// NonPrivatePointer when `non_private` and Volatile when `is_volatile` (tl::load's volatile).
+  Value load(uint32_t type, Value pointer, uint32_t align, bool non_private,
+             bool is_volatile = false);
   void store(Value pointer, Value value, uint32_t align, bool non_private);
 
   /// Cooperative-matrix loads and stores through `pointer` (an element of an array) with

@@ -120,19 +120,21 @@ Value Builder::access_chain(uint32_t pointer_type, Value base,
 }
 
 namespace {
-std::vector<uint32_t> memory_operands(uint32_t align, bool non_private) {
+std::vector<uint32_t> memory_operands(uint32_t align, bool non_private, bool is_volatile = false) {
   uint32_t mask = (align ? spv::MemoryAccessAlignedMask : 0) |
-                  (non_private ? spv::MemoryAccessNonPrivatePointerMask : 0);
+                  (non_private ? spv::MemoryAccessNonPrivatePointerMask : 0) |
+                  (is_volatile ? spv::MemoryAccessVolatileMask : 0);
   if (!mask) return {};
   if (align) return {mask, align};
   return {mask};
 }
 }  // namespace
 
-Value Builder::load(uint32_t type, Value pointer, uint32_t align, bool non_private) {
+Value Builder::load(uint32_t type, Value pointer, uint32_t align, bool non_private,
+                    bool is_volatile) {
   uint32_t id = next_id_++;
   std::vector<uint32_t> words{type, id, pointer.id};
-  for (uint32_t w : memory_operands(align, non_private)) words.push_back(w);
+  for (uint32_t w : memory_operands(align, non_private, is_volatile)) words.push_back(w);
   emit(spv::OpLoad, std::move(words));
   return {id, type};
 }

@@ -51,6 +51,7 @@ constexpr MathRow kMath[] = {
     {OpKind::Cos, GLSLstd450Cos, F32::Library, false},
     {OpKind::Tanh, GLSLstd450Tanh, F32::Own, false},
     {OpKind::Erf, GLSLstd450Bad, F32::Own, false},
+    {OpKind::Erfinv, GLSLstd450Bad, F32::Library, false},
     {OpKind::Floor, GLSLstd450Floor, F32::Glsl, true},
     {OpKind::Ceil, GLSLstd450Ceil, F32::Glsl, true},
 };

@@ -79,8 +79,8 @@ AccessPlan plan_access(Emitter& e, DType dtype, int width, uint32_t align) {
 }
 
 /// `width` loaded elements of `dtype`, as SSA values.
-std::vector<Value> load_elements(Emitter& e, Value address, DType dtype, int width,
-                                 uint32_t align) {
+std::vector<Value> load_elements(Emitter& e, Value address, DType dtype, int width, uint32_t align,
+                                 bool is_volatile) {
   Builder& b = e.b;
   AccessPlan p = plan_access(e, dtype, width, align);
   std::vector<Value> units;
@@ -88,7 +88,7 @@ std::vector<Value> load_elements(Emitter& e, Value address, DType dtype, int wid
     uint32_t offset = u * p.unit_bytes;
     Value at = offset ? b.binary(spv::OpIAdd, address, b.c_int(b.t_uint(64), offset)) : address;
     uint32_t type = p.per_access > 1 ? b.t_vector(p.unit, p.per_access) : p.unit;
-    Value v = b.load(type, e.psb_pointer(at, type), aligned_at(align, offset), true);
+    Value v = b.load(type, e.psb_pointer(at, type), aligned_at(align, offset), true, is_volatile);
     for (uint32_t k = 0; k < p.per_access; ++k)
       units.push_back(p.per_access > 1 ? b.extract(p.unit, v, k) : v);
   }
@@ -146,13 +146,13 @@ bool always(const Emitter& e, const ir::Value* pred) {
 /// results are phis of the loaded values and the others.
 std::vector<Value> Emitter::predicated_load(const ir::Value* pred, Value address, DType dtype,
                                             int width, uint32_t align,
-                                            const std::vector<Value>& others) {
-  if (always(*this, pred)) return load_elements(*this, address, dtype, width, align);
+                                            const std::vector<Value>& others, bool is_volatile) {
+  if (always(*this, pred)) return load_elements(*this, address, dtype, width, align, is_volatile);
   uint32_t entry = b.current_label(), then = b.new_label(), merge = b.new_label();
   b.selection_merge(merge);
   b.branch_cond(get(pred), then, merge);
   b.begin_block(then);
-  std::vector<Value> values = load_elements(*this, address, dtype, width, align);
+  std::vector<Value> values = load_elements(*this, address, dtype, width, align, is_volatile);
   uint32_t then_end = b.current_label();
   b.branch(merge);
   b.begin_block(merge);
@@ -171,8 +171,10 @@ void Emitter::emit_global_load(const ir::Op& op) {
   if (dtype == DType::i1) require_cap(target::Cap::Int8, &op, "i1 in memory (one byte)");
   std::vector<Value> others;
   for (const ir::Value* v : load.others()) others.push_back(get(v));
+  // The cache and eviction hints have no SPIR-V form and are ignored; volatile is Volatile.
   std::vector<Value> values = predicated_load(load.pred(), get(load.ptr()), dtype, load.width(),
-                                              static_cast<uint32_t>(load.align()), others);
+                                              static_cast<uint32_t>(load.align()), others,
+                                              op.int_attr_or("volatile", 0) != 0);
   for (size_t i = 0; i < values.size(); ++i) set(op.result(i), values[i]);
 }
 

@@ -279,6 +279,8 @@ Value expand(Emitter& e, ir::OpKind kind, Value x) {
       return a.tanh(v).v;
     case ir::OpKind::Erf:
       return a.erf(v).v;
+    case ir::OpKind::Erfinv:
+      return a.erfinv(v).v;
     default:
       TESSERA_CHECK(false, "SPIR-V: the math library has no '", ir::op_name(kind), "'");
   }

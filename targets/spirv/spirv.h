@@ -29,12 +29,12 @@
 ///  - f16 division, remainder and math functions are computed in f32 and rounded once; f64 exp,
 ///    exp2, log, log2, log1p, sin, cos, tanh and erf (GLSL.std.450 has no 64-bit forms) come
 ///    from the math library of targets/math, as do f32 sin, cos, log1p and the libdevice
-///    functions expm1, log10, sinh, cosh, asin, acos, atan, cbrt, pow, atan2 and hypot at every
-///    width (GLSL Pow and Atan2 are not accurate on every driver) (math_backend.cpp;
-///    the PTX target's bounds, ptx.h, where OpFDiv rounds correctly as lavapipe's does; a driver
-///    at Vulkan's 2.5-ulp f32 division may add about an ulp to atan, asin, acos, sinh and cbrt).
-///    Its fma is GLSL Fma where the target has fused_fma, else built from exact products. sin and
-///    cos reduce huge arguments exactly (Payne-Hanek).
+///    functions expm1, log10, sinh, cosh, asin, acos, atan, cbrt, erfinv, pow, atan2 and hypot at
+///    every width (GLSL Pow and Atan2 are not accurate on every driver) (math_backend.cpp; the PTX
+///    target's bounds, ptx.h, where OpFDiv rounds correctly as lavapipe's does; a driver at
+///    Vulkan's 2.5-ulp f32 division may add about an ulp to atan, asin, acos, sinh and cbrt). Its
+///    fma is GLSL Fma where the target has fused_fma, else built from exact products. sin and cos
+///    reduce huge arguments exactly (Payne-Hanek).
 ///  - tanh uses an odd polynomial below |x| = 0.625, where GLSL's exp-based Tanh cancels, and
 ///    clamps |x| to 10.
 ///  - erf (f32, GLSL has none): x * P(x^2) below |x| = 1, sign(x) * (1 - exp(-x^2) * Q(|x|)) up to

@@ -1,6 +1,6 @@
 /// \file Math functions (exp exp2 log log2 log1p sqrt rsqrt sin cos tanh erf floor ceil sigmoid
-/// fma, and the libdevice functions expm1 log10 sinh cosh asin acos atan cbrt) in f16, bf16, f32
-/// and f64 against libm in fp64, with IEEE special values, under the few-ulp tolerances of
+/// fma, and the libdevice functions expm1 log10 sinh cosh asin acos atan cbrt erfinv) in f16, bf16,
+/// f32 and f64 against libm in fp64, with IEEE special values, under the few-ulp tolerances of
 /// tolerances.h (GPU math is not correctly rounded); sin and cos also of huge arguments (exact
 /// argument reduction up to the largest finite value).
 #include <cmath>
@@ -33,6 +33,7 @@ enum class Fn {
   Acos,
   Atan,
   Cbrt,
+  Erfinv,
 };
 
 tl::tensor apply(Fn f, const tl::tensor& x) {
@@ -81,6 +82,8 @@ tl::tensor apply(Fn f, const tl::tensor& x) {
       return tl::atan(x);
     case Fn::Cbrt:
       return tl::cbrt(x);
+    case Fn::Erfinv:
+      return tl::erfinv(x);
   }
   return x;
 }
@@ -187,6 +190,22 @@ double ref_cbrt(double x) {
   return std::cbrt(x);
 }
 
+/// erfinv by bisection on erf (erfc above 1/2, where 1 - |y| is exact) down to adjacent
+/// doubles: slow, but independent of the Newton iterations of the library and the interpreters.
+double ref_erfinv(double y) {
+  const double a = std::fabs(y);
+  if (std::isnan(y) || a > 1) return NAN;
+  if (a == 1) return std::copysign(INFINITY, y);
+  double lo = 0, hi = 7;
+  for (;;) {
+    const double mid = lo + (hi - lo) / 2;
+    if (mid == lo || mid == hi) break;
+    const bool below = a < 0.5 ? std::erf(mid) < a : std::erfc(mid) > 1 - a;
+    (below ? lo : hi) = mid;
+  }
+  return std::copysign(lo, y);
+}
+
 const double kInf = INFINITY;
 
 std::vector<FnInfo> functions() {
@@ -234,6 +253,14 @@ std::vector<FnInfo> functions() {
        6e4,
        ref_cbrt,
        {0.0, -0.0, kInf, -kInf, NAN, -27.0, 1e-7}},
+      {"erfinv",
+       Fn::Erfinv,
+       -0.999,
+       0.999,
+       -0.999,
+       0.999,
+       ref_erfinv,
+       {0.0, -0.0, 1.0, -1.0, 1.5, -kInf, NAN, 1e-6, 0.9999999, -0.5}},
   };
 }
 

@@ -134,10 +134,10 @@ TEST_CASE("printer: every op kind round trips, and the sample uses every op kind
 
 TEST_CASE("printer: regions print their arguments and close at their op's indentation") {
   std::string text = print(*samples::every_op_kind());
-  CHECK(text.find("  %101 = while %0 ({\n  ^(%102: i32):\n    %103 = cmp_lt %102, %n : i1 loc(") !=
+  CHECK(text.find("  %102 = while %0 ({\n  ^(%103: i32):\n    %104 = cmp_lt %103, %n : i1 loc(") !=
         std::string::npos);
-  CHECK(text.find("    condition %103, %102 loc(") != std::string::npos);
-  CHECK(text.find("  }, {\n  ^(%104: i32):\n") != std::string::npos);
+  CHECK(text.find("    condition %104, %103 loc(") != std::string::npos);
+  CHECK(text.find("  }, {\n  ^(%105: i32):\n") != std::string::npos);
   CHECK(text.find("  }) : i32 loc(\"/src/every_op.cpp\":60:3)\n}\n") != std::string::npos);
 }
 
@@ -229,10 +229,10 @@ TEST_CASE("printer: print_op numbers values as print(Function) does") {
     if (op->kind == OpKind::For) loop = op;
   REQUIRE(loop);
   std::string text = print_op(*loop);
-  CHECK(text.starts_with("%95 = for %3, %arg2, %2, %37 ({\n^(%96: i32, %97: tile<16xf32>):\n"));
-  CHECK(print(m->kernel()).find("  %95 = for %3, %n, %2, %37 ({\n") != std::string::npos);
+  CHECK(text.starts_with("%96 = for %3, %arg2, %2, %37 ({\n^(%97: i32, %98: tile<16xf32>):\n"));
+  CHECK(print(m->kernel()).find("  %96 = for %3, %n, %2, %37 ({\n") != std::string::npos);
   CHECK(print_op(*loop->region(0)->ops[0]) ==
-        "%98 = add %97, %97 : tile<16xf32> loc(\"/src/every_op.cpp\":61:5)\n");
+        "%99 = add %98, %98 : tile<16xf32> loc(\"/src/every_op.cpp\":61:5)\n");
 }
 
 TEST_CASE("printer: an op outside any region and a value from elsewhere still print") {

@@ -1,5 +1,9 @@
 /// \file The PTX target's math library (math.cpp over targets/math/algorithms.h): every math op
 /// on every float dtype assembled. Its accuracy is measured in tests/targets/math.
+#include <string>
+#include <vector>
+
+#include "core/ir/op_table.h"
 #include "helpers.h"
 
 namespace ptx_test {
@@ -15,16 +19,19 @@ TEST_CASE("ptx: every math op assembles for f16, bf16, f32 and f64") {
                        s + "\n";
     std::string prev = "%a";
     int i = 0;
-    for (const char* op : {"exp",  "exp2", "log",   "log2",  "sqrt", "rsqrt", "sin",   "cos",
-                           "tanh", "erf",  "log1p", "floor", "ceil", "abs",   "expm1", "log10",
-                           "sinh", "cosh", "asin",  "acos",  "atan", "cbrt"}) {
+    // every math row of ops.def (op_table.h's traits), and abs
+    std::vector<std::string> unary = {"abs"};
+    for (tessera::ir::OpKind k : tessera::ir::kinds_where(tessera::ir::is_unary_math))
+      unary.emplace_back(tessera::ir::op_name(k));
+    for (const std::string& op : unary) {
       std::string r = "%m" + std::to_string(i++);
       body += "  " + r + " = " + op + " " + prev + " : " + s + "\n";
       prev = r;
     }
-    for (const char* op : {"pow", "atan2", "hypot"}) {
+    for (tessera::ir::OpKind k : tessera::ir::kinds_where(tessera::ir::is_binary_math)) {
       std::string r = "%m" + std::to_string(i++);
-      body += "  " + r + " = " + op + " " + prev + ", %a : " + s + "\n";
+      body += "  " + r + " = " + std::string(tessera::ir::op_name(k)) + " " + prev + ", %a : " + s +
+              "\n";
       prev = r;
     }
     body += "  %rem = rem " + prev + ", %a : " + s + "\n";

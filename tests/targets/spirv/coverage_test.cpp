@@ -4,6 +4,7 @@
 /// whose words coopmat_test.cpp checks.
 #include <set>
 
+#include "core/ir/op_table.h"
 #include "kernels.h"
 
 namespace spirv_test {
@@ -28,15 +29,14 @@ std::vector<std::string> corpus() {
   for (const char* op : unary)
     kernels.push_back(
         value_kernel({DType::i16}, "  %r = " + std::string(op) + " %a0 : i16", DType::i16));
-  const char* math[] = {"exp",   "exp2", "log",  "log2",  "sqrt", "rsqrt", "sin",
-                        "cos",   "tanh", "erf",  "floor", "ceil", "log1p", "expm1",
-                        "log10", "sinh", "cosh", "asin",  "acos", "atan",  "cbrt"};
-  for (const char* op : math)
-    kernels.push_back(
-        value_kernel({DType::f32}, "  %r = " + std::string(op) + " %a0 : f32", DType::f32));
-  for (const char* op : {"pow", "atan2", "hypot"})
-    kernels.push_back(value_kernel({DType::f32, DType::f32},
-                                   "  %r = " + std::string(op) + " %a0, %a1 : f32", DType::f32));
+  // every math row of ops.def (op_table.h's traits), unary and binary
+  for (tessera::ir::OpKind k : tessera::ir::kinds_where(tessera::ir::is_unary_math))
+    kernels.push_back(value_kernel(
+        {DType::f32}, "  %r = " + std::string(tessera::ir::op_name(k)) + " %a0 : f32", DType::f32));
+  for (tessera::ir::OpKind k : tessera::ir::kinds_where(tessera::ir::is_binary_math))
+    kernels.push_back(value_kernel(
+        {DType::f32, DType::f32},
+        "  %r = " + std::string(tessera::ir::op_name(k)) + " %a0, %a1 : f32", DType::f32));
   kernels.push_back(value_kernel({DType::bf16, DType::bf16, DType::bf16},
                                  "  %r = fma %a0, %a1, %a2 : bf16", DType::bf16));
   kernels.push_back(value_kernel({DType::i1, DType::f16, DType::f16},

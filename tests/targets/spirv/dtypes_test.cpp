@@ -1,5 +1,6 @@
 /// \file Every dtype through every op family: each kernel validates unoptimized and optimized on
 /// both Vulkan profiles (lavapipe: subgroup 8, float atomic min/max; NVIDIA: subgroup 32, fp64).
+#include "core/ir/op_table.h"
 #include "kernels.h"
 
 namespace spirv_test {
@@ -61,16 +62,15 @@ TEST_CASE("spirv: arithmetic, bitwise, compare and min/max ops on every dtype") 
 }
 
 TEST_CASE("spirv: every math function on f16, bf16, f32 and f64") {
-  const char* all[] = {"exp",   "exp2", "log",  "log2",  "sqrt", "rsqrt", "sin",
-                       "cos",   "tanh", "erf",  "floor", "ceil", "log1p", "expm1",
-                       "log10", "sinh", "cosh", "asin",  "acos", "atan",  "cbrt"};
+  using tessera::ir::kinds_where, tessera::ir::op_name;  // every math row of ops.def
   for (DType d : {DType::f16, DType::bf16, DType::f32, DType::f64})
-    for (const char* op : all)
-      emit_everywhere(value_kernel({d}, "  %r = " + std::string(op) + " %a0 : " + name(d), d));
-  for (DType d : {DType::f16, DType::bf16, DType::f32, DType::f64})
-    for (const char* op : {"pow", "atan2", "hypot"})
+    for (tessera::ir::OpKind k : kinds_where(tessera::ir::is_unary_math))
       emit_everywhere(
-          value_kernel({d, d}, "  %r = " + std::string(op) + " %a0, %a1 : " + name(d), d));
+          value_kernel({d}, "  %r = " + std::string(op_name(k)) + " %a0 : " + name(d), d));
+  for (DType d : {DType::f16, DType::bf16, DType::f32, DType::f64})
+    for (tessera::ir::OpKind k : kinds_where(tessera::ir::is_binary_math))
+      emit_everywhere(
+          value_kernel({d, d}, "  %r = " + std::string(op_name(k)) + " %a0, %a1 : " + name(d), d));
 }
 
 TEST_CASE("spirv: global loads and stores of every dtype, width and alignment") {

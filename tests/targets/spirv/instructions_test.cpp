@@ -296,3 +296,26 @@ TEST_CASE("spirv: float adds and multiplies are not contracted") {
 
 }  // namespace
 }  // namespace spirv_test
+
+namespace spirv_test {
+namespace {
+
+/// A masked global_load of one i32 with the hint attributes `hints`, stored back.
+std::string hinted_load(std::string_view hints) {
+  return kernel("%p: ptr<i32>, %n: i32",
+                "  %z = constant {value = 0} : i32\n  %pid = program_id {axis = 0} : i32\n"
+                "  %m = cmp_lt %pid, %n : i1\n  %v = global_load %p, %m, %z {align = 4, width = 1" +
+                    std::string(hints) +
+                    "} : i32\n  global_store %p, %m, %v {align = 4, width = 1}");
+}
+
+TEST_CASE("spirv: a volatile load is Volatile, cache and eviction hints are ignored") {
+  Emitted v = emit_both(hinted_load(", volatile = 1"));
+  CHECK(v.has("Volatile"));
+  Emitted h = emit_both(hinted_load(", cache = \"cg\", eviction = \"evict_last\""));
+  CHECK(!h.has("Volatile"));
+  CHECK(h.has("Aligned"));
+}
+
+}  // namespace
+}  // namespace spirv_test
