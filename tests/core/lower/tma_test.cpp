@@ -6,6 +6,8 @@
 #include <string>
 
 #include "core/ir/parser.h"
+#include "core/ir/tma.h"
+#include "core/lower/mma_operand.h"
 #include "core/lower/tma.h"
 #include "core/target/target.h"
 
@@ -108,4 +110,26 @@ TEST_CASE("tma: tensor maps follow the user's parameters, 128 bytes 64-byte alig
   CHECK(two.slots[2].size == 128);
   CHECK(two.slots[3].offset == 192);
   CHECK(two.size == 320);
+}
+
+TEST_CASE("tma: the swizzle TMA writes is the one wgmma's operand tiles are read in") {
+  // A tile of rows x cols stored as wgmma reads it (column blocks of `swizzle` bytes) equals
+  // one TMA box of rows x (swizzle / elem) per column block, block b at b * rows * swizzle bytes.
+  for (int elem : {1, 2, 4})
+    for (int swizzle : {32, 64, 128})
+      for (int64_t rows : {8, 64, 128}) {
+        const int64_t block = swizzle / elem, cols = 2 * block;
+        const lower::detail::SmemTile t =
+            lower::detail::SmemTile::wgmma(0, 0, rows, cols, elem, swizzle);
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t c = 0; c < cols; c += 16 / elem) {
+            const int64_t box = c / block * rows * swizzle;
+            const int64_t tma = box + ir::tma_swizzle((r * block + c % block) * elem, swizzle);
+            CAPTURE(elem);
+            CAPTURE(swizzle);
+            CAPTURE(r);
+            CAPTURE(c);
+            REQUIRE(t.offset(r, c) * elem == tma);
+          }
+      }
 }
