@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/support/error.h"
+#include "runtime/cuda/driver.h"
 
 namespace tessera::rt::cuda {
 namespace {
@@ -130,6 +131,11 @@ TensorMapArgs tensor_map_args(const ir::TensorMapParam& map, std::span<const std
               : map.swizzle == 64 ? 2
                                   : 3;
   return a;
+}
+
+EncodeTiledFn driver_encode_tiled() {
+  const Driver* d = driver(nullptr);
+  return d ? d->cuTensorMapEncodeTiled : nullptr;
 }
 
 EncodedTensorMap TensorMapCache::get(const TensorMapArgs& args, EncodeTiledFn encode,

@@ -80,6 +80,9 @@ using EncodeTiledFn = int (*)(void* map, uint32_t dtype, uint32_t rank, void* ad
                               const uint32_t* element_strides, uint32_t interleave,
                               uint32_t swizzle, uint32_t l2_promotion, uint32_t oob_fill);
 
+/// The driver's cuTensorMapEncodeTiled, or null (no driver, or one older than CUDA 12.0).
+EncodeTiledFn driver_encode_tiled();
+
 /// Encoded tensor maps, per argument set (launches that repeat their arguments reuse the map).
 class TensorMapCache {
  public:
