@@ -97,4 +97,32 @@ std::optional<ir::TensorMapParam> plan_tma(const ir::Function& fn, const ir::Op&
   return map;
 }
 
+bool feeds_loop_dot(const ir::Op& load) {
+  const ir::Region* body = load.parent;
+  if (!body || !body->parent || body->parent->kind != OpKind::For) return false;
+  for (const ir::Op* op : body->ops) {
+    if (op->kind != OpKind::Dot) continue;
+    for (int i = 0; i < 2; ++i) {
+      const Value* v = op->operand(i);
+      if (v->def && v->def->kind == OpKind::Permute) v = v->def->operand(0);
+      if (v == load.result()) return true;
+    }
+  }
+  return false;
+}
+
+std::string tma_report(const ir::Function& fn, const target::Target& target) {
+  if (!target.has(target::Cap::Tma)) return {};
+  std::string out;
+  ir::walk(fn.body, [&](const ir::Op* op) {
+    if (op->kind != OpKind::DescLoad) return;
+    std::string why;
+    const std::optional<ir::TensorMapParam> map = plan_tma(fn, *op, target, &why);
+    out += "// tma: desc_load at " + op->loc.str() + ": ";
+    out += map ? map->str() : "masked loads (" + why + ")";
+    out += feeds_loop_dot(*op) ? " feeding a loop's dot\n" : "\n";
+  });
+  return out;
+}
+
 }  // namespace tessera::lower

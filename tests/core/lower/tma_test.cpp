@@ -133,3 +133,28 @@ TEST_CASE("tma: the swizzle TMA writes is the one wgmma's operand tiles are read
           }
       }
 }
+
+TEST_CASE("tma: the report names each descriptor load's tensor map or its reason, and the dots") {
+  const std::string text =
+      "func @mm(%a: ptr<f16> {divisibility = 16}, %b: ptr<f16> {divisibility = 16}, %M: i32,\n"
+      "         %N: i32 {divisibility = 16}, %K: i32) {\n"
+      "  %one = constant {value = 1} : i32\n"
+      "  %zero = constant {value = 0} : i32\n"
+      "  %st = constant {value = 64} : i32\n"
+      "  %acc0 = constant {value = 0.0} : tile<64x64xf32>\n"
+      "  %r = for %zero, %K, %st, %acc0 ({\n"
+      "  ^(%k: i32, %acc: tile<64x64xf32>):\n"
+      "    %x = desc_load %a, %M, %K, %K, %one, %zero, %k : tile<64x64xf16>\n"
+      "    %y = desc_load %b, %K, %N, %N, %one, %k, %zero : tile<64x64xf16>\n"
+      "    %d = dot %x, %y, %acc : tile<64x64xf32>\n"
+      "    yield %d\n"
+      "  }) : tile<64x64xf32>\n"
+      "}\n";
+  auto m = ir::parse(text);
+  const std::string report = lower::tma_report(m->kernel(), *target::profile("cuda-sm_90a"));
+  CHECK(report.find(": masked loads (strides[0] is not known to be a multiple of 16 bytes) "
+                    "feeding a loop's dot\n") != std::string::npos);
+  CHECK(report.find(": tensor_map(%1: f16 [%4 x %3] strides [%3, 1] box [64 x 64] swizzle 128) "
+                    "feeding a loop's dot\n") != std::string::npos);
+  CHECK(lower::tma_report(m->kernel(), *target::profile("cuda-sm_80")).empty());
+}
