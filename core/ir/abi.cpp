@@ -50,6 +50,7 @@ std::string TensorMapParam::str() const {
   os << "] box [";
   for (size_t d = 0; d < box.size(); ++d) os << (d ? " x " : "") << box[d];
   os << "] swizzle " << swizzle << ")";
+  if (copies > 1) os << " x " << copies << " copies";
   return os.str();
 }
 

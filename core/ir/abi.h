@@ -52,11 +52,16 @@ struct TensorMapParam {
   std::vector<TensorMapValue> strides;  ///< elements, one per dimension (the last is 1)
   std::vector<int64_t> box;             ///< the block copied, elements per dimension
   int swizzle = 0;                      ///< shared-memory swizzle in bytes: 0, 32, 64 or 128
+  /// Copies per block along the innermost dimension: a block row wider than the 128-byte swizzle
+  /// span is copied as `copies` boxes of 128 bytes per row, box i at i x box_bytes() in shared
+  /// memory (wgmma's column blocks).
+  int copies = 1;
   int rank() const { return static_cast<int>(dims.size()); }
-  /// Bytes one copy writes to shared memory (what the mbarrier expects).
+  /// Bytes one copy (one box) writes to shared memory; the block's are copies x box_bytes().
   int64_t box_bytes() const;
   bool operator==(const TensorMapParam&) const = default;
-  /// "tensor_map(%0: f16 [%4 x %5] strides [%5, 1] box [128 x 64] swizzle 128)".
+  /// "tensor_map(%0: f16 [%4 x %5] strides [%5, 1] box [128 x 64] swizzle 128)", then
+  /// " x 2 copies" where copies > 1.
   std::string str() const;
 };
 

@@ -16,6 +16,7 @@ using ir::Value;
 constexpr int kMaxRank = 5;
 constexpr int64_t kMaxBox = 256;
 constexpr int64_t kAlign = 16;
+constexpr int64_t kSwizzleSpan = 128;  ///< the widest swizzle's row, in bytes
 
 /// The parameter `v` is (through integer casts that keep its value: widening), or -1.
 int param_index(const ir::Function& fn, const Value* v) {
@@ -90,10 +91,17 @@ std::optional<ir::TensorMapParam> plan_tma(const ir::Function& fn, const ir::Op&
   if (row % kAlign != 0)
     return fail(why,
                 "the innermost block is " + std::to_string(row) + " bytes, not a multiple of 16");
-  map.swizzle = row == 32 || row == 64 || row == 128 ? static_cast<int>(row) : 0;
-  if (row > 128 && desc.rank > 1)
-    return fail(why, "the innermost block is " + std::to_string(row) +
-                         " bytes, over the 128 a swizzled copy allows");
+  if (desc.rank == 1) return map;  // one line: nothing to swizzle
+  if (row > kSwizzleSpan) {
+    // wgmma reads a wider row as column blocks of 128 bytes: one box per block.
+    if (row % kSwizzleSpan != 0)
+      return fail(why, "the innermost block is " + std::to_string(row) +
+                           " bytes, over 128 and not a multiple of 128 (swizzled copies)");
+    map.copies = static_cast<int>(row / kSwizzleSpan);
+    map.box.back() = kSwizzleSpan / elem;
+  }
+  const int64_t span = row > kSwizzleSpan ? kSwizzleSpan : row;
+  map.swizzle = span == 32 || span == 64 || span == 128 ? static_cast<int>(span) : 0;
   return map;
 }
 

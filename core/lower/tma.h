@@ -8,8 +8,8 @@
 /// cuTensorMapEncodeTiled): rank 1 to 5; a base address aligned to 16 bytes; every stride but the
 /// innermost (which is one element) a multiple of 16 bytes; box dimensions of 1 to 256 elements,
 /// the innermost box 16-byte multiple; with a swizzle, the innermost box at most the swizzle's
-/// span (32, 64 or 128 bytes). Every number must also be known to the host at launch: a kernel
-/// parameter or a constant.
+/// span (32, 64 or 128 bytes), so that a wider block row takes several copies. Every number must
+/// also be known to the host at launch: a kernel parameter or a constant.
 #pragma once
 
 #include <optional>
@@ -23,8 +23,10 @@ namespace tessera::lower {
 
 /// The tensor map that copies the blocks of desc_load `load` (an op of `fn`) by TMA on `target`,
 /// with the widest swizzle the innermost box fills (128 bytes for 64 f16 per row; none where the
-/// row is not 32, 64 or 128 bytes). nullopt, with the reason in `*why` ("the base is not a kernel
-/// parameter known to be 16-byte aligned"), where TMA cannot copy it.
+/// row is not 32, 64 or 128 bytes); a row wider than 128 bytes (a multiple of 128) is copied as
+/// several 128-byte boxes (TensorMapParam::copies), as wgmma reads it. nullopt, with the reason in
+/// `*why` ("the base is not a kernel parameter known to be 16-byte aligned"), where TMA cannot copy
+/// it.
 std::optional<ir::TensorMapParam> plan_tma(const ir::Function& fn, const ir::Op& load,
                                            const target::Target& target, std::string* why);
 

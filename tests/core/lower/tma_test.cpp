@@ -70,14 +70,34 @@ TEST_CASE("tma: the swizzle follows the row's bytes (32 and 64), none for 16") {
   CHECK(plan(kernel(kAligned, kAligned, "64x32xf32", "f32"), &why)->swizzle == 128);
 }
 
+TEST_CASE("tma: a row over 128 bytes is copied as 128-byte boxes, a 1-d block unswizzled") {
+  std::string why;
+  auto map = plan(kernel(kAligned, kAligned, "64x256xf16"), &why);
+  REQUIRE_MESSAGE(map, why);
+  CHECK(map->box == std::vector<int64_t>{64, 64});
+  CHECK(map->copies == 4);
+  CHECK(map->swizzle == 128);
+  CHECK(map->str() ==
+        "tensor_map(%0: f16 [%1 x %2] strides [%3, 1] box [64 x 64] swizzle 128) x 4 copies");
+  const std::string one =
+      "func @k(%a: ptr<f32> {divisibility = 16}, %n: i32, %o: i32) {\n"
+      "  %one = constant {value = 1} : i32\n"
+      "  %0 = desc_load %a, %n, %one, %o : tile<8xf32>\n}\n";
+  map = plan(one, &why);
+  REQUIRE_MESSAGE(map, why);
+  CHECK(map->swizzle == 0);
+}
+
 TEST_CASE("tma: what TMA cannot copy falls back, with the reason") {
   std::string why;
   CHECK_FALSE(plan(kernel("", kAligned, "128x64xf16"), &why));
   CHECK(why == "the base is not a kernel parameter known to be 16-byte aligned");
   CHECK_FALSE(plan(kernel(kAligned, "", "128x64xf16"), &why));
   CHECK(why == "strides[0] is not known to be a multiple of 16 bytes");
-  CHECK_FALSE(plan(kernel(kAligned, kAligned, "64x128xf16"), &why));
-  CHECK(why == "the innermost block is 256 bytes, over the 128 a swizzled copy allows");
+  CHECK_FALSE(plan(kernel(kAligned, kAligned, "64x96xf16"), &why));
+  CHECK(why ==
+        "the innermost block is 192 bytes, over 128 and not a multiple of 128 (swizzled "
+        "copies)");
   CHECK_FALSE(plan(kernel(kAligned, kAligned, "64x4xf16"), &why));
   CHECK(why == "the innermost block is 8 bytes, not a multiple of 16");
   CHECK_FALSE(plan(kernel(kAligned, kAligned, "512x64xf16"), &why));
