@@ -17,6 +17,7 @@
 
 #include "core/ir/parser.h"
 #include "core/ir/printer.h"
+#include "core/lower/tma.h"
 #include "core/passes/pipeline.h"
 #include "core/target/target.h"
 #include "runtime/tessera.h"
@@ -230,7 +231,8 @@ int dump_single(const Options& o) {
   const passes::Stage stop = stage == "ir" ? passes::Stage::Tile : passes::Stage::Simt;
   passes::Compiled c = passes::compile(*traced, target, options, stop, quiet);
   if (stage == "ir") std::cout << ir::print(*c.tile);
-  if (stage == "layouts") std::cout << c.plan->str();
+  // What TMA would copy is decided on the descriptor loads, which the plan's IR has expanded.
+  if (stage == "layouts") std::cout << lower::tma_report(traced->kernel(), target) << c.plan->str();
   if (stage == "simt") std::cout << ir::print(*c.simt);
   if (stage != "ptx" && stage != "spirv") return 0;
   const target::Artifact a = targets::emit(c.simt->kernel(), target, quiet);

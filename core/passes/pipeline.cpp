@@ -9,6 +9,7 @@
 #include "core/ir/printer.h"
 #include "core/ir/verifier.h"
 #include "core/lower/simt_lowering.h"
+#include "core/lower/tma.h"
 #include "core/passes/bounds.h"
 #include "core/passes/canonicalize.h"
 #include "core/passes/contract.h"
@@ -93,6 +94,7 @@ bool verify(State& s) {
 }
 
 bool descriptors(State& s) {
+  if (s.dumps.has("layouts")) s.dumps.out() << lower::tma_report(s.out.tile->kernel(), s.target);
   return expand_descriptors(*s.out.tile);
 }
 

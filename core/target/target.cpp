@@ -40,6 +40,8 @@ Target make_cuda(int sm, bool arch_specific) {
                 Cap::CpAsync, Cap::FusedFma, Cap::NanMinMax})
     t.set(c);
   if (sm >= 90 && arch_specific) t.set(Cap::Wgmma);
+  // The tensor memory accelerator (cp.async.bulk.tensor, mbarrier expect_tx): PTX ISA 8.0, sm_90.
+  if (sm >= 90) t.set(Cap::Tma);
   using ir::DType;
   t.matrix_shapes = {{16, 8, 16, DType::f16, DType::f16, DType::f32},
                      {16, 8, 16, DType::bf16, DType::bf16, DType::f32},
@@ -103,7 +105,8 @@ Target make_host() {
   t.max_shared_bytes = 0;
   for (int i = 0; i < kNumCaps; ++i) {
     Cap c = static_cast<Cap>(i);
-    if (c != Cap::MmaSync && c != Cap::CpAsync && c != Cap::Wgmma && c != Cap::CooperativeMatrix)
+    if (c != Cap::MmaSync && c != Cap::CpAsync && c != Cap::Wgmma && c != Cap::Tma &&
+        c != Cap::CooperativeMatrix)
       t.set(c);
   }
   return t;

@@ -35,6 +35,7 @@ namespace tessera::target {
   X(MmaSync, "mma_sync")                   \
   X(CpAsync, "cp_async")                   \
   X(Wgmma, "wgmma")                        \
+  X(Tma, "tma")                            \
   X(CooperativeMatrix, "coopmat")          \
   X(FusedFma, "fused_fma")                 \
   X(InfNanPreserve, "inf_nan_preserve")    \

@@ -32,6 +32,7 @@ Loaded load() {
   d.fn = reinterpret_cast<decltype(d.fn)>(dlsym(lib, symbol));
   TESSERA_CUDA_DRIVER_OPTIONAL(TESSERA_CUDA_RESOLVE_OPTIONAL)
 #undef TESSERA_CUDA_RESOLVE_OPTIONAL
+  d.cuTensorMapEncodeTiled = reinterpret_cast<EncodeTiledFn>(dlsym(lib, "cuTensorMapEncodeTiled"));
   if (!missing.empty()) {
     l.why = "cuda unavailable: libcuda.so.1 lacks " + missing + " (driver too old)";
     return l;

@@ -8,6 +8,8 @@
 
 #include <string>
 
+#include "runtime/cuda/tensor_map.h"
+
 namespace tessera::rt::cuda {
 
 // X(function, "exported symbol"): the symbol names the ABI version the cuda.h types describe.
@@ -84,6 +86,9 @@ struct Driver {
   TESSERA_CUDA_DRIVER_OPTIONAL(TESSERA_CUDA_MEMBER)
 #undef TESSERA_CUDA_MEMBER
   int version = 0;  ///< cuDriverGetVersion: 12040 for 12.4
+  /// cuTensorMapEncodeTiled (CUDA 12.0; null when absent), typed by tensor_map.h rather than
+  /// cuda.h so that the build needs no header that knows tensor maps.
+  EncodeTiledFn cuTensorMapEncodeTiled = nullptr;
 };
 
 /// The driver, loaded and initialized (cuInit) once; null with `why` set ("cuda unavailable:

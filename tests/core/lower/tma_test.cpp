@@ -1,0 +1,180 @@
+// \file Which descriptor loads TMA can copy (core/lower/tma.h): the tensor map planned from the
+// descriptor's operands and the specialization facts, and each limit that sends a load back to
+// the masked-load expansion, with its reason.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "core/ir/parser.h"
+#include "core/ir/tma.h"
+#include "core/lower/mma_operand.h"
+#include "core/lower/tma.h"
+#include "core/target/target.h"
+
+namespace ir = tessera::ir;
+namespace lower = tessera::lower;
+namespace target = tessera::target;
+
+namespace {
+
+/// A kernel with one desc_load of `block` (e.g. "128x64xf16") from %a with row stride %s (an i32
+/// parameter with `stride_facts`) over [%m, %k]; `a_facts` are the base's specialization facts.
+std::string kernel(const std::string& a_facts, const std::string& stride_facts,
+                   const std::string& block, const std::string& elem = "f16") {
+  return "func @k(%a: ptr<" + elem + ">" + a_facts + ", %m: i32, %k: i32, %s: i32" + stride_facts +
+         ", %o: i32) {\n" + "  %one = constant {value = 1} : i32\n" +
+         "  %0 = desc_load %a, %m, %k, %s, %one, %o, %o : tile<" + block + ">\n}\n";
+}
+
+/// plan_tma on the kernel's desc_load; the reason in `why` when there is no plan.
+std::optional<ir::TensorMapParam> plan(const std::string& text, std::string* why,
+                                       const char* profile = "cuda-sm_90a") {
+  static std::unique_ptr<ir::Module> m;  // kept alive for the returned plan's reads
+  m = ir::parse(text);
+  const ir::Function& fn = m->kernel();
+  const ir::Op* load = fn.body->ops.back();
+  return lower::plan_tma(fn, *load, *target::profile(profile), why);
+}
+
+constexpr const char* kAligned = " {divisibility = 16}";
+
+}  // namespace
+
+TEST_CASE("tma: sm_90 and sm_90a have TMA, sm_80 and the Vulkan profiles do not") {
+  CHECK(target::profile("cuda-sm_90a")->has(target::Cap::Tma));
+  CHECK(target::profile("cuda-sm_90")->has(target::Cap::Tma));
+  CHECK_FALSE(target::profile("cuda-sm_80")->has(target::Cap::Tma));
+  CHECK_FALSE(target::profile("vulkan-lavapipe")->has(target::Cap::Tma));
+  CHECK_FALSE(target::profile("vulkan-nvidia")->has(target::Cap::Tma));
+  CHECK_FALSE(target::profile("host")->has(target::Cap::Tma));
+}
+
+TEST_CASE("tma: 64 f16 per row: a tensor map with the 128-byte swizzle that wgmma reads") {
+  std::string why;
+  auto map = plan(kernel(kAligned, kAligned, "128x64xf16"), &why);
+  REQUIRE_MESSAGE(map, why);
+  CHECK(map->base_param == 0);
+  CHECK(map->dims == std::vector<ir::TensorMapValue>{{1, 0}, {2, 0}});
+  CHECK(map->strides == std::vector<ir::TensorMapValue>{{3, 0}, {-1, 1}});
+  CHECK(map->box == std::vector<int64_t>{128, 64});
+  CHECK(map->swizzle == 128);
+  CHECK(map->box_bytes() == 128 * 64 * 2);
+  CHECK(map->str() == "tensor_map(%0: f16 [%1 x %2] strides [%3, 1] box [128 x 64] swizzle 128)");
+}
+
+TEST_CASE("tma: the swizzle follows the row's bytes (32 and 64), none for 16") {
+  std::string why;
+  CHECK(plan(kernel(kAligned, kAligned, "64x32xf16"), &why)->swizzle == 64);
+  CHECK(plan(kernel(kAligned, kAligned, "64x16xf16"), &why)->swizzle == 32);
+  CHECK(plan(kernel(kAligned, kAligned, "64x8xf16"), &why)->swizzle == 0);
+  CHECK(plan(kernel(kAligned, kAligned, "64x32xf32", "f32"), &why)->swizzle == 128);
+}
+
+TEST_CASE("tma: a row over 128 bytes is copied as 128-byte boxes, a 1-d block unswizzled") {
+  std::string why;
+  auto map = plan(kernel(kAligned, kAligned, "64x256xf16"), &why);
+  REQUIRE_MESSAGE(map, why);
+  CHECK(map->box == std::vector<int64_t>{64, 64});
+  CHECK(map->copies == 4);
+  CHECK(map->swizzle == 128);
+  CHECK(map->str() ==
+        "tensor_map(%0: f16 [%1 x %2] strides [%3, 1] box [64 x 64] swizzle 128) x 4 copies");
+  const std::string one =
+      "func @k(%a: ptr<f32> {divisibility = 16}, %n: i32, %o: i32) {\n"
+      "  %one = constant {value = 1} : i32\n"
+      "  %0 = desc_load %a, %n, %one, %o : tile<8xf32>\n}\n";
+  map = plan(one, &why);
+  REQUIRE_MESSAGE(map, why);
+  CHECK(map->swizzle == 0);
+}
+
+TEST_CASE("tma: what TMA cannot copy falls back, with the reason") {
+  std::string why;
+  CHECK_FALSE(plan(kernel("", kAligned, "128x64xf16"), &why));
+  CHECK(why == "the base is not a kernel parameter known to be 16-byte aligned");
+  CHECK_FALSE(plan(kernel(kAligned, "", "128x64xf16"), &why));
+  CHECK(why == "strides[0] is not known to be a multiple of 16 bytes");
+  CHECK_FALSE(plan(kernel(kAligned, kAligned, "64x96xf16"), &why));
+  CHECK(why ==
+        "the innermost block is 192 bytes, over 128 and not a multiple of 128 (swizzled "
+        "copies)");
+  CHECK_FALSE(plan(kernel(kAligned, kAligned, "64x4xf16"), &why));
+  CHECK(why == "the innermost block is 8 bytes, not a multiple of 16");
+  CHECK_FALSE(plan(kernel(kAligned, kAligned, "512x64xf16"), &why));
+  CHECK(why == "block_shape[0] is over TMA's 256 elements");
+  CHECK_FALSE(plan(kernel(kAligned, kAligned, "128x64xf16"), &why, "cuda-sm_80"));
+  CHECK(why == "the target has no TMA");
+}
+
+TEST_CASE("tma: a stride of 8 f16 (16 bytes) is enough, a computed shape is not") {
+  std::string why;
+  // divisibility 8 of an f16 stride: 16 bytes.
+  CHECK(plan(kernel(kAligned, " {divisibility = 8}", "128x64xf16"), &why));
+  const std::string computed =
+      "func @k(%a: ptr<f16> {divisibility = 16}, %m: i32, %s: i32 {divisibility = 16}) {\n"
+      "  %one = constant {value = 1} : i32\n"
+      "  %m2 = mul %m, %m : i32\n"
+      "  %0 = desc_load %a, %m2, %s, %s, %one, %one, %one : tile<64x64xf16>\n}\n";
+  CHECK_FALSE(plan(computed, &why));
+  CHECK(why == "shape[0] is neither a kernel parameter nor a constant");
+}
+
+TEST_CASE("tma: tensor maps follow the user's parameters, 128 bytes 64-byte aligned") {
+  using ir::Type;
+  const std::vector<Type> params = {Type::pointer(ir::DType::f16), Type::scalar(ir::DType::i32)};
+  const ir::ParamLayout none = ir::param_layout(params, 0);
+  CHECK(none.size == ir::param_layout(params).size);
+  const ir::ParamLayout two = ir::param_layout(params, 2);
+  REQUIRE(two.slots.size() == 4);
+  CHECK(two.slots[2].offset == 64);
+  CHECK(two.slots[2].size == 128);
+  CHECK(two.slots[3].offset == 192);
+  CHECK(two.size == 320);
+}
+
+TEST_CASE("tma: the swizzle TMA writes is the one wgmma's operand tiles are read in") {
+  // A tile of rows x cols stored as wgmma reads it (column blocks of `swizzle` bytes) equals
+  // one TMA box of rows x (swizzle / elem) per column block, block b at b * rows * swizzle bytes.
+  for (int elem : {1, 2, 4})
+    for (int swizzle : {32, 64, 128})
+      for (int64_t rows : {8, 64, 128}) {
+        const int64_t block = swizzle / elem, cols = 2 * block;
+        const lower::detail::SmemTile t =
+            lower::detail::SmemTile::wgmma(0, 0, rows, cols, elem, swizzle);
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t c = 0; c < cols; c += 16 / elem) {
+            const int64_t box = c / block * rows * swizzle;
+            const int64_t tma = box + ir::tma_swizzle((r * block + c % block) * elem, swizzle);
+            CAPTURE(elem);
+            CAPTURE(swizzle);
+            CAPTURE(r);
+            CAPTURE(c);
+            REQUIRE(t.offset(r, c) * elem == tma);
+          }
+      }
+}
+
+TEST_CASE("tma: the report names each descriptor load's tensor map or its reason, and the dots") {
+  const std::string text =
+      "func @mm(%a: ptr<f16> {divisibility = 16}, %b: ptr<f16> {divisibility = 16}, %M: i32,\n"
+      "         %N: i32 {divisibility = 16}, %K: i32) {\n"
+      "  %one = constant {value = 1} : i32\n"
+      "  %zero = constant {value = 0} : i32\n"
+      "  %st = constant {value = 64} : i32\n"
+      "  %acc0 = constant {value = 0.0} : tile<64x64xf32>\n"
+      "  %r = for %zero, %K, %st, %acc0 ({\n"
+      "  ^(%k: i32, %acc: tile<64x64xf32>):\n"
+      "    %x = desc_load %a, %M, %K, %K, %one, %zero, %k : tile<64x64xf16>\n"
+      "    %y = desc_load %b, %K, %N, %N, %one, %k, %zero : tile<64x64xf16>\n"
+      "    %d = dot %x, %y, %acc : tile<64x64xf32>\n"
+      "    yield %d\n"
+      "  }) : tile<64x64xf32>\n"
+      "}\n";
+  auto m = ir::parse(text);
+  const std::string report = lower::tma_report(m->kernel(), *target::profile("cuda-sm_90a"));
+  CHECK(report.find(": masked loads (strides[0] is not known to be a multiple of 16 bytes) "
+                    "feeding a loop's dot\n") != std::string::npos);
+  CHECK(report.find(": tensor_map(%1: f16 [%4 x %3] strides [%3, 1] box [64 x 64] swizzle 128) "
+                    "feeding a loop's dot\n") != std::string::npos);
+  CHECK(lower::tma_report(m->kernel(), *target::profile("cuda-sm_80")).empty());
+}

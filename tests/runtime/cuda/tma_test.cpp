@@ -1,0 +1,101 @@
+/// \file TMA on a CUDA device of sm_90 or later (a SKIP elsewhere): a tensor map encoded by the
+/// runtime (runtime/cuda/tensor_map.h) in the parameter block's 64-byte aligned slot, read by a
+/// hand-written PTX kernel through mbarrier.init, arrive.expect_tx, cp.async.bulk.tensor and a
+/// try_wait.parity loop, and the shared-memory box it wrote compared byte for byte with the
+/// semantics the SIMT interpreter uses (core/ir/tma.h: zero fill outside, 128-byte swizzle).
+/// These are the instruction forms and the parameter ABI the TMA ring is to emit.
+#include <cstring>
+
+#include "core/ir/tma.h"
+#include "runtime/cuda/tensor_map.h"
+#include "tests/runtime/cuda/helpers.h"
+#include "tests/targets/ptx/tma_box_ptx.h"
+
+namespace {
+
+using namespace cuda_test;
+namespace ir = tessera::ir;
+namespace rtc = tessera::rt::cuda;
+
+constexpr int64_t kRows = 300, kCols = 200, kStride = 256;  // f16 elements; rows of 512 bytes
+
+}  // namespace
+
+TEST_CASE("cuda tma: a tensor map from the runtime, a box copied by TMA as the interpreter does") {
+  CUDA_DEVICE_OR_SKIP(dev);
+  const tessera::target::Target target = target_of(dev);
+  if (!target.has(tessera::target::Cap::Tma)) {
+    MESSAGE("SKIP: " << dev.info().name << " (" << target.name << ") has no TMA");
+    return;
+  }
+  if (!rtc::driver_encode_tiled()) {
+    MESSAGE("SKIP: the driver has no cuTensorMapEncodeTiled (older than CUDA 12.0)");
+    return;
+  }
+  const std::vector<ir::Type> types = {ir::Type::pointer(ir::DType::u8),
+                                       ir::Type::scalar(ir::DType::i32),
+                                       ir::Type::scalar(ir::DType::i32)};
+  tessera::target::Artifact a;
+  a.kernel = "tma_box";
+  a.isa = "ptx";
+  a.ptx = tma_test::kTmaBoxPtx;
+  a.target = target.str();
+  a.params = ir::param_layout(types, 1);
+  a.param_bytes = a.params.size;
+  a.threads = 128;
+  a.subgroup = 32;
+  auto k = tessera::rt::cuda::load(*dev.impl(), a);
+
+  // The tensor (value of element (r, c): r * 256 + c, as u16 bits), padded rows.
+  std::vector<uint16_t> host(kRows * kStride, 0xdead);
+  for (int64_t r = 0; r < kRows; ++r)
+    for (int64_t c = 0; c < kCols; ++c) host[r * kStride + c] = static_cast<uint16_t>(r * 256 + c);
+  BufferBase x = BufferBase::allocate(dev.impl(), host.size() * 2, ir::DType::u8);
+  x.upload_bytes(host.data(), host.size() * 2, 0, nullptr);
+  BufferBase out = BufferBase::allocate(dev.impl(), 16384, ir::DType::u8);
+  const ir::TensorMapParam map{.base_param = 0,
+                               .dtype = ir::DType::f16,
+                               .dims = {{-1, kRows}, {-1, kCols}},
+                               .strides = {{-1, kStride}, {-1, 1}},
+                               .box = {128, 64},
+                               .swizzle = 128};
+  rtc::TensorMapCache cache;
+  for (auto [row0, col0] : {std::pair{0, 0}, {250, 170}, {-5, -10}}) {
+    CAPTURE(row0);
+    CAPTURE(col0);
+    std::vector<std::byte> block(a.params.size);
+    const uint64_t xa = x.address(), oa = out.address();
+    std::memcpy(block.data() + a.params.slots[0].offset, &oa, 8);  // out
+    std::memcpy(block.data() + a.params.slots[1].offset, &row0, 4);
+    std::memcpy(block.data() + a.params.slots[2].offset, &col0, 4);
+    // The map's base is the tensor x, which is no parameter of this kernel: read from a block
+    // whose parameter 0 is x's address.
+    std::vector<std::byte> for_map = block;
+    std::memcpy(for_map.data() + a.params.slots[0].offset, &xa, 8);
+    rtc::write_tensor_maps({map}, for_map, a.params, {"x", "row0", "col0", "map"}, "tma_box", cache,
+                           rtc::driver_encode_tiled());
+    std::memcpy(block.data() + a.params.slots[3].offset, for_map.data() + a.params.slots[3].offset,
+                ir::kTensorMapBytes);
+    std::vector<std::shared_ptr<tessera::rt::Allocation>> keep = {x.allocation(), out.allocation()};
+    dev.impl()->default_stream()->launch_packed(k, Grid{1, 1, 1}, block, keep);
+    std::vector<std::byte> got(16384);
+    out.download_bytes(got.data(), got.size(), 0, nullptr);
+
+    std::vector<std::byte> want(16384, std::byte{0x55});
+    const ir::TmaCopy copy{.base = xa,
+                           .dims = {kRows, kCols},
+                           .strides = {kStride * 2, 2},
+                           .box = {128, 64},
+                           .coords = {row0, col0},
+                           .elem_bytes = 2,
+                           .swizzle = 128};
+    ir::tma_copy(
+        copy,
+        [&](uint64_t address, std::byte* to, size_t n) {
+          std::memcpy(to, reinterpret_cast<const std::byte*>(host.data()) + (address - xa), n);
+        },
+        want.data());
+    CHECK(got == want);
+  }
+  CHECK(cache.size() == 1);  // one map, three launches
+}
