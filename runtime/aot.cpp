@@ -223,7 +223,7 @@ std::string spec_text(const std::vector<std::string>& names,
          " num_stages=" + std::to_string(options.num_stages);
   if (options.maxnreg) out += " maxnreg=" + std::to_string(options.maxnreg);
   if (options.debug) out += " debug=1";
-  if (!options.fp_fusion) out += " fp_fusion=0";
+  if (options.fp_fusion) out += " fp_fusion=1";
   return out;
 }
 

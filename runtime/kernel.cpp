@@ -449,7 +449,7 @@ void KernelBase::capture(const ir::Module& traced, const LaunchOptions& options)
   const std::string text = "// options: num_warps=" + std::to_string(options.num_warps) +
                            " num_stages=" + std::to_string(options.num_stages) +
                            (options.maxnreg ? " maxnreg=" + std::to_string(options.maxnreg) : "") +
-                           (options.fp_fusion ? "" : " fp_fusion=0") + "\n" + ir::print(traced);
+                           (options.fp_fusion ? " fp_fusion=1" : "") + "\n" + ir::print(traced);
   uint64_t h = 1469598103934665603ull;
   for (char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
   char hex[17];

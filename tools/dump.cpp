@@ -61,7 +61,7 @@ Captured read_captured(const fs::path& path) {
     const std::string line = s.substr(0, s.find('\n'));
     if (const size_t at = line.find(" maxnreg="); at != std::string::npos)
       c.options.maxnreg = std::atoi(line.c_str() + at + 9);
-    c.options.fp_fusion = line.find(" fp_fusion=0") == std::string::npos;
+    c.options.fp_fusion = line.find(" fp_fusion=1") != std::string::npos;
   }
   c.traced = ir::parse(s, path.string());
   return c;
@@ -114,7 +114,7 @@ struct Options {
   std::string stage = "ir";
   std::string target, device;
   std::optional<int> num_warps, num_stages, maxnreg;
-  bool list = false, no_fp_fusion = false;
+  bool list = false, fp_fusion = false;
   std::string batch, out, targets, shard = "0/1";
 };
 
@@ -129,8 +129,8 @@ std::variant<Options, std::string> parse_options(const std::vector<std::string>&
       {"--num-warps", &o.num_warps}, {"--num-stages", &o.num_stages}, {"--maxnreg", &o.maxnreg}};
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    if (a == "--no-fp-fusion") {
-      o.no_fp_fusion = true;
+    if (a == "--fp-fusion") {
+      o.fp_fusion = true;
       continue;
     }
     if (a == "--list") {
@@ -225,7 +225,7 @@ int dump_single(const Options& o) {
   if (o.num_warps) options.num_warps = *o.num_warps;
   if (o.num_stages) options.num_stages = *o.num_stages;
   if (o.maxnreg) options.maxnreg = *o.maxnreg;
-  if (o.no_fp_fusion) options.fp_fusion = false;
+  if (o.fp_fusion) options.fp_fusion = true;
   const Dumps quiet;
   // The stages come from the pipeline every launch runs (core/passes/pipeline.h).
   const passes::Stage stop = stage == "ir" ? passes::Stage::Tile : passes::Stage::Simt;

@@ -127,7 +127,8 @@ std::optional<std::string> run_reference(const ir::Module& m, const Program& p, 
 }
 
 /// Runs the module on the device through IrKernel (the optimizing pipeline). `exact`: compared
-/// bitwise with the unoptimized reference, so nothing may be fused (CompileOptions::fp_fusion).
+/// bitwise with the unoptimized reference, so nothing may be fused (CompileOptions::fp_fusion);
+/// otherwise fused, so that contraction meets random programs.
 Verdict run_device(const Device& dev, const ir::Module& m, const Program& p, Buffers& b,
                    bool exact) {
   try {

@@ -49,7 +49,8 @@ TUNED_MATMUL = [(128, 256, 64, 8, 8, 3), (128, 128, 64, 8, 4, 4), (128, 128, 32,
                 (64, 256, 32, 8, 4, 4)]
 # matmul: fp16/bf16 as tessera bench; tf32 is checked norm-wise (near 3e-4 expected); int8 is
 # exact.
-TOLERANCE = {"tf32": 2e-3, "fp16": 2e-3, "bf16": 1e-2, "int8": 0.0, "fp8e4m3": 2e-3}
+# fp8: tensor-core accumulation without promotion keeps ~14 bits of the sum (bench/matmul_fp8.cpp)
+TOLERANCE = {"tf32": 2e-3, "fp16": 2e-3, "bf16": 1e-2, "int8": 0.0, "fp8e4m3": 0.25}
 TORCH_DTYPE = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16,
                "bf16": torch.bfloat16, "int8": torch.int8}
 

@@ -19,8 +19,10 @@ struct CompileOptions {
   /// Floating-point contraction (Triton's `enable_fp_fusion`): an f32 or f64 product whose only
   /// use is a sum or difference is computed with it as one fused multiply-add, rounded once
   /// (core/passes/contract.h), on every target whose fma rounds once (Cap::FusedFma: PTX,
-  /// NVIDIA's Vulkan, the interpreters; not lavapipe). Off: every product is rounded first.
-  bool fp_fusion = true;
+  /// NVIDIA's Vulkan, the interpreters; not lavapipe). Off (the default, unlike Triton's: on the
+  /// H200 it made the layer-norm rows 6-16 % slower, docs/performance.md): every product is
+  /// rounded before its sum.
+  bool fp_fusion = false;
   bool operator==(const CompileOptions&) const = default;
 };
 

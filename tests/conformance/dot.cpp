@@ -168,6 +168,9 @@ void run_dot(Context& ctx, DotCase c) {
   const int64_t k_terms = c.epi == Epi::ChainDot ? c.K + c.N : c.K;
   Tol t = c.in == DType::f32 && !c.ieee ? tol::dot_tf32(k_terms) : tol::dot(c.acc, k_terms);
   if (c.epi == Epi::Softmax) t = tol::dot(DType::f32, k_terms + 16);
+  if ((c.in == DType::f8e4m3 || c.in == DType::f8e5m2) &&
+      ctx.facts().target.has(target::Cap::Wgmma))
+    t = tol::dot_fp8_tensor_cores(k_terms);
   for (int warps : c.warps) {
     for (int stages : c.stages) {
       DevArray o = ctx.poisoned(c.acc, want.size());

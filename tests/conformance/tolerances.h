@@ -149,6 +149,13 @@ inline Tol dot_tf32(int64_t k) {
   return t;
 }
 
+/// dot of fp8 inputs on tensor cores (wgmma e4m3/e5m2): the products are exact, but the hardware
+/// keeps about 14 bits of the running sum (as Triton's default max_num_imprecise_acc does not
+/// promote it to f32), so each of the k additions is rounded at about 2^-13 relative.
+inline Tol dot_fp8_tensor_cores(int64_t k) {
+  return Tol{1, (static_cast<double>(k) + 2) * 0x1p-13, min_normal(DType::f32)};
+}
+
 /// Float atomic add of n contributions in arbitrary order: relative to sum |x_i|.
 inline Tol atomic_add(DType t, int64_t n) {
   return Tol{1, (static_cast<double>(n) + 1) * eps(t), min_normal(t)};
