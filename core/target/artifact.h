@@ -47,6 +47,10 @@ struct Artifact {
   ir::ParamLayout params;
   uint32_t param_bytes = 0;  ///< size of the whole block, hidden words included
   int64_t grid_offset = -1;  ///< byte offset of the logical grid in the block, or -1
+  /// Hopper TMA (core/ir/abi.h): the tensor maps the kernel reads, encoded by the runtime at each
+  /// launch from the block's values into the last `tensor_maps.size()` slots of `params` (128
+  /// bytes each, 64-byte aligned, after the user's parameters). Empty for every other kernel.
+  std::vector<ir::TensorMapParam> tensor_maps;
   /// Vulkan: the block did not fit in push constants; push only its 64-bit device address
   /// (a buffer the runtime fills per launch).
   bool params_by_address = false;

@@ -84,6 +84,12 @@ class CudaKernel : public CompiledKernel {
   /// The function in the device's current context (loading the module there if needed).
   CUfunction function(const std::shared_ptr<Context>& ctx) const;
   uint32_t param_bytes() const { return param_end_; }
+  /// Whether launches pass each parameter by pointer (kernelParams) rather than the packed
+  /// block: where the driver places a parameter elsewhere than the block does. A 64-byte aligned
+  /// tensor map is aligned in the constant bank, whose parameter area does not start at a
+  /// multiple of 64 (sm_90: 0x210), so its offset depends on the architecture. Valid once
+  /// function() has returned.
+  bool params_by_pointer() const { return by_pointer_; }
   const std::string& cubin() const { return cubin_; }
   /// "kernel 'name'", for error messages (built once, not per launch).
   const std::string& who() const { return who_; }
@@ -103,6 +109,7 @@ class CudaKernel : public CompiledKernel {
   std::string symbol_;             ///< the entry point in the module (Artifact::entry_symbol)
   std::string who_;
   uint32_t param_end_ = 0;  ///< end of the last parameter: what the driver reads of the block
+  mutable bool by_pointer_ = false;  ///< params_by_pointer(), set by verify_params
   mutable std::mutex mutex_;
   mutable std::shared_ptr<Context> ctx_;
   mutable CUmodule module_ = nullptr;

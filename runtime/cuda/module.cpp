@@ -2,6 +2,7 @@
 /// is loaded per context; the launch facts (dynamic shared memory opt-in, the fault record, the
 /// parameter layout the driver sees, the register budget in kernel_stats.cpp) are settled when
 /// the module is loaded.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -85,16 +86,21 @@ CudaKernel::~CudaKernel() {
 
 void CudaKernel::verify_params(CUfunction f) const {
   const Driver& d = device_->driver();
-  if (!d.cuFuncGetParamInfo) return;  // drivers before 12.4 cannot say
+  if (!d.cuFuncGetParamInfo) {  // drivers before 12.4 cannot say: tensor maps go by pointer
+    by_pointer_ = std::ranges::any_of(
+        params.slots, [](const ir::ParamSlot& s) { return s.size == ir::kTensorMapBytes; });
+    return;
+  }
+  bool same = true;
   for (size_t i = 0; i < params.slots.size(); ++i) {
     size_t offset = 0, size = 0;
     CUresult r = d.cuFuncGetParamInfo(f, i, &offset, &size);
-    TESSERA_CHECK(
-        r == CUDA_SUCCESS && offset == params.slots[i].offset && size == params.slots[i].size,
-        "kernel '", name, "': the driver places parameter ", i, " at offset ", offset, " (", size,
-        " bytes), the parameter block at ", params.slots[i].offset, " (", params.slots[i].size,
-        " bytes)");
+    TESSERA_CHECK(r == CUDA_SUCCESS && size == params.slots[i].size, "kernel '", name,
+                  "': the driver has parameter ", i, " of ", size, " bytes, the parameter block ",
+                  params.slots[i].size);
+    same &= offset == params.slots[i].offset;
   }
+  by_pointer_ = !same;
   // Extra parameters past the block are not probed: asking for index n would be an API error
   // (CUDA_ERROR_INVALID_VALUE) that compute-sanitizer reports; the emitter writes exactly one
   // parameter per slot.

@@ -177,11 +177,19 @@ void CudaStream::launch_packed(const std::shared_ptr<const CompiledKernel>& kern
   size_t size = k->param_bytes();
   void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<std::byte*>(params.data()),
                    CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+  // Where the driver lays the parameters out otherwise (a tensor map's alignment), each goes by
+  // pointer into the block and the driver places it.
+  std::vector<void*> by_pointer;
+  if (k->params_by_pointer())
+    for (const ir::ParamSlot& s : k->params.slots)
+      by_pointer.push_back(const_cast<std::byte*>(params.data()) + s.offset);
   ContextScope scope(d_, *ctx);
-  // While capturing, the driver records the launch (and copies the parameter block) instead of
+  // While capturing, the driver records the launch (and copies the parameters) instead of
   // running it.
   CUresult r = d_.cuLaunchKernel(f, grid.x, grid.y, grid.z, k->threads_per_program, 1, 1,
-                                 k->shared_bytes, h, nullptr, size ? extra : nullptr);
+                                 k->shared_bytes, h,
+                                 by_pointer.empty() ? nullptr : by_pointer.data(),
+                                 by_pointer.empty() && size ? extra : nullptr);
   if (r != CUDA_SUCCESS)  // the detail is built only when needed: this is the launch's hot path
     checked(ctx, r, capturing ? "cuLaunchKernel (capturing a graph)" : "cuLaunchKernel", k->name,
             "grid (" + std::to_string(grid.x) + ", " + std::to_string(grid.y) + ", " +
