@@ -14,23 +14,24 @@ namespace {
 using tl::_;
 using tl::None;
 
-/// C = A @ B for e4m3 A (M x K, row-major) and B (K x N, row-major), accumulated in f32 and
-/// stored as f16: the int8 kernel's tile walk with fp8 tiles.
+/// C = A @ B for e4m3 A (M x K, row-major) and B (K x N, column-major: element (k, n) at
+/// n * stride_bn + k, as torch._scaled_mm takes it and as Hopper's fp8 wgmma reads it from shared
+/// memory), accumulated in f32 and stored as f16: the int8 kernel's tile walk with fp8 tiles.
 void matmul_fp8_kernel(tl::ptr<float8_e4m3> a_ptr, tl::ptr<float8_e4m3> b_ptr, tl::ptr<half> c_ptr,
-                       tl::i32 M, tl::i32 N, tl::i32 K, tl::i32 stride_am, tl::i32 stride_bk,
+                       tl::i32 M, tl::i32 N, tl::i32 K, tl::i32 stride_am, tl::i32 stride_bn,
                        tl::i32 stride_cm, int BLOCK_M, int BLOCK_N, int BLOCK_K) {
   auto indices_m = tl::program_id(0) * BLOCK_M + tl::arange(0, BLOCK_M);
   auto indices_n = tl::program_id(1) * BLOCK_N + tl::arange(0, BLOCK_N);
   auto indices_k = tl::arange(0, BLOCK_K);
   auto a_ptrs = a_ptr + indices_m[{_, None}] * stride_am + indices_k[{None, _}];
-  auto b_ptrs = b_ptr + indices_k[{_, None}] * stride_bk + indices_n[{None, _}];
+  auto b_ptrs = b_ptr + indices_k[{_, None}] + indices_n[{None, _}] * stride_bn;
   auto acc = tl::zeros<float>({BLOCK_M, BLOCK_N});
   for (auto k : tl::range(0, K, BLOCK_K)) {
     auto a = tl::load(a_ptrs, (indices_m[{_, None}] < M) & (indices_k[{None, _}] + k < K), 0);
     auto b = tl::load(b_ptrs, (indices_k[{_, None}] + k < K) & (indices_n[{None, _}] < N), 0);
     acc = tl::dot(a, b, acc);
     a_ptrs += BLOCK_K;
-    b_ptrs += BLOCK_K * stride_bk;
+    b_ptrs += BLOCK_K;
   }
   auto c_ptrs = c_ptr + indices_m[{_, None}] * stride_cm + indices_n[{None, _}];
   tl::store(c_ptrs, acc.to(tl::float16), (indices_m[{_, None}] < M) & (indices_n[{None, _}] < N));
@@ -88,12 +89,15 @@ void run_matmul_fp8(Bench& b, MatmulShape s) {
     const uint64_t seed = b.seed_for(base.workload);
     auto ha = random_e4m3(s.m * s.k, seed);
     auto hb = random_e4m3(s.k * s.n, seed + 1);
-    auto a = dev.upload(ha), bm = dev.upload(hb);
+    std::vector<float8_e4m3> hb_col(hb.size());  // B column-major (N x K rows)
+    for (int64_t kk = 0; kk < s.k; ++kk)
+      for (int64_t j = 0; j < s.n; ++j) hb_col[j * s.k + kk] = hb[kk * s.n + j];
+    auto a = dev.upload(ha), bm = dev.upload(hb_col);
     auto c = dev.alloc<half>(s.m * s.n);
     const std::vector<int64_t> rows = sampled_rows(s.m, b.small());
     const std::vector<double> ref = reference_rows(ha, hb, rows, s.n, s.k);
     auto matmul = TESSERA_KERNEL(matmul_fp8_kernel, a_ptr, b_ptr, c_ptr, M, N, K, stride_am,
-                                 stride_bk, stride_cm, BLOCK_M, BLOCK_N, BLOCK_K);
+                                 stride_bn, stride_cm, BLOCK_M, BLOCK_N, BLOCK_K);
     const auto M = static_cast<int32_t>(s.m), N = static_cast<int32_t>(s.n),
                K = static_cast<int32_t>(s.k);
     for (const MatmulConfig& cfg : matmul_configs("fp8e4m3")) {
@@ -103,7 +107,7 @@ void run_matmul_fp8(Bench& b, MatmulShape s) {
         Grid grid(cdiv(s.m, cfg.block_m), cdiv(s.n, cfg.block_n));
         LaunchOptions options{.num_warps = cfg.num_warps, .num_stages = cfg.num_stages};
         auto launch = [&] {
-          matmul[{grid, options}](a, bm, c, M, N, K, K, N, N, cfg.block_m, cfg.block_n,
+          matmul[{grid, options}](a, bm, c, M, N, K, K, K, N, cfg.block_m, cfg.block_n,
                                   cfg.block_k);
         };
         b.poison(c);

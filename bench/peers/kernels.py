@@ -201,21 +201,22 @@ def matmul_int8_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, strid
 
 
 @triton.jit
-def matmul_fp8_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
+def matmul_fp8_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bn, stride_cm,
                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
-    """e4m3 x e4m3 -> f32 accumulation -> f16 (bench/matmul_fp8.cpp): the int8 kernel's walk."""
+    """e4m3 x e4m3 -> f32 accumulation -> f16 (bench/matmul_fp8.cpp): the int8 kernel's walk,
+    B column-major (element (k, n) at n * stride_bn + k), as torch._scaled_mm takes it."""
     indices_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
     indices_n = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
     indices_k = tl.arange(0, BLOCK_K)
     a_ptrs = a_ptr + indices_m[:, None] * stride_am + indices_k[None, :]
-    b_ptrs = b_ptr + indices_k[:, None] * stride_bk + indices_n[None, :]
+    b_ptrs = b_ptr + indices_k[:, None] + indices_n[None, :] * stride_bn
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k in range(0, K, BLOCK_K):
         a = tl.load(a_ptrs, mask=(indices_m[:, None] < M) & (indices_k[None, :] + k < K), other=0)
         b = tl.load(b_ptrs, mask=(indices_k[:, None] + k < K) & (indices_n[None, :] < N), other=0)
         acc = tl.dot(a, b, acc)
         a_ptrs += BLOCK_K
-        b_ptrs += BLOCK_K * stride_bk
+        b_ptrs += BLOCK_K
     c_ptrs = c_ptr + indices_m[:, None] * stride_cm + indices_n[None, :]
     tl.store(c_ptrs, acc.to(tl.float16), mask=(indices_m[:, None] < M) & (indices_n[None, :] < N))
 

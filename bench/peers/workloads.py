@@ -344,8 +344,8 @@ def run_matmul_fp8(p, name, m, n, k):
 
     def seed(bm, bn, bk, warps, stages):
         K.matmul_fp8_kernel[(triton.cdiv(m, bm), triton.cdiv(n, bn))](
-            a, b, c, m, n, k, a.stride(0), b.stride(0), c.stride(0), BLOCK_M=bm, BLOCK_N=bn,
-            BLOCK_K=bk, num_warps=warps, num_stages=stages)
+            a, b_col, c, m, n, k, a.stride(0), b_col.stride(1), c.stride(0), BLOCK_M=bm,
+            BLOCK_N=bn, BLOCK_K=bk, num_warps=warps, num_stages=stages)
     p.add(seed_matmul_rows(p, name, "matmul", "fp8e4m3", shape, extra, c, seed, check))
     row = base_row(name, "matmul", "fp8e4m3", shape, "torch")
     row.update(config="torch._scaled_mm(a, b_col, scale_a=1, scale_b=1, out_dtype=f16)", **extra)

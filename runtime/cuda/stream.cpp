@@ -186,10 +186,10 @@ void CudaStream::launch_packed(const std::shared_ptr<const CompiledKernel>& kern
   ContextScope scope(d_, *ctx);
   // While capturing, the driver records the launch (and copies the parameters) instead of
   // running it.
-  CUresult r = d_.cuLaunchKernel(f, grid.x, grid.y, grid.z, k->threads_per_program, 1, 1,
-                                 k->shared_bytes, h,
-                                 by_pointer.empty() ? nullptr : by_pointer.data(),
-                                 by_pointer.empty() && size ? extra : nullptr);
+  CUresult r =
+      d_.cuLaunchKernel(f, grid.x, grid.y, grid.z, k->threads_per_program, 1, 1, k->shared_bytes, h,
+                        by_pointer.empty() ? nullptr : by_pointer.data(),
+                        by_pointer.empty() && size ? extra : nullptr);
   if (r != CUDA_SUCCESS)  // the detail is built only when needed: this is the launch's hot path
     checked(ctx, r, capturing ? "cuLaunchKernel (capturing a graph)" : "cuLaunchKernel", k->name,
             "grid (" + std::to_string(grid.x) + ", " + std::to_string(grid.y) + ", " +
