@@ -60,6 +60,7 @@ Context::~Context() {
   // destroying it under running work is undefined.
   if (hung_.load() && hang_ == VK_NULL_HANDLE) return;
   fns_.vkDeviceWaitIdle(device_);
+  for (const auto& destroy : deferred_) destroy(fns_, device_);
   if (hang_ != VK_NULL_HANDLE) fns_.vkDestroySemaphore(device_, hang_, nullptr);
   fns_.vkDestroyDevice(device_, nullptr);
   // Messages no synchronizing call reported (objects left at destruction, say) still get a reader.
@@ -144,6 +145,11 @@ void Context::check_alive() const {
   if (!lost_.load()) return;
   fail(ErrorKind::DeviceFault, name_, " (", facts_.device_name(),
        ") was lost and cannot run more work: ", lost_reason());
+}
+
+void Context::defer_destroy(std::function<void(const DeviceFns&, VkDevice)> destroy) const {
+  std::lock_guard lock(deferred_mutex_);
+  deferred_.push_back(std::move(destroy));
 }
 
 void Context::abandon() {

@@ -4,10 +4,12 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "runtime/vulkan/physical.h"
 
@@ -42,6 +44,10 @@ class Context {
   /// later teardown neither waits for it nor destroys the VkDevice (the work may still use it).
   void mark_hung(const std::string& why);
   bool hung() const { return hung_.load(); }
+  /// Destroys an object later, after the queue has drained at teardown: on a device that stopped
+  /// answering, work that may never finish can still use it (vkDestroy* under pending work is
+  /// invalid). On a really hung device teardown never drains the queue, so it is never destroyed.
+  void defer_destroy(std::function<void(const DeviceFns&, VkDevice)> destroy) const;
 
   /// Throws for a failed call; VK_ERROR_DEVICE_LOST also marks the device lost.
   void check(VkResult result, std::string_view call, std::string_view kernel = {});
@@ -89,6 +95,8 @@ class Context {
   void release_hang();
   mutable std::mutex lost_mutex_;
   std::string lost_reason_;
+  mutable std::mutex deferred_mutex_;
+  mutable std::vector<std::function<void(const DeviceFns&, VkDevice)>> deferred_;
 };
 
 /// Owns one device-level Vulkan object; `Destroy` is the DeviceFns member that destroys it
@@ -115,8 +123,13 @@ class Unique {
   Handle get() const { return handle_; }
   explicit operator bool() const { return handle_ != VK_NULL_HANDLE; }
   void reset() {
-    if (handle_ != VK_NULL_HANDLE && !ctx_->abandoned())
-      (ctx_->fns().*Destroy)(ctx_->device(), handle_, nullptr);
+    if (handle_ != VK_NULL_HANDLE && !ctx_->abandoned()) {
+      if (ctx_->hung())
+        ctx_->defer_destroy(
+            [h = handle_](const DeviceFns& f, VkDevice d) { (f.*Destroy)(d, h, nullptr); });
+      else
+        (ctx_->fns().*Destroy)(ctx_->device(), handle_, nullptr);
+    }
     handle_ = VK_NULL_HANDLE;
   }
 
