@@ -207,16 +207,21 @@ TEST_CASE("cuda tma: the launch encodes the artifact's tensor map (plain launche
   // One argument set (the coordinates are not the map's): encoded once for three launches.
   CHECK(rtc::tensor_maps_cached(*dev.impl()) == cached + 1);
 
-  // Captured into a graph: the map is encoded at capture and replayed with it.
+  // Captured into a graph (on a created stream, as Stream::capture does): the map is encoded
+  // at capture and replayed with it.
   const std::byte zero{0};
   out.fill_bytes(&zero, 1, nullptr);
-  stream->begin_capture();
+  stream->synchronize();
+  std::shared_ptr<tessera::rt::StreamImpl> capture = dev.impl()->create_stream();
+  capture->begin_capture();
   {
     std::vector<std::shared_ptr<tessera::rt::Allocation>> keep = {x.allocation(), out.allocation()};
-    stream->launch_packed(k, Grid{1, 1, 1}, block_for(100, 40, kStride), keep);
+    capture->launch_packed(k, Grid{1, 1, 1}, block_for(100, 40, kStride), keep);
   }
-  std::shared_ptr<tessera::rt::GraphImpl> graph = stream->end_capture();
-  graph->replay(*stream);
+  std::shared_ptr<tessera::rt::GraphImpl> graph = capture->end_capture();
+  CHECK(graph->launches() == 1);
+  graph->replay(*capture);
+  capture->synchronize();
   std::vector<std::byte> got(16384);
   out.download_bytes(got.data(), got.size(), 0, nullptr);
   CHECK(got == want_for(100, 40));
