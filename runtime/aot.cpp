@@ -300,7 +300,7 @@ std::shared_ptr<const rt::CompiledKernel> AotKernel::compile_for(
     std::unique_ptr<ir::Module> module = ir::parse(best->payload, name() + " (ahead of time)");
     return device.compile(*module, options);
   }
-  if (best) return backend->load(device, *best_artifact);
+  if (best) return rt::load_artifact(*backend, device, *best_artifact);
   if (fallback_) return fallback_->compile_for(device, specs, options);
   // What was built, one line per specialization with its targets, in the order given.
   std::vector<std::pair<std::string, std::string>> lines;

@@ -27,8 +27,8 @@ namespace tessera::rt {
 namespace {
 
 /// Bumped whenever the entry layout or the serialized Artifact changes.
-constexpr const char* kFormat = "tessera-artifact-1";
-constexpr char kMagic[8] = {'T', 'S', 'R', 'A', 'R', 'T', '1', '\n'};
+constexpr const char* kFormat = "tessera-artifact-2";
+constexpr char kMagic[8] = {'T', 'S', 'R', 'A', 'R', 'T', '2', '\n'};
 /// magic, key bytes, payload bytes, payload checksum (lo, hi)
 constexpr size_t kHeaderBytes = sizeof kMagic + 4 * 8;
 
@@ -227,6 +227,22 @@ std::string serialize_artifact(const target::Artifact& a) {
   w.num(a.threads);
   w.num(a.subgroup);
   w.num(a.shared_bytes);
+  w.num<uint64_t>(a.tensor_maps.size());
+  for (const ir::TensorMapParam& m : a.tensor_maps) {
+    w.num(m.base_param);
+    w.num(static_cast<uint8_t>(m.dtype));
+    w.num<uint64_t>(m.dims.size());
+    for (const std::vector<ir::TensorMapValue>* values : {&m.dims, &m.strides})
+      for (const ir::TensorMapValue& v : *values) {
+        w.num(v.param);
+        w.num(v.constant);
+      }
+    for (int64_t b : m.box) w.num(b);
+    w.num(m.swizzle);
+    w.num(m.copies);
+  }
+  w.num<uint64_t>(a.param_names.size());
+  for (const std::string& n : a.param_names) w.str(n);
   return w.take();
 }
 
@@ -267,6 +283,29 @@ std::optional<target::Artifact> deserialize_artifact(std::string_view bytes) {
   a.threads = r.num<uint32_t>();
   a.subgroup = r.num<uint32_t>();
   a.shared_bytes = r.num<uint64_t>();
+  a.tensor_maps.resize(r.count(4 + 1 + 8 + 4 + 4));
+  for (ir::TensorMapParam& m : a.tensor_maps) {
+    m.base_param = r.num<int>();
+    const uint8_t dtype = r.num<uint8_t>();
+    r.require(dtype < ir::kNumDTypes);
+    m.dtype = static_cast<ir::DType>(dtype);
+    const uint64_t rank = r.num<uint64_t>();
+    r.require(rank <= 5);
+    if (rank > 5) break;
+    m.dims.resize(rank);
+    m.strides.resize(rank);
+    m.box.resize(rank);
+    for (std::vector<ir::TensorMapValue>* values : {&m.dims, &m.strides})
+      for (ir::TensorMapValue& v : *values) {
+        v.param = r.num<int>();
+        v.constant = r.num<int64_t>();
+      }
+    for (int64_t& b : m.box) b = r.num<int64_t>();
+    m.swizzle = r.num<int>();
+    m.copies = r.num<int>();
+  }
+  a.param_names.resize(r.count(8));
+  for (std::string& n : a.param_names) n = r.str();
   if (!r.done()) return std::nullopt;
   return a;
 }
@@ -347,6 +386,17 @@ const ArtifactBackend* artifact_backend_of(const DeviceImpl& device) {
   return backend;
 }
 
+std::shared_ptr<const CompiledKernel> load_artifact(const ArtifactBackend& backend,
+                                                    DeviceImpl& device,
+                                                    const target::Artifact& artifact) {
+  if (!artifact.tensor_maps.empty() && !backend.encodes_tensor_maps)
+    fail(ErrorKind::Unsupported, "kernel '", artifact.kernel, "' reads ",
+         artifact.tensor_maps.size(),
+         " TMA tensor map(s), which only CUDA devices encode at launch; ", device.info().name, " (",
+         device.info().description, ") cannot launch it");
+  return backend.load(device, artifact);
+}
+
 namespace {
 JitCompiler& jit_compiler() {
   static JitCompiler compiler = nullptr;
@@ -389,7 +439,7 @@ std::shared_ptr<const CompiledKernel> compile_cached(DeviceImpl& device, const i
   if (!Dumps::from_env().has_other_than("loads")) {
     if (std::optional<target::Artifact> cached = artifact_read(key)) {
       try {
-        return backend->load(device, *cached);
+        return load_artifact(*backend, device, *cached);
       } catch (const Error& e) {
         // A lost device or a full memory is no fault of the entry.
         if (e.kind() == ErrorKind::DeviceFault || e.kind() == ErrorKind::OutOfMemory) throw;
@@ -398,7 +448,7 @@ std::shared_ptr<const CompiledKernel> compile_cached(DeviceImpl& device, const i
     }
   }
   target::Artifact artifact = jit_compile(traced, *target, options);
-  std::shared_ptr<const CompiledKernel> kernel = backend->load(device, artifact);
+  std::shared_ptr<const CompiledKernel> kernel = load_artifact(*backend, device, artifact);
   artifact_write(key, artifact);
   return kernel;
 }

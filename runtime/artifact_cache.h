@@ -60,7 +60,16 @@ struct ArtifactBackend {
   bool (*owns)(const DeviceImpl& device);
   std::shared_ptr<const CompiledKernel> (*load)(DeviceImpl& device,
                                                 const target::Artifact& artifact);
+  /// Whether its launches encode Artifact::tensor_maps (CUDA); load_artifact refuses an
+  /// artifact with maps on the others.
+  bool encodes_tensor_maps = false;
 };
+/// `backend.load(device, artifact)`, after checking that the backend can launch the artifact:
+/// one with TMA tensor maps on a backend that does not encode them is an Unsupported error
+/// naming the kernel and the device.
+std::shared_ptr<const CompiledKernel> load_artifact(const ArtifactBackend& backend,
+                                                    DeviceImpl& device,
+                                                    const target::Artifact& artifact);
 /// Registers a backend, once, from a static initializer in its folder (runtime/cuda/module.cpp,
 /// runtime/vulkan/artifact_loader.cpp); returns true.
 bool register_artifact_backend(const ArtifactBackend& backend);

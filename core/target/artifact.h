@@ -51,6 +51,9 @@ struct Artifact {
   /// launch from the block's values into the last `tensor_maps.size()` slots of `params` (128
   /// bytes each, 64-byte aligned, after the user's parameters). Empty for every other kernel.
   std::vector<ir::TensorMapParam> tensor_maps;
+  /// The names of the kernel's parameters, in order (the user's), for the runtime's errors
+  /// ("tensor map of parameter 'a'"); empty where unknown, and errors then number them.
+  std::vector<std::string> param_names;
   /// Vulkan: the block did not fit in push constants; push only its 64-bit device address
   /// (a buffer the runtime fills per launch).
   bool params_by_address = false;

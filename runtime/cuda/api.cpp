@@ -33,4 +33,8 @@ std::string cache_dir() {
   return cubin_cache_dir();
 }
 
+size_t tensor_maps_cached(const DeviceImpl& device) {
+  return cuda_device(device, "cuda::tensor_maps_cached").tensor_map_cache().size();
+}
+
 }  // namespace tessera::rt::cuda

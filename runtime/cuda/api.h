@@ -2,6 +2,7 @@
 /// their own compiled kernels (no cuda.h needed): loading a PTX artifact, and device facts.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -19,5 +20,7 @@ std::shared_ptr<const CompiledKernel> load(DeviceImpl& device, const target::Art
 int multiprocessors(const DeviceImpl& device);
 /// The folder of the cubin disk cache ("" when there is none).
 std::string cache_dir();
+/// How many TMA tensor maps the device holds encoded (its cache, per argument set).
+size_t tensor_maps_cached(const DeviceImpl& device);
 
 }  // namespace tessera::rt::cuda

@@ -29,6 +29,7 @@
 #include "core/target/target.h"
 #include "runtime/backend.h"
 #include "runtime/cuda/driver.h"
+#include "runtime/cuda/tensor_map.h"
 #include "targets/ptx/ptx.h"
 
 namespace tessera::rt::cuda {
@@ -91,6 +92,9 @@ class CudaKernel : public CompiledKernel {
   /// function() has returned.
   bool params_by_pointer() const { return by_pointer_; }
   const std::string& cubin() const { return cubin_; }
+  /// The TMA tensor maps the kernel reads (Artifact::tensor_maps), which each launch encodes
+  /// into a copy of its parameter block (none: the block goes to the driver as it is).
+  const LaunchTensorMaps& tensor_maps() const { return tensor_maps_; }
   /// "kernel 'name'", for error messages (built once, not per launch).
   const std::string& who() const { return who_; }
   /// The driver's attributes of the function (registers, local memory, static shared memory,
@@ -109,6 +113,7 @@ class CudaKernel : public CompiledKernel {
   std::string symbol_;             ///< the entry point in the module (Artifact::entry_symbol)
   std::string who_;
   uint32_t param_end_ = 0;  ///< end of the last parameter: what the driver reads of the block
+  LaunchTensorMaps tensor_maps_;
   mutable bool by_pointer_ = false;  ///< params_by_pointer(), set by verify_params
   mutable std::mutex mutex_;
   mutable std::shared_ptr<Context> ctx_;
@@ -152,6 +157,8 @@ class CudaDevice : public DeviceImpl {
   const target::Target& target() const { return target_; }
   int multiprocessors() const { return multiprocessors_; }
   CUdevice handle() const { return device_; }
+  /// The device's encoded TMA tensor maps, per argument set (the launches of every kernel).
+  TensorMapCache& tensor_map_cache() { return tensor_map_cache_; }
 
   /// The live context, made (or remade after a fault) on demand.
   std::shared_ptr<Context> context();
@@ -215,6 +222,7 @@ class CudaDevice : public DeviceImpl {
   std::shared_ptr<CudaStream> default_stream_;
   std::vector<std::weak_ptr<CudaStream>> streams_;
   bool closed_ = false;  // close() ran: no new context
+  TensorMapCache tensor_map_cache_;
 };
 
 /// Waits that poll: yielding for the first 2 ms (as the driver's own spin-wait would), then

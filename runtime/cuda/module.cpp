@@ -28,6 +28,7 @@ constexpr uint64_t kStaticSharedLimit = 48 * 1024;  // above: per-kernel opt-in
         [](DeviceImpl& device, const target::Artifact& artifact) {
           return static_cast<CudaDevice&>(device).load(artifact);
         },
+    .encodes_tensor_maps = true,
 });
 
 /// PTX -> cubin with the driver's JIT (the context must be current).
@@ -75,6 +76,8 @@ CudaKernel::CudaKernel(CudaDevice* device, const target::Artifact& artifact, std
   threads_per_program = artifact.threads;
   shared_bytes = static_cast<uint32_t>(artifact.shared_bytes);
   for (const ir::ParamSlot& s : params.slots) param_end_ = std::max(param_end_, s.offset + s.size);
+  check_tensor_map_slots(artifact.tensor_maps, params, name);
+  tensor_maps_ = {artifact.tensor_maps, artifact.param_names, name};
 }
 
 CudaKernel::~CudaKernel() {

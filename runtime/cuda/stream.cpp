@@ -165,6 +165,11 @@ void CudaStream::launch_packed(const std::shared_ptr<const CompiledKernel>& kern
   TESSERA_CHECK(params.size() >= k->param_bytes(), "kernel '", k->name, "': parameter block of ",
                 params.size(), " bytes, the kernel reads ", k->param_bytes());
   for (const auto& a : keep_alive) validate(*a, k->who().c_str());
+  // A kernel with TMA tensor maps gets them encoded (or taken from the device's cache) into a
+  // copy of the block; any other kernel's block goes as it is.
+  std::vector<std::byte> with_maps;
+  params = block_with_tensor_maps(k->tensor_maps(), params, k->params, with_maps,
+                                  device_->tensor_map_cache(), d_.cuTensorMapEncodeTiled);
   std::lock_guard lock(mutex_);
   CUstream h = ensure(nullptr);
   const std::shared_ptr<Context>& ctx = ctx_;  // the live context (ensure made it so)

@@ -156,6 +156,7 @@ EncodedTensorMap TensorMapCache::get(const TensorMapArgs& args, EncodeTiledFn en
     fail(ErrorKind::Runtime, "cuTensorMapEncodeTiled failed: error ", r, " in kernel ", kernel,
          ": tensor map of parameter '", what, "' (rank ", args.rank, ", swizzle code ",
          args.swizzle, ")");
+  if (maps_.size() >= kMaxEntries) maps_.clear();
   maps_.emplace(args, out);
   return out;
 }
@@ -179,6 +180,54 @@ void write_tensor_maps(const std::vector<ir::TensorMapParam>& maps, std::span<st
                   "tensor map slot ", i, " at ", s.offset, " does not fit the block");
     std::memcpy(params.data() + s.offset, m.bytes.data(), ir::kTensorMapBytes);
   }
+}
+
+void check_tensor_map_slots(const std::vector<ir::TensorMapParam>& maps,
+                            const ir::ParamLayout& layout, const std::string& kernel) {
+  if (maps.empty()) return;
+  const std::string who = "kernel '" + kernel + "': ";
+  if (maps.size() >= layout.slots.size())
+    fail(ErrorKind::Runtime, who, maps.size(), " tensor maps but ", layout.slots.size(),
+         " parameter slots: the maps' slots follow the user's parameters");
+  const size_t first = layout.slots.size() - maps.size();
+  for (size_t i = 0; i < maps.size(); ++i) {
+    const ir::TensorMapParam& m = maps[i];
+    const ir::ParamSlot& s = layout.slots[first + i];
+    std::string map = "tensor map " + std::to_string(i);
+    const size_t rank = m.dims.size();
+    if (rank < 1 || rank > 5 || m.strides.size() != rank || m.box.size() != rank)
+      fail(ErrorKind::Runtime, who, map, ": rank ", rank, " with ", m.strides.size(),
+           " strides and ", m.box.size(), " box sizes (1 to 5 of each, as many)");
+    map += " (" + m.str() + ")";
+    if (s.size != ir::kTensorMapBytes || s.offset % ir::kTensorMapAlign != 0 ||
+        s.offset + s.size > layout.size)
+      fail(ErrorKind::Runtime, who, map, ": its parameter slot ", first + i, " is ", s.size,
+           " bytes at offset ", s.offset, ", not 128 bytes 64-byte aligned in the block");
+    auto user = [&](int p) { return p >= 0 && static_cast<size_t>(p) < first; };
+    if (!user(m.base_param) || layout.slots[static_cast<size_t>(m.base_param)].size != 8)
+      fail(ErrorKind::Runtime, who, map, ": its base, parameter ", m.base_param,
+           ", is not a pointer parameter of the kernel");
+    for (size_t d = 0; d < rank; ++d) {
+      for (const ir::TensorMapValue* v : {&m.dims[d], &m.strides[d]})
+        if (v->param >= 0 && !user(v->param))
+          fail(ErrorKind::Runtime, who, map, ": dimension ", d, " reads parameter ", v->param,
+               ", which is not a user parameter of the kernel");
+      if (m.box[d] < 1 || m.box[d] > 256)
+        fail(ErrorKind::Runtime, who, map, ": box[", d, "] = ", m.box[d],
+             " (TMA copies 1 to 256 elements per dimension)");
+    }
+  }
+}
+
+std::span<const std::byte> block_with_tensor_maps(const LaunchTensorMaps& k,
+                                                  std::span<const std::byte> params,
+                                                  const ir::ParamLayout& layout,
+                                                  std::vector<std::byte>& copy,
+                                                  TensorMapCache& cache, EncodeTiledFn encode) {
+  if (k.maps.empty()) return params;
+  copy.assign(params.begin(), params.end());
+  write_tensor_maps(k.maps, copy, layout, k.names, k.kernel, cache, encode);
+  return copy;
 }
 
 }  // namespace tessera::rt::cuda

@@ -92,6 +92,9 @@ class TensorMapCache {
   EncodedTensorMap get(const TensorMapArgs& args, EncodeTiledFn encode, const std::string& kernel,
                        const std::string& what);
   size_t size() const;
+  /// Entries kept at most: past it the cache starts over (maps of buffers long freed would
+  /// otherwise pile up in a program that allocates per launch).
+  static constexpr size_t kMaxEntries = 4096;
 
  private:
   mutable std::mutex mu_;
@@ -103,5 +106,30 @@ class TensorMapCache {
 void write_tensor_maps(const std::vector<ir::TensorMapParam>& maps, std::span<std::byte> params,
                        const ir::ParamLayout& layout, const std::vector<std::string>& names,
                        const std::string& kernel, TensorMapCache& cache, EncodeTiledFn encode);
+
+/// Checks, when a kernel is loaded, that `layout` ends with one slot per map of `maps` (128
+/// bytes, 64-byte aligned, after at least one user parameter: the map's base pointer) and that
+/// every map's parameters are user parameters (the base a pointer slot of 8 bytes); a Runtime
+/// error naming the kernel and the map otherwise (an artifact whose maps and layout disagree).
+void check_tensor_map_slots(const std::vector<ir::TensorMapParam>& maps,
+                            const ir::ParamLayout& layout, const std::string& kernel);
+
+/// A kernel's tensor maps as its launches encode them: the maps, the names of its parameters
+/// (for errors; may be shorter than the layout) and its name.
+struct LaunchTensorMaps {
+  std::vector<ir::TensorMapParam> maps;  ///< in slot order (the block's last slots)
+  std::vector<std::string> names;        ///< the user's parameters, by index
+  std::string kernel;                    ///< the kernel's name
+};
+
+/// The parameter block a launch passes to the driver: `params` itself where `k` has no maps (no
+/// copy, no allocation), else `copy` (resized to `params`' size, reused across launches by the
+/// caller) holding `params` with every map encoded (through `cache`, by `encode`) into its slot.
+/// The caller's block stays as it was.
+std::span<const std::byte> block_with_tensor_maps(const LaunchTensorMaps& k,
+                                                  std::span<const std::byte> params,
+                                                  const ir::ParamLayout& layout,
+                                                  std::vector<std::byte>& copy,
+                                                  TensorMapCache& cache, EncodeTiledFn encode);
 
 }  // namespace tessera::rt::cuda

@@ -9,7 +9,13 @@ namespace {
 
 [[maybe_unused]] const bool kJitCompiler = register_jit_compiler(
     [](const ir::Module& traced, const target::Target& target, const CompileOptions& options) {
-      return targets::compile(traced, target, options);
+      target::Artifact a = targets::compile(traced, target, options);
+      // The parameters' names, for the runtime's errors (tensor maps name their parameter);
+      // only where the traced kernel's parameters are the artifact's user parameters.
+      const std::vector<ir::Param>& params = traced.kernel().params;
+      if (params.size() + a.tensor_maps.size() == a.params.slots.size())
+        for (const ir::Param& p : params) a.param_names.push_back(p.name);
+      return a;
     });
 
 }  // namespace

@@ -202,3 +202,47 @@ TEST_CASE("aot: Vulkan runs the SPIR-V built for its profile and refuses code bu
   const AotKernel k = make(built);
   CHECK(all(run(k, *dev, 300, 3), [](int i) { return i + 3.0f; }));
 }
+
+TEST_CASE("aot: TMA tensor maps survive an entry, and a device that cannot encode them refuses") {
+  // The JIT names the artifact's parameters (the runtime's tensor-map errors use them); a map
+  // added by hand to a lavapipe artifact reads back from the entry and is refused by name.
+  std::optional<tessera::target::Target> t = tessera::target::profile("vulkan-lavapipe");
+  REQUIRE(t.has_value());
+  tessera::aot::Decoded d;
+  d.specs = specs(3);
+  d.target = t->str();
+  tessera::target::Artifact a =
+      tessera::rt::jit_compile(*shift_jit.traced_for_specs(d.specs), *t, d.options);
+  CHECK(a.param_names == std::vector<std::string>{"x", "out", "n"});
+  a.tensor_maps = {{.base_param = 0,
+                    .dtype = DType::f32,
+                    .dims = {{2, 0}},
+                    .strides = {{-1, 1}},
+                    .box = {128},
+                    .swizzle = 0}};
+  d.payload = tessera::rt::serialize_artifact(a);
+  const std::string bytes = tessera::aot::encode_entry(d);
+  std::optional<tessera::aot::Decoded> back = tessera::aot::decode_entry(bytes);
+  REQUIRE(back.has_value());
+  std::optional<tessera::target::Artifact> b = tessera::rt::deserialize_artifact(back->payload);
+  REQUIRE(b.has_value());
+  CHECK(b->tensor_maps == a.tensor_maps);
+  CHECK(b->param_names == a.param_names);
+
+  std::optional<tessera::Device> dev;
+  for (const auto& info : tessera::Device::enumerate().devices)
+    if (info.kind == "vulkan" && info.description.find("llvmpipe") != std::string::npos)
+      dev = tessera::Device::open(info.name);
+  if (!dev) {
+    MESSAGE("SKIP: no lavapipe Vulkan device to refuse the tensor maps");
+    return;
+  }
+  Entries e;
+  e.bytes.push_back(bytes);
+  e.labels.push_back("SHIFT=3 (with a tensor map)");
+  const AotKernel k = make(e);
+  const std::string message = error_of([&] { run(k, *dev, 100, 3); }, ErrorKind::Unsupported);
+  CHECK(message.find("kernel 'shift_kernel' reads 1 TMA tensor map(s), which only CUDA devices "
+                     "encode at launch; " +
+                     dev->info().name + " (") == 0);
+}

@@ -131,3 +131,110 @@ TEST_CASE("tensor map: a refused encoding and a missing entry point are runtime 
           "CUDA 12.0)");
   }
 }
+
+TEST_CASE("tensor map: a launch's block gets its maps in a copy, a block without maps goes as is") {
+  cuda::TensorMapCache cache;
+  encodes = 0;
+  Launch l(0x7f0000001000, 300, 200, 256);
+  const std::vector<std::byte> caller = l.block;
+  std::vector<std::byte> copy;
+  // No maps: the caller's block itself, nothing copied or encoded.
+  const cuda::LaunchTensorMaps none{{}, l.names, "mm"};
+  std::span<const std::byte> got =
+      cuda::block_with_tensor_maps(none, l.block, l.layout, copy, cache, fake_encode);
+  CHECK(got.data() == l.block.data());
+  CHECK(got.size() == l.block.size());
+  CHECK(copy.empty());
+  CHECK(encodes == 0);
+  // One map: a copy with the map in the last slot; the caller's block is untouched.
+  const cuda::LaunchTensorMaps one{{l.map}, l.names, "mm"};
+  for (int launch = 0; launch < 3; ++launch) {
+    got = cuda::block_with_tensor_maps(one, l.block, l.layout, copy, cache, fake_encode);
+    CHECK(got.data() == copy.data());
+    REQUIRE(got.size() == l.block.size());
+    CHECK(l.block == caller);
+    // Everything but the map's slot is the caller's.
+    const ir::ParamSlot& slot = l.layout.slots[4];
+    CHECK(std::memcmp(got.data(), caller.data(), slot.offset) == 0);
+    uint64_t words[3];
+    std::memcpy(words, got.data() + slot.offset, sizeof(words));
+    CHECK(words[0] == 0x7f0000001000);
+    CHECK(words[1] == 200);
+  }
+  CHECK(encodes == 1);  // three launches, one argument set
+  // An argument error names the kernel and the parameter, and leaves the caller's block.
+  Launch bad(0x7f0000001000, 300, 200, 204);
+  try {
+    cuda::block_with_tensor_maps(one, bad.block, bad.layout, copy, cache, fake_encode);
+    FAIL("no error");
+  } catch (const tessera::Error& e) {
+    CHECK(e.kind() == tessera::ErrorKind::Argument);
+    CHECK(std::string(e.what()).starts_with(
+        "kernel 'mm': tensor map of parameter 'a' (tensor descriptor): strides[0] = 204 "
+        "(parameter 'lda')"));
+  }
+}
+
+TEST_CASE("tensor map: names missing from the artifact are numbered in errors") {
+  Launch l(0x7f0000001008, 300, 200, 256);
+  l.names.clear();
+  CHECK(l.error() ==
+        "kernel 'mm': tensor map of parameter '#0' (tensor descriptor): the base address "
+        "0x7f0000001008 is not 16-byte aligned");
+}
+
+TEST_CASE("tensor map: the cache starts over past its limit") {
+  cuda::TensorMapCache cache;
+  encodes = 0;
+  Launch l(0x7f0000001000, 300, 200, 256);
+  for (size_t i = 0; i <= cuda::TensorMapCache::kMaxEntries; ++i) {
+    cuda::TensorMapArgs a = l.args();
+    a.address += 16 * i;
+    cache.get(a, fake_encode, "mm", "a");
+  }
+  CHECK(encodes == static_cast<int>(cuda::TensorMapCache::kMaxEntries) + 1);
+  CHECK(cache.size() == 1);  // cleared when full, then the last one added
+}
+
+TEST_CASE("tensor map: a kernel's maps must match its parameter slots when it is loaded") {
+  Launch l(0x7f0000001000, 300, 200, 256);
+  auto error = [&](const std::vector<ir::TensorMapParam>& maps, const ir::ParamLayout& layout) {
+    try {
+      cuda::check_tensor_map_slots(maps, layout, "mm");
+    } catch (const tessera::Error& e) {
+      CHECK(e.kind() == tessera::ErrorKind::Runtime);
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(error({l.map}, l.layout) == "no error");
+  CHECK(error({}, ir::param_layout(l.types)) == "no error");
+  // The layout without a map slot: the map would land on 'lda'.
+  CHECK(error({l.map}, ir::param_layout(l.types)) ==
+        "kernel 'mm': tensor map 0 (" + l.map.str() +
+            "): its parameter slot 3 is 4 bytes at offset 16, not 128 bytes 64-byte aligned in "
+            "the block");
+  ir::TensorMapParam m = l.map;
+  m.base_param = 1;  // 'M', an i32
+  CHECK(error({m}, l.layout) == "kernel 'mm': tensor map 0 (" + m.str() +
+                                    "): its base, parameter 1, is not a pointer parameter of the "
+                                    "kernel");
+  m = l.map;
+  m.dims[0] = {4, 0};  // the map's own slot
+  CHECK(error({m}, l.layout) == "kernel 'mm': tensor map 0 (" + m.str() +
+                                    "): dimension 0 reads parameter 4, which is not a user "
+                                    "parameter of the kernel");
+  m = l.map;
+  m.box[1] = 512;
+  CHECK(error({m}, l.layout) == "kernel 'mm': tensor map 0 (" + m.str() +
+                                    "): box[1] = 512 (TMA copies 1 to 256 elements per "
+                                    "dimension)");
+  m = l.map;
+  m.strides.pop_back();
+  CHECK(error({m}, l.layout) ==
+        "kernel 'mm': tensor map 0: rank 2 with 1 strides and 2 box sizes (1 to 5 of each, as "
+        "many)");
+  CHECK(error({l.map, l.map, l.map, l.map, l.map}, l.layout) ==
+        "kernel 'mm': 5 tensor maps but 5 parameter slots: the maps' slots follow the user's "
+        "parameters");
+}

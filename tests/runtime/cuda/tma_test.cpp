@@ -99,3 +99,142 @@ TEST_CASE("cuda tma: a tensor map from the runtime, a box copied by TMA as the i
   }
   CHECK(cache.size() == 1);  // one map, three launches
 }
+
+namespace {
+
+/// kTmaBoxPtx with the tensor x, its shape and its row stride as parameters before the map, so
+/// that the artifact's map reads them: (x, out, row0, col0, rows, cols, stride, map).
+std::string tma_box_with_tensor_ptx() {
+  std::string ptx = tma_test::kTmaBoxPtx;
+  auto insert = [&](const std::string& before, const std::string& text) {
+    const size_t at = ptx.find(before);
+    REQUIRE(at != std::string::npos);
+    ptx.insert(at, text);
+  };
+  insert("    .param .u64 out,", "    .param .u64 x,\n");
+  insert("    .param .align 64 .b8 tmap[128]",
+         "    .param .u32 rows,\n    .param .u32 cols,\n    .param .u32 stride,\n");
+  return ptx;
+}
+
+}  // namespace
+
+TEST_CASE("cuda tma: the launch encodes the artifact's tensor map (plain launches and a graph)") {
+  CUDA_DEVICE_OR_SKIP(dev);
+  const tessera::target::Target target = target_of(dev);
+  if (!target.has(tessera::target::Cap::Tma)) {
+    MESSAGE("SKIP: " << dev.info().name << " (" << target.name << ") has no TMA");
+    return;
+  }
+  if (!rtc::driver_encode_tiled()) {
+    MESSAGE("SKIP: the driver has no cuTensorMapEncodeTiled (older than CUDA 12.0)");
+    return;
+  }
+  const ir::Type i32 = ir::Type::scalar(ir::DType::i32);
+  const std::vector<ir::Type> types = {
+      ir::Type::pointer(ir::DType::f16), ir::Type::pointer(ir::DType::u8), i32, i32, i32, i32, i32};
+  tessera::target::Artifact a;
+  a.kernel = "tma_box";
+  a.isa = "ptx";
+  a.ptx = tma_box_with_tensor_ptx();
+  a.target = target.str();
+  a.params = ir::param_layout(types, 1);
+  a.param_bytes = a.params.size;
+  a.threads = 128;
+  a.subgroup = 32;
+  // x's [rows, cols] with row stride `stride` (parameters 4, 5, 6), a 128 x 64 box.
+  a.tensor_maps = {{.base_param = 0,
+                    .dtype = ir::DType::f16,
+                    .dims = {{4, 0}, {5, 0}},
+                    .strides = {{6, 0}, {-1, 1}},
+                    .box = {128, 64},
+                    .swizzle = 128}};
+  a.param_names = {"x", "out", "row0", "col0", "rows", "cols", "stride"};
+  auto k = tessera::rt::cuda::load(*dev.impl(), a);
+
+  std::vector<uint16_t> host(kRows * kStride, 0xdead);
+  for (int64_t r = 0; r < kRows; ++r)
+    for (int64_t c = 0; c < kCols; ++c) host[r * kStride + c] = static_cast<uint16_t>(r * 256 + c);
+  BufferBase x = BufferBase::allocate(dev.impl(), host.size() * 2, ir::DType::u8);
+  x.upload_bytes(host.data(), host.size() * 2, 0, nullptr);
+  BufferBase out = BufferBase::allocate(dev.impl(), 16384, ir::DType::u8);
+  const uint64_t xa = x.address(), oa = out.address();
+  auto block_for = [&](int32_t row0, int32_t col0, int32_t stride) {
+    std::vector<std::byte> block(a.params.size, std::byte{0x77});  // the map's slot: garbage
+    auto put = [&](size_t p, const void* v, size_t n) {
+      std::memcpy(block.data() + a.params.slots[p].offset, v, n);
+    };
+    const int32_t rows = kRows, cols = kCols;
+    put(0, &xa, 8);
+    put(1, &oa, 8);
+    put(2, &row0, 4);
+    put(3, &col0, 4);
+    put(4, &rows, 4);
+    put(5, &cols, 4);
+    put(6, &stride, 4);
+    return block;
+  };
+  auto want_for = [&](int64_t row0, int64_t col0) {
+    std::vector<std::byte> want(16384, std::byte{0x55});
+    const ir::TmaCopy copy{.base = xa,
+                           .dims = {kRows, kCols},
+                           .strides = {kStride * 2, 2},
+                           .box = {128, 64},
+                           .coords = {row0, col0},
+                           .elem_bytes = 2,
+                           .swizzle = 128};
+    ir::tma_copy(
+        copy,
+        [&](uint64_t address, std::byte* to, size_t n) {
+          std::memcpy(to, reinterpret_cast<const std::byte*>(host.data()) + (address - xa), n);
+        },
+        want.data());
+    return want;
+  };
+  auto stream = dev.impl()->default_stream();
+  const size_t cached = rtc::tensor_maps_cached(*dev.impl());
+  for (auto [row0, col0] : {std::pair{0, 0}, {250, 170}, {-5, -10}}) {
+    CAPTURE(row0);
+    CAPTURE(col0);
+    const std::vector<std::byte> block = block_for(row0, col0, kStride);
+    std::vector<std::shared_ptr<tessera::rt::Allocation>> keep = {x.allocation(), out.allocation()};
+    stream->launch_packed(k, Grid{1, 1, 1}, block, keep);
+    CHECK(block == block_for(row0, col0, kStride));  // the caller's block is left as it was
+    std::vector<std::byte> got(16384);
+    out.download_bytes(got.data(), got.size(), 0, nullptr);
+    CHECK(got == want_for(row0, col0));
+  }
+  // One argument set (the coordinates are not the map's): encoded once for three launches.
+  CHECK(rtc::tensor_maps_cached(*dev.impl()) == cached + 1);
+
+  // Captured into a graph (on a created stream, as Stream::capture does): the map is encoded
+  // at capture and replayed with it.
+  const std::byte zero{0};
+  out.fill_bytes(&zero, 1, nullptr);
+  stream->synchronize();
+  std::shared_ptr<tessera::rt::StreamImpl> capture = dev.impl()->create_stream();
+  capture->begin_capture();
+  {
+    std::vector<std::shared_ptr<tessera::rt::Allocation>> keep = {x.allocation(), out.allocation()};
+    capture->launch_packed(k, Grid{1, 1, 1}, block_for(100, 40, kStride), keep);
+  }
+  std::shared_ptr<tessera::rt::GraphImpl> graph = capture->end_capture();
+  CHECK(graph->launches() == 1);
+  graph->replay(*capture);
+  capture->synchronize();
+  std::vector<std::byte> got(16384);
+  out.download_bytes(got.data(), got.size(), 0, nullptr);
+  CHECK(got == want_for(100, 40));
+
+  // A row stride TMA cannot take is an Argument error naming the kernel and the parameter.
+  std::vector<std::shared_ptr<tessera::rt::Allocation>> keep = {x.allocation(), out.allocation()};
+  try {
+    stream->launch_packed(k, Grid{1, 1, 1}, block_for(0, 0, 204), keep);
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::Argument);
+    CHECK(std::string(e.what()).starts_with(
+        "kernel 'tma_box': tensor map of parameter 'x' (tensor descriptor): strides[0] = 204 "
+        "(parameter 'stride')"));
+  }
+}

@@ -57,6 +57,20 @@ tessera::target::Artifact full_artifact() {
   a.threads = 128;
   a.subgroup = 32;
   a.shared_bytes = 65536;
+  a.tensor_maps = {{.base_param = 0,
+                    .dtype = tessera::ir::DType::bf16,
+                    .dims = {{1, 0}, {-1, 300}},
+                    .strides = {{2, 0}, {-1, 1}},
+                    .box = {64, 128},
+                    .swizzle = 128,
+                    .copies = 2},
+                   {.base_param = 2,
+                    .dtype = tessera::ir::DType::f32,
+                    .dims = {{-1, 7}},
+                    .strides = {{-1, 1}},
+                    .box = {4},
+                    .swizzle = 0}};
+  a.param_names = {"a", "M", "b"};
   return a;
 }
 
@@ -91,6 +105,8 @@ void check_equal(const tessera::target::Artifact& a, const tessera::target::Arti
   CHECK(a.threads == b.threads);
   CHECK(a.subgroup == b.subgroup);
   CHECK(a.shared_bytes == b.shared_bytes);
+  CHECK(a.tensor_maps == b.tensor_maps);
+  CHECK(a.param_names == b.param_names);
 }
 
 std::string slurp(const fs::path& p) {
