@@ -45,6 +45,18 @@ void asm_f16x2(tl::ptr<tessera::half> x, tl::ptr<tessera::half> out, tl::i32 n) 
   tl::store(out + offs, r, m);
 }
 
+/// Bytes reversed within each 32-bit register (pack = 4 over i8, a 2-D tile) and a rotate by a
+/// funnel shift: the conformance catalogue's inline_asm/prmt_i8_pack4 and shf_rotate kernels.
+void asm_bytes(tl::ptr<int8_t> x, tl::ptr<int8_t> out, tl::ptr<uint32_t> w) {
+  auto offs = tl::arange(0, 16)[{tl::_, tl::None}] * 32 + tl::arange(0, 32)[{tl::None, tl::_}];
+  auto r = tl::inline_asm_elementwise("prmt.b32 $0, $1, $1, 0x0123; // asm-prmt", "=r,r",
+                                      {tl::load(x + offs)}, tl::int8, true, 4);
+  tl::store(out + offs, r);
+  auto v = tl::load(w + tl::arange(0, 128));
+  tl::store(w + tl::arange(0, 128), tl::inline_asm_elementwise("shf.l.wrap.b32 $0, $1, $1, $2;",
+                                                               "=r,r,r", {v, v}, tl::uint32));
+}
+
 /// Two results of different dtypes from one asm; an impure call whose result is unused; a pure
 /// call written twice and one never used.
 void asm_effects(tl::ptr<int32_t> x, tl::ptr<int32_t> out, tl::ptr<float> fout, tl::i32 n) {
@@ -199,6 +211,22 @@ TEST_CASE("inline asm: PTX holds the asm text with registers, assembled for sm_8
         ptx_of(*trace(asm_f16x2, {ptr(DType::f16), ptr(DType::f16), ptr(DType::i32)}), target);
     CHECK(count(h, "; // asm-f16x2") == 2);              // four halves per thread, two per call
     CHECK(h.find("add.f16x2 %r") != std::string::npos);  // 32-bit registers
+  }
+}
+
+TEST_CASE("inline asm: pack = 4 packs four i8 of a 2-D tile per register; shf assembles") {
+  auto m = trace(asm_bytes, {ptr(DType::i8), ptr(DType::i8), ptr(DType::u32)});
+  // 512 i8 over 128 threads: 4 per thread, one call of 4 consecutive elements.
+  auto simt = simt_of(*m, "cuda-sm_90a");
+  auto calls = ops_of(*simt, {ir::OpKind::InlineAsm});
+  REQUIRE(calls.size() == 2);  // the prmt and the shf
+  CHECK(calls[0]->operands.size() == 4);
+  CHECK(calls[0]->results.size() == 4);
+  for (const char* target : {"cuda-sm_80", "cuda-sm_90a"}) {
+    CAPTURE(std::string(target));
+    const std::string ptx = ptx_of(*m, target);
+    CHECK(count(ptx, "; // asm-prmt") == 1);
+    CHECK(ptx.find("shf.l.wrap.b32 %r") != std::string::npos);
   }
 }
 
