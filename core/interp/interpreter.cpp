@@ -13,6 +13,7 @@
 #include "core/interp/scalar.h"
 #include "core/ir/abi.h"
 #include "core/ir/op_table.h"
+#include "core/ir/simt.h"
 
 namespace tessera::interp {
 namespace {
@@ -28,6 +29,12 @@ using Handler = void (*)(Exec&, const ir::Op&);
 void exec_simt_only(Exec&, const ir::Op& op) {
   fail(ErrorKind::User, op.loc.str(), ": error: '", op.name(),
        "' is a SIMT-IR op; the tile interpreter runs tile-IR kernels only");
+}
+
+/// Inline PTX has no meaning on the host (check_interpretable refuses it at compile time).
+[[noreturn]] void exec_inline_asm(Exec& ex, const ir::Op&) {
+  check_interpretable(ex.fn(), "host");
+  std::abort();
 }
 
 /// Every op kind's family, from ops.def: its traits pick whole families (every `kMath` row, unary
@@ -53,12 +60,23 @@ constexpr ir::OpTable<Handler> kHandlers = [] {
   t.add(exec_control, {K::For, K::If, K::While});
   t.add(exec_terminator, {K::Yield, K::Condition});
   t.add_trait(exec_simt_only, ir::kSimt);
+  t.add(exec_inline_asm, {K::InlineAsm, K::InlineAsmImpure});
   // clang-format on
   return t;
 }();
 static_assert(ir::complete(kHandlers), "an op kind of ops.def has no tile-interpreter family");
 
 }  // namespace
+
+void check_interpretable(const ir::Function& fn, std::string_view device) {
+  ir::walk(fn.body, [&](const ir::Op* op) {
+    if (ir::is_inline_asm(op->kind))
+      fail(ErrorKind::Unsupported, op->loc.str(), ": error: '", op->name(),
+           "' (tl::inline_asm_elementwise) is PTX inline assembly, which only CUDA devices run; ",
+           "kernel '", fn.name, "' cannot run on device '", device, "' (the ",
+           ir::is_simt(fn) ? "SIMT" : "tile", " interpreter)");
+  });
+}
 
 std::vector<RuntimeValue> read_params(const ir::Function& fn, std::span<const std::byte> block) {
   const ir::ParamLayout layout = ir::param_layout(fn);

@@ -41,6 +41,7 @@
 #include <iosfwd>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "core/ir/ir.h"
 
@@ -82,6 +83,12 @@ struct RunOptions {
   uint64_t first_program = 0;
   uint64_t last_program = UINT64_MAX;
 };
+
+/// Throws ErrorKind::Unsupported if `fn` (tile or SIMT IR) holds an op that no interpreter runs:
+/// inline assembly (tl::inline_asm_elementwise, PTX only). The message names the op, its
+/// file:line, the kernel and `device` (the interpreter's device name, "host" or "simt:8").
+/// Devices call it when they compile a kernel; run() and run_simt() refuse such ops too.
+void check_interpretable(const ir::Function& fn, std::string_view device);
 
 /// Runs `fn` (a verified kernel) over `grid`. `params` is the packed parameter block of
 /// core/ir/abi.h. Throws tessera::Error: DeviceFault for a bad address, a failed assert or a

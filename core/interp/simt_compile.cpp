@@ -24,7 +24,8 @@ enum class Family : uint8_t {
   Matrix,
   Wgmma,
   CoopMat,
-  TileOnly
+  TileOnly,
+  InlineAsm  ///< PTX only: refused (check_interpretable)
 };
 
 /// Every op kind's family: traits pick whole families (every math row is scalar), the lists name
@@ -49,6 +50,7 @@ constexpr ir::OpTable<Family> kFamilies = [] {
   t.add(F::TileOnly, {K::Arange, K::Splat, K::Broadcast, K::ExpandDims, K::Reshape, K::Permute,
                       K::Cat, K::Load, K::Store, K::Reduce, K::ReduceGeneric, K::Scan,
                       K::ScanGeneric, K::Dot, K::DescLoad, K::DescStore, K::DebugBarrier});
+  t.add(F::InlineAsm, {K::InlineAsm, K::InlineAsmImpure});
   t.add(F::Special, {K::Constant, K::LaneId, K::SubgroupId, K::Bitcast, K::MultipleOf,
                      K::MaxContiguous, K::Yield, K::Condition});
   // clang-format on
@@ -183,6 +185,9 @@ class Compiler {
       case Family::TileOnly:
         fail(ErrorKind::User, op.loc.str(), ": error: '", op.name(),
              "' is a tile-IR op; the SIMT interpreter runs SIMT functions only");
+      case Family::InlineAsm:
+        check_interpretable(m_.fn, "simt");
+        break;
       case Family::Special:
         break;
     }

@@ -1,6 +1,7 @@
 /// \file Enumerated attribute values of the typed views, as text.
 #include "core/ir/ops.h"
 
+#include <algorithm>
 #include <array>
 
 namespace tessera::ir {
@@ -94,6 +95,42 @@ ReduceKind ScanOp::scan_kind() const {
 DotPrecision DotOp::precision() const {
   // f32 inputs default to TF32 like Triton; for other dtypes the attribute has no effect.
   return attr_enum(op, "precision", kPrecisions, DotPrecision::Tf32);
+}
+
+int inline_asm_elems_per_reg(DType t, int64_t pack) {
+  const int bits = dtype_bits(t);
+  if (bits >= 32) return 1;
+  return static_cast<int>(std::min<int64_t>(32 / std::max(bits, 8), pack));
+}
+
+AsmConstraints parse_asm_constraints(std::string_view constraints) {
+  AsmConstraints c;
+  size_t start = 0;
+  int index = 0;
+  while (start <= constraints.size()) {
+    size_t end = constraints.find(',', start);
+    if (end == std::string_view::npos) end = constraints.size();
+    const std::string_view entry = constraints.substr(start, end - start);
+    const std::string at = "entry " + std::to_string(index) + " (\"" + std::string(entry) + "\")";
+    if (c.error.empty()) {
+      if (entry.empty())
+        c.error = "entry " + std::to_string(index) + " is empty";
+      else if (entry[0] == '=' && (c.inputs || c.clobbers))
+        c.error = at + " is an output after an input or clobber";
+      else if (entry[0] != '~' && entry[0] != '=' && c.clobbers)
+        c.error = at + " is an input after a clobber";
+    }
+    if (!entry.empty()) ++(entry[0] == '=' ? c.outputs : entry[0] == '~' ? c.clobbers : c.inputs);
+    start = end + 1;
+    ++index;
+  }
+  return c;
+}
+
+int inline_asm_registers(std::span<const DType> dtypes, int64_t pack) {
+  int n = 0;
+  for (DType t : dtypes) n += static_cast<int>(pack / inline_asm_elems_per_reg(t, pack));
+  return n;
 }
 
 bool propagates_nan(const Op* minmax) {

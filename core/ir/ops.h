@@ -132,6 +132,21 @@
 ///                               interpreters run a program's ops in order, so there it does
 ///                               nothing. Lowered to the SIMT `barrier {global = 1}`.
 ///
+/// Inline assembly (Triton's tl.inline_asm_elementwise)
+///   inline_asm %a... {asm, constraints, pack}         (pure: may be CSE'd and deleted)
+///   inline_asm_impure %a... {asm, constraints, pack}  (kept and ordered as a side effect)
+///       PTX text run once per `pack` elements: in the tile IR the operands (at least one) share
+///       one shape (or are all scalars) and each result has that shape and its own dtype; element
+///       e of every result is what the asm computes from element e of every operand. The
+///       constraint string lists LLVM's inline-asm constraints, outputs ("=r") first, then
+///       inputs, then clobbers ("~{memory}"); $i names the i-th. With pack = p (a power of two,
+///       at most 16), a type of b < 32 bits puts min(32 / b, p) consecutive elements in one
+///       register (the first in the low bits) and a wider type one element per register, so a
+///       type takes p / that registers: output registers result by result, then input registers
+///       operand by operand. Only PTX runs it; every other target refuses it (Unsupported). In
+///       the SIMT IR the operands and results are scalars, p consecutive elements of each
+///       tile-IR operand (result) in turn, one invocation of the asm.
+///
 /// Structured control flow
 ///   for %lb, %ub, %step, %init... ({ ^(%iv, %iter...): ...; yield %next... })
 ///       iv runs from lb while iv < ub (step > 0) or iv > ub (step < 0), in the bounds' type
@@ -356,6 +371,41 @@ struct WhileOp : OpView<OpKind::While> {
   Region* before() const { return op->region(0); }
   Region* after() const { return op->region(1); }
 };
+
+/// \name Inline assembly (inline_asm, inline_asm_impure)
+//@{
+/// Is `k` inline_asm or inline_asm_impure?
+inline bool is_inline_asm(OpKind k) {
+  return k == OpKind::InlineAsm || k == OpKind::InlineAsmImpure;
+}
+/// How many elements of dtype `t` one asm register holds at `pack` elements per invocation:
+/// min(32 / bits, pack) below 32 bits, else 1.
+int inline_asm_elems_per_reg(DType t, int64_t pack);
+/// The entries of an inline-asm constraint string ("=r,=r,r,~{memory}"), counted by kind.
+struct AsmConstraints {
+  int outputs = 0;   ///< entries starting with '='
+  int inputs = 0;    ///< the other entries but clobbers
+  int clobbers = 0;  ///< entries starting with '~'
+  /// Empty when well formed; else what is wrong (an empty entry, an output after an input,
+  /// a clobber before an operand).
+  std::string error;
+};
+AsmConstraints parse_asm_constraints(std::string_view constraints);
+/// The registers an invocation takes for values of `dtypes` at `pack` (the sum over dtypes of
+/// pack / inline_asm_elems_per_reg).
+int inline_asm_registers(std::span<const DType> dtypes, int64_t pack);
+/// The view of either inline-asm kind.
+struct InlineAsmOp {
+  const Op* op;
+  explicit InlineAsmOp(const Op* o) : op(o) {
+    TESSERA_CHECK(o && is_inline_asm(o->kind), "expected an inline_asm op");
+  }
+  const std::string& asm_text() const { return op->str_attr("asm"); }
+  const std::string& constraints() const { return op->str_attr("constraints"); }
+  int64_t pack() const { return op->int_attr_or("pack", 1); }
+  bool pure() const { return op->kind == OpKind::InlineAsm; }
+};
+//@}
 
 /// Min/max NaN rule of a min, max, reduce or scan op: true when NaN operands propagate (the
 /// IR's default; the kernel language asks "ignore", Triton's default).

@@ -167,6 +167,7 @@ constexpr OpTable<Check> kChecks = [] {
                              K::FenceAsyncShared});
   t.add(check_coopmat_family, {K::CoopMatFill, K::CoopMatLoad, K::CoopMatStore,
                                K::CoopMatMulAdd});
+  t.add(check_inline_asm, {K::InlineAsm, K::InlineAsmImpure});
   // clang-format on
   return t;
 }();

@@ -117,6 +117,7 @@ void check_simt(OpChecker& c);            // verifier_simt.cpp: the kSimt kinds
 void check_simt_debug(OpChecker& c);      // verifier_simt.cpp: SIMT print, assert
 void check_wgmma_family(OpChecker& c);    // verifier_wgmma.cpp
 void check_coopmat_family(OpChecker& c);  // verifier_coopmat.cpp
+void check_inline_asm(OpChecker& c);      // verifier_inline_asm.cpp
 /// In a SIMT function: an operand that a wgmma defines is read only by a wgmma (as C), a
 /// wgmma_wait or a yield (verifier_wgmma.cpp).
 void check_async_operands(OpChecker& c);

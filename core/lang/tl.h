@@ -235,6 +235,33 @@ std::array<tensor, 4> randn4x(const Operand& seed, const tensor& offset, int n_r
                               Here loc = Here::current());
 //@}
 
+// --- inline assembly (Triton's tl.inline_asm_elementwise) ------------------------------------
+/// \name Inline PTX assembly, element by element (Triton's tl.inline_asm_elementwise)
+/// `asm_text` is PTX with $0.. naming the registers of `constraints` (LLVM's inline-asm
+/// constraints: outputs "=r" first, then inputs, then clobbers such as "~{memory}"). The `args`
+/// (tensors or numbers; at least one) are broadcast together as numpy does; each result has
+/// their shape and its dtype from `dtypes`. The asm runs once per `pack` consecutive elements
+/// (a power of two, at most 16): an element type below 32 bits puts min(32 / bits, pack)
+/// elements in one register (the first in the low bits, as Triton), a wider one one element per
+/// register, so a type takes pack / that registers: the output registers of the results in
+/// order, then the input registers of the args in order. With `is_pure` the compiler may
+/// merge identical calls and drop unused ones; otherwise every call is kept, in order. PTX only
+/// (CUDA devices): every other device refuses the kernel when it compiles (Unsupported, naming
+/// the op, the target and this call's file:line). Pointers and i1 are not accepted; with
+/// pack > 1 the args must be tiles whose last dimension holds at least `pack` elements.
+//@{
+/// One result of dtype `dtype`.
+tensor inline_asm_elementwise(const std::string& asm_text, const std::string& constraints,
+                              const std::vector<Operand>& args, DType dtype, bool is_pure = true,
+                              int pack = 1, Here loc = Here::current());
+/// One result per dtype of `dtypes` (Triton's tuple of dtypes).
+std::vector<tensor> inline_asm_elementwise(const std::string& asm_text,
+                                           const std::string& constraints,
+                                           const std::vector<Operand>& args,
+                                           const std::vector<DType>& dtypes, bool is_pure = true,
+                                           int pack = 1, Here loc = Here::current());
+//@}
+
 // --- memory ---------------------------------------------------------------------------------
 /// Hints for tl::load (Triton's cache_modifier, eviction_policy and volatile). The cache and
 /// eviction hints are carried to the targets, which do not use them yet (the hardware caches as

@@ -264,6 +264,21 @@ void Homes::op(const ir::Op& o) {
       homes_[r] = cat(l, static_cast<int>(o.int_attr("axis")));
       return;
     }
+    case OpKind::InlineAsm:
+    case OpKind::InlineAsmImpure: {
+      // One home for every result; with pack > 1, one whose registers hold `pack` consecutive
+      // elements of the last dimension (the kernel language checked that it has as many).
+      Layout l = operand_home(o);
+      const int64_t pack = o.int_attr_or("pack", 1);
+      const int last = l.rank() - 1;
+      if (pack > 1 && (l.mats || reg_run(l, last) < log2_exact(pack))) {
+        std::vector<int> order;
+        for (int d = last; d >= 0; --d) order.push_back(d);
+        l = blocked(r->type.shape, order, static_cast<int>(pack), threads_);
+      }
+      for (const ir::Value* res : o.results) homes_[res] = l;
+      return;
+    }
     default:
       homes_[r] = operand_home(o);
       return;

@@ -420,6 +420,9 @@ void Lowerer::lower_op(const ir::Op& op) {
       return lower_if(op);
     case OpKind::While:
       return lower_while(op);
+    case OpKind::InlineAsm:
+    case OpKind::InlineAsmImpure:
+      return lower_inline_asm(op);
     case OpKind::DescLoad:
     case OpKind::DescStore:  // no target plans them yet: passes::compile expands them first
       TESSERA_CHECK(false, op.loc.str(), ": '", op.name(),
@@ -522,6 +525,39 @@ void Lowerer::lower_elementwise(const ir::Op& op) {
   const ir::Value* r = op.result();
   const Layout& l = homes().home(r);
   define_tile(r, l, lower_free(op, l));
+}
+
+void Lowerer::lower_inline_asm(const ir::Op& op) {
+  // One SIMT op per `pack` registers of the home (consecutive elements of the last dimension):
+  // operand by operand, then result by result, `pack` scalars each (core/ir/ops.h).
+  const auto pack = static_cast<size_t>(op.int_attr_or("pack", 1));
+  std::vector<Type> types;
+  for (const ir::Value* r : op.results)
+    for (size_t k = 0; k < pack; ++k) types.push_back(Type::scalar(r->type.dtype));
+  if (!op.result()->type.is_tile()) {  // scalars (pack is 1)
+    std::vector<ir::Value*> operands;
+    for (const ir::Value* v : op.operands) operands.push_back(scalar(v));
+    ir::Op* call = b_.create(op.kind, operands, types, op.attrs);
+    for (size_t i = 0; i < op.results.size(); ++i) define_scalar(op.result(i), call->result(i));
+    return;
+  }
+  const Layout& l = homes().home(op.result());
+  const int last = l.rank() - 1;
+  TESSERA_CHECK(
+      pack == 1 || (!l.mats && reg_run(l, last) >= log2_exact(static_cast<int64_t>(pack))),
+      "inline_asm: home ", l.str(), " lacks runs of ", pack, " registers");
+  std::vector<Regs> ins;
+  for (const ir::Value* v : op.operands) ins.push_back(regs(v, l));
+  std::vector<Regs> outs(op.results.size());
+  for (size_t i = 0; i < static_cast<size_t>(l.num_regs()); i += pack) {
+    std::vector<ir::Value*> operands;
+    for (const Regs& in : ins)
+      for (size_t k = 0; k < pack; ++k) operands.push_back(in[i + k]);
+    ir::Op* call = b_.create(op.kind, operands, types, op.attrs);
+    for (size_t r = 0; r < outs.size(); ++r)
+      for (size_t k = 0; k < pack; ++k) outs[r].push_back(call->result(r * pack + k));
+  }
+  for (size_t r = 0; r < outs.size(); ++r) define_tile(op.result(r), l, std::move(outs[r]));
 }
 
 // --- conversions

@@ -176,6 +176,7 @@ class Lowerer : public ValueSource {
   Regs lower_free(const ir::Op& op, const Layout& l, ValueSource& src);
   Regs lower_free(const ir::Op& op, const Layout& l) { return lower_free(op, l, *this); }
   void lower_elementwise(const ir::Op& op);  ///< non-free elementwise (lowerer.cpp)
+  void lower_inline_asm(const ir::Op& op);   ///< inline_asm, inline_asm_impure (lowerer.cpp)
   void lower_load(const ir::Op& op);         ///< lower_memory.cpp
   void lower_store(const ir::Op& op);
   void lower_atomic(const ir::Op& op);

@@ -466,6 +466,7 @@ class HostDevice : public DeviceImpl {
                                          k->simt ? passes::Stage::Simt : passes::Stage::Tile);
     k->module = k->simt ? std::move(c.simt) : std::move(c.tile);
     k->name = k->module->kernel().name;
+    interp::check_interpretable(k->module->kernel(), info_.name);
     k->params = ir::param_layout(k->module->kernel());
     return k;
   }

@@ -146,7 +146,8 @@ enum class Family : uint8_t {
   While,
   Hint,
   Print,
-  Assert
+  Assert,
+  InlineAsm  ///< PTX inline assembly: Unsupported
 };
 
 /// Every op kind's family: the one place that decides what SPIR-V emits or refuses. Every `kMath`
@@ -188,6 +189,7 @@ constexpr ir::OpTable<Family> kFamilies = [] {
   t.add(F::Hint, {K::MultipleOf, K::MaxContiguous});
   t.add(F::Print, {K::Print});
   t.add(F::Assert, {K::Assert});
+  t.add(F::InlineAsm, {K::InlineAsm, K::InlineAsmImpure});
   t.add(F::NotSimt, {K::Arange, K::Splat, K::Broadcast, K::ExpandDims, K::Reshape, K::Permute,
                      K::Cat, K::Load, K::Store, K::DescLoad, K::DescStore, K::Reduce,
                      K::ReduceGeneric, K::Scan, K::ScanGeneric, K::Dot, K::DebugBarrier,
@@ -245,6 +247,9 @@ void Emitter::emit_op(const ir::Op& op) {
     case Family::Hint:        return set(op.result(), get(op.operand(0)));
     case Family::Print:       return emit_print(op);
     case Family::Assert:      return emit_assert(op);
+    case Family::InlineAsm:
+      unsupported(&op, "PTX inline assembly (tl::inline_asm_elementwise), which only CUDA targets "
+                       "run,");
     case Family::NotSimt:
       TESSERA_CHECK(false, "SPIR-V: op '", op.name(), "' cannot appear in a SIMT function");
   }

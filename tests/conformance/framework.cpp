@@ -71,6 +71,8 @@ std::string_view need_name(Need n) {
       return "fused fma";
     case Need::Fp8:
       return "fp8 (f8e4m3, f8e5m2)";
+    case Need::Ptx:
+      return "inline PTX assembly (tl::inline_asm_elementwise runs on CUDA devices only)";
   }
   return "?";
 }
@@ -135,6 +137,8 @@ bool DeviceFacts::has(Need n) const {
       return target.has(Cap::FusedFma);
     case Need::Fp8:
       return target.supports_dtype(DType::f8e4m3);
+    case Need::Ptx:
+      return target.isa == "ptx";
   }
   return false;
 }

@@ -38,6 +38,7 @@ enum class Need : uint8_t {
   Assert,    ///< device_assert raising a device fault
   FusedFma,  ///< fma rounding once (Vulkan allows two roundings; lavapipe does that)
   Fp8,       ///< f8e4m3 / f8e5m2 (CUDA sm_90+ and the interpreters; no SPIR-V device)
+  Ptx,       ///< PTX inline assembly, tl::inline_asm_elementwise (CUDA devices only)
 };
 std::string_view need_name(Need n);
 /// The needs of computing in `t` (none for i1 and i32/u32/f32).

@@ -268,6 +268,19 @@ void add_coopmat_function(Module& m) {
   b.create(OpKind::CoopMatStore, {start, d}, {}, {{"buffer", int64_t{1}}, {"stride", int64_t{16}}});
 }
 
+/// A function with both inline-asm kinds (on scalars: the tile forms are in the golden files).
+void add_inline_asm_function(Module& m) {
+  Function* fn = m.add_function("every_inline_asm", Location::make("/src/every_op.cpp", 100, 6));
+  Value* n = m.add_arg(fn->body, i32());
+  fn->params.push_back(Param{"n", n, {}});
+  Builder b(m, fn->body);
+  b.set_loc(Location::make("/src/every_op.cpp", 101, 3));
+  const std::vector<Attribute> attrs = {{"asm", std::string("add.s32 $0, $1, $1;")},
+                                        {"constraints", std::string("=r,r")}};
+  Value* twice = b.create(OpKind::InlineAsm, {n}, {i32()}, attrs)->result();
+  b.create(OpKind::InlineAsmImpure, {twice}, {i32()}, attrs);
+}
+
 }  // namespace
 
 FunctionBuilder::FunctionBuilder(const std::vector<Type>& param_types, Location loc)
@@ -292,6 +305,7 @@ std::unique_ptr<Module> every_op_kind() {
   add_simt_function(*fb.module);
   add_wgmma_function(*fb.module);
   add_coopmat_function(*fb.module);
+  add_inline_asm_function(*fb.module);
   return std::move(fb.module);
 }
 

@@ -103,7 +103,9 @@ func @everything(%x: ptr<f32>, %y: ptr<i32>, %n: i32) attributes {stage = "simt"
     %half = div %h2, %c2 : i32
     yield %half
   }) : i32
-  %old = atomic_rmw %y, %mix, %in {op = "add"} : i32
+  %ia = inline_asm %mix, %c3 {asm = "add.s32 $0, $1, $2;", constraints = "=r,r,r"} : i32
+  %ib = inline_asm_impure %ia {asm = "mov.b32 $0, $1;", constraints = "=r,r"} : i32
+  %old = atomic_rmw %y, %ib, %in {op = "add"} : i32
   %prev = atomic_cas %y, %old, %halves : i32
   %ok = cmp_ge %prev, %c0 : i1
   assert %ok {message = "a non-negative count"}

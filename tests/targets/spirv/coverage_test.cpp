@@ -165,6 +165,10 @@ std::string refused_kernel(OpKind kind) {
       return kernel("", "  wgmma_wait {pending = 0}", "", 128, 32);
     case OpKind::FenceAsyncShared:
       return kernel("", "  fence_async_shared", "", 128, 32);
+    case OpKind::InlineAsm:
+    case OpKind::InlineAsmImpure:
+      return kernel("%i: i32", "  %r = " + std::string(tessera::ir::op_name(kind)) +
+                                   R"( %i {asm = "mov.b32 $0, $1;", constraints = "=r,r"} : i32)");
     default:
       return kernel("%h: f16, %f: f32",
                     R"(  %d0, %d1, %d2, %d3 = mma %h, %h, %h, %h, %h, %h, %h, %h, %h, %h, %h, %h,
@@ -193,10 +197,11 @@ TEST_CASE("spirv: every op kind of a SIMT function validates or is refused") {
                       [&](const tessera::ir::Op* op) { covered.insert(op->kind); });
   }
   // mma and ldmatrix have no SPIR-V form: they are refused (errors_test.cpp checks the
-  // messages). wgmma and its fences: Hopper's PTX only.
+  // messages). wgmma and its fences: Hopper's PTX only; so is inline assembly.
   std::set<OpKind> refused = {
       OpKind::Mma,         OpKind::LdMatrix,  OpKind::Wgmma,           OpKind::WgmmaFence,
       OpKind::WgmmaCommit, OpKind::WgmmaWait, OpKind::FenceAsyncShared};
+  refused.insert({OpKind::InlineAsm, OpKind::InlineAsmImpure});  // H20
   for (OpKind kind : refused) {
     CAPTURE(tessera::ir::op_name(kind));
     emit_error(refused_kernel(kind), profile("vulkan-nvidia"), ErrorKind::Unsupported);
