@@ -60,7 +60,7 @@ bool undefined_division(const RuntimeValue& a, const RuntimeValue& b) {
   if (ir::is_float(a.dtype)) return false;
   if (int_element(b) == 0) return true;
   if (!is_signed(a.dtype) || int_element(b) != -1) return false;
-  const int64_t min = -(int64_t{1} << (ir::dtype_bits(a.dtype) - 1));  // exact for 64 bits too
+  const int64_t min = static_cast<int64_t>(~uint64_t{0} << (ir::dtype_bits(a.dtype) - 1));
   return int_element(a) == min;
 }
 
