@@ -6,6 +6,7 @@
 
 #include "bench/harness.h"
 #include "bench/matmul.h"
+#include "bench/matmul_lowp.h"
 #include "core/support/float8.h"
 
 namespace tessera::bench {
@@ -47,27 +48,11 @@ std::vector<float8_e4m3> random_e4m3(size_t n, uint64_t seed) {
   return v;
 }
 
-/// The fp64 product of the sampled rows (exact products of e4m3 values): ref[s * n + j].
-std::vector<double> reference_rows(const std::vector<float8_e4m3>& a,
-                                   const std::vector<float8_e4m3>& b,
-                                   const std::vector<int64_t>& rows, int64_t n, int64_t k) {
-  std::vector<double> ref(rows.size() * n, 0.0);
-  std::vector<double> bd(b.size());
-  for (size_t i = 0; i < b.size(); ++i) bd[i] = static_cast<double>(b[i]);
-  parallel_for(
-      rows.size(),
-      [&](size_t begin, size_t end) {
-        for (size_t s = begin; s < end; ++s) {
-          double* acc = &ref[s * n];
-          for (int64_t kk = 0; kk < k; ++kk) {
-            const double av = static_cast<double>(a[rows[s] * k + kk]);
-            const double* br = &bd[kk * n];
-            for (int64_t j = 0; j < n; ++j) acc[j] += av * br[j];
-          }
-        }
-      },
-      1);
-  return ref;
+/// The elements as doubles (exact), B's form for reference_rows.
+std::vector<double> widened(const std::vector<float8_e4m3>& v) {
+  std::vector<double> out(v.size());
+  for (size_t i = 0; i < v.size(); ++i) out[i] = static_cast<double>(v[i]);
+  return out;
 }
 
 void run_matmul_fp8(Bench& b, MatmulShape s) {
@@ -84,8 +69,7 @@ void run_matmul_fp8(Bench& b, MatmulShape s) {
   // (Triton's default, max_num_imprecise_acc = K, does not promote either): measured 0.21 at
   // K = 8192 on the H200, against 0.018 for cuBLAS, which promotes to f32 every few k-steps.
   base.tolerance = 0.25;
-  std::vector<Row> tried;
-  Row setup = guarded(base, [&] {
+  run_lowp_matmul(b, base, "fp8e4m3", [&](auto each_config) {
     const uint64_t seed = b.seed_for(base.workload);
     auto ha = random_e4m3(s.m * s.k, seed);
     auto hb = random_e4m3(s.k * s.n, seed + 1);
@@ -95,39 +79,32 @@ void run_matmul_fp8(Bench& b, MatmulShape s) {
     auto a = dev.upload(ha), bm = dev.upload(hb_col);
     auto c = dev.alloc<half>(s.m * s.n);
     const std::vector<int64_t> rows = sampled_rows(s.m, b.small());
-    const std::vector<double> ref = reference_rows(ha, hb, rows, s.n, s.k);
+    const std::vector<double> ref = reference_rows<double>(ha, widened(hb).data(), rows, s.n, s.k);
     auto matmul = TESSERA_KERNEL(matmul_fp8_kernel, a_ptr, b_ptr, c_ptr, M, N, K, stride_am,
                                  stride_bn, stride_cm, BLOCK_M, BLOCK_N, BLOCK_K);
     const auto M = static_cast<int32_t>(s.m), N = static_cast<int32_t>(s.n),
                K = static_cast<int32_t>(s.k);
-    for (const MatmulConfig& cfg : matmul_configs("fp8e4m3")) {
-      Row row = base;
-      row.config = config_label(cfg);
-      tried.push_back(guarded(row, [&] {
-        Grid grid(cdiv(s.m, cfg.block_m), cdiv(s.n, cfg.block_n));
-        LaunchOptions options{.num_warps = cfg.num_warps, .num_stages = cfg.num_stages};
-        auto launch = [&] {
-          matmul[{grid, options}](a, bm, c, M, N, K, K, K, N, cfg.block_m, cfg.block_n,
-                                  cfg.block_k);
-        };
-        b.poison(c);
-        launch();
-        auto hc = c.download();
-        // Every element written (the poison is NaN), then the sampled rows against fp64.
-        const double unwritten = parallel_max(hc.size(), [&](size_t i) {
-          return std::isnan(static_cast<double>(hc[i])) ? INFINITY : 0.0;
-        });
-        const double err = parallel_max(rows.size() * s.n, [&](size_t e) {
-          return rel_err(static_cast<double>(hc[rows[e / s.n] * s.n + e % s.n]), ref[e]);
-        });
-        row.max_err = std::max(unwritten, err);
-        if (unwritten > 0) row.detail += "; unwritten (NaN) output elements";
-        return finish_config(b, row, launch, c, config_timed(b, tried));
-      }));
-    }
-    return base;
+    each_config([&](Row& row, const MatmulConfig& cfg, bool timed) {
+      Grid grid(cdiv(s.m, cfg.block_m), cdiv(s.n, cfg.block_n));
+      LaunchOptions options{.num_warps = cfg.num_warps, .num_stages = cfg.num_stages};
+      auto launch = [&] {
+        matmul[{grid, options}](a, bm, c, M, N, K, K, K, N, cfg.block_m, cfg.block_n, cfg.block_k);
+      };
+      b.poison(c);
+      launch();
+      auto hc = c.download();
+      // Every element written (the poison is NaN), then the sampled rows against fp64.
+      const double unwritten = parallel_max(hc.size(), [&](size_t i) {
+        return std::isnan(static_cast<double>(hc[i])) ? INFINITY : 0.0;
+      });
+      const double err = parallel_max(rows.size() * s.n, [&](size_t e) {
+        return rel_err(static_cast<double>(hc[rows[e / s.n] * s.n + e % s.n]), ref[e]);
+      });
+      row.max_err = std::max(unwritten, err);
+      if (unwritten > 0) row.detail += "; unwritten (NaN) output elements";
+      return finish_config(b, row, launch, c, timed);
+    });
   });
-  b.add(tried.empty() ? setup : best_of(tried));
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "bench/harness.h"
 #include "bench/kernels.h"
 #include "bench/matmul.h"
+#include "bench/matmul_lowp.h"
 
 namespace tessera::bench {
 namespace {
@@ -26,26 +27,6 @@ std::vector<int8_t> random_int8(size_t n, uint64_t seed) {
   return v;
 }
 
-/// The exact product of the sampled rows, accumulated in int64: ref[s * n + j].
-std::vector<int64_t> reference_rows(const std::vector<int8_t>& a, const std::vector<int8_t>& b,
-                                    const std::vector<int64_t>& rows, int64_t n, int64_t k) {
-  std::vector<int64_t> ref(rows.size() * n, 0);
-  parallel_for(
-      rows.size(),
-      [&](size_t begin, size_t end) {
-        for (size_t s = begin; s < end; ++s) {
-          int64_t* acc = &ref[s * n];
-          for (int64_t kk = 0; kk < k; ++kk) {
-            const int64_t av = a[rows[s] * k + kk];
-            const int8_t* br = &b[kk * n];
-            for (int64_t j = 0; j < n; ++j) acc[j] += av * br[j];
-          }
-        }
-      },
-      1);
-  return ref;
-}
-
 void run_matmul_int8(Bench& b, MatmulShape s) {
   const Device& dev = b.device();
   Row base;
@@ -57,49 +38,40 @@ void run_matmul_int8(Bench& b, MatmulShape s) {
   base.bytes = double(s.m * s.k + s.k * s.n) + 4.0 * s.m * s.n;
   base.detail = "int8 uniform in [-128, 127]";
   base.tolerance = 0;  // integer arithmetic: exact
-  std::vector<Row> tried;
-  Row setup = guarded(base, [&] {
+  run_lowp_matmul(b, base, "int8", [&](auto each_config) {
     uint64_t seed = b.seed_for(base.workload);
     auto ha = random_int8(s.m * s.k, seed);
     auto hb = random_int8(s.k * s.n, seed + 1);
     auto a = dev.upload(ha), bm = dev.upload(hb);
     auto c = dev.alloc<int32_t>(s.m * s.n);
     const std::vector<int64_t> rows = sampled_rows(s.m, b.small());
-    const std::vector<int64_t> ref = reference_rows(ha, hb, rows, s.n, s.k);
+    const std::vector<int64_t> ref = reference_rows<int64_t>(ha, hb.data(), rows, s.n, s.k);
     auto matmul =
         TESSERA_KERNEL(matmul_int8_kernel, a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak,
                        stride_bk, stride_bn, stride_cm, stride_cn, BLOCK_M, BLOCK_N, BLOCK_K);
     const auto M = static_cast<int32_t>(s.m), N = static_cast<int32_t>(s.n),
                K = static_cast<int32_t>(s.k);
-    const std::vector<MatmulConfig> configs = matmul_configs("int8");
-    for (size_t i = 0; i < configs.size(); ++i) {
-      const MatmulConfig& cfg = configs[i];
-      Row row = base;
-      row.config = config_label(cfg);
-      tried.push_back(guarded(row, [&] {
-        Grid grid(cdiv(s.m, cfg.block_m), cdiv(s.n, cfg.block_n));
-        LaunchOptions options{.num_warps = cfg.num_warps, .num_stages = cfg.num_stages};
-        auto launch = [&] {
-          matmul[{grid, options}](a, bm, c, M, N, K, K, 1, N, 1, N, 1, cfg.block_m, cfg.block_n,
-                                  cfg.block_k);
-        };
-        c.fill(kUnwritten);
-        launch();
-        auto hc = c.download();
-        // Every element written, then the sampled rows against the exact product.
-        bool unwritten = std::find(hc.begin(), hc.end(), kUnwritten) != hc.end();
-        double err = parallel_max(rows.size() * s.n, [&](size_t e) {
-          int64_t out = hc[rows[e / s.n] * s.n + e % s.n];
-          return static_cast<double>(std::llabs(out - ref[e]));
-        });
-        row.max_err = unwritten ? INFINITY : err;
-        if (unwritten) row.detail += "; unwritten output elements";
-        return finish_config(b, row, launch, c, config_timed(b, tried));
-      }));
-    }
-    return base;
+    each_config([&](Row& row, const MatmulConfig& cfg, bool timed) {
+      Grid grid(cdiv(s.m, cfg.block_m), cdiv(s.n, cfg.block_n));
+      LaunchOptions options{.num_warps = cfg.num_warps, .num_stages = cfg.num_stages};
+      auto launch = [&] {
+        matmul[{grid, options}](a, bm, c, M, N, K, K, 1, N, 1, N, 1, cfg.block_m, cfg.block_n,
+                                cfg.block_k);
+      };
+      c.fill(kUnwritten);
+      launch();
+      auto hc = c.download();
+      // Every element written, then the sampled rows against the exact product.
+      bool unwritten = std::find(hc.begin(), hc.end(), kUnwritten) != hc.end();
+      double err = parallel_max(rows.size() * s.n, [&](size_t e) {
+        int64_t out = hc[rows[e / s.n] * s.n + e % s.n];
+        return static_cast<double>(std::llabs(out - ref[e]));
+      });
+      row.max_err = unwritten ? INFINITY : err;
+      if (unwritten) row.detail += "; unwritten output elements";
+      return finish_config(b, row, launch, c, timed);
+    });
   });
-  b.add(tried.empty() ? setup : best_of(tried));
 }
 
 }  // namespace

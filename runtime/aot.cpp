@@ -48,16 +48,38 @@ struct Reader {
   }
 };
 
+/// The options as an entry holds them: each integer option (kOptionFields' order) as a u64, then
+/// one word of flags, bit i for the i-th flag (inverted where the row says so).
+void put_options(std::string& out, const CompileOptions& o) {
+  uint64_t flags = 0;
+  int bit = 0;
+  for (const OptionField& f : kOptionFields) {
+    if (f.integer) {
+      put_u64(out, static_cast<uint64_t>(option_value(o, f)));
+      continue;
+    }
+    const bool on = option_value(o, f) != 0;
+    flags |= uint64_t{on != f.stored_inverted} << bit++;
+  }
+  put_u64(out, flags);
+}
+
+void read_options(Reader& r, CompileOptions& o) {
+  for (const OptionField& f : kOptionFields)
+    if (f.integer) set_option(o, f, static_cast<int64_t>(r.u64()));
+  const uint64_t flags = r.u64();
+  int bit = 0;
+  for (const OptionField& f : kOptionFields)
+    if (f.flag) set_option(o, f, ((flags >> bit++) & 1) != f.stored_inverted);
+}
+
 }  // namespace
 
 std::string encode_entry(const Decoded& e) {
   std::string body;
   put_str(body, e.target);
   put_u64(body, e.is_ir);
-  put_u64(body, static_cast<uint64_t>(e.options.num_warps));
-  put_u64(body, static_cast<uint64_t>(e.options.num_stages));
-  put_u64(body, static_cast<uint64_t>(e.options.maxnreg));
-  put_u64(body, e.options.debug | (uint64_t{!e.options.fp_fusion} << 1));
+  put_options(body, e.options);
   put_u64(body, e.specs.size());
   for (const tl::ArgSpec& s : e.specs) {
     put_u64(body, static_cast<uint64_t>(s.dtype));
@@ -91,12 +113,7 @@ std::optional<Decoded> decode_entry(std::string_view bytes) {
   Decoded e;
   e.target = r.str();
   e.is_ir = r.u64() != 0;
-  e.options.num_warps = static_cast<int>(r.u64());
-  e.options.num_stages = static_cast<int>(r.u64());
-  e.options.maxnreg = static_cast<int>(r.u64());
-  const uint64_t flags = r.u64();
-  e.options.debug = (flags & 1) != 0;
-  e.options.fp_fusion = (flags & 2) == 0;
+  read_options(r, e.options);
   const uint64_t n = r.u64();
   if (!r.ok || n > body.size() / 40) return std::nullopt;
   e.specs.resize(n);
@@ -219,11 +236,7 @@ std::string spec_text(const std::vector<std::string>& names,
       if (s.equal_to_one) out += ":one";
     }
   }
-  out += " num_warps=" + std::to_string(options.num_warps) +
-         " num_stages=" + std::to_string(options.num_stages);
-  if (options.maxnreg) out += " maxnreg=" + std::to_string(options.maxnreg);
-  if (options.debug) out += " debug=1";
-  if (options.fp_fusion) out += " fp_fusion=1";
+  out += " " + describe(options, OptionsText::Short);
   return out;
 }
 

@@ -184,11 +184,7 @@ std::string artifact_key(const ir::Module& traced, std::string_view target,
   key += compiler_identity();
   key += "\ntarget ";
   key += target;
-  key += "\noptions num_warps=" + std::to_string(options.num_warps) +
-         " num_stages=" + std::to_string(options.num_stages) +
-         " maxnreg=" + std::to_string(options.maxnreg) +
-         " debug=" + std::to_string(options.debug ? 1 : 0) +
-         " fp_fusion=" + std::to_string(options.fp_fusion ? 1 : 0) + "\n";
+  key += "\noptions " + describe(options, OptionsText::Every) + "\n";
   key += ir::print(traced);
   return key;
 }

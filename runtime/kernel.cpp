@@ -446,10 +446,8 @@ std::shared_ptr<const rt::CompiledKernel> KernelBase::compile_for(
 void KernelBase::capture(const ir::Module& traced, const LaunchOptions& options) const {
   const char* dir = std::getenv("TESSERA_CAPTURE");
   if (!dir || !*dir) return;
-  const std::string text = "// options: num_warps=" + std::to_string(options.num_warps) +
-                           " num_stages=" + std::to_string(options.num_stages) +
-                           (options.maxnreg ? " maxnreg=" + std::to_string(options.maxnreg) : "") +
-                           (options.fp_fusion ? " fp_fusion=1" : "") + "\n" + ir::print(traced);
+  const std::string text =
+      "// options: " + describe(options, OptionsText::Capture) + "\n" + ir::print(traced);
   uint64_t h = 1469598103934665603ull;
   for (char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
   char hex[17];
@@ -499,11 +497,7 @@ size_t KernelBase::SpecHash::operator()(std::span<const tl::ArgSpec> specs) cons
 }
 
 size_t KernelBase::CompiledHash::operator()(const CompiledKeyView& k) const {
-  return SpecHash{}(k.specs) ^ (k.serial * 31) ^ (static_cast<size_t>(k.options->num_warps) << 20) ^
-         (static_cast<size_t>(k.options->num_stages) << 26) ^
-         (static_cast<size_t>(k.options->maxnreg) << 32) ^
-         (static_cast<size_t>(k.options->debug) << 40) ^
-         (static_cast<size_t>(k.options->fp_fusion) << 41);
+  return SpecHash{}(k.specs) ^ (k.serial * 31) ^ static_cast<size_t>(options_hash(*k.options));
 }
 
 size_t KernelBase::CompiledHash::operator()(const CompiledKey& k) const {

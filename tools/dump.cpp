@@ -56,12 +56,10 @@ Captured read_captured(const fs::path& path) {
   Captured c;
   const std::string s = text.str();
   if (s.starts_with("// options:")) {
-    std::sscanf(s.c_str(), "// options: num_warps=%d num_stages=%d", &c.options.num_warps,
-                &c.options.num_stages);
     const std::string line = s.substr(0, s.find('\n'));
-    if (const size_t at = line.find(" maxnreg="); at != std::string::npos)
-      c.options.maxnreg = std::atoi(line.c_str() + at + 9);
-    c.options.fp_fusion = line.find(" fp_fusion=1") != std::string::npos;
+    std::string error;
+    if (!parse_options(std::string_view(line).substr(11), c.options, &error))
+      fail(ErrorKind::Argument, path.string(), ":1: ", error);
   }
   c.traced = ir::parse(s, path.string());
   return c;

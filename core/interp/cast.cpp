@@ -34,11 +34,17 @@ RuntimeValue convert(const RuntimeValue& src, ir::DType dtype, bool to_ptr) {
   return out;
 }
 
-void exec_cast(Exec& ex, const Op& op) {
-  const RuntimeValue& src = ex.get(op.operand(0));
+RuntimeValue cast_value(const Op& op, std::span<const RuntimeValue* const> operands,
+                        const ir::Shape& /*shape: the operand's*/) {
+  TESSERA_CHECK(operands.size() == 1, "'", op.name(), "' with ", operands.size(), " operands");
   const ir::Type& type = op.result()->type;
-  if (op.kind == ir::OpKind::Bitcast) return ex.set(op.result(), bitcast(src, type));
-  ex.set(op.result(), convert(src, type.dtype, type.is_ptr));
+  if (op.kind == ir::OpKind::Bitcast) return bitcast(*operands[0], type);
+  return convert(*operands[0], type.dtype, type.is_ptr);
+}
+
+void exec_cast(Exec& ex, const Op& op) {
+  const RuntimeValue* operands[] = {&ex.get(op.operand(0))};
+  ex.set(op.result(), cast_value(op, operands, op.result()->type.shape));
 }
 
 }  // namespace tessera::interp

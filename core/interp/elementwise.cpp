@@ -120,14 +120,15 @@ void compare(const Op& op, const RuntimeValue& a, const RuntimeValue& b, Runtime
 
 }  // namespace
 
-void exec_arith(Exec& ex, const Op& op) {
-  const RuntimeValue& a = ex.get(op.operand(0));
-  const RuntimeValue& b = ex.get(op.operand(1));
+RuntimeValue arith_value(const Op& op, std::span<const RuntimeValue* const> operands,
+                         const ir::Shape& shape) {
+  TESSERA_CHECK(operands.size() == 2, "'", op.name(), "' with ", operands.size(), " operands");
+  const RuntimeValue& a = *operands[0];
+  const RuntimeValue& b = *operands[1];
   TESSERA_CHECK(a.storage_dtype() == b.storage_dtype(), "'", op.name(), "' of ", a.type().str(),
                 " and ", b.type().str());
   const ir::Type& type = op.result()->type;
-  RuntimeValue r =
-      RuntimeValue::make(type.dtype, type.is_ptr, elementwise_shape({&a, &b}, type.shape));
+  RuntimeValue r = RuntimeValue::make(type.dtype, type.is_ptr, elementwise_shape({&a, &b}, shape));
   if (op.has(ir::kCompare)) {
     compare(op, a, b, r);
   } else if (op.kind == OpKind::And || op.kind == OpKind::Or || op.kind == OpKind::Xor ||
@@ -136,7 +137,12 @@ void exec_arith(Exec& ex, const Op& op) {
   } else {
     arith(op, a, b, r);
   }
-  ex.set(op.result(), std::move(r));
+  return r;
+}
+
+void exec_arith(Exec& ex, const Op& op) {
+  const RuntimeValue* operands[] = {&ex.get(op.operand(0)), &ex.get(op.operand(1))};
+  ex.set(op.result(), arith_value(op, operands, op.result()->type.shape));
 }
 
 }  // namespace tessera::interp

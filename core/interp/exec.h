@@ -4,6 +4,7 @@
 
 #include <array>
 #include <ostream>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -69,6 +70,17 @@ std::string index_str(const ir::Shape& shape, int64_t linear);
 /// Converts every element of `src` to `dtype` (or to a pointer when `to_ptr`) with the `cast`
 /// op's rules. Used by cast itself and by constant.
 RuntimeValue convert(const RuntimeValue& src, ir::DType dtype, bool to_ptr);
+
+// The elementwise families on values rather than on the environment: exec_arith, exec_unary and
+// exec_cast bind what these return, and constant folding evaluates through them (evaluate.h), so
+// a folded constant is computed by this code. `shape` is the result's shape when every operand
+// is a scalar (the op's declared shape for the interpreter, {} for folding).
+RuntimeValue arith_value(const ir::Op& op, std::span<const RuntimeValue* const> operands,
+                         const ir::Shape& shape);  ///< elementwise.cpp
+RuntimeValue unary_value(const ir::Op& op, std::span<const RuntimeValue* const> operands,
+                         const ir::Shape& shape);  ///< math.cpp
+RuntimeValue cast_value(const ir::Op& op, std::span<const RuntimeValue* const> operands,
+                        const ir::Shape& shape);  ///< cast.cpp
 
 // The op families. Each reads its operands from `ex` and binds its results.
 void exec_tile(Exec& ex, const ir::Op& op);     ///< tile.cpp: ids, constants, shapes, ptr_add

@@ -1,5 +1,6 @@
 /// \file Unary elementwise ops (neg, not, abs and the math functions, which are computed in
 /// double and rounded once to the dtype), fma, and where.
+#include <array>
 #include <cmath>
 #include <cstring>
 
@@ -73,11 +74,11 @@ RuntimeValue math_function2(const Op& op, const RuntimeValue& a, const RuntimeVa
   return r;
 }
 
-RuntimeValue fma(const Op& op, const RuntimeValue& a, const RuntimeValue& b,
-                 const RuntimeValue& c) {
+RuntimeValue fma(const Op& op, const RuntimeValue& a, const RuntimeValue& b, const RuntimeValue& c,
+                 const ir::Shape& shape) {
   TESSERA_CHECK(ir::is_float(a.dtype) && !a.is_ptr, "'fma' on ", a.type().str());
   RuntimeValue r = RuntimeValue::of_type(op.result()->type);
-  r.shape = elementwise_shape({&a, &b, &c}, r.shape);
+  r.shape = elementwise_shape({&a, &b, &c}, shape);
   r.bytes.resize(static_cast<size_t>(ir::num_elements(r.shape) * r.elem_bytes()));
   const int64_t sa = a.numel() == 1 ? 0 : 1, sb = b.numel() == 1 ? 0 : 1;
   const int64_t sc = c.numel() == 1 ? 0 : 1;
@@ -96,9 +97,9 @@ RuntimeValue fma(const Op& op, const RuntimeValue& a, const RuntimeValue& b,
 
 /// cond ? a : b, moving whole elements (any dtype, pointers included).
 RuntimeValue where(const Op& op, const RuntimeValue& cond, const RuntimeValue& a,
-                   const RuntimeValue& b) {
+                   const RuntimeValue& b, const ir::Shape& shape) {
   RuntimeValue r = RuntimeValue::of_type(op.result()->type);
-  r.shape = elementwise_shape({&cond, &a, &b}, r.shape);
+  r.shape = elementwise_shape({&cond, &a, &b}, shape);
   r.bytes.resize(static_cast<size_t>(ir::num_elements(r.shape) * r.elem_bytes()));
   const int64_t sc = cond.numel() == 1 ? 0 : 1, sa = a.numel() == 1 ? 0 : 1;
   const int64_t sb = b.numel() == 1 ? 0 : 1;
@@ -115,21 +116,30 @@ RuntimeValue where(const Op& op, const RuntimeValue& cond, const RuntimeValue& a
 
 }  // namespace
 
-void exec_unary(Exec& ex, const Op& op) {
-  auto operand = [&](size_t i) -> const RuntimeValue& { return ex.get(op.operand(i)); };
-  if (op.kind == OpKind::Fma)
-    return ex.set(op.result(), fma(op, operand(0), operand(1), operand(2)));
-  if (op.kind == OpKind::Where)
-    return ex.set(op.result(), where(op, operand(0), operand(1), operand(2)));
-  if (ir::is_binary_math(op.kind))
-    return ex.set(op.result(), math_function2(op, operand(0), operand(1)));
+RuntimeValue unary_value(const Op& op, std::span<const RuntimeValue* const> operands,
+                         const ir::Shape& shape) {
+  auto operand = [&](size_t i) -> const RuntimeValue& {
+    TESSERA_CHECK(i < operands.size(), "'", op.name(), "' with ", operands.size(), " operands");
+    return *operands[i];
+  };
+  if (op.kind == OpKind::Fma) return fma(op, operand(0), operand(1), operand(2), shape);
+  if (op.kind == OpKind::Where) return where(op, operand(0), operand(1), operand(2), shape);
+  if (ir::is_binary_math(op.kind)) return math_function2(op, operand(0), operand(1));
   const RuntimeValue& a = operand(0);
   RuntimeValue r = RuntimeValue::make(a.dtype, a.is_ptr, a.shape);
   if (op.kind == OpKind::Neg || op.kind == OpKind::Not || op.kind == OpKind::Abs)
     neg_not_abs(op, a, r);
   else
     math_function(op, a, r);
-  ex.set(op.result(), std::move(r));
+  return r;
+}
+
+void exec_unary(Exec& ex, const Op& op) {
+  std::array<const RuntimeValue*, 3> operands{};  // fma and where have the most
+  const size_t n = op.operands.size();
+  TESSERA_CHECK(n >= 1 && n <= operands.size(), "'", op.name(), "' with ", n, " operands");
+  for (size_t i = 0; i < n; ++i) operands[i] = &ex.get(op.operand(i));
+  ex.set(op.result(), unary_value(op, std::span(operands.data(), n), op.result()->type.shape));
 }
 
 }  // namespace tessera::interp

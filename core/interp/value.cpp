@@ -49,6 +49,16 @@ RuntimeValue int_scalar(ir::DType dtype, int64_t x) {
   return v;
 }
 
+RuntimeValue float_scalar(ir::DType dtype, double x) {
+  RuntimeValue v = RuntimeValue::make(dtype, false, {});
+  dispatch(dtype, [&](auto t) {
+    using T = decltype(t);
+    TESSERA_CHECK(T::kFloat, "float_scalar of ", ir::dtype_name(dtype));
+    if constexpr (T::kFloat) v.data<typename T::S>()[0] = T::from_double(x);
+  });
+  return v;
+}
+
 std::string index_str(const ir::Shape& shape, int64_t linear) {
   std::vector<int64_t> coords(shape.size());
   for (size_t d = shape.size(); d-- > 0;) {

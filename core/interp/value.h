@@ -53,6 +53,9 @@ int64_t int_element(const RuntimeValue& v, int64_t i = 0);
 double float_element(const RuntimeValue& v, int64_t i = 0);
 /// A scalar of `dtype` holding `x` (wrapped to the dtype's width).
 RuntimeValue int_scalar(ir::DType dtype, int64_t x);
+/// A scalar of float `dtype` holding `x` rounded once, to nearest even (exact when `x` is a value
+/// of the dtype).
+RuntimeValue float_scalar(ir::DType dtype, double x);
 
 // --- per-dtype traits -----------------------------------------------------------------------
 

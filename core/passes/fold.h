@@ -6,10 +6,9 @@
 namespace tessera::passes {
 
 /// Replaces (in place) every pure op whose operands are all `constant` ops (scalars, or tiles
-/// with every element equal) by the `constant` it evaluates to, with exactly the semantics of
-/// core/ir/ops.h: integers wrap to their dtype, f32 arithmetic is done in float, f16/bf16 results
-/// are rounded once from the exact value, math functions are computed in double and rounded once;
-/// i1 is an unsigned 1-bit integer (0 < 1), as the interpreter defines it.
+/// with every element equal) by the `constant` it evaluates to. Elementwise ops are evaluated by
+/// the host interpreter's own code (core/interp/evaluate.h), so a folded constant has the bits the
+/// interpreter computes for the op (a NaN is kept as some NaN: a constant holds no payload).
 /// Undefined cases stay as they are: integer division or remainder by zero (and the overflowing
 /// signed MIN / -1), shifts by a negative count or >= the bit width, float->int casts of NaN or
 /// out-of-range values, and bitcasts from or to a NaN (its payload is not kept by the text form).

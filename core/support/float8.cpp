@@ -8,16 +8,18 @@ namespace tessera {
 namespace {
 
 /// An 8-bit float format: `mant` stored mantissa bits, `bias`, the smallest normal exponent
-/// `emin`, the code of the largest finite magnitude and the NaN code this encoder produces.
+/// `emin`, the code of the largest finite magnitude, the NaN code this encoder produces, and
+/// whether the code after the largest finite is an infinity (IEEE-like, e5m2) or a NaN (e4m3).
 struct Format8 {
   int mant;
   int bias;
   int emin;
   uint8_t max_code;
   uint8_t nan_code;
+  bool has_infinity;
 };
-constexpr Format8 kE4m3{3, 7, -6, 0x7E, 0x7F};
-constexpr Format8 kE5m2{2, 15, -14, 0x7B, 0x7F};
+constexpr Format8 kE4m3{3, 7, -6, 0x7E, 0x7F, false};
+constexpr Format8 kE5m2{2, 15, -14, 0x7B, 0x7F, true};
 
 double max_finite(const Format8& f) {
   const int exponent = (f.max_code >> f.mant) - f.bias;
@@ -49,6 +51,22 @@ uint8_t encode(const Format8& f, double x) {
   return sign | static_cast<uint8_t>(code > f.max_code ? f.max_code : code);
 }
 
+/// The exact value of code `bits`: magnitudes above max_code are the infinity (where the format
+/// has one) and NaNs.
+double decode(const Format8& f, uint8_t bits) {
+  const double sign = bits & 0x80 ? -1.0 : 1.0;
+  const int magnitude = bits & 0x7F;
+  const int mantissa = bits & ((1 << f.mant) - 1);
+  if (magnitude > f.max_code) {
+    if (f.has_infinity && magnitude == f.max_code + 1)
+      return sign * std::numeric_limits<double>::infinity();
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  const int exponent = magnitude >> f.mant;
+  if (exponent == 0) return sign * std::ldexp(mantissa, f.emin - f.mant);  // subnormal
+  return sign * std::ldexp((1 << f.mant) + mantissa, exponent - f.bias - f.mant);
+}
+
 }  // namespace
 
 uint8_t f8e4m3_from_double(double x) {
@@ -56,12 +74,7 @@ uint8_t f8e4m3_from_double(double x) {
 }
 
 double f8e4m3_to_double(uint8_t bits) {
-  const double sign = bits & 0x80 ? -1.0 : 1.0;
-  const int exponent = (bits >> 3) & 0xF;
-  const int mantissa = bits & 0x7;
-  if (exponent == 0xF && mantissa == 0x7) return std::numeric_limits<double>::quiet_NaN();
-  if (exponent == 0) return sign * std::ldexp(mantissa, -6 - 3);
-  return sign * std::ldexp(8 + mantissa, exponent - 7 - 3);
+  return decode(kE4m3, bits);
 }
 
 uint8_t f8e5m2_from_double(double x) {
@@ -69,14 +82,7 @@ uint8_t f8e5m2_from_double(double x) {
 }
 
 double f8e5m2_to_double(uint8_t bits) {
-  const double sign = bits & 0x80 ? -1.0 : 1.0;
-  const int exponent = (bits >> 2) & 0x1F;
-  const int mantissa = bits & 0x3;
-  if (exponent == 0x1F)
-    return mantissa ? std::numeric_limits<double>::quiet_NaN()
-                    : sign * std::numeric_limits<double>::infinity();
-  if (exponent == 0) return sign * std::ldexp(mantissa, -14 - 2);
-  return sign * std::ldexp(4 + mantissa, exponent - 15 - 2);
+  return decode(kE5m2, bits);
 }
 
 }  // namespace tessera

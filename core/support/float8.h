@@ -24,44 +24,32 @@ uint8_t f8e5m2_from_double(double x);
 /// The value of the e5m2 number with bits `bits` (exact; infinities and NaNs decode as such).
 double f8e5m2_to_double(uint8_t bits);
 
-/// Host-side e4m3 element type for buffers (`Buffer<float8_e4m3>`): one byte, the encoding.
-struct float8_e4m3 {
-  uint8_t bits = 0;         ///< the e4m3 encoding
-  float8_e4m3() = default;  ///< +0
-  /// `x` rounded to e4m3 (to nearest, ties to even, saturating to +-448).
-  explicit float8_e4m3(float x) : bits(f8e4m3_from_double(x)) {}
-  /// `x` rounded to e4m3 (to nearest, ties to even, saturating to +-448).
-  explicit float8_e4m3(double x) : bits(f8e4m3_from_double(x)) {}
-  /// The value whose e4m3 encoding is `b`.
-  static float8_e4m3 from_bits(uint8_t b) {
-    float8_e4m3 v;
+/// Host-side element type of an 8-bit float format for buffers (`Buffer<float8_e4m3>`): one
+/// byte, the encoding. `Encode` rounds a double to the format (to nearest, ties to even,
+/// saturating), `Decode` gives a code's exact value; each format is one instantiation below.
+template <uint8_t (*Encode)(double), double (*Decode)(uint8_t)>
+struct Float8 {
+  uint8_t bits = 0;    ///< the encoding
+  Float8() = default;  ///< +0
+  /// `x` rounded to the format (to nearest, ties to even, saturating to its largest finite).
+  explicit Float8(float x) : bits(Encode(x)) {}
+  /// `x` rounded to the format (to nearest, ties to even, saturating to its largest finite).
+  explicit Float8(double x) : bits(Encode(x)) {}
+  /// The value whose encoding is `b`.
+  static Float8 from_bits(uint8_t b) {
+    Float8 v;
     v.bits = b;
     return v;
   }
   /// The value as a float (exact).
-  explicit operator float() const { return static_cast<float>(f8e4m3_to_double(bits)); }
+  explicit operator float() const { return static_cast<float>(Decode(bits)); }
   /// The value as a double (exact).
-  explicit operator double() const { return f8e4m3_to_double(bits); }
+  explicit operator double() const { return Decode(bits); }
 };
 
-/// Host-side e5m2 element type for buffers (`Buffer<float8_e5m2>`): one byte, the encoding.
-struct float8_e5m2 {
-  uint8_t bits = 0;         ///< the e5m2 encoding
-  float8_e5m2() = default;  ///< +0
-  /// `x` rounded to e5m2 (to nearest, ties to even, saturating to +-57344).
-  explicit float8_e5m2(float x) : bits(f8e5m2_from_double(x)) {}
-  /// `x` rounded to e5m2 (to nearest, ties to even, saturating to +-57344).
-  explicit float8_e5m2(double x) : bits(f8e5m2_from_double(x)) {}
-  /// The value whose e5m2 encoding is `b`.
-  static float8_e5m2 from_bits(uint8_t b) {
-    float8_e5m2 v;
-    v.bits = b;
-    return v;
-  }
-  /// The value as a float (exact).
-  explicit operator float() const { return static_cast<float>(f8e5m2_to_double(bits)); }
-  /// The value as a double (exact).
-  explicit operator double() const { return f8e5m2_to_double(bits); }
-};
+/// Host-side e4m3 element type: conversions saturate to +-448.
+using float8_e4m3 = Float8<f8e4m3_from_double, f8e4m3_to_double>;
+/// Host-side e5m2 element type: conversions saturate to +-57344.
+using float8_e5m2 = Float8<f8e5m2_from_double, f8e5m2_to_double>;
 
 }  // namespace tessera

@@ -2,6 +2,10 @@
 /// 8}}]`): declared once, read by the lowering, the targets and the runtime's caches.
 #pragma once
 
+#include <cstdint>
+#include <string>
+#include <string_view>
+
 namespace tessera {
 
 struct CompileOptions {
@@ -25,5 +29,57 @@ struct CompileOptions {
   bool fp_fusion = false;
   bool operator==(const CompileOptions&) const = default;
 };
+
+/// One field of CompileOptions as its text and binary forms see it. Every form (the artifact
+/// cache's key, the kernel cache's hash, AOT entries and labels, TESSERA_CAPTURE's options line,
+/// and the parsers of `tessera dump` and tessera_add_kernels) walks kOptionFields, so a new option
+/// is its field above and its row here. (A new integer option also changes the AOT entry layout:
+/// bump runtime/aot.cpp's magic. A new flag takes the next bit of the entry's flags word.)
+struct OptionField {
+  std::string_view name;          ///< as the text forms spell it: `name=value`
+  int CompileOptions::* integer;  ///< the member of an integer option, else null
+  bool CompileOptions::* flag;    ///< the member of an on/off option (written 0 or 1), else null
+  bool always_shown;              ///< the short text form shows it at its default value too
+  bool captured;                  ///< TESSERA_CAPTURE's options line records it (not debug)
+  bool stored_inverted;           ///< AOT entries hold the flag's bit inverted (fp_fusion: entries
+                                  ///< were first written while it was on by default)
+};
+
+/// The fields in the order every form lists them.
+inline constexpr OptionField kOptionFields[] = {
+    {"num_warps", &CompileOptions::num_warps, nullptr, true, true, false},
+    {"num_stages", &CompileOptions::num_stages, nullptr, true, true, false},
+    {"maxnreg", &CompileOptions::maxnreg, nullptr, false, true, false},
+    {"debug", nullptr, &CompileOptions::debug, false, false, false},
+    {"fp_fusion", nullptr, &CompileOptions::fp_fusion, false, true, true},
+};
+
+/// The value of option `f` in `o` (a flag as 0 or 1).
+int64_t option_value(const CompileOptions& o, const OptionField& f);
+/// Sets option `f` of `o` to `value` (a flag: value != 0).
+void set_option(CompileOptions& o, const OptionField& f, int64_t value);
+/// The row of the option called `name`; null when no option has that name.
+const OptionField* find_option(std::string_view name);
+/// Sets the option called `name`; false when no option has that name.
+bool set_option(CompileOptions& o, std::string_view name, int64_t value);
+/// "num_warps, num_stages, maxnreg, debug, fp_fusion": the names, for error messages.
+std::string option_names();
+
+/// The text forms of CompileOptions, as space-separated `name=value` words.
+enum class OptionsText {
+  Every,    ///< every option ("num_warps=4 num_stages=3 maxnreg=0 debug=0 fp_fusion=0"): the
+            ///< artifact cache's key
+  Short,    ///< num_warps and num_stages, the others only where not at their default: AOT
+            ///< labels and tessera_add_kernels' specializations
+  Capture,  ///< Short, less what a capture does not record: TESSERA_CAPTURE's options line
+};
+/// `o` in text form `form`.
+std::string describe(const CompileOptions& o, OptionsText form);
+/// Sets the options named by the `name=value` words of `text` (any form above); words that name
+/// no option are left for the caller. False (and `error` set) for an option word whose value is
+/// not an integer.
+bool parse_options(std::string_view text, CompileOptions& o, std::string* error = nullptr);
+/// A hash of every option (the kernel cache's in-memory key).
+uint64_t options_hash(const CompileOptions& o);
 
 }  // namespace tessera

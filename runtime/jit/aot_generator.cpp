@@ -98,19 +98,10 @@ void parse_spec(const GeneratorKernel& k, const std::string& text, std::vector<t
       fail(ErrorKind::Argument, where(), ": '", word, "' is not NAME=VALUE");
     const std::string name = word.substr(0, eq), value = word.substr(eq + 1);
     int64_t number = 0;
-    if (name == "num_warps" || name == "num_stages" || name == "maxnreg" || name == "debug" ||
-        name == "fp_fusion") {
+    if (find_option(name)) {
       if (!parse_int(value, &number))
         fail(ErrorKind::Argument, where(), ": ", name, " needs an integer");
-      int& field = name == "num_warps"    ? options->num_warps
-                   : name == "num_stages" ? options->num_stages
-                                          : options->maxnreg;
-      if (name == "debug")
-        options->debug = number != 0;
-      else if (name == "fp_fusion")
-        options->fp_fusion = number != 0;
-      else
-        field = static_cast<int>(number);
+      set_option(*options, name, number);
       continue;
     }
     size_t i = 0;
@@ -119,7 +110,7 @@ void parse_spec(const GeneratorKernel& k, const std::string& text, std::vector<t
       std::string list;
       for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
       fail(ErrorKind::Argument, where(), ": no parameter '", name, "' (parameters: ", list,
-           "; options: num_warps, num_stages, maxnreg, debug, fp_fusion)");
+           "; options: ", option_names(), ")");
     }
     tl::ArgSpec& s = (*specs)[i];
     const tl::ParamDesc& p = params[i];

@@ -246,3 +246,28 @@ TEST_CASE("aot: TMA tensor maps survive an entry, and a device that cannot encod
                      "encode at launch; " +
                      dev->info().name + " (") == 0);
 }
+
+TEST_CASE("aot: an entry's options keep their layout, each integer then one word of flags") {
+  // The layout entries had before kOptionFields: num_warps, num_stages, maxnreg as u64, then
+  // debug in bit 0 and fp_fusion inverted in bit 1 (entries already built must still decode).
+  auto u64 = [](uint64_t v) { return std::string(reinterpret_cast<const char*>(&v), 8); };
+  for (int flags = 0; flags < 4; ++flags) {
+    tessera::aot::Decoded d;
+    d.target = "t";
+    d.is_ir = true;
+    d.options = {.num_warps = 8,
+                 .num_stages = 2,
+                 .maxnreg = 64,
+                 .debug = (flags & 1) != 0,
+                 .fp_fusion = (flags & 2) != 0};
+    d.payload = "p";
+    const std::string bytes = tessera::aot::encode_entry(d);
+    const std::string expected = u64(1) + "t" + u64(1) + u64(8) + u64(2) + u64(64) +
+                                 u64((d.options.debug ? 1 : 0) | (d.options.fp_fusion ? 0 : 2));
+    REQUIRE(bytes.size() > 32 + expected.size());
+    CHECK(bytes.substr(32, expected.size()) == expected);  // after the magic and the checksum
+    const std::optional<tessera::aot::Decoded> back = tessera::aot::decode_entry(bytes);
+    REQUIRE(back.has_value());
+    CHECK(back->options == d.options);
+  }
+}
