@@ -214,7 +214,7 @@ TEST_CASE("inline asm: PTX holds the asm text with registers, assembled for sm_8
   }
 }
 
-TEST_CASE("inline asm: pack = 4 packs four i8 of a 2-D tile per register; shf assembles") {
+TEST_CASE("inline asm: pack = 4 packs four i8 of a 2-D tile per register, shf assembles") {
   auto m = trace(asm_bytes, {ptr(DType::i8), ptr(DType::i8), ptr(DType::u32)});
   // 512 i8 over 128 threads: 4 per thread, one call of 4 consecutive elements.
   auto simt = simt_of(*m, "cuda-sm_90a");
