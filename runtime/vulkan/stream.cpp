@@ -86,6 +86,10 @@ TimelineSemaphore::TimelineSemaphore(std::shared_ptr<Context> ctx) : ctx_(std::m
   semaphore_ = UniqueSemaphore(ctx_.get(), s);
 }
 
+TimelineSemaphore::~TimelineSemaphore() {
+  if (waited_.load(std::memory_order_relaxed)) ctx_->wait_idle_quietly();
+}
+
 VulkanStream::VulkanStream(DeviceShared shared) : shared_(std::move(shared)) {
   Context& ctx = *shared_.ctx;
   VkCommandPoolCreateInfo info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
@@ -489,6 +493,7 @@ void VulkanStream::wait(std::shared_ptr<EventImpl> event) {
   std::lock_guard lock(mutex_);
   shared_.ctx->check_alive();
   submit_locked();  // work before the wait need not wait
+  other->semaphore()->mark_waited();
   batch_.waits.emplace_back(other->semaphore(), mark.value);
 }
 

@@ -6,6 +6,7 @@
 /// semaphore; nothing waits on the queue per command.
 #pragma once
 
+#include <atomic>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -44,11 +45,22 @@ struct DeviceShared {
 class TimelineSemaphore {
  public:
   explicit TimelineSemaphore(std::shared_ptr<Context> ctx);
+  /// Drains the queue first where another stream's submission waited on it (mark_waited).
+  ~TimelineSemaphore();
+  TimelineSemaphore(const TimelineSemaphore&) = delete;
+  TimelineSemaphore& operator=(const TimelineSemaphore&) = delete;
   VkSemaphore handle() const { return semaphore_.get(); }
+  /// A submission of another stream waits on this semaphore (an event's cross-stream order).
+  /// Mesa 22.3's common queue (lavapipe) releases such a wait's timeline point on its submit
+  /// thread after signalling the waiting submission's own semaphore, so a semaphore destroyed as
+  /// soon as that signal is seen was written after its destruction (a crash about once in 50
+  /// runs of the threaded ordering test); the destructor then waits for the queue to go idle.
+  void mark_waited() { waited_.store(true, std::memory_order_relaxed); }
 
  private:
   std::shared_ptr<Context> ctx_;
   UniqueSemaphore semaphore_;
+  std::atomic<bool> waited_{false};
 };
 
 /// The fault record of one launch in a graph (fault.cpp): its own slot in a block of slots the
