@@ -12,11 +12,19 @@
 /// planner see the same ops as in a kernel written with pointer tiles.
 #pragma once
 
+#include <functional>
+
 #include "core/ir/ir.h"
 
 namespace tessera::passes {
 
 /// Rewrites every desc_load and desc_store of the module; returns true if there was one.
 bool expand_descriptors(ir::Module& m);
+
+/// Rewrites every desc_store, and every desc_load for which `keep` is false; returns true if
+/// there was one. On a target with TMA the pipeline keeps the loads that TMA can copy into a
+/// loop's ring (lower::plan_tma and lower::feeds_loop_dot) for the loop planner, and expands
+/// whatever it did not take.
+bool expand_descriptors(ir::Module& m, const std::function<bool(const ir::Op&)>& keep);
 
 }  // namespace tessera::passes
