@@ -1,6 +1,7 @@
 /// \file Tensor descriptors as masked pointer accesses: desc_load and desc_store (core/ir/ops.h)
-/// rewritten into the loads and stores a Triton user writes by hand, for every target (none plans
-/// a tensor-memory engine such as Hopper's TMA yet):
+/// rewritten into the loads and stores a Triton user writes by hand, for every target (on a
+/// target with TMA the loads it can copy into a loop's ring are first kept for the loop planner,
+/// core/lower/tma.h; the ring does not issue TMA copies yet, so they are expanded after it):
 ///
 ///   idx_d  = off_d + arange(0, B_d)                       one per dimension, [B_d]
 ///   in_d   = idx_d >= 0 && idx_d < dim_d
