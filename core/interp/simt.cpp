@@ -111,6 +111,7 @@ void run_simt(const ir::Function& fn, std::span<const std::byte> params, Grid gr
     m.shared.begin_workgroup();
     m.async.begin_workgroup(m.threads);
     m.wgmma.begin_workgroup(m.threads, m.shared);
+    m.tma.begin_workgroup();
     m.run_block(0, m.all());
   }
 }

@@ -33,6 +33,12 @@
 ///    thread's cp_async_wait retires its group (checked again as a write at that point): a
 ///    missing or too weak wait leaves the destination as it was (poison before the first write).
 ///    Copies never waited for are dropped at the end of the workgroup.
+///  - tma_load reads global memory (checked per row) when issued; its box reaches shared memory,
+///    and its bytes complete on its mbarrier, when a thread next arrives at or waits on that
+///    mbarrier. A wait whose phase has still not completed then can never complete (every thread
+///    is at the wait) and is a DeviceFault naming the op and what the phase still expects; so is
+///    a use of an mbarrier no mbarrier_init set up, and an arrival its phase does not expect.
+///    Copies never waited for are dropped at the end of the workgroup.
 ///  - print writes the tile interpreter's lines (`pid (x, y, z) idx (i, j) <prefix><value>`), one
 ///    per active thread, in thread order; a failing assert reports the lowest failing thread.
 #pragma once

@@ -23,6 +23,7 @@ enum class Family : uint8_t {
   Debug,
   Matrix,
   Wgmma,
+  Tma,
   CoopMat,
   TileOnly,
   InlineAsm  ///< PTX only: refused (check_interpretable)
@@ -46,6 +47,7 @@ constexpr ir::OpTable<Family> kFamilies = [] {
   t.add(F::Debug, {K::Print, K::Assert, K::Assume});
   t.add(F::Matrix, {K::Mma, K::LdMatrix, K::CpAsync, K::CpAsyncCommit, K::CpAsyncWait});
   t.add(F::Wgmma, {K::Wgmma, K::WgmmaFence, K::WgmmaCommit, K::WgmmaWait, K::FenceAsyncShared});
+  t.add(F::Tma, {K::MbarrierInit, K::MbarrierArriveTx, K::MbarrierWait, K::TmaLoad});
   t.add(F::CoopMat, {K::CoopMatFill, K::CoopMatLoad, K::CoopMatStore, K::CoopMatMulAdd});
   t.add(F::TileOnly, {K::Arange, K::Splat, K::Broadcast, K::ExpandDims, K::Reshape, K::Permute,
                       K::Cat, K::Load, K::Store, K::Reduce, K::ReduceGeneric, K::Scan,
@@ -180,6 +182,8 @@ class Compiler {
         return select_matrix(instr, m_.shared);
       case Family::Wgmma:
         return select_wgmma(instr, m_);
+      case Family::Tma:
+        return select_tma(instr, m_.shared);
       case Family::CoopMat:
         return select_coopmat(instr);
       case Family::TileOnly:

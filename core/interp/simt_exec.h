@@ -23,6 +23,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -32,6 +33,7 @@
 #include "core/interp/scalar.h"
 #include "core/interp/simt.h"
 #include "core/ir/simt.h"
+#include "core/ir/tma.h"
 
 namespace tessera::interp::simt {
 
@@ -168,6 +170,27 @@ struct WgmmaState {
   void begin_workgroup(uint32_t threads, SharedMemory& shared);
 };
 
+/// One TMA copy whose bytes have not landed in shared memory yet (simt_tma.cpp).
+struct PendingTma {
+  std::pair<int64_t, int64_t> barrier;  ///< (buffer, element) of the mbarrier it completes on
+  int64_t buffer = 0;                   ///< the destination buffer
+  int64_t byte_offset = 0;              ///< ... and its first byte
+  std::vector<std::byte> bytes;         ///< the box, swizzled, as it will land
+};
+
+/// The workgroup's mbarriers (by buffer and element) and its TMA copies in flight: a copy lands,
+/// and completes its bytes on its mbarrier, when a thread next arrives at or waits on that
+/// mbarrier, so a missing wait reads stale (poisoned) shared memory.
+struct TmaState {
+  std::map<std::pair<int64_t, int64_t>, ir::MBarrier> barriers;
+  std::vector<PendingTma> pending;
+
+  void begin_workgroup() {
+    barriers.clear();
+    pending.clear();
+  }
+};
+
 class Machine {
  public:
   Machine(const ir::Function& fn, const MemoryMap& memory, const SimtOptions& options, Grid grid);
@@ -186,6 +209,7 @@ class Machine {
   SharedMemory shared;
   AsyncCopies async;
   WgmmaState wgmma;
+  TmaState tma;
 
   Mask all() const { return {all_on_.data(), threads}; }
   void run_block(uint32_t block, const Mask& mask) {
@@ -232,6 +256,8 @@ Handler select_debug(Instr& instr);  ///< simt_debug.cpp: print, assert, assume
 Handler select_matrix(Instr& instr, const SharedMemory& shared);
 /// simt_wgmma.cpp: wgmma, wgmma_fence, wgmma_commit, wgmma_wait, fence_async_shared
 Handler select_wgmma(Instr& instr, Machine& m);
+/// simt_tma.cpp: mbarrier_init, mbarrier_arrive_tx, mbarrier_wait, tma_load
+Handler select_tma(Instr& instr, const SharedMemory& shared);
 /// simt_coopmat.cpp: coopmat_fill, coopmat_load, coopmat_store, coopmat_mul_add
 Handler select_coopmat(Instr& instr);
 /// Bytes of one thread's share of a cooperative matrix of `type` (simt_coopmat.cpp).

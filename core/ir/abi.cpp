@@ -1,6 +1,7 @@
 /// \file Parameter block layout.
 #include "core/ir/abi.h"
 
+#include <cstdint>
 #include <sstream>
 
 #include "core/support/error.h"
@@ -52,6 +53,83 @@ std::string TensorMapParam::str() const {
   os << "] swizzle " << swizzle << ")";
   if (copies > 1) os << " x " << copies << " copies";
   return os.str();
+}
+
+namespace {
+
+/// A cursor over the text of a tensor map: each step consumes what it expects or fails.
+struct MapText {
+  std::string_view rest;
+
+  bool lit(std::string_view s) {
+    if (!rest.starts_with(s)) return false;
+    rest.remove_prefix(s.size());
+    return true;
+  }
+  bool integer(int64_t* out) {
+    size_t n = 0;
+    const bool neg = !rest.empty() && rest[0] == '-';
+    int64_t v = 0;
+    for (n = neg ? 1 : 0; n < rest.size() && rest[n] >= '0' && rest[n] <= '9' && n < 19; ++n)
+      v = v * 10 + (rest[n] - '0');
+    if (n == (neg ? 1u : 0u)) return false;
+    rest.remove_prefix(n);
+    *out = neg ? -v : v;
+    return true;
+  }
+  bool value(TensorMapValue* out) {
+    int64_t v = 0;
+    if (lit("%")) {
+      if (!integer(&v) || v < 0 || v > INT32_MAX) return false;
+      *out = TensorMapValue{static_cast<int>(v), 0};
+      return true;
+    }
+    if (!integer(&v)) return false;
+    *out = TensorMapValue{-1, v};
+    return true;
+  }
+  /// "[a<sep>b<sep>...]" of values or integers.
+  template <class T, class F>
+  bool list(std::string_view sep, std::vector<T>* out, F one) {
+    if (!lit("[")) return false;
+    do {
+      T v{};
+      if (!one(&v)) return false;
+      out->push_back(v);
+    } while (lit(sep));
+    return lit("]");
+  }
+};
+
+}  // namespace
+
+std::optional<TensorMapParam> parse_tensor_map(std::string_view text) {
+  MapText t{text};
+  TensorMapParam m;
+  int64_t base = 0;
+  if (!t.lit("tensor_map(%") || !t.integer(&base) || base < 0 || base > INT32_MAX || !t.lit(": "))
+    return std::nullopt;
+  m.base_param = static_cast<int>(base);
+  const size_t space = t.rest.find(' ');
+  if (space == std::string_view::npos) return std::nullopt;
+  const std::optional<DType> dtype = parse_dtype(t.rest.substr(0, space));
+  if (!dtype) return std::nullopt;
+  m.dtype = *dtype;
+  t.rest.remove_prefix(space + 1);
+  auto value = [&](TensorMapValue* v) { return t.value(v); };
+  auto integer = [&](int64_t* v) { return t.integer(v); };
+  int64_t swizzle = 0, copies = 1;
+  if (!t.list(" x ", &m.dims, value) || !t.lit(" strides ") || !t.list(", ", &m.strides, value) ||
+      !t.lit(" box ") || !t.list(" x ", &m.box, integer) || !t.lit(" swizzle ") ||
+      !t.integer(&swizzle) || !t.lit(")"))
+    return std::nullopt;
+  if (t.lit(" x ") && (!t.integer(&copies) || copies < 2 || !t.lit(" copies"))) return std::nullopt;
+  if (!t.rest.empty() || m.strides.size() != m.dims.size() || m.box.size() != m.dims.size() ||
+      copies > INT32_MAX || (swizzle != 0 && swizzle != 32 && swizzle != 64 && swizzle != 128))
+    return std::nullopt;
+  m.swizzle = static_cast<int>(swizzle);
+  m.copies = static_cast<int>(copies);
+  return m;
 }
 
 ParamLayout param_layout(const std::vector<Type>& param_types, size_t maps) {

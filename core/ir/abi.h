@@ -7,7 +7,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ir.h"
@@ -64,6 +66,10 @@ struct TensorMapParam {
   /// " x 2 copies" where copies > 1.
   std::string str() const;
 };
+
+/// The map TensorMapParam::str() printed (with " x N copies" when N > 1); nullopt for any other
+/// text. SIMT functions carry their maps so (attribute tensor_map_<i>, core/ir/simt.h).
+std::optional<TensorMapParam> parse_tensor_map(std::string_view text);
 
 /// Bytes of one encoded tensor map (CUtensorMap) and its alignment in the parameter block.
 inline constexpr uint32_t kTensorMapBytes = 128;

@@ -17,6 +17,14 @@
 ///                        uninitialized when the workgroup starts. Other attribute names that
 ///                        start with `shared` are errors.
 ///   target = "<text>"    the target description it was lowered for (core/target); optional
+///   tensor_map_<i> = "<map>"
+///                        TMA tensor map i (numbered densely from 0, written as shared_<i> is):
+///                        the text of ir::TensorMapParam::str() (core/ir/abi.h), which parameters
+///                        give the tensor's base, dimensions and strides, and the box one copy
+///                        moves with its swizzle. A target passes map i to the kernel after the
+///                        user's parameters (PTX: `.param .align 64 .b8 [128]`, encoded by the
+///                        runtime at launch); the SIMT interpreter reads the same numbers from the
+///                        parameters' values.
 ///
 /// Function attributes print in the function header (one line, sorted by name):
 ///   func @k(%x: ptr<f32>, %n: i32) attributes {shared_0 = tile<4xf32>, stage = "simt",
@@ -105,6 +113,36 @@
 ///                            last commit (possibly an empty group).
 ///   cp_async_wait {pending}  waits until at most `pending` (>= 0) of this thread's committed
 ///                            groups are incomplete (cp.async.wait_group).
+///   mbarrier_init %index, %count {buffer}
+///                            initializes the mbarrier at element %index (i32) of shared buffer
+///                            `buffer` (of i64 elements) to expect %count (i32, at least 1)
+///                            arrivals per phase; phase 0 begins. Every active thread initializes
+///                            it (a lowering lets one thread do it, then fence_async_shared and a
+///                            barrier before any other thread uses it).
+///   mbarrier_arrive_tx %index, %bytes {buffer}
+///                            each active thread arrives once at that mbarrier, and its current
+///                            phase also expects %bytes (i32, at least 0) more bytes of copies
+///                            (PTX mbarrier.arrive.expect_tx). An arrival that the phase no longer
+///                            expects is a fault.
+///   mbarrier_wait %index, %parity {buffer}
+///                            each active thread waits until the phase of parity %parity (i32, 0
+///                            or 1) of that mbarrier has completed (mbarrier.try_wait.parity in a
+///                            loop): the phase whose parity differs from the current phase's. A
+///                            wait that no arrival or copy in flight can end hangs a GPU; the SIMT
+///                            interpreter reports it as a fault naming the op and what the phase
+///                            still expects.
+///   tma_load %index, %bar, %c0, ... {buffer, barrier, map}
+///                            each active thread issues one TMA tensor copy
+///                            (cp.async.bulk.tensor): the box of tensor map `map` whose first
+///                            element is at coordinates %c0, ... (i32 elements, one per dimension,
+///                            outermost first; the box may lie partly or wholly outside the tensor,
+///                            whose elements outside read as zero) is written to shared buffer
+///                            `buffer` (of the map's dtype) from element %index, densely,
+///                            innermost fastest, 16-byte chunks swizzled as ir::tma_swizzle says
+///                            (%index x element bytes a multiple of 128, and of 8 x swizzle). The
+///                            copy then completes the box's bytes on the mbarrier at element %bar
+///                            of buffer `barrier`. Nothing may read or write the destination
+///                            before a wait on that mbarrier sees the phase complete.
 ///   coopmat_fill %x          a cooperative matrix (the result's type, coopmat_a/_b/_acc<RxCxD>)
 ///                            every element of which is %x (a scalar of D).
 ///   coopmat_load %index {buffer, stride, col_major?}
@@ -150,6 +188,7 @@
 #include <string_view>
 #include <vector>
 
+#include "abi.h"
 #include "ir.h"
 #include "ops.h"
 
@@ -318,6 +357,37 @@ struct CoopMatStoreOp : OpView<OpKind::CoopMatStore> {
   int64_t stride() const { return op->int_attr("stride"); }
   bool col_major() const { return op->int_attr_or("col_major", 0) != 0; }
 };
+
+/// The mbarrier ops: mbarrier_init (value: the arrival count), mbarrier_arrive_tx (the bytes)
+/// and mbarrier_wait (the parity).
+struct MbarrierOp {
+  const Op* op;
+  explicit MbarrierOp(const Op* o);
+  Value* index() const { return op->operand(0); }
+  Value* value() const { return op->operand(1); }
+  int64_t buffer() const { return op->int_attr("buffer"); }
+};
+struct TmaLoadOp : OpView<OpKind::TmaLoad> {
+  using OpView::OpView;
+  Value* index() const { return op->operand(0); }
+  Value* barrier_index() const { return op->operand(1); }
+  std::span<Value* const> coords() const {
+    return {op->operands.data() + 2, op->operands.size() - 2};
+  }
+  int64_t buffer() const { return op->int_attr("buffer"); }
+  int64_t barrier() const { return op->int_attr("barrier"); }
+  int64_t map() const { return op->int_attr("map"); }
+};
+
+/// "tensor_map_<index>", the attribute that declares tensor map `index`.
+std::string tensor_map_attr(int64_t index);
+/// The index of an attribute name "tensor_map_<i>" (i without leading zeros); nullopt for any
+/// other name.
+std::optional<int64_t> parse_tensor_map_attr(std::string_view name);
+/// The tensor maps of `fn` (a verified SIMT function), map 0 first; empty for most.
+std::vector<TensorMapParam> tensor_maps(const Function& fn);
+/// Declares the next tensor map of `fn`; returns its index.
+int64_t add_tensor_map(Function& fn, const TensorMapParam& map);
 
 /// `print` and `assert` in a SIMT function: `rank` (default 0) i32 indices, an assert's
 /// reported values (attribute `values`, default 0: scalars, see AssertOp), then the printed value

@@ -3,6 +3,7 @@
 /// verifier_control.cpp, verifier_simt.cpp).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -31,6 +32,8 @@ struct SimtContext {
   std::optional<int64_t> subgroup;
   /// The function's thread count; nullopt when the attribute is missing or malformed.
   std::optional<int64_t> threads;
+  /// The declared TMA tensor maps by number; nullopt for one whose attribute is malformed.
+  std::map<int64_t, std::optional<TensorMapParam>> maps;
 };
 
 /// The checks of one op: typed access to its operands and attributes, and one way to report.
@@ -118,6 +121,11 @@ void check_simt_debug(OpChecker& c);      // verifier_simt.cpp: SIMT print, asse
 void check_wgmma_family(OpChecker& c);    // verifier_wgmma.cpp
 void check_coopmat_family(OpChecker& c);  // verifier_coopmat.cpp
 void check_inline_asm(OpChecker& c);      // verifier_inline_asm.cpp
+void check_tma_family(OpChecker& c);      // verifier_tma.cpp
+/// The `tensor_map_<i>` attributes of SIMT function `fn`: text, parameters, dense numbering
+/// (verifier_tma.cpp). Reports through `fail` ("(SIMT) expects ...").
+std::map<int64_t, std::optional<TensorMapParam>> check_tensor_maps(
+    const Function& fn, const std::function<void(const std::string&)>& fail);
 /// In a SIMT function: an operand that a wgmma defines is read only by a wgmma (as C), a
 /// wgmma_wait or a yield (verifier_wgmma.cpp).
 void check_async_operands(OpChecker& c);

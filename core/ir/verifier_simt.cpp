@@ -47,7 +47,8 @@ class FunctionAttrChecker {
     const AttrValue* target = find_attr(fn_.attrs, "target");
     if (target && !std::holds_alternative<std::string>(*target))
       fail("(SIMT) expects attribute 'target' to be a string, got ", print_attr_value(*target));
-    return SimtContext{buffers(), subgroup_ok ? subgroup : std::nullopt, threads};
+    return SimtContext{buffers(), subgroup_ok ? subgroup : std::nullopt, threads,
+                       check_tensor_maps(fn_, [&](const std::string& m) { fail(m); })};
   }
 
  private:

@@ -140,9 +140,11 @@ void plan_wgmma_operands(DotPlan& plan, const ir::Op& op, const Homes& homes) {
   // A computed in registers (attention's probabilities: a cast of the previous dot's
   // accumulator) already lying as wgmma reads A from registers skips shared memory.
   const ir::Value* a = dot.lhs();
-  const bool loaded = !a->def || a->def->kind == ir::OpKind::Load ||
-                      (a->def->kind == ir::OpKind::Permute && a->def->operand(0)->def &&
-                       a->def->operand(0)->def->kind == ir::OpKind::Load);
+  auto is_load = [](const ir::Op* op) {
+    return op && (op->kind == ir::OpKind::Load || op->kind == ir::OpKind::DescLoad);
+  };
+  const bool loaded = !a->def || is_load(a->def) ||
+                      (a->def->kind == ir::OpKind::Permute && is_load(a->def->operand(0)->def));
   if (loaded || !plan.wgmma->allows_trans() || plan.tiling.wg_n != 1 || homes.is_free(a)) return;
   Layout ra =
       wgmma_a_layout(a->type.shape[0], a->type.shape[1], plan.tiling, plan.acc.num_threads());

@@ -228,6 +228,18 @@ void Homes::op(const ir::Op& o) {
     case OpKind::AtomicCas:
       homes_[r] = coalesced(o.operand(0));
       return;
+    case OpKind::DescLoad: {
+      // (kept for TMA, core/lower/tma.h) As its expansion would load it: 16 bytes per thread
+      // along the innermost dimension (stride 1), the others outward.
+      const ir::Shape& shape = r->type.shape;
+      std::vector<int> order;
+      for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) order.push_back(d);
+      int64_t vec = std::max<int64_t>(1, 16 / ir::dtype_bytes(r->type.dtype));
+      vec = std::min({vec, shape.back(), std::max<int64_t>(1, r->type.numel() / threads_)});
+      vec = int64_t{1} << log2_exact(std::bit_floor(static_cast<uint64_t>(vec)));
+      homes_[r] = blocked(shape, order, static_cast<int>(vec), threads_);
+      return;
+    }
     case OpKind::Dot:
       homes_[r] = dot_layout_(o);
       return;

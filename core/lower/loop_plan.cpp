@@ -8,6 +8,7 @@
 #include "core/ir/ops.h"
 #include "core/lower/mma_operand.h"
 #include "core/lower/plan.h"
+#include "core/lower/tma.h"
 
 namespace tessera::lower {
 namespace {
@@ -66,6 +67,16 @@ std::optional<RingLoad> find_load(const LoweringPlan& plan, const ir::ForOp& f,
       v->def->ints_attr("order") == std::vector<int64_t>{1, 0} && uses(body, v) == 1) {
     p.transposed = true;
     v = v->def->operand(0);
+  }
+  if (v->def && v->def->kind == OpKind::DescLoad && v->def->parent == &body && uses(body, v) == 1) {
+    // (kept only on TMA targets, passes::expand_descriptors) A TMA copy of the block at the
+    // prefetched iteration's offsets: every operand must be evaluable there.
+    for (const ir::Value* x : v->def->operands)
+      if (!shiftable(body, x)) return std::nullopt;
+    p.tma = plan_tma(plan.function(), *v->def, plan.target(), nullptr);
+    if (!p.tma || p.tma->rank() != 2) return std::nullopt;
+    p.load = v->def;
+    return p;
   }
   if (!v->def || v->def->kind != OpKind::Load || v->def->parent != &body || uses(body, v) != 1)
     return std::nullopt;
@@ -137,8 +148,18 @@ int64_t carried_registers(const RingLoad& p, int64_t threads) {
 /// through registers in the load's home (which the homes chose for the stores into the operand's
 /// layout). False: the ring cannot move it.
 bool plan_copies(RingLoad& p, const LoweringPlan& plan, const DotPlan& dp, bool is_a) {
-  ir::LoadOp ld(p.load);
   const ir::Value* v = p.load->result();
+  if (p.tma) {
+    // TMA writes each box's rows (the source's innermost dimension) swizzled as wgmma reads an
+    // operand contiguous along that dimension; the boxes of a wider row are its column blocks.
+    if (dp.kind != DotKind::Wgmma) return false;
+    p.layout = plan.homes().home(v);
+    p.width = p.tma->box.back();
+    const WgmmaOperand& o = is_a ? dp.wa : dp.wb;
+    const int op_fast = p.transposed ? 0 : 1;  // the innermost dimension, in the operand's
+    return o.mn_major == (op_fast == (is_a ? 0 : 1)) && o.swizzle == p.tma->swizzle;
+  }
+  ir::LoadOp ld(p.load);
   // Copies go straight to shared memory and their pointers are recomputed, so they may use any
   // layout: 16 bytes per thread along the home's contiguous dimension (threads past the tile hold
   // copies and skip).
@@ -264,8 +285,9 @@ LoopPlan plan_loop(const ir::Op& loop, const LoweringPlan& plan) {
       // fed (its load would otherwise wait in every iteration); one from outside the loop is
       // held; one computed in the body is stored from registers by its dot.
       const ir::Value* src = v->def && v->def->kind == OpKind::Permute ? v->def->operand(0) : v;
-      if (!wgmma || (src->def && src->def->kind == OpKind::Load && is_body_value(body, src)))
-        return plain;
+      const bool loaded =
+          src->def && (src->def->kind == OpKind::Load || src->def->kind == OpKind::DescLoad);
+      if (!wgmma || (loaded && is_body_value(body, src))) return plain;
       fixed += tile_bytes(v);
       if (is_body_value(body, v))
         made_in_body = true;

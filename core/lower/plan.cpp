@@ -80,8 +80,9 @@ std::string LoopPlan::str(const std::unordered_map<const ir::Value*, std::string
     const RingLoad* l = &f.load;
     os << "\n    " << operand(f.dot, f.is_a) << " " << name_of(names, l->load->result())
        << (l->transposed ? " (transposed)" : "")
-       << (l->via_registers ? ": through registers, " + std::to_string(l->width) + " per load, "
-                            : ": " + std::to_string(l->width) + " per copy, ")
+       << (l->tma             ? ": by TMA, " + l->tma->str() + ", "
+           : l->via_registers ? ": through registers, " + std::to_string(l->width) + " per load, "
+                              : ": " + std::to_string(l->width) + " per copy, ")
        << l->layout.str();
     if (l->iter_arg >= 0)
       os << ", pointer from " << name_of(names, l->init) << " + iteration x "

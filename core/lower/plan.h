@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/ir/abi.h"
 #include "core/ir/ir.h"
 #include "core/ir/simt.h"
 #include "core/ir/wgmma.h"
@@ -110,6 +111,9 @@ struct RingLoad {
   int iter_arg = -1;                ///< the pointer is this loop-carried value (index), or -1
   const ir::Value* init = nullptr;  ///< ... starting at this free value
   const ir::Value* inc = nullptr;   ///< ... advanced by this loop-invariant offset
+  /// (sm_90a) The load is a desc_load copied into its stage by TMA with this tensor map (its
+  /// offsets evaluated at the prefetched iteration); layout is then the load's home.
+  std::optional<ir::TensorMapParam> tma;
   /// The layout of the copies in the dot operand's coordinates.
   Layout operand_layout() const;
 };

@@ -91,10 +91,15 @@ void erase(Op* op) {
 }  // namespace
 
 bool expand_descriptors(ir::Module& m) {
+  return expand_descriptors(m, [](const Op&) { return false; });
+}
+
+bool expand_descriptors(ir::Module& m, const std::function<bool(const ir::Op&)>& keep) {
   std::vector<Op*> accesses;
   for (auto& fn : m.functions)
     ir::walk(fn->body, [&](Op* op) {
-      if (op->kind == OpKind::DescLoad || op->kind == OpKind::DescStore) accesses.push_back(op);
+      if (op->kind == OpKind::DescStore || (op->kind == OpKind::DescLoad && !keep(*op)))
+        accesses.push_back(op);
     });
   for (Op* op : accesses) {
     if (op->kind == OpKind::DescLoad) {

@@ -1,6 +1,7 @@
 /// \file Tensor descriptors as masked pointer accesses: desc_load and desc_store (core/ir/ops.h)
-/// rewritten into the loads and stores a Triton user writes by hand, for every target (none plans
-/// a tensor-memory engine such as Hopper's TMA yet):
+/// rewritten into the loads and stores a Triton user writes by hand, for every target (on a
+/// target with TMA the loads it can copy into a loop's ring are first kept for the loop planner,
+/// core/lower/tma.h; the ring does not issue TMA copies yet, so they are expanded after it):
 ///
 ///   idx_d  = off_d + arange(0, B_d)                       one per dimension, [B_d]
 ///   in_d   = idx_d >= 0 && idx_d < dim_d
@@ -12,11 +13,19 @@
 /// planner see the same ops as in a kernel written with pointer tiles.
 #pragma once
 
+#include <functional>
+
 #include "core/ir/ir.h"
 
 namespace tessera::passes {
 
 /// Rewrites every desc_load and desc_store of the module; returns true if there was one.
 bool expand_descriptors(ir::Module& m);
+
+/// Rewrites every desc_store, and every desc_load for which `keep` is false; returns true if
+/// there was one. On a target with TMA the pipeline keeps the loads that TMA can copy into a
+/// loop's ring (lower::plan_tma and lower::feeds_loop_dot) for the loop planner, and expands
+/// whatever it did not take.
+bool expand_descriptors(ir::Module& m, const std::function<bool(const ir::Op&)>& keep);
 
 }  // namespace tessera::passes

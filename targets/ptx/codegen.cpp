@@ -206,7 +206,11 @@ target::Artifact emit(const ir::Function& fn, const target::Target& target, std:
   a.isa = "ptx";
   a.ptx = pin_version(std::move(ptx));
   a.target = target.str();
-  a.params = ir::param_layout(fn);
+  // TMA tensor maps: encoded by the runtime at launch into slots after the user's parameters.
+  a.tensor_maps = ir::tensor_maps(fn);
+  std::vector<ir::Type> types;
+  for (const ir::Param& p : fn.params) types.push_back(p.value->type);
+  a.params = ir::param_layout(types, a.tensor_maps.size());
   a.param_bytes = a.params.size;
   a.threads = static_cast<uint32_t>(ir::simt_threads(fn));
   a.subgroup = static_cast<uint32_t>(ir::simt_subgroup(fn));

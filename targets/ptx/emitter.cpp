@@ -6,6 +6,7 @@
 
 #include "core/ir/abi.h"
 #include "core/ir/op_table.h"
+#include "core/ir/simt.h"
 #include "core/support/error.h"
 #include "targets/ptx/ptx.h"
 
@@ -47,6 +48,7 @@ constexpr ir::OpTable<Handler> kHandlers = [] {
   t.add(emit_control, {K::For, K::If, K::While});
   t.add(emit_matrix, {K::Mma, K::LdMatrix, K::CpAsync, K::CpAsyncCommit, K::CpAsyncWait, K::Wgmma,
                       K::WgmmaFence, K::WgmmaCommit, K::WgmmaWait, K::FenceAsyncShared});
+  t.add(emit_tma, {K::MbarrierInit, K::MbarrierArriveTx, K::MbarrierWait, K::TmaLoad});
   t.add(emit_debug, {K::Print, K::Assert, K::Assume, K::MultipleOf, K::MaxContiguous});
   t.add(emit_inline_asm, {K::InlineAsm, K::InlineAsmImpure});
   t.add(emit_coopmat_unsupported, {K::CoopMatFill, K::CoopMatLoad, K::CoopMatStore,
@@ -176,9 +178,21 @@ void Emitter::emit_signature() {
     const ir::Type& t = p.value->type;
     params.push_back(t.is_ptr ? type(t) : memory_type(t.dtype));  // i1 travels as a byte
   }
+  // Each TMA tensor map: a 128-byte, 64-aligned parameter after the user's, which the copies
+  // read through the param window (emit_tma.cpp); LLVM declares it `.param .align 64 .b8 [128]`.
+  const size_t maps = ir::tensor_maps(fn).size();
+  auto* map_type = llvm::ArrayType::get(b.getInt8Ty(), ir::kTensorMapBytes);
+  for (size_t i = 0; i < maps; ++i) params.push_back(b.getPtrTy());
   auto* fty = llvm::FunctionType::get(b.getVoidTy(), params, false);
   kernel = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, kernel_symbol(fn.name),
                                   module);
+  for (size_t i = 0; i < maps; ++i) {
+    const unsigned arg = static_cast<unsigned>(fn.params.size() + i);
+    kernel->addParamAttr(arg, llvm::Attribute::getWithByValType(ctx, map_type));
+    kernel->addParamAttr(arg,
+                         llvm::Attribute::getWithAlignment(ctx, llvm::Align(ir::kTensorMapAlign)));
+    kernel->getArg(arg)->setName("tensor_map_" + std::to_string(i));
+  }
   kernel->setCallingConv(llvm::CallingConv::PTX_Kernel);
   kernel->addFnAttr(llvm::Attribute::NoUnwind);
   // Kernel marker and the block size: ptxas may assume at most `threads` threads.

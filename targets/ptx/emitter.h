@@ -85,6 +85,7 @@ void emit_simt(Emitter& e, const ir::Op& op);      // emit_simt.cpp: ids, shuffl
 void emit_control(Emitter& e, const ir::Op& op);   // emit_control.cpp: for, if, while
 void emit_debug(Emitter& e, const ir::Op& op);     // emit_debug.cpp: print, assert, hints
 void emit_matrix(Emitter& e, const ir::Op& op);    // emit_matrix.cpp: mma, ldmatrix, cp.async
+void emit_tma(Emitter& e, const ir::Op& op);       // emit_tma.cpp: mbarriers, TMA copies
 
 /// emit_inline_asm.cpp: inline_asm and inline_asm_impure (tl::inline_asm_elementwise).
 void emit_inline_asm(Emitter& e, const ir::Op& op);

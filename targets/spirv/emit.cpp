@@ -136,6 +136,7 @@ enum class Family : uint8_t {
   Nothing,
   Mma,
   Wgmma,
+  Tma,
   AtomicRmw,
   AtomicCas,
   Shuffle,
@@ -178,6 +179,7 @@ constexpr ir::OpTable<Family> kFamilies = [] {
   t.add(F::Nothing, {K::CpAsyncCommit, K::CpAsyncWait, K::Assume});
   t.add(F::Mma, {K::Mma, K::LdMatrix});
   t.add(F::Wgmma, {K::Wgmma, K::WgmmaFence, K::WgmmaCommit, K::WgmmaWait, K::FenceAsyncShared});
+  t.add(F::Tma, {K::MbarrierInit, K::MbarrierArriveTx, K::MbarrierWait, K::TmaLoad});
   t.add(F::AtomicRmw, {K::AtomicRmw});
   t.add(F::AtomicCas, {K::AtomicCas});
   t.add(F::Shuffle, {K::Shuffle});
@@ -236,6 +238,10 @@ void Emitter::emit_op(const ir::Op& op) {
       unsupported(&op, concat("'", op.name(), "' (Hopper's warpgroup matrix ops) needs the 'wgmma' ",
                               "capability; Vulkan reaches tensor cores through cooperative ",
                               "matrices"));
+    case Family::Tma:
+      unsupported(&op, concat("'", op.name(), "' (Hopper's TMA copies and mbarriers) needs the ",
+                              "'tma' capability; Vulkan stages descriptor loads with ordinary ",
+                              "loads"));
     case Family::AtomicRmw:   return emit_atomic_rmw(op);
     case Family::AtomicCas:   return emit_atomic_cas(op);
     case Family::Shuffle:     return emit_shuffle(op);

@@ -243,6 +243,37 @@ void add_wgmma_function(Module& m) {
            {f32(), f32(), f32(), f32()}, {{"pending", int64_t{0}}});
 }
 
+/// A SIMT function with the TMA family: a tensor map, an mbarrier initialized, armed with the
+/// box's bytes, a copy completing on it, and a wait.
+void add_tma_function(Module& m) {
+  Function* fn = m.add_function("every_tma_op", Location::make("/src/every_op.cpp", 100, 6));
+  set_simt_attrs(*fn, 128, 32, "cuda-sm_90a");
+  add_shared_buffer(*fn, DType::f16, 4096);
+  add_shared_buffer(*fn, DType::i64, 1);
+  Value* base = m.add_arg(fn->body, Type::pointer(DType::f16));
+  fn->params.push_back(Param{"base", base, {{"divisibility", int64_t{16}}}});
+  Value* rows = m.add_arg(fn->body, i32());
+  fn->params.push_back(Param{"rows", rows, {}});
+  TensorMapParam map;
+  map.base_param = 0;
+  map.dims = {{1, 0}, {-1, 64}};
+  map.strides = {{-1, 64}, {-1, 1}};
+  map.box = {64, 64};
+  map.swizzle = 128;
+  add_tensor_map(*fn, map);
+  Builder b(m, fn->body);
+  b.set_loc(Location::make("/src/every_op.cpp", 101, 3));
+  Value* c0 = b.constant_int(i32(), 0);
+  Value* c1 = b.constant_int(i32(), 1);
+  Value* bytes = b.constant_int(i32(), 8192);
+  const std::vector<Attribute> bar = {{"buffer", int64_t{1}}};
+  b.create(OpKind::MbarrierInit, {c0, c1}, {}, bar);
+  b.create(OpKind::MbarrierArriveTx, {c0, bytes}, {}, bar);
+  b.create(OpKind::TmaLoad, {c0, c0, rows, c0}, {},
+           {{"barrier", int64_t{1}}, {"buffer", int64_t{0}}, {"map", int64_t{0}}});
+  b.create(OpKind::MbarrierWait, {c0, c0}, {}, bar);
+}
+
 /// A SIMT function with the cooperative-matrix family: a filled accumulator, A and B loaded from
 /// shared memory, their product added and stored.
 void add_coopmat_function(Module& m) {
@@ -306,6 +337,7 @@ std::unique_ptr<Module> every_op_kind() {
   add_wgmma_function(*fb.module);
   add_coopmat_function(*fb.module);
   add_inline_asm_function(*fb.module);
+  add_tma_function(*fb.module);
   return std::move(fb.module);
 }
 

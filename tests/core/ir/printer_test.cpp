@@ -86,8 +86,8 @@ TEST_CASE("printer: function attributes print after the parameters, sorted, befo
 
 TEST_CASE("printer: the SIMT function of the sample prints its attributes and SIMT ops") {
   std::unique_ptr<Module> m = samples::every_op_kind();
-  // the tile kernel, the SIMT ops, the wgmma and coopmat families, inline asm
-  REQUIRE(m->functions.size() == 5);
+  // the tile kernel, the SIMT ops, the wgmma, coopmat and TMA families, inline asm
+  REQUIRE(m->functions.size() == 6);
   CHECK(print(*m->functions[1]) ==
         "func @every_simt_op(%x: ptr<f32>, %n: i32) attributes {shared_0 = tile<4xf32>, "
         "shared_1 = tile<3xi32>, stage = \"simt\", subgroup = 32, target = \"cuda-sm_90\", "

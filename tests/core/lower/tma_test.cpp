@@ -3,12 +3,16 @@
 // the masked-load expansion, with its reason.
 #include <doctest/doctest.h>
 
+#include <sstream>
 #include <string>
 
 #include "core/ir/parser.h"
 #include "core/ir/tma.h"
 #include "core/lower/mma_operand.h"
+#include "core/lower/plan.h"
 #include "core/lower/tma.h"
+#include "core/passes/pipeline.h"
+#include "core/support/dump.h"
 #include "core/target/target.h"
 
 namespace ir = tessera::ir;
@@ -177,4 +181,84 @@ TEST_CASE("tma: the report names each descriptor load's tensor map or its reason
   CHECK(report.find(": tensor_map(%1: f16 [%4 x %3] strides [%3, 1] box [64 x 64] swizzle 128) "
                     "feeding a loop's dot\n") != std::string::npos);
   CHECK(lower::tma_report(m->kernel(), *target::profile("cuda-sm_80")).empty());
+}
+
+namespace {
+
+/// The K loop of a matmul reading A [M x K] and B [K x N] by descriptors, both strides known
+/// to be multiples of 16 bytes (what TMA can copy into the wgmma ring), storing C by descriptor.
+constexpr const char* kDescMatmul =
+    "func @mm(%a: ptr<f16> {divisibility = 16}, %b: ptr<f16> {divisibility = 16}, %M: i32,\n"
+    "         %N: i32 {divisibility = 16}, %K: i32 {divisibility = 16},\n"
+    "         %c: ptr<f32> {divisibility = 16}) {\n"
+    "  %one = constant {value = 1} : i32\n"
+    "  %zero = constant {value = 0} : i32\n"
+    "  %st = constant {value = 64} : i32\n"
+    "  %acc0 = constant {value = 0.0} : tile<128x128xf32>\n"
+    "  %r = for %zero, %K, %st, %acc0 ({\n"
+    "  ^(%k: i32, %acc: tile<128x128xf32>):\n"
+    "    %x = desc_load %a, %M, %K, %K, %one, %zero, %k : tile<128x64xf16>\n"
+    "    %y = desc_load %b, %K, %N, %N, %one, %k, %zero : tile<64x128xf16>\n"
+    "    %d = dot %x, %y, %acc : tile<128x128xf32>\n"
+    "    yield %d\n"
+    "  }) : tile<128x128xf32>\n"
+    "  desc_store %c, %M, %N, %N, %one, %zero, %zero, %r\n"
+    "}\n";
+
+/// The plan of kDescMatmul's loop on `profile` with its desc_loads kept (as the pipeline keeps
+/// them on a target with TMA).
+std::string desc_loop_plan(const char* profile) {
+  auto m = ir::parse(kDescMatmul);
+  const tessera::CompileOptions options{.num_warps = 4, .num_stages = 3};
+  lower::LoweringPlan plan(m->kernel(), *target::profile(profile), options);
+  std::string out;
+  ir::walk(plan.function().body, [&](const ir::Op* op) {
+    if (op->kind == ir::OpKind::For) out = plan.str();
+  });
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("tma: the wgmma ring plans the descriptor loads as TMA copies on sm_90a only") {
+  const std::string p = desc_loop_plan("cuda-sm_90a");
+  CAPTURE(p);
+  CHECK(p.find("cp_async_ring, 3 stages") != std::string::npos);
+  CHECK(p.find("a %7: by TMA, tensor_map(%0: f16 [%2 x %4] strides [%4, 1] box [128 x 64] "
+               "swizzle 128), ") != std::string::npos);
+  // B's 128 f16 rows: two 128-byte boxes per row, wgmma's column blocks.
+  CHECK(p.find("b %8: by TMA, tensor_map(%1: f16 [%4 x %3] strides [%3, 1] box [64 x 64] "
+               "swizzle 128) x 2 copies, ") != std::string::npos);
+  // Without TMA the planner does not take a descriptor load (the pipeline expands them first).
+  const std::string q = desc_loop_plan("cuda-sm_80");
+  CAPTURE(q);
+  CHECK(q.find("by TMA") == std::string::npos);
+}
+
+TEST_CASE("tma: the pipeline keeps the loads for the planner on sm_90a, then expands them") {
+  auto m = ir::parse(kDescMatmul);
+  std::ostringstream dump;
+  tessera::Dumps dumps = tessera::Dumps::parse("layouts", "test");
+  dumps.redirect(dump);
+  const tessera::CompileOptions options{.num_warps = 4, .num_stages = 3};
+  tessera::passes::Compiled c = tessera::passes::compile(
+      *m, *target::profile("cuda-sm_90a"), options, tessera::passes::Stage::Simt, dumps);
+  const std::string d = dump.str();
+  CAPTURE(d);
+  const size_t replanned =
+      d.find("// re-planned with the descriptor loads expanded (no TMA ring yet)\n");
+  REQUIRE(replanned != std::string::npos);
+  CHECK(d.find("by TMA") < replanned);  // the first plan takes both loads
+  REQUIRE(c.plan);
+  CHECK(c.plan->str().find("by TMA") == std::string::npos);
+  CHECK(c.plan->str().find("cp_async_ring, 3 stages") != std::string::npos);
+  REQUIRE(c.simt);
+  // Without TMA every descriptor load is expanded before the one plan.
+  std::ostringstream dump80;
+  dumps.redirect(dump80);
+  auto m80 = ir::parse(kDescMatmul);
+  tessera::passes::compile(*m80, *target::profile("cuda-sm_80"), options,
+                           tessera::passes::Stage::Simt, dumps);
+  CHECK(dump80.str().find("re-planned with the descriptor loads") == std::string::npos);
+  CHECK(dump80.str().find("by TMA") == std::string::npos);
 }

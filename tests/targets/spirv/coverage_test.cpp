@@ -169,6 +169,18 @@ std::string refused_kernel(OpKind kind) {
     case OpKind::InlineAsmImpure:
       return kernel("%i: i32", "  %r = " + std::string(tessera::ir::op_name(kind)) +
                                    R"( %i {asm = "mov.b32 $0, $1;", constraints = "=r,r"} : i32)");
+    case OpKind::MbarrierInit:
+      return kernel("%i: i32", "  mbarrier_init %i, %i {buffer = 0}", "shared_0 = tile<1xi64>");
+    case OpKind::MbarrierArriveTx:
+      return kernel("%i: i32", "  mbarrier_arrive_tx %i, %i {buffer = 0}",
+                    "shared_0 = tile<1xi64>");
+    case OpKind::MbarrierWait:
+      return kernel("%i: i32", "  mbarrier_wait %i, %i {buffer = 0}", "shared_0 = tile<1xi64>");
+    case OpKind::TmaLoad:
+      return kernel("%a: ptr<f16> {divisibility = 16}, %i: i32",
+                    "  tma_load %i, %i, %i {barrier = 1, buffer = 0, map = 0}",
+                    "shared_0 = tile<512xf16>, shared_1 = tile<1xi64>, tensor_map_0 = "
+                    "\"tensor_map(%0: f16 [%1] strides [1] box [64] swizzle 0)\"");
     default:
       return kernel("%h: f16, %f: f32",
                     R"(  %d0, %d1, %d2, %d3 = mma %h, %h, %h, %h, %h, %h, %h, %h, %h, %h, %h, %h,
@@ -197,10 +209,18 @@ TEST_CASE("spirv: every op kind of a SIMT function validates or is refused") {
                       [&](const tessera::ir::Op* op) { covered.insert(op->kind); });
   }
   // mma and ldmatrix have no SPIR-V form: they are refused (errors_test.cpp checks the
-  // messages). wgmma and its fences: Hopper's PTX only; so is inline assembly.
-  std::set<OpKind> refused = {
-      OpKind::Mma,         OpKind::LdMatrix,  OpKind::Wgmma,           OpKind::WgmmaFence,
-      OpKind::WgmmaCommit, OpKind::WgmmaWait, OpKind::FenceAsyncShared};
+  // messages). wgmma and its fences, and the TMA family: Hopper's PTX only; so is inline assembly.
+  std::set<OpKind> refused = {OpKind::Mma,
+                              OpKind::LdMatrix,
+                              OpKind::Wgmma,
+                              OpKind::WgmmaFence,
+                              OpKind::WgmmaCommit,
+                              OpKind::WgmmaWait,
+                              OpKind::FenceAsyncShared,
+                              OpKind::MbarrierInit,
+                              OpKind::MbarrierArriveTx,
+                              OpKind::MbarrierWait,
+                              OpKind::TmaLoad};
   refused.insert({OpKind::InlineAsm, OpKind::InlineAsmImpure});  // H20
   for (OpKind kind : refused) {
     CAPTURE(tessera::ir::op_name(kind));

@@ -1,0 +1,93 @@
+/// \file PTX of the SIMT IR's TMA family (core/ir/simt.h): mbarriers in shared memory and
+/// cp.async.bulk.tensor copies from the kernel's tensor-map parameters, in the instruction forms
+/// that tests/targets/ptx/tma_box_ptx.h checks by hand (sm_90a).
+#include <string>
+#include <vector>
+
+#include "core/ir/simt.h"
+#include "targets/ptx/emitter.h"
+#include "targets/ptx/ptx.h"
+
+namespace tessera::ptx {
+namespace {
+
+/// An inline-asm statement with side effects (it reads or writes memory the compiler cannot see).
+llvm::Value* statement(Emitter& e, llvm::Type* ret, const std::string& text,
+                       const std::string& constraints, llvm::ArrayRef<llvm::Value*> args,
+                       bool pure = false) {
+  std::vector<llvm::Type*> types;
+  for (llvm::Value* v : args) types.push_back(v->getType());
+  auto* fty = llvm::FunctionType::get(ret, types, false);
+  llvm::CallInst* call = e.b.CreateCall(llvm::InlineAsm::get(fty, text, constraints, !pure), args);
+  call->addFnAttr(llvm::Attribute::NoUnwind);
+  if (pure) call->setDoesNotAccessMemory();
+  return call;
+}
+
+/// The 32-bit shared-window address of element `index` of shared buffer `buffer`.
+llvm::Value* shared_address(Emitter& e, int64_t buffer, const ir::Value* index) {
+  return e.b.CreatePtrToInt(e.shared_element(buffer, e.get(index)), e.b.getInt32Ty());
+}
+
+void mbarrier(Emitter& e, const ir::Op& op) {
+  const ir::MbarrierOp m(&op);
+  llvm::Value* bar = shared_address(e, m.buffer(), m.index());
+  llvm::Value* v = e.get(m.value());
+  switch (op.kind) {
+    case ir::OpKind::MbarrierInit:
+      statement(e, e.b.getVoidTy(), "mbarrier.init.shared::cta.b64 [$0], $1;", "r,r,~{memory}",
+                {bar, v});
+      return;
+    case ir::OpKind::MbarrierArriveTx:
+      statement(e, e.b.getVoidTy(), "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;",
+                "r,r,~{memory}", {bar, v});
+      return;
+    default:
+      // The loop's label is local to the braces' block, so copies of the statement never clash.
+      statement(e, e.b.getVoidTy(),
+                "{\n\t.reg .pred %tessera_done;\n"
+                "tessera_wait:\n\t"
+                "mbarrier.try_wait.parity.shared::cta.b64 %tessera_done, [$0], $1;\n\t"
+                "@!%tessera_done bra tessera_wait;\n}",
+                "r,r,~{memory}", {bar, v});
+      return;
+  }
+}
+
+void tma_load(Emitter& e, const ir::Op& op) {
+  const ir::TmaLoadOp t(&op);
+  const auto coords = t.coords();
+  const int rank = static_cast<int>(coords.size());
+  // The map's generic address: its kernel parameter (after the user's, map i at
+  // params + i), through the param window.
+  const std::string param = kernel_symbol(e.fn.name) + "_param_" +
+                            std::to_string(e.fn.params.size() + static_cast<size_t>(t.map()));
+  llvm::Value* map = statement(e, e.b.getInt64Ty(),
+                               "mov.u64 $0, " + param + ";\n\tcvta.param.u64 $0, $0;", "=l", {},
+                               /*pure=*/true);
+  std::string list;
+  for (int i = 0; i < rank; ++i) list += (i ? ", $" : "$") + std::to_string(3 + i);
+  std::string constraints = "r,l,r";
+  std::vector<llvm::Value*> args = {shared_address(e, t.buffer(), t.index()), map,
+                                    shared_address(e, t.barrier(), t.barrier_index())};
+  for (int i = rank - 1; i >= 0; --i) {  // PTX lists coordinates innermost first
+    args.push_back(e.get(coords[static_cast<size_t>(i)]));
+    constraints += ",r";
+  }
+  statement(e, e.b.getVoidTy(),
+            "cp.async.bulk.tensor." + std::to_string(rank) +
+                "d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {" + list +
+                "}], [$2];",
+            constraints + ",~{memory}", args);
+}
+
+}  // namespace
+
+void emit_tma(Emitter& e, const ir::Op& op) {
+  if (!e.target.has(target::Cap::Tma))
+    e.unsupported(op, "TMA copies and mbarriers need sm_90 or newer (capability 'tma')");
+  if (op.kind == ir::OpKind::TmaLoad) return tma_load(e, op);
+  mbarrier(e, op);
+}
+
+}  // namespace tessera::ptx

@@ -1,0 +1,141 @@
+// \file The TMA family in the SIMT interpreter against its definition written here from PTX's
+// description: a box of a tensor copied by tma_load lands, zero-filled outside the tensor and
+// 16-byte chunks swizzled, once an mbarrier_wait sees the phase complete; the phases advance
+// (parity 0, then 1); and the faults where a GPU would hang or misbehave: a wait that can never
+// complete, an uninitialized mbarrier, an arrival the phase does not expect, a misaligned box.
+#include <string>
+#include <vector>
+
+#include "core/ir/tma.h"
+#include "tests/core/interp_simt/helpers.h"
+
+using namespace simt_test;
+
+namespace {
+
+/// One thread initializes mbarrier 0, arrives expecting the box's bytes and copies the 8 x 64
+/// f16 box at (%r0, %c0) of the [%m x %k] tensor at %src (`{ROUNDS}` times, into the same
+/// buffer, waiting on parity 0, 1, 0, ...); every thread then writes 4 elements of shared
+/// memory, as they lie, to %out.
+constexpr const char* kBoxKernel = R"tir(
+func @tma_box(%src: ptr<f16> {divisibility = 16}, %out: ptr<f16>, %m: i32, %k: i32, %r0: i32, %c0: i32) attributes {shared_0 = tile<512xf16>, shared_1 = tile<2xi64>, stage = "simt", subgroup = 32, tensor_map_0 = "tensor_map(%0: f16 [%2 x %3] strides [%3, 1] box [8 x 64] swizzle {SWIZZLE})", threads = 128} {
+  %lane = lane_id : i32
+  %sg = subgroup_id : i32
+  %c32 = constant {value = 32} : i32
+  %t0 = mul %sg, %c32 : i32
+  %tid = add %t0, %lane : i32
+  %zero = constant {value = 0} : i32
+  %one = constant {value = 1} : i32
+  %bytes = constant {value = {BYTES}} : i32
+  %bar = constant {value = {BAR}} : i32
+  %rounds = constant {value = {ROUNDS}} : i32
+  %first = cmp_eq %tid, %zero : i1
+  if %first ({
+    mbarrier_init %zero, %one {buffer = 1}
+    fence_async_shared
+    yield
+  }, {
+    yield
+  })
+  barrier
+  %parity = for %zero, %rounds, %one, %zero ({
+  ^(%i: i32, %p: i32):
+    if %first ({
+      {ARRIVE}
+      tma_load %zero, %bar, %r0, %c0 {barrier = 1, buffer = 0, map = 0}
+      yield
+    }, {
+      yield
+    })
+    mbarrier_wait %zero, %p {buffer = 1}
+    barrier
+    %q = xor %p, %one : i32
+    yield %q
+  }) : i32
+  %c4 = constant {value = 4} : i32
+  %e = mul %tid, %c4 : i32
+  %v0, %v1, %v2, %v3 = shared_load %e {buffer = 0, width = 4} : f16, f16, f16, f16
+  %dst = ptr_add %out, %e : ptr<f16>
+  %true = constant {value = 1} : i1
+  global_store %dst, %true, %v0, %v1, %v2, %v3 {align = 8, width = 4}
+}
+)tir";
+
+std::string box_kernel(int swizzle = 128, int rounds = 1, std::string bytes = "1024",
+                       std::string bar = "0", bool arrive = true) {
+  return subst(kBoxKernel,
+               {{"SWIZZLE", std::to_string(swizzle)},
+                {"ROUNDS", std::to_string(rounds)},
+                {"BYTES", bytes},
+                {"BAR", bar},
+                {"ARRIVE", arrive ? "mbarrier_arrive_tx %zero, %bytes {buffer = 1}" : ""}});
+}
+
+/// The box as TMA writes it, from PTX's description: row r, column c of the box at byte
+/// (r * 64 + c) * 2 before the swizzle, zero outside the m x k tensor.
+std::vector<uint16_t> expected_box(const std::vector<uint16_t>& src, int m, int k, int r0, int c0,
+                                   int swizzle) {
+  std::vector<uint16_t> out(512);
+  for (int r = 0; r < 8; ++r)
+    for (int c = 0; c < 64; ++c) {
+      const int gr = r0 + r, gc = c0 + c;
+      const bool inside = gr >= 0 && gr < m && gc >= 0 && gc < k;
+      const int64_t at = tessera::ir::tma_swizzle((r * 64 + c) * 2, swizzle) / 2;
+      out[static_cast<size_t>(at)] = inside ? src[static_cast<size_t>(gr * k + gc)] : 0;
+    }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("simt tma: tma_load copies a box, zero outside the tensor, swizzled, at the wait") {
+  const int m = 10, k = 96;
+  std::vector<uint16_t> src(m * k);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint16_t>(0x3c00 + i);
+  struct Case {
+    int r0, c0, swizzle;
+  };
+  for (const Case& c : {Case{0, 0, 128}, Case{5, 64, 128}, Case{-3, -40, 128}, Case{2, 32, 0},
+                        Case{9, 0, 128}, Case{20, 0, 128}}) {
+    CAPTURE(c.r0);
+    CAPTURE(c.c0);
+    CAPTURE(c.swizzle);
+    SimtKernel kernel(box_kernel(c.swizzle));
+    std::vector<uint16_t> out(512, 0xffff);
+    HostMemory mem;
+    kernel.run(mem, Grid{}, mem.add(src), mem.add(out), m, k, c.r0, c.c0);
+    CHECK(out == expected_box(src, m, k, c.r0, c.c0, c.swizzle));
+  }
+}
+
+TEST_CASE("simt tma: the mbarrier's phases alternate parity, one copy per phase") {
+  const int m = 16, k = 64;
+  std::vector<uint16_t> src(m * k);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint16_t>(i * 7);
+  SimtKernel kernel(box_kernel(128, 3));
+  std::vector<uint16_t> out(512, 0xffff);
+  HostMemory mem;
+  kernel.run(mem, Grid{2}, mem.add(src), mem.add(out), m, k, 8, 0);
+  CHECK(out == expected_box(src, m, k, 8, 0, 128));
+}
+
+TEST_CASE("simt tma: misuse a GPU would hang on or corrupt is a fault naming the op") {
+  const int m = 8, k = 64;
+  std::vector<uint16_t> src(m * k, 0), out(512);
+  auto error = [&](const std::string& text) {
+    SimtKernel kernel(text);
+    HostMemory mem;
+    return error_of([&] { kernel.run(mem, Grid{}, mem.add(src), mem.add(out), m, k, 0, 0); });
+  };
+  // Expecting more bytes than the copy brings: the phase never completes.
+  std::string e = error(box_kernel(128, 1, "2048"));
+  CHECK(e.find("mbarrier_wait that can never complete (a GPU hangs) in kernel 'tma_box' at "
+               "k.tir:") != std::string::npos);
+  CHECK(e.find("which has 0 arrivals and 1024 bytes outstanding in phase 0") != std::string::npos);
+  // No arrival: the copy lands, the arrival is still missing.
+  e = error(box_kernel(128, 1, "1024", "0", false));
+  CHECK(e.find("1 arrivals and -1024 bytes outstanding in phase 0") != std::string::npos);
+  // The copy completes on mbarrier 1, never initialized.
+  e = error(box_kernel(128, 1, "1024", "1"));
+  CHECK(e.find("use of an uninitialized mbarrier in kernel 'tma_box'") != std::string::npos);
+}
