@@ -165,14 +165,16 @@ void CudaStream::launch_packed(const std::shared_ptr<const CompiledKernel>& kern
   TESSERA_CHECK(params.size() >= k->param_bytes(), "kernel '", k->name, "': parameter block of ",
                 params.size(), " bytes, the kernel reads ", k->param_bytes());
   for (const auto& a : keep_alive) validate(*a, k->who().c_str());
-  // A kernel with TMA tensor maps gets them encoded (or taken from the device's cache) into a
-  // copy of the block; any other kernel's block goes as it is.
-  std::vector<std::byte> with_maps;
-  params = block_with_tensor_maps(k->tensor_maps(), params, k->params, with_maps,
-                                  device_->tensor_map_cache(), d_.cuTensorMapEncodeTiled);
   std::lock_guard lock(mutex_);
   CUstream h = ensure(nullptr);
   const std::shared_ptr<Context>& ctx = ctx_;  // the live context (ensure made it so)
+  ContextScope scope(d_, *ctx);
+  // A kernel with TMA tensor maps gets them encoded (or taken from the device's cache) into a
+  // copy of the block; any other kernel's block goes as it is. cuTensorMapEncodeTiled needs a
+  // current context (error 201, CUDA_ERROR_INVALID_CONTEXT, without one on the H200's driver).
+  std::vector<std::byte> with_maps;
+  params = block_with_tensor_maps(k->tensor_maps(), params, k->params, with_maps,
+                                  device_->tensor_map_cache(), d_.cuTensorMapEncodeTiled);
   const bool capturing = this->capturing();
   if (capturing && ctx != capture_ctx_)
     fail(ErrorKind::Runtime, "kernel '", k->name, "': ", device_->info().name,
@@ -188,7 +190,6 @@ void CudaStream::launch_packed(const std::shared_ptr<const CompiledKernel>& kern
   if (k->params_by_pointer())
     for (const ir::ParamSlot& s : k->params.slots)
       by_pointer.push_back(const_cast<std::byte*>(params.data()) + s.offset);
-  ContextScope scope(d_, *ctx);
   // While capturing, the driver records the launch (and copies the parameters) instead of
   // running it.
   CUresult r =
