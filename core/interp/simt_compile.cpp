@@ -47,7 +47,8 @@ constexpr ir::OpTable<Family> kFamilies = [] {
   t.add(F::Debug, {K::Print, K::Assert, K::Assume});
   t.add(F::Matrix, {K::Mma, K::LdMatrix, K::CpAsync, K::CpAsyncCommit, K::CpAsyncWait});
   t.add(F::Wgmma, {K::Wgmma, K::WgmmaFence, K::WgmmaCommit, K::WgmmaWait, K::FenceAsyncShared});
-  t.add(F::Tma, {K::MbarrierInit, K::MbarrierArriveTx, K::MbarrierWait, K::TmaLoad});
+  t.add(F::Tma, {K::MbarrierInit, K::MbarrierArriveTx, K::MbarrierWait, K::MbarrierInval,
+                  K::TmaLoad});
   t.add(F::CoopMat, {K::CoopMatFill, K::CoopMatLoad, K::CoopMatStore, K::CoopMatMulAdd});
   t.add(F::TileOnly, {K::Arange, K::Splat, K::Broadcast, K::ExpandDims, K::Reshape, K::Permute,
                       K::Cat, K::Load, K::Store, K::Reduce, K::ReduceGeneric, K::Scan,

@@ -28,9 +28,12 @@ Key barrier_key(Machine& m, const Instr& in, uint32_t t, int64_t buffer, int32_t
 void land(Machine& m, const Key& key) {
   std::vector<PendingTma>& queue = m.tma.pending;
   size_t kept = 0;
-  for (PendingTma& c : queue) {
+  for (size_t i = 0; i < queue.size(); ++i) {
+    PendingTma& c = queue[i];
     if (c.barrier != key) {
-      queue[kept++] = std::move(c);
+      // (Not onto itself: a vector moved onto itself is left empty, and the copy's bytes with it.)
+      if (kept != i) queue[kept] = std::move(c);
+      ++kept;
       continue;
     }
     SharedArray& buf = m.shared.buffers[static_cast<size_t>(c.buffer)];
@@ -59,7 +62,27 @@ void mbarrier_init(Machine& m, const Instr& in, const Mask& mask) {
     if (count[t] < 1)
       m.fault(*in.op, static_cast<int>(t), "mbarrier_init with a count below 1",
               ": " + std::to_string(count[t]));
+    if (m.tma.barriers[key].initialized())
+      m.fault(*in.op, static_cast<int>(t), "mbarrier_init of a valid mbarrier",
+              ": element " + std::to_string(key.second) + " of shared buffer " +
+                  std::to_string(key.first) + " (undefined in PTX: mbarrier_inval it first)");
     m.tma.barriers[key].init(count[t]);
+  }
+}
+
+/// mbarrier_inval %index {buffer = imm[0]}: the mbarrier is uninitialized again.
+void mbarrier_inval(Machine& m, const Instr& in, const Mask& mask) {
+  const int32_t* index = in.in[0].as<int32_t>();
+  for (uint32_t t = 0; t < m.threads; ++t) {
+    if (!mask.on[t]) continue;
+    const Key key = barrier_key(m, in, t, in.imm[0], index[t]);
+    initialized(m, in, t, key);
+    for (const PendingTma& p : m.tma.pending)
+      if (p.barrier == key)
+        m.fault(*in.op, static_cast<int>(t), "mbarrier_inval with a copy in flight to it",
+                ": element " + std::to_string(key.second) + " of shared buffer " +
+                    std::to_string(key.first) + " (wait for its phase first)");
+    m.tma.barriers.erase(key);
   }
 }
 
@@ -191,6 +214,9 @@ Handler select_tma(Instr& in, const SharedMemory& shared) {
     case ir::OpKind::MbarrierWait:
       in.imm[0] = checked(in.op->int_attr("buffer"));
       return &mbarrier_wait;
+    case ir::OpKind::MbarrierInval:
+      in.imm[0] = checked(in.op->int_attr("buffer"));
+      return &mbarrier_inval;
     case ir::OpKind::TmaLoad:
       in.imm[0] = checked(in.op->int_attr("buffer"));
       in.imm[1] = checked(in.op->int_attr("barrier"));

@@ -131,6 +131,11 @@
 ///                            wait that no arrival or copy in flight can end hangs a GPU; the SIMT
 ///                            interpreter reports it as a fault naming the op and what the phase
 ///                            still expects.
+///   mbarrier_inval %index {buffer}
+///                            invalidates that mbarrier (PTX mbarrier.inval): its element may then
+///                            be initialized again or used as memory. mbarrier_init of an mbarrier
+///                            that is still valid is undefined in PTX; the SIMT interpreter reports
+///                            it, and an inval with copies still in flight to the mbarrier.
 ///   tma_load %index, %bar, %c0, ... {buffer, barrier, map}
 ///                            each active thread issues one TMA tensor copy
 ///                            (cp.async.bulk.tensor): the box of tensor map `map` whose first
@@ -358,8 +363,8 @@ struct CoopMatStoreOp : OpView<OpKind::CoopMatStore> {
   bool col_major() const { return op->int_attr_or("col_major", 0) != 0; }
 };
 
-/// The mbarrier ops: mbarrier_init (value: the arrival count), mbarrier_arrive_tx (the bytes)
-/// and mbarrier_wait (the parity).
+/// The mbarrier ops: mbarrier_init (value: the arrival count), mbarrier_arrive_tx (the bytes),
+/// mbarrier_wait (the parity) and mbarrier_inval (no value).
 struct MbarrierOp {
   const Op* op;
   explicit MbarrierOp(const Op* o);

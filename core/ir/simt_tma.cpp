@@ -13,7 +13,7 @@ constexpr std::string_view kMapPrefix = "tensor_map_";
 
 MbarrierOp::MbarrierOp(const Op* o) : op(o) {
   TESSERA_CHECK(o && (o->kind == OpKind::MbarrierInit || o->kind == OpKind::MbarrierArriveTx ||
-                      o->kind == OpKind::MbarrierWait),
+                      o->kind == OpKind::MbarrierWait || o->kind == OpKind::MbarrierInval),
                 "expected an mbarrier op");
 }
 

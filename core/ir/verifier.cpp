@@ -165,7 +165,8 @@ constexpr OpTable<Check> kChecks = [] {
                      K::CpAsync, K::CpAsyncCommit, K::CpAsyncWait});
   t.add(check_wgmma_family, {K::Wgmma, K::WgmmaFence, K::WgmmaCommit, K::WgmmaWait,
                              K::FenceAsyncShared});
-  t.add(check_tma_family, {K::MbarrierInit, K::MbarrierArriveTx, K::MbarrierWait, K::TmaLoad});
+  t.add(check_tma_family, {K::MbarrierInit, K::MbarrierArriveTx, K::MbarrierWait, K::MbarrierInval,
+                          K::TmaLoad});
   t.add(check_coopmat_family, {K::CoopMatFill, K::CoopMatLoad, K::CoopMatStore,
                                K::CoopMatMulAdd});
   t.add(check_inline_asm, {K::InlineAsm, K::InlineAsmImpure});

@@ -32,17 +32,24 @@ std::string map_problem(const Function& fn, const TensorMapParam& m) {
   return {};
 }
 
-/// The mbarrier at %index (i32) of an i64 buffer; the second operand an i32.
-void check_mbarrier(OpChecker& c) {
-  c.expect_type("operand #0 (the mbarrier's index)", c.in(0), kI32);
-  const char* what = c.op.kind == OpKind::MbarrierInit       ? "operand #1 (the arrival count)"
-                     : c.op.kind == OpKind::MbarrierArriveTx ? "operand #1 (the bytes)"
-                                                             : "operand #1 (the parity)";
-  c.expect_type(what, c.in(1), kI32);
+/// Attribute `buffer` names a buffer of i64 (mbarriers).
+void check_barrier_buffer(OpChecker& c) {
   const SharedBuffer* b = buffer_attr(c);
   if (b && b->dtype != DType::i64)
     c.fail("expects attribute 'buffer' to name a buffer of i64 (mbarriers), got one of ",
            dtype_name(b->dtype));
+}
+
+/// The mbarrier at %index (i32) of an i64 buffer; the second operand (but for mbarrier_inval's)
+/// an i32.
+void check_mbarrier(OpChecker& c) {
+  c.expect_type("operand #0 (the mbarrier's index)", c.in(0), kI32);
+  if (c.op.kind == OpKind::MbarrierInval) return check_barrier_buffer(c);
+  const char* what = c.op.kind == OpKind::MbarrierInit       ? "operand #1 (the arrival count)"
+                     : c.op.kind == OpKind::MbarrierArriveTx ? "operand #1 (the bytes)"
+                                                             : "operand #1 (the parity)";
+  c.expect_type(what, c.in(1), kI32);
+  check_barrier_buffer(c);
 }
 
 void check_tma_load(OpChecker& c) {

@@ -32,6 +32,10 @@ llvm::Value* shared_address(Emitter& e, int64_t buffer, const ir::Value* index) 
 void mbarrier(Emitter& e, const ir::Op& op) {
   const ir::MbarrierOp m(&op);
   llvm::Value* bar = shared_address(e, m.buffer(), m.index());
+  if (op.kind == ir::OpKind::MbarrierInval) {
+    statement(e, e.b.getVoidTy(), "mbarrier.inval.shared::cta.b64 [$0];", "r,~{memory}", {bar});
+    return;
+  }
   llvm::Value* v = e.get(m.value());
   switch (op.kind) {
     case ir::OpKind::MbarrierInit:

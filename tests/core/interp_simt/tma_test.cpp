@@ -139,3 +139,52 @@ TEST_CASE("simt tma: misuse a GPU would hang on or corrupt is a fault naming the
   e = error(box_kernel(128, 1, "1024", "1"));
   CHECK(e.find("use of an uninitialized mbarrier in kernel 'tma_box'") != std::string::npos);
 }
+
+TEST_CASE("simt tma: an mbarrier is initialized again only after mbarrier_inval") {
+  // Thread 0 initializes mbarrier 0 twice, with {INVAL} between the two.
+  constexpr const char* kTwice = R"tir(
+func @twice(%n: i32) attributes {shared_0 = tile<1xi64>, stage = "simt", subgroup = 32, threads = 32} {
+  %lane = lane_id : i32
+  %zero = constant {value = 0} : i32
+  %one = constant {value = 1} : i32
+  %first = cmp_eq %lane, %zero : i1
+  if %first ({
+    mbarrier_init %zero, %one {buffer = 0}
+    {INVAL}
+    mbarrier_init %zero, %one {buffer = 0}
+    mbarrier_inval %zero {buffer = 0}
+    yield
+  }, {
+    yield
+  })
+}
+)tir";
+  auto error = [&](const std::string& inval) {
+    SimtKernel kernel(subst(kTwice, {{"INVAL", inval}}));
+    HostMemory mem;
+    return error_of([&] { kernel.run(mem, Grid{}, 0); });
+  };
+  CHECK(error("mbarrier_inval %zero {buffer = 0}").empty());
+  const std::string e = error("");
+  CHECK(e.find("mbarrier_init of a valid mbarrier in kernel 'twice'") != std::string::npos);
+  CHECK(e.find("mbarrier_inval it first") != std::string::npos);
+}
+
+TEST_CASE("simt tma: mbarrier_inval with a copy in flight to the mbarrier is a fault") {
+  const int m = 8, k = 64;
+  std::vector<uint16_t> src(m * k, 0), out(512);
+  // The copy is issued, then the mbarrier invalidated before any wait lands it.
+  std::string text = box_kernel();
+  const std::string wait = "    mbarrier_wait %zero, %p {buffer = 1}\n";
+  const size_t at = text.find(wait);
+  REQUIRE(at != std::string::npos);
+  text.replace(at, wait.size(),
+               "    if %first ({\n      mbarrier_inval %zero {buffer = 1}\n      yield\n    }, {\n"
+               "      yield\n    })\n");
+  SimtKernel kernel(text);
+  HostMemory mem;
+  const std::string e =
+      error_of([&] { kernel.run(mem, Grid{}, mem.add(src), mem.add(out), m, k, 0, 0); });
+  CHECK(e.find("mbarrier_inval with a copy in flight to it in kernel 'tma_box'") !=
+        std::string::npos);
+}

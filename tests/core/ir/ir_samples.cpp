@@ -272,6 +272,7 @@ void add_tma_function(Module& m) {
   b.create(OpKind::TmaLoad, {c0, c0, rows, c0}, {},
            {{"barrier", int64_t{1}}, {"buffer", int64_t{0}}, {"map", int64_t{0}}});
   b.create(OpKind::MbarrierWait, {c0, c0}, {}, bar);
+  b.create(OpKind::MbarrierInval, {c0}, {}, bar);
 }
 
 /// A SIMT function with the cooperative-matrix family: a filled accumulator, A and B loaded from

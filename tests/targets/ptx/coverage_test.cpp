@@ -137,7 +137,7 @@ TEST_CASE("ptx: one kernel holds every SIMT op kind and assembles") {
       continue;
     // The TMA family too: tma_test.cpp assembles it there.
     if (kind == OpKind::MbarrierInit || kind == OpKind::MbarrierArriveTx ||
-        kind == OpKind::MbarrierWait || kind == OpKind::TmaLoad)
+        kind == OpKind::MbarrierWait || kind == OpKind::MbarrierInval || kind == OpKind::TmaLoad)
       continue;
     // Cooperative matrices are SPIR-V's: PTX refuses them (below).
     if (kind == OpKind::CoopMatFill || kind == OpKind::CoopMatLoad ||

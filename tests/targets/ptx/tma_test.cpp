@@ -24,7 +24,8 @@ namespace {
 
 /// A SIMT kernel with the TMA family: thread 0 initializes the mbarrier, arms it with the box's
 /// bytes and copies two 64 x 64 f16 boxes of map 0 (a 128-column block row: 2 copies) at
-/// (%r0, %c0) and (%r0, %c0 + 64); everyone waits for phase 0 and stores one element.
+/// (%r0, %c0) and (%r0, %c0 + 64); everyone waits for phase 0 and stores one element; thread 0
+/// invalidates the mbarrier.
 constexpr const char* kTmaKernel = R"(
 func @tma_ring(%a: ptr<f16> {divisibility = 16}, %out: ptr<f16> {divisibility = 16}, %m: i32, %k: i32 {divisibility = 16}, %r0: i32, %c0: i32) attributes {shared_0 = tile<8192xf16>, shared_1 = tile<1xi64>, stage = "simt", subgroup = 32, tensor_map_0 = "tensor_map(%0: f16 [%2 x %3] strides [%3, 1] box [64 x 64] swizzle 128) x 2 copies", threads = 128} {
   %lane = lane_id : i32
@@ -60,6 +61,13 @@ func @tma_ring(%a: ptr<f16> {divisibility = 16}, %out: ptr<f16> {divisibility = 
   %dst = ptr_add %out, %tid : ptr<f16>
   %true = constant {value = 1} : i1
   global_store %dst, %true, %v {align = 2, width = 1}
+  barrier
+  if %first ({
+    mbarrier_inval %zero {buffer = 1}
+    yield
+  }, {
+    yield
+  })
 }
 )";
 
@@ -72,6 +80,7 @@ TEST_CASE("ptx tma: the SIMT TMA family emits the checked forms, with the map as
   CHECK(e.count("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [") ==
         2);
   CHECK(e.has("mbarrier.try_wait.parity.shared::cta.b64"));
+  CHECK(e.has("mbarrier.inval.shared::cta.b64 ["));
   CHECK(e.has(".param .align 64 .b8 tma_ring_param_6[128]"));
   CHECK(e.has("cvta.param.u64"));
   // The artifact: the map after the six user parameters, in a 64-aligned 128-byte slot.

@@ -176,6 +176,8 @@ std::string refused_kernel(OpKind kind) {
                     "shared_0 = tile<1xi64>");
     case OpKind::MbarrierWait:
       return kernel("%i: i32", "  mbarrier_wait %i, %i {buffer = 0}", "shared_0 = tile<1xi64>");
+    case OpKind::MbarrierInval:
+      return kernel("%i: i32", "  mbarrier_inval %i {buffer = 0}", "shared_0 = tile<1xi64>");
     case OpKind::TmaLoad:
       return kernel("%a: ptr<f16> {divisibility = 16}, %i: i32",
                     "  tma_load %i, %i, %i {barrier = 1, buffer = 0, map = 0}",
@@ -220,6 +222,7 @@ TEST_CASE("spirv: every op kind of a SIMT function validates or is refused") {
                               OpKind::MbarrierInit,
                               OpKind::MbarrierArriveTx,
                               OpKind::MbarrierWait,
+                              OpKind::MbarrierInval,
                               OpKind::TmaLoad};
   refused.insert({OpKind::InlineAsm, OpKind::InlineAsmImpure});  // H20
   for (OpKind kind : refused) {
