@@ -123,6 +123,9 @@ class CompiledKernel {
   virtual std::optional<KernelStats> stats() const { return std::nullopt; }
   std::string name;
   ir::ParamLayout params;
+  /// The last this many slots of `params` hold TMA tensor maps, which the backend encodes at
+  /// each launch (CUDA); the arguments fill the slots before them.
+  uint32_t tensor_map_slots = 0;
   uint32_t threads_per_program = 0;  ///< 0 on the host
   uint32_t shared_bytes = 0;
 };

@@ -325,8 +325,9 @@ void KernelBase::pack(const rt::CompiledKernel& compiled, std::span<const Kernel
     put<uint64_t>(block, next_offset(), args[i].buffer.address());
     put<uint64_t>(block, next_offset(), args[i].buffer.bytes());
   }
-  TESSERA_CHECK(slot == slots.size(), "kernel '", name_, "': ", slot, " parameters packed for ",
-                slots.size(), " slots");
+  // The tensor maps' slots, last, are the backend's to fill at launch.
+  TESSERA_CHECK(slot + compiled.tensor_map_slots == slots.size(), "kernel '", name_, "': ", slot,
+                " parameters packed for ", slots.size() - compiled.tensor_map_slots, " slots");
 }
 
 namespace {

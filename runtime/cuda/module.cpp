@@ -78,6 +78,7 @@ CudaKernel::CudaKernel(CudaDevice* device, const target::Artifact& artifact, std
   for (const ir::ParamSlot& s : params.slots) param_end_ = std::max(param_end_, s.offset + s.size);
   check_tensor_map_slots(artifact.tensor_maps, params, name);
   tensor_maps_ = {artifact.tensor_maps, artifact.param_names, name};
+  tensor_map_slots = static_cast<uint32_t>(artifact.tensor_maps.size());
 }
 
 CudaKernel::~CudaKernel() {
