@@ -13,6 +13,15 @@
 /// the same stages: where the others' copies of iteration i + S - 1 are issued, its registers of
 /// that iteration (loaded one iteration earlier, carried by the loop) are stored, and the loads of
 /// iteration i + S are issued, so that each load has an iteration's time to arrive.
+///
+/// A descriptor load copied by TMA (RingLoad::tma, sm_90+) takes the copies' place too, with an
+/// mbarrier per stage instead of cp.async groups: thread 0 initializes the S mbarriers before
+/// the loop; where iteration j's copies are issued (and iteration j exists), thread 0 arms stage
+/// j % S's mbarrier with the stage's bytes (mbarrier_arrive_tx) and issues the boxes (tma_load,
+/// the descriptor's offsets evaluated at iteration j); iteration i waits for its stage's phase,
+/// parity (i / S) & 1, the i / S-th use of that mbarrier. Every copy issued is waited for by its
+/// iteration, so after the loop thread 0 invalidates the mbarriers (mbarrier_inval) and the
+/// buffer is released like the stages'.
 #include <algorithm>
 #include <cmath>
 
@@ -141,6 +150,19 @@ Regs load_ahead(Lowerer& lw, const RingLoad& p, Shifted& at, ir::Value* j, ir::V
   return lw.global_loads(p.layout, p.load->result()->type.element(), ptrs, masks, {}, p.width);
 }
 
+/// The i32 coordinates of the block desc_load `p.load` reads at the iteration `at` evaluates,
+/// outermost first (TMA's order).
+std::vector<ir::Value*> tma_coords(Lowerer& lw, const RingLoad& p, Shifted& at) {
+  const ir::DescOperands d = ir::DescLoadOp(p.load).desc();
+  std::vector<ir::Value*> coords;
+  for (int i = 0; i < d.rank; ++i) {
+    ir::Value* c = at.scalar(d.offset(i));
+    coords.push_back(
+        c->type.dtype == DType::i32 ? c : lw.emit(OpKind::Cast, {c}, Type::scalar(DType::i32)));
+  }
+  return coords;
+}
+
 }  // namespace
 
 /// A ring's state while its loop is emitted: the stage buffers of every fed operand, the held
@@ -160,7 +182,14 @@ struct Ring : LoopExtension {
       const ir::Value* v = f.is_a ? d.lhs() : d.rhs();
       const RingLoad& l = f.load;
       Operand& o = ops[i];
-      copies = copies || !l.via_registers;
+      copies = copies || (!l.via_registers && !l.tma);
+      registers = registers || l.via_registers;
+      if (l.tma) {
+        maps.push_back(lw.tensor_map(*l.tma));
+        stage_bytes += l.tma->copies * l.tma->box_bytes();
+      } else {
+        maps.push_back(-1);
+      }
       if (kind == DotKind::CoopMat) {
         // Padded stages along the operand's home's contiguous dimension; A's and B's in one
         // buffer (A's first), which after the loop is one scratch buffer as large as both.
@@ -189,6 +218,7 @@ struct Ring : LoopExtension {
                        0, lw.threads());
       stage_size[i] = o.tile.size();
     }
+    if (stage_bytes) bars = lw.new_buffer(DType::i64, plan.stages);
   }
 
   /// Stores the held operands; prefetches stages 0 .. prefetch-1.
@@ -202,6 +232,16 @@ struct Ring : LoopExtension {
       held_buffers.push_back(o.tile.buffer);
       set_staged(h.dot, h.is_a, o);
     }
+    if (bars >= 0) {
+      lw.guarded(first_thread(), [&] {
+        for (int s = 0; s < plan.stages; ++s)
+          lw.b().create(OpKind::MbarrierInit,
+                        {lw.const_int(DType::i32, s), lw.const_int(DType::i32, 1)}, {},
+                        {{"buffer", int64_t{bars}}});
+        lw.b().create(OpKind::FenceAsyncShared, {}, {});
+      });
+      lw.barrier();
+    }
     for (int s = 0; s < plan.prefetch; ++s) {
       ir::Value* it = iteration(lb, s);
       ir::Value* valid = in_range(lw, it, ub, step);
@@ -211,9 +251,10 @@ struct Ring : LoopExtension {
         ir::Value* stage = lw.const_int(DType::i32, s * stage_size[i]);
         if (load(i).via_registers)
           store(i, load_ahead(lw, load(i), at, j, valid), stage);
-        else
+        else if (!load(i).tma)
           issue(lw, load(i), ops[i], at, j, stage, stage_size[i] & -stage_size[i], valid);
       }
+      issue_tma(at, lw.const_int(DType::i32, s), valid);
       commit();
     }
     std::vector<ir::Value*> extra = {lw.const_int(DType::i32, 0),
@@ -225,6 +266,46 @@ struct Ring : LoopExtension {
   }
 
   const RingLoad& load(size_t i) const { return plan.feeds[i].load; }
+
+  /// True in thread 0, which issues the TMA copies and initializes the mbarriers.
+  ir::Value* first_thread() {
+    return lw.at_entry("tid==0", [&] {
+      return lw.emit(OpKind::CmpEq, {lw.tid(), lw.const_int(DType::i32, 0)},
+                     Type::scalar(DType::i1));
+    });
+  }
+
+  /// Thread 0 arms mbarrier `slot` with the stage's bytes and copies the TMA operands of the
+  /// iteration `at` evaluates into stage `slot`, if `valid` (the iteration exists).
+  void issue_tma(Shifted& at, ir::Value* slot, ir::Value* valid) {
+    if (bars < 0) return;
+    // The coordinates first, outside the branch: `at` keeps the values it computes.
+    std::vector<std::vector<ir::Value*>> coords(plan.feeds.size());
+    for (size_t i = 0; i < plan.feeds.size(); ++i)
+      if (load(i).tma) coords[i] = tma_coords(lw, load(i), at);
+    lw.guarded(lw.and_(first_thread(), valid), [&] {
+      lw.b().create(OpKind::MbarrierArriveTx, {slot, lw.const_int(DType::i32, stage_bytes)}, {},
+                    {{"buffer", int64_t{bars}}});
+      for (size_t i = 0; i < plan.feeds.size(); ++i) {
+        if (!load(i).tma) continue;
+        const ir::TensorMapParam& map = *load(i).tma;
+        ir::Value* stage = lw.mul(slot, lw.const_int(DType::i32, stage_size[i]));
+        const int64_t box_elems = map.box_bytes() / ir::dtype_bytes(map.dtype);
+        for (int c = 0; c < map.copies; ++c) {
+          // Box c of a row wider than the swizzle span: wgmma's column block c.
+          std::vector<ir::Value*> operands = {
+              c ? lw.add(stage, lw.const_int(DType::i32, c * box_elems)) : stage, slot};
+          operands.insert(operands.end(), coords[i].begin(), coords[i].end());
+          if (c)
+            operands.back() = lw.add(operands.back(), lw.const_int(DType::i32, c * map.box.back()));
+          lw.b().create(OpKind::TmaLoad, operands, {},
+                        {{"barrier", int64_t{bars}},
+                         {"buffer", int64_t{ops[i].tile.buffer}},
+                         {"map", maps[i]}});
+        }
+      }
+    });
+  }
   /// The induction variable `n` iterations after `from`.
   ir::Value* iteration(ir::Value* from, int64_t n) {
     return n ? lw.add(from, lw.mul(step, lw.const_int(step->type.dtype, n))) : from;
@@ -275,8 +356,17 @@ struct Ring : LoopExtension {
     }
     if (copies)
       lw.b().create(OpKind::CpAsyncWait, {}, {}, {{"pending", int64_t{plan.prefetch - 1}}});
-    // wgmma reads the copies (and the held operands' stores) through the async proxy.
-    if (kind == DotKind::Wgmma) lw.b().create(OpKind::FenceAsyncShared, {}, {});
+    if (bars >= 0) {
+      // This iteration is the count / S-th use of its stage's mbarrier.
+      const Type i32 = Type::scalar(DType::i32);
+      ir::Value* uses = lw.emit(OpKind::Div, {count, lw.const_int(DType::i32, plan.stages)}, i32);
+      ir::Value* parity = lw.emit(OpKind::And, {uses, lw.const_int(DType::i32, 1)}, i32);
+      lw.b().create(OpKind::MbarrierWait, {read, parity}, {}, {{"buffer", int64_t{bars}}});
+    }
+    // wgmma reads the copies (and the held operands' stores) through the async proxy, where
+    // TMA writes.
+    if (kind == DotKind::Wgmma && (copies || registers || !plan.held.empty()))
+      lw.b().create(OpKind::FenceAsyncShared, {}, {});
     lw.barrier();
     if (!plan.async_dot) return prefetch(true);
     for (size_t i = 0; i < plan.feeds.size(); ++i) stage_reads(i);
@@ -321,10 +411,11 @@ struct Ring : LoopExtension {
       ir::Value* stage = lw.mul(write, lw.const_int(DType::i32, stage_size[i]));
       if (load(i).via_registers)
         store(i, ahead[i], stage);
-      else
+      else if (!load(i).tma)
         issue(lw, load(i), ops[i], at, j, stage, stage_size[i] & -stage_size[i], valid);
       if (reads) stage_reads(i);
     }
+    issue_tma(at, write, valid);
     commit();
     // One stage: the dot reads what was just stored (the loads of the next iteration follow).
     if (plan.stages == 1) lw.barrier();
@@ -362,6 +453,15 @@ struct Ring : LoopExtension {
     }
     if (copies) lw.b().create(OpKind::CpAsyncWait, {}, {}, {{"pending", int64_t{0}}});
     lw.barrier();
+    if (bars >= 0) {
+      // Every copy issued was waited for by its iteration: the mbarriers are idle.
+      lw.guarded(first_thread(), [&] {
+        for (int s = 0; s < plan.stages; ++s)
+          lw.b().create(OpKind::MbarrierInval, {lw.const_int(DType::i32, s)}, {},
+                        {{"buffer", int64_t{bars}}});
+      });
+      lw.release_buffer(bars);
+    }
     if (kind == DotKind::CoopMat) return lw.release_buffer(coop[0].buffer);
     for (const Operand& o : ops) lw.release_buffer(o.tile.buffer);
     for (int buffer : held_buffers) lw.release_buffer(buffer);
@@ -395,6 +495,10 @@ struct Ring : LoopExtension {
   CoopStage coop[2];            ///< a cooperative-matrix dot's stage tiles instead, in one buffer
   int64_t coop_offset[2] = {};  ///< ... from these elements (A's stages, then B's)
   bool copies = false;          ///< some operand arrives by cp.async (else no groups are committed)
+  bool registers = false;       ///< some operand goes through registers
+  std::vector<int64_t> maps;    ///< per fed operand: its tensor map (TMA), or -1
+  int64_t stage_bytes = 0;      ///< the bytes TMA writes into one stage (its mbarrier's phase)
+  int bars = -1;                ///< the stages' mbarriers (a buffer of S i64), if TMA copies
   std::vector<int64_t> stage_size;  ///< per fed operand: elements per stage
   std::vector<int> held_buffers;    ///< the held operands' tiles
   /// Per dot: the operands as this iteration's dot reads them.

@@ -110,6 +110,16 @@ void Lowerer::barrier() {
   b_.create(OpKind::Barrier, {}, {});
 }
 
+int64_t Lowerer::tensor_map(const ir::TensorMapParam& map) {
+  for (size_t i = 0; i < maps_.size(); ++i)
+    if (maps_[i] == map) return static_cast<int64_t>(i);
+  maps_.push_back(map);
+  const int64_t index = ir::add_tensor_map(*fn_, map);
+  TESSERA_CHECK(index == static_cast<int64_t>(maps_.size()) - 1,
+                "tensor maps declared outside the lowering");
+  return index;
+}
+
 // --- scopes and insertion points
 // ----------------------------------------------------------------------
 

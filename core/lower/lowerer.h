@@ -159,6 +159,8 @@ class Lowerer : public ValueSource {
   /// it. A buffer of a multiple of 1024 bytes keeps that when it grows (wgmma's alignment).
   void release_buffer(int buffer);
   void barrier();
+  /// The index of tensor map `map` among the kernel's (declared on the first request).
+  int64_t tensor_map(const ir::TensorMapParam& map);
 
   // --- structure ---------------------------------------------------------------------------------
   void lower_region(const ir::Region& src, ir::Region* dst);
@@ -265,6 +267,7 @@ class Lowerer : public ValueSource {
     bool released = false;   ///< a dedicated buffer after its loop (new_buffer may take it back)
   };
   std::vector<Buffer> buffers_;
+  std::vector<ir::TensorMapParam> maps_;  ///< the kernel's tensor maps, map i at i
   Location loc_;
   /// The rings of the loops being emitted (lower_mma reads its staged operands from there).
   std::unordered_map<const ir::Op*, const Ring*> rings_;

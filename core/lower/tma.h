@@ -36,8 +36,8 @@ bool feeds_loop_dot(const ir::Op& load);
 
 /// One line per desc_load of `fn` on a target with TMA: what TMA would copy, or why the load
 /// stays masked loads ("// tma: desc_load at k.cpp:12:7: tensor_map(...) feeding a loop's dot");
-/// empty on other targets. TESSERA_DUMP=layouts prints it before the expansion (the ring does
-/// not copy by TMA yet: every descriptor load is expanded as on other targets).
+/// empty on other targets. TESSERA_DUMP=layouts prints it before planning (the loads a ring
+/// does not take are then expanded as on other targets).
 std::string tma_report(const ir::Function& fn, const target::Target& target);
 
 }  // namespace tessera::lower

@@ -5,6 +5,7 @@
 #include <array>
 #include <chrono>
 #include <iostream>
+#include <unordered_set>
 
 #include "core/ir/printer.h"
 #include "core/ir/verifier.h"
@@ -130,20 +131,29 @@ bool bounds(State& s) {
 bool make_plan(State& s) {
   s.out.plan = std::make_unique<lower::LoweringPlan>(s.out.tile->kernel(), s.target, s.options);
   if (s.dumps.has("layouts")) s.dumps.out() << s.out.plan->str();
-  bool kept = false;
-  ir::walk(s.out.tile->kernel().body,
-           [&](const ir::Op* op) { kept = kept || op->kind == ir::OpKind::DescLoad; });
-  if (!kept) return false;
-  // The descriptor loads kept for TMA (descriptors): the ring does not copy by TMA yet (issue
-  // 13), so every one is expanded as on other targets and the kernel planned again.
-  s.out.plan.reset();
-  expand_descriptors(*s.out.tile);
-  optimize(*s.out.tile, pass_options(s));
-  s.out.plan = std::make_unique<lower::LoweringPlan>(s.out.tile->kernel(), s.target, s.options);
-  if (s.dumps.has("layouts"))
-    s.dumps.out() << "// re-planned with the descriptor loads expanded (no TMA ring yet)\n"
-                  << s.out.plan->str();
-  return true;
+  // The descriptor loads kept for TMA (descriptors) that a ring takes are copied by TMA; the
+  // others are expanded as on other targets and the kernel planned again (all of them, should
+  // that plan leave one).
+  for (int round = 0;; ++round) {
+    std::unordered_set<const ir::Op*> taken;
+    bool left = false;
+    ir::walk(s.out.tile->kernel().body, [&](const ir::Op* op) {
+      if (op->kind != ir::OpKind::DescLoad) return;
+      if (s.out.plan->lowered_by_loop(*op))
+        taken.insert(op);
+      else
+        left = true;
+    });
+    if (!left) return round > 0;
+    s.out.plan.reset();
+    expand_descriptors(*s.out.tile,
+                       [&](const ir::Op& op) { return round == 0 && taken.count(&op) != 0; });
+    optimize(*s.out.tile, pass_options(s));
+    s.out.plan = std::make_unique<lower::LoweringPlan>(s.out.tile->kernel(), s.target, s.options);
+    if (s.dumps.has("layouts"))
+      s.dumps.out() << "// re-planned with the descriptor loads no ring copies by TMA expanded\n"
+                    << s.out.plan->str();
+  }
 }
 
 bool to_simt(State& s) {
