@@ -37,4 +37,11 @@ size_t tensor_maps_cached(const DeviceImpl& device) {
   return cuda_device(device, "cuda::tensor_maps_cached").tensor_map_cache().size();
 }
 
+void in_context(DeviceImpl& device, const std::function<void()>& f) {
+  CudaDevice& d = cuda_device(device, "cuda::in_context");
+  const std::shared_ptr<Context> ctx = d.context();
+  ContextScope scope(d.driver(), *ctx);
+  f();
+}
+
 }  // namespace tessera::rt::cuda

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -22,5 +23,8 @@ int multiprocessors(const DeviceImpl& device);
 std::string cache_dir();
 /// How many TMA tensor maps the device holds encoded (its cache, per argument set).
 size_t tensor_maps_cached(const DeviceImpl& device);
+/// Runs `f` with the device's context current on this thread (driver calls outside a launch that
+/// need one, such as cuTensorMapEncodeTiled).
+void in_context(DeviceImpl& device, const std::function<void()>& f);
 
 }  // namespace tessera::rt::cuda

@@ -74,8 +74,11 @@ TEST_CASE("cuda tma: a tensor map from the runtime, a box copied by TMA as the i
     // whose parameter 0 is x's address.
     std::vector<std::byte> for_map = block;
     std::memcpy(for_map.data() + a.params.slots[0].offset, &xa, 8);
-    rtc::write_tensor_maps({map}, for_map, a.params, {"x", "row0", "col0", "map"}, "tma_box", cache,
-                           rtc::driver_encode_tiled());
+    // The driver encodes a map only with a context current (error 201 without one).
+    rtc::in_context(*dev.impl(), [&] {
+      rtc::write_tensor_maps({map}, for_map, a.params, {"x", "row0", "col0", "map"}, "tma_box",
+                             cache, rtc::driver_encode_tiled());
+    });
     std::memcpy(block.data() + a.params.slots[3].offset, for_map.data() + a.params.slots[3].offset,
                 ir::kTensorMapBytes);
     std::vector<std::shared_ptr<tessera::rt::Allocation>> keep = {x.allocation(), out.allocation()};
