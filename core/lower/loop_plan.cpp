@@ -75,6 +75,12 @@ std::optional<RingLoad> find_load(const LoweringPlan& plan, const ir::ForOp& f,
       if (!shiftable(body, x)) return std::nullopt;
     p.tma = plan_tma(plan.function(), *v->def, plan.target(), nullptr);
     if (!p.tma || p.tma->rank() != 2) return std::nullopt;
+    // The box's first element along the innermost dimension a multiple of 16 bytes: the H200
+    // faulted (CUDA_ERROR_ILLEGAL_INSTRUCTION) on a box at an innermost coordinate of 340 bytes
+    // and ran every one at a multiple of 16 (device runs 3 to 5); other offsets go by loads.
+    const ir::DescOperands d = ir::DescLoadOp(v->def).desc();
+    const int64_t inner = plan.axis().get(d.offset(d.rank - 1)).divisibility.at(0);
+    if (inner * ir::dtype_bytes(p.tma->dtype) % 16 != 0) return std::nullopt;
     p.load = v->def;
     return p;
   }
