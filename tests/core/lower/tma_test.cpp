@@ -239,7 +239,7 @@ TEST_CASE("tma: the wgmma ring plans the descriptor loads as TMA copies on sm_90
   CHECK(q.find("by TMA") == std::string::npos);
 }
 
-TEST_CASE("tma: on sm_90a the ring copies both loads by TMA; on sm_80 they are expanded") {
+TEST_CASE("tma: on sm_90a the ring copies both loads by TMA, on sm_80 they are expanded") {
   auto m = ir::parse(kDescMatmul);
   std::ostringstream dump;
   tessera::Dumps dumps = tessera::Dumps::parse("layouts", "test");
