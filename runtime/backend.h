@@ -63,6 +63,9 @@ struct DeviceInfo {
   /// Memory for buffers, in bytes (0: unknown): the machine's RAM for host and simt devices,
   /// cuDeviceTotalMem on CUDA, the largest device-local heap on Vulkan.
   uint64_t memory_bytes = 0;
+  /// Further lines for `tessera devices --verbose` (optional features and their state, e.g.
+  /// VK_NV_cooperative_matrix2); empty when there is nothing more to say.
+  std::string details;
 };
 
 namespace rt {

@@ -28,6 +28,7 @@ std::string matrix_units(const target::Target& t) {
   add(target::Cap::Wgmma, "wgmma");
   add(target::Cap::MmaSync, "mma.sync");
   add(target::Cap::CooperativeMatrix, "coopmat");
+  add(target::Cap::CooperativeMatrix2, "coopmat2");
   if (units.empty()) return "none";
   std::string types;
   for (const target::MatrixShape& s : t.matrix_shapes) {
@@ -74,6 +75,11 @@ int devices_main(const std::vector<std::string>& args) {
     if (verbose && r > 0) {
       const DeviceInfo& d = listing.devices[r - 1];
       std::printf("    %s\n    target: %s\n", d.description.c_str(), d.target.c_str());
+      for (size_t at = 0; at < d.details.size();) {
+        const size_t end = std::min(d.details.find('\n', at), d.details.size());
+        std::printf("    %s\n", d.details.substr(at, end - at).c_str());
+        at = end + 1;
+      }
     }
   }
   for (const std::string& why : listing.unavailable) std::printf("%s\n", why.c_str());

@@ -106,7 +106,7 @@ Target make_host() {
   for (int i = 0; i < kNumCaps; ++i) {
     Cap c = static_cast<Cap>(i);
     if (c != Cap::MmaSync && c != Cap::CpAsync && c != Cap::Wgmma && c != Cap::Tma &&
-        c != Cap::CooperativeMatrix)
+        c != Cap::CooperativeMatrix && c != Cap::CooperativeMatrix2)
       t.set(c);
   }
   return t;

@@ -21,7 +21,12 @@
 namespace tessera::target {
 
 /// Capability bits, one row each: enum name and text. Each is read by a pass or an emitter (a
-/// capability nothing reads is noise in every target's text: remove it).
+/// capability nothing reads is noise in every target's text: remove it). New rows go last: the
+/// bits are positions in this list.
+///  - CooperativeMatrix2: VK_NV_cooperative_matrix2 is enabled on the device (opt-in:
+///    TESSERA_COOPMAT2=1, runtime/vulkan/physical.h): workgroup-scope cooperative matrices with
+///    flexible dimensions and tensor-layout loads. Such a target's max_shared_bytes is the
+///    device's limit less the driver's reservation for workgroup-scope matrices.
 #define TESSERA_CAPS(X)                    \
   X(Int64, "int64")                        \
   X(Int8, "int8")                          \
@@ -41,7 +46,8 @@ namespace tessera::target {
   X(InfNanPreserve, "inf_nan_preserve")    \
   X(DenormPreserve32, "denorm_preserve32") \
   X(IeeeMinMax, "ieee_minmax")             \
-  X(NanMinMax, "nan_minmax")
+  X(NanMinMax, "nan_minmax")               \
+  X(CooperativeMatrix2, "coopmat2")
 
 enum class Cap : uint8_t {
 #define X(name, text) name,

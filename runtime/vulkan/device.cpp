@@ -138,6 +138,7 @@ std::shared_ptr<VulkanDevice> open_device(int index, VulkanOptions options) {
 VulkanDevice::VulkanDevice(std::shared_ptr<Instance> instance, PhysicalFacts facts, int index,
                            VulkanOptions options)
     : instance_(std::move(instance)), facts_(std::move(facts)), options_(options) {
+  facts_.coopmat2_requested = options_.coopmat2 || coopmat2_requested_by_env();
   info_.name = "vulkan:" + std::to_string(index);
   info_.kind = "vulkan";
   info_.description = describe(facts_);
@@ -146,6 +147,7 @@ VulkanDevice::VulkanDevice(std::shared_ptr<Instance> instance, PhysicalFacts fac
   target_ = facts_.target(info_.name);
   info_.target = target_.str();
   info_.memory_bytes = device_local_bytes(facts_.memory);
+  info_.details = facts_.coopmat2_report();
 }
 
 VulkanDevice::~VulkanDevice() {

@@ -7,6 +7,8 @@
 ///   TESSERA_VULKAN_VALIDATION=1  the Khronos validation layer (with synchronization validation);
 ///                                any message fails the next synchronizing call (Internal)
 ///   TESSERA_CACHE_DIR            where the pipeline cache lives (default ~/.cache/tessera)
+///   TESSERA_COOPMAT2=1           enable VK_NV_cooperative_matrix2 where offered (off by default:
+///                                the driver then reserves shared memory; physical.h)
 #pragma once
 
 #include <atomic>
@@ -25,6 +27,9 @@ namespace tessera::rt::vk {
 struct VulkanOptions {
   VkDeviceSize staging_bytes = VkDeviceSize{64} << 20;  ///< each stream's staging ring
   VkDeviceSize block_bytes = VkDeviceSize{256} << 20;   ///< the suballocator's block size
+  /// Enable VK_NV_cooperative_matrix2 where the device offers it (also TESSERA_COOPMAT2=1):
+  /// the target then has Cap::CooperativeMatrix2 and less shared memory (PhysicalFacts).
+  bool coopmat2 = false;
 };
 
 /// A Vulkan device. Listing it costs only the probe: the VkDevice, its memory, pipeline cache and

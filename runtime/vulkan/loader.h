@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "core/support/error.h"
+#include "runtime/vulkan/coopmat2_compat.h"
 #include "runtime/vulkan/khr_compat.h"
 
 /// Loader-level entry points (vkGetInstanceProcAddr(nullptr, name)).
@@ -36,10 +37,11 @@
 
 /// Instance-level entry points of optional extensions: loaded when the extension is enabled or
 /// present, null otherwise (callers check).
-#define TESSERA_VK_OPTIONAL_INSTANCE_FNS(X) \
-  X(vkCreateDebugUtilsMessengerEXT)         \
-  X(vkDestroyDebugUtilsMessengerEXT)        \
-  X(vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)
+#define TESSERA_VK_OPTIONAL_INSTANCE_FNS(X)            \
+  X(vkCreateDebugUtilsMessengerEXT)                    \
+  X(vkDestroyDebugUtilsMessengerEXT)                   \
+  X(vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR) \
+  X(vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV)
 
 /// Device-level entry points (vkGetDeviceProcAddr(device, name)); all core in Vulkan 1.3.
 #define TESSERA_VK_DEVICE_FNS(X)   \

@@ -3,6 +3,7 @@
 #include "runtime/vulkan/physical.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 namespace tessera::rt::vk {
@@ -63,6 +64,43 @@ std::vector<target::MatrixShape> matrix_shapes(const Instance& instance, VkPhysi
                           *b,
                           *c};
     if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+  }
+  return out;
+}
+
+/// VK_NV_cooperative_matrix2's flexible-dimension shapes whose component types Tessera knows
+/// (non-saturating; subgroup or workgroup scope).
+std::vector<FlexibleShape> flexible_shapes(const Instance& instance, VkPhysicalDevice device) {
+  auto query = instance.fns().vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV;
+  if (!query) return {};
+  uint32_t count = 0;
+  if (query(device, &count, nullptr) != VK_SUCCESS) return {};
+  std::vector<VkCooperativeMatrixFlexibleDimensionsPropertiesNV> props(
+      count, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_FLEXIBLE_DIMENSIONS_PROPERTIES_NV});
+  if (query(device, &count, props.data()) < 0) return {};
+  std::vector<FlexibleShape> out;
+  for (uint32_t i = 0; i < count; ++i) {
+    const auto& p = props[i];
+    auto a = component_dtype(p.AType), b = component_dtype(p.BType),
+         c = component_dtype(p.ResultType);
+    const bool workgroup = p.scope == VK_SCOPE_WORKGROUP_KHR;
+    if ((!workgroup && p.scope != VK_SCOPE_SUBGROUP_KHR) || p.saturatingAccumulation || !a || !b ||
+        !c)
+      continue;
+    FlexibleShape f;
+    f.granularity = {static_cast<int>(p.MGranularity),
+                     static_cast<int>(p.NGranularity),
+                     static_cast<int>(p.KGranularity),
+                     *a,
+                     *b,
+                     *c};
+    f.workgroup = workgroup;
+    f.invocations = workgroup ? p.workgroupInvocations : 0;
+    if (std::find_if(out.begin(), out.end(), [&](const FlexibleShape& o) {
+          return o.granularity == f.granularity && o.workgroup == f.workgroup &&
+                 o.invocations == f.invocations;
+        }) == out.end())
+      out.push_back(f);
   }
   return out;
 }
@@ -135,7 +173,22 @@ VkPhysicalDeviceFeatures2* FeatureSet::chain() {
   link(with_coopmat, coopmat);
   link(with_executables, executables);
   link(with_bfloat16, bfloat16);
+  link(with_coopmat2, coopmat2);
   return &core;
+}
+
+std::string FlexibleShape::str() const {
+  std::string s = granularity.str() + (workgroup ? " workgroup" : " subgroup");
+  if (workgroup) s += "@" + std::to_string(invocations);
+  return s;
+}
+
+bool coopmat2_requested_by_env() {
+  const char* text = std::getenv("TESSERA_COOPMAT2");
+  const std::string v = text ? text : "";
+  if (v.empty() || v == "0") return false;
+  if (v == "1") return true;
+  fail(ErrorKind::Argument, "TESSERA_COOPMAT2='", v, "' is neither 0 nor 1");
 }
 
 bool PhysicalFacts::has_extension(const char* name) const {
@@ -166,13 +219,18 @@ PhysicalFacts probe(const Instance& instance, VkPhysicalDevice device) {
   f.vkEnumerateDeviceExtensionProperties(device, nullptr, &count, exts.data());
   for (uint32_t i = 0; i < count; ++i) facts.extensions.emplace_back(exts[i].extensionName);
 
+  // VK_NV_cooperative_matrix2 came with the 1.4 headers (1.4.303 taken as the first): an older
+  // validation layer reports its structs as unknown, so validated runs go without it.
+  const bool coopmat2 = facts.has_extension(VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME) &&
+                        instance.validation_knows(VK_MAKE_API_VERSION(0, 1, 4, 303));
   VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
   props.pNext = &facts.p11;
   facts.p11.pNext = &facts.p12;
   facts.p12.pNext = &facts.p13;
+  if (coopmat2) facts.p13.pNext = &facts.p_coopmat2;
   f.vkGetPhysicalDeviceProperties2(device, &props);
   facts.props = props.properties;
-  facts.p11.pNext = facts.p12.pNext = facts.p13.pNext = nullptr;
+  facts.p11.pNext = facts.p12.pNext = facts.p13.pNext = facts.p_coopmat2.pNext = nullptr;
 
   std::string& missing = facts.missing;
   require(&missing, facts.props.apiVersion >= VK_API_VERSION_1_3, "Vulkan 1.3");
@@ -189,6 +247,7 @@ PhysicalFacts probe(const Instance& instance, VkPhysicalDevice device) {
   s.with_bfloat16 = s.with_coopmat &&
                     facts.has_extension(TESSERA_VK_SHADER_BFLOAT16_EXTENSION_NAME) &&
                     instance.validation_knows(VK_MAKE_API_VERSION(0, 1, 4, 311));
+  s.with_coopmat2 = s.with_coopmat && coopmat2;
   f.vkGetPhysicalDeviceFeatures2(device, s.chain());
   f.vkGetPhysicalDeviceMemoryProperties(device, &facts.memory);
   if (s.with_coopmat && s.coopmat.cooperativeMatrix) {
@@ -199,6 +258,12 @@ PhysicalFacts probe(const Instance& instance, VkPhysicalDevice device) {
     if (!bf16)
       std::erase_if(facts.matrix_shapes, [](const target::MatrixShape& m) {
         return m.a == ir::DType::bf16 || m.b == ir::DType::bf16;
+      });
+    if (s.with_coopmat2 && s.coopmat2.cooperativeMatrixFlexibleDimensions)
+      facts.flexible_shapes = flexible_shapes(instance, device);
+    if (!bf16)
+      std::erase_if(facts.flexible_shapes, [](const FlexibleShape& m) {
+        return m.granularity.a == ir::DType::bf16 || m.granularity.b == ir::DType::bf16;
       });
   }
 
@@ -230,7 +295,7 @@ target::Target PhysicalFacts::target(const std::string& name) const {
   uint32_t by_subgroups = p13.maxComputeWorkgroupSubgroups * static_cast<uint32_t>(t.subgroup_size);
   t.max_threads = static_cast<int>(
       std::min({l.maxComputeWorkGroupInvocations, l.maxComputeWorkGroupSize[0], by_subgroups}));
-  t.max_shared_bytes = l.maxComputeSharedMemorySize;
+  t.max_shared_bytes = shared_bytes_limit();
   t.push_constant_bytes = static_cast<int>(l.maxPushConstantsSize);
   for (int i = 0; i < 3; ++i) t.max_grid[i] = l.maxComputeWorkGroupCount[i];
 
@@ -247,6 +312,7 @@ target::Target PhysicalFacts::target(const std::string& name) const {
   t.set(Cap::Int64Atomics, s.v12.shaderBufferInt64Atomics);
   t.set(Cap::BufferDeviceAddress, s.v12.bufferDeviceAddress);
   t.set(Cap::CooperativeMatrix, !matrix_shapes.empty());
+  t.set(Cap::CooperativeMatrix2, coopmat2_enabled());
   // Shaders keep inf, NaN and -0 of every float width the device computes in.
   t.set(Cap::InfNanPreserve, p12.shaderSignedZeroInfNanPreserveFloat32 &&
                                  (!t.has(Cap::Fp16) || p12.shaderSignedZeroInfNanPreserveFloat16) &&
@@ -306,7 +372,64 @@ FeatureSet PhysicalFacts::enabled_features() const {
                     s.bfloat16.shaderBFloat16CooperativeMatrix;
   e.bfloat16.shaderBFloat16Type = e.with_bfloat16;
   e.bfloat16.shaderBFloat16CooperativeMatrix = e.with_bfloat16;
+  // Only the features the coopmat2 plans use: each one enabled may cost the driver something.
+  e.with_coopmat2 = e.with_coopmat && coopmat2_enabled();
+  e.coopmat2.cooperativeMatrixWorkgroupScope = e.with_coopmat2;
+  e.coopmat2.cooperativeMatrixFlexibleDimensions = e.with_coopmat2;
+  e.coopmat2.cooperativeMatrixTensorAddressing = e.with_coopmat2;
   return e;
+}
+
+bool PhysicalFacts::coopmat2_usable() const {
+  const FeatureSet& s = supported;
+  return s.with_coopmat && s.coopmat.cooperativeMatrix && s.with_coopmat2 &&
+         s.coopmat2.cooperativeMatrixWorkgroupScope &&
+         s.coopmat2.cooperativeMatrixFlexibleDimensions &&
+         s.coopmat2.cooperativeMatrixTensorAddressing;
+}
+
+uint32_t PhysicalFacts::shared_bytes_limit() const {
+  const uint32_t all = props.limits.maxComputeSharedMemorySize;
+  if (!coopmat2_enabled()) return all;
+  return all - std::min(all, p_coopmat2.cooperativeMatrixWorkgroupScopeReservedSharedMemory);
+}
+
+std::string PhysicalFacts::coopmat2_report() const {
+  if (!has_extension(VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME)) return "";
+  const auto& c = supported.coopmat2;
+  std::string out = "VK_NV_cooperative_matrix2: ";
+  if (coopmat2_enabled())
+    out += "on";
+  else if (!supported.with_coopmat2)
+    out +=
+        "off (not queried: KHR cooperative matrices off, or a validation layer older than "
+        "1.4.303)";
+  else if (!coopmat2_usable())
+    out += "off (lacks workgroup scope, flexible dimensions or tensor addressing)";
+  else
+    out += "off (TESSERA_COOPMAT2=1 enables it)";
+  if (!supported.with_coopmat2) return out;
+  std::string features;
+  auto feature = [&](VkBool32 on, const char* name) {
+    if (on) features += std::string(features.empty() ? "" : " ") + name;
+  };
+  feature(c.cooperativeMatrixWorkgroupScope, "workgroup_scope");
+  feature(c.cooperativeMatrixFlexibleDimensions, "flexible_dimensions");
+  feature(c.cooperativeMatrixReductions, "reductions");
+  feature(c.cooperativeMatrixConversions, "conversions");
+  feature(c.cooperativeMatrixPerElementOperations, "per_element_operations");
+  feature(c.cooperativeMatrixTensorAddressing, "tensor_addressing");
+  feature(c.cooperativeMatrixBlockLoads, "block_loads");
+  const auto& p = p_coopmat2;
+  out += "\n  features: " + (features.empty() ? std::string("none") : features);
+  out += "\n  workgroup scope up to " +
+         std::to_string(p.cooperativeMatrixWorkgroupScopeMaxWorkgroupSize) +
+         " invocations, dimensions up to " +
+         std::to_string(p.cooperativeMatrixFlexibleDimensionsMaxDimension) + ", " +
+         std::to_string(p.cooperativeMatrixWorkgroupScopeReservedSharedMemory) +
+         " bytes of shared memory reserved";
+  for (const FlexibleShape& f : flexible_shapes) out += "\n  flexible shape " + f.str();
+  return out;
 }
 
 std::vector<const char*> PhysicalFacts::enabled_extensions() const {
@@ -316,6 +439,7 @@ std::vector<const char*> PhysicalFacts::enabled_extensions() const {
   if (supported.with_coopmat && supported.coopmat.cooperativeMatrix)
     out.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
   if (enabled_features().with_bfloat16) out.push_back(TESSERA_VK_SHADER_BFLOAT16_EXTENSION_NAME);
+  if (coopmat2_enabled()) out.push_back(VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
   if (supported.with_executables && supported.executables.pipelineExecutableInfo)
     out.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
   return out;

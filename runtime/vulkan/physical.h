@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/target/target.h"
+#include "runtime/vulkan/coopmat2_compat.h"
 #include "runtime/vulkan/instance.h"
 
 namespace tessera::rt::vk {
@@ -27,17 +28,33 @@ struct FeatureSet {
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
   TesseraPhysicalDeviceShaderBfloat16Features bfloat16{
       TESSERA_VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES};
+  VkPhysicalDeviceCooperativeMatrix2FeaturesNV coopmat2{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV};
   // Which extension structs take part (their extension is present / enabled).
   bool with_atomic_float = false;
   bool with_atomic_float2 = false;
   bool with_coopmat = false;
   bool with_executables = false;  ///< VK_KHR_pipeline_executable_properties (TESSERA_DUMP=vkstats)
   bool with_bfloat16 = false;     ///< VK_KHR_shader_bfloat16 (bf16 cooperative matrices)
+  bool with_coopmat2 = false;     ///< VK_NV_cooperative_matrix2 (enabled only on request)
 
   /// Links the structs present (core -> 1.1 -> 1.2 -> 1.3 -> extensions) and returns the head.
   /// Call again after copying a FeatureSet: the links point into this object.
   VkPhysicalDeviceFeatures2* chain();
 };
+
+/// One of VK_NV_cooperative_matrix2's flexible-dimension shapes: matrices of any multiple of
+/// the granularities (up to flexibleDimensionsMaxDimension) at subgroup or workgroup scope.
+struct FlexibleShape {
+  target::MatrixShape granularity;  ///< M, N and K granularities and the component types
+  bool workgroup = false;           ///< workgroup scope (else subgroup scope)
+  uint32_t invocations = 0;         ///< workgroup scope: the workgroup size it holds for
+  std::string str() const;          ///< "32x16x16:f16*f16+f32 workgroup@128"
+};
+
+/// Whether TESSERA_COOPMAT2 asks for VK_NV_cooperative_matrix2 ("1"; unset, empty or "0": no;
+/// anything else is an Argument error).
+bool coopmat2_requested_by_env();
 
 struct PhysicalFacts {
   VkPhysicalDevice handle = VK_NULL_HANDLE;
@@ -49,6 +66,14 @@ struct PhysicalFacts {
   FeatureSet supported;
   std::vector<std::string> extensions;
   std::vector<target::MatrixShape> matrix_shapes;  ///< subgroup-scope cooperative-matrix shapes
+  /// VK_NV_cooperative_matrix2's limits and flexible shapes (zero and empty without it).
+  VkPhysicalDeviceCooperativeMatrix2PropertiesNV p_coopmat2{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_PROPERTIES_NV};
+  std::vector<FlexibleShape> flexible_shapes;
+  /// Asked to enable VK_NV_cooperative_matrix2 (VulkanOptions::coopmat2, TESSERA_COOPMAT2=1).
+  /// Off by default: under it the driver reserves shared memory for workgroup-scope matrices, so
+  /// the target's shared-memory limit drops and kernels that fit today may no longer load.
+  bool coopmat2_requested = false;
   uint32_t queue_family = 0;
   uint32_t timestamp_valid_bits = 0;
   /// The requirements this device misses ("bufferDeviceAddress, timelineSemaphore"); empty when
@@ -57,6 +82,17 @@ struct PhysicalFacts {
 
   std::string device_name() const { return props.deviceName; }
   bool has_extension(const char* name) const;
+  /// The device offers what Tessera's coopmat2 plans use: the extension with workgroup scope,
+  /// flexible dimensions and tensor addressing, on top of KHR cooperative matrices.
+  bool coopmat2_usable() const;
+  /// Requested and usable: the VkDevice enables it and the target has Cap::CooperativeMatrix2.
+  bool coopmat2_enabled() const { return coopmat2_requested && coopmat2_usable(); }
+  /// The shared memory a kernel may use: maxComputeSharedMemorySize, less the driver's
+  /// reservation for workgroup-scope matrices while coopmat2 is enabled.
+  uint32_t shared_bytes_limit() const;
+  /// What `tessera devices --verbose` says about VK_NV_cooperative_matrix2: whether it is on,
+  /// its features, limits and flexible shapes (empty when the device lacks the extension).
+  std::string coopmat2_report() const;
   /// Device::best() preference: discrete GPU 30, integrated 20, virtual 15, CPU (lavapipe) 10.
   int rank() const;
   /// The target description of this device, named `name` ("vulkan:0").

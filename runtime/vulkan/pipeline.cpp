@@ -212,10 +212,12 @@ void check_artifact(const Context& ctx, const target::Artifact& a) {
   if (a.spirv.empty() || a.spirv[0] != 0x07230203u)
     fail(ErrorKind::Argument, "kernel ", a.kernel,
          ": the SPIR-V binary is empty or lacks the magic number");
-  if (a.shared_bytes > l.maxComputeSharedMemorySize)
+  if (a.shared_bytes > facts.shared_bytes_limit())
     fail(ErrorKind::Unsupported, "kernel ", a.kernel, " needs ", a.shared_bytes,
-         " bytes of shared memory; ", on, " has ", l.maxComputeSharedMemorySize,
-         " (maxComputeSharedMemorySize)");
+         " bytes of shared memory; ", on, " has ", facts.shared_bytes_limit(),
+         facts.coopmat2_enabled()
+             ? " (maxComputeSharedMemorySize less VK_NV_cooperative_matrix2's reservation)"
+             : " (maxComputeSharedMemorySize)");
   uint32_t max_threads = std::min(l.maxComputeWorkGroupInvocations, l.maxComputeWorkGroupSize[0]);
   if (a.threads == 0 || a.threads > max_threads)
     fail(ErrorKind::Unsupported, "kernel ", a.kernel, " has ", a.threads,

@@ -2,6 +2,7 @@
 /// annotations, and the capabilities and extensions that types and instructions need.
 #include "targets/spirv/builder.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 
@@ -120,15 +121,51 @@ uint32_t Builder::t_function(uint32_t result, const std::vector<uint32_t>& param
   return declare_type(t, spv::OpTypeFunction, std::move(operands));
 }
 
-uint32_t Builder::t_coopmat(uint32_t component, uint32_t rows, uint32_t cols, khr::MatrixUse use) {
+uint32_t Builder::t_coopmat(uint32_t component, uint32_t rows, uint32_t cols, khr::MatrixUse use,
+                            spv::Scope matrix_scope) {
+  TESSERA_CHECK(matrix_scope == spv::ScopeSubgroup || matrix_scope == spv::ScopeWorkgroup,
+                "cooperative matrices are subgroup or workgroup scope");
   require(khr::kCapabilityCooperativeMatrix);
   require_extension(khr::kCooperativeMatrixExtension);
+  if (matrix_scope == spv::ScopeWorkgroup) require_extension(nv::kCooperativeMatrix2Extension);
   TypeInfo t{TypeKind::CooperativeMatrix};
   t.element = component;
   t.members = {rows, cols, static_cast<uint32_t>(use)};
+  t.scope = matrix_scope;
   return declare_type(t, khr::kOpTypeCooperativeMatrix,
-                      {component, scope(spv::ScopeSubgroup).id, c_u32(rows).id, c_u32(cols).id,
+                      {component, scope(matrix_scope).id, c_u32(rows).id, c_u32(cols).id,
                        c_u32(static_cast<uint32_t>(use)).id});
+}
+
+uint32_t Builder::t_tensor_layout(uint32_t dims, nv::ClampMode clamp) {
+  TESSERA_CHECK(dims >= 1 && dims <= 5, "a tensor layout has 1 to 5 dimensions, not ", dims);
+  require(nv::kCapabilityTensorAddressing);
+  require_extension(nv::kTensorAddressingExtension);
+  TypeInfo t{TypeKind::TensorLayout};
+  t.count = dims;
+  t.element = static_cast<uint32_t>(clamp);
+  return declare_type(t, nv::kOpTypeTensorLayout,
+                      {c_u32(dims).id, c_u32(static_cast<uint32_t>(clamp)).id});
+}
+
+uint32_t Builder::t_tensor_view(uint32_t dims, bool has_dimensions,
+                                const std::vector<uint32_t>& permutation) {
+  TESSERA_CHECK(dims >= 1 && dims <= 5, "a tensor view has 1 to 5 dimensions, not ", dims);
+  std::vector<uint32_t> sorted = permutation;
+  std::sort(sorted.begin(), sorted.end());
+  TESSERA_CHECK(sorted.size() == dims, "a tensor view's permutation names each of its ", dims,
+                " dimensions once");
+  for (uint32_t i = 0; i < dims; ++i)
+    TESSERA_CHECK(sorted[i] == i, "a tensor view's permutation names each of its ", dims,
+                  " dimensions once");
+  require(nv::kCapabilityTensorAddressing);
+  require_extension(nv::kTensorAddressingExtension);
+  TypeInfo t{TypeKind::TensorView};
+  t.count = dims;
+  t.members = permutation;
+  std::vector<uint32_t> operands{c_u32(dims).id, c_bool(has_dimensions).id};
+  for (uint32_t p : permutation) operands.push_back(c_u32(p).id);
+  return declare_type(t, nv::kOpTypeTensorView, std::move(operands));
 }
 
 const TypeInfo& Builder::info(uint32_t type) const {

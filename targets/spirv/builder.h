@@ -15,6 +15,7 @@
 #include <spirv/unified1/GLSL.std.450.h>
 #include <spirv/unified1/spirv.hpp>
 
+#include "targets/spirv/coopmat2_nv.h"
 #include "targets/spirv/coopmat_khr.h"
 
 namespace tessera::spirv {
@@ -35,7 +36,9 @@ enum class TypeKind : uint8_t {
   Struct,
   Pointer,
   Function,
-  CooperativeMatrix
+  CooperativeMatrix,
+  TensorLayout,  ///< SPV_NV_tensor_addressing
+  TensorView
 };
 
 /// What a type id denotes.
@@ -45,10 +48,12 @@ struct TypeInfo {
   bool is_signed = false;  ///< Int
   uint32_t element = 0;    ///< Vector/Array/CooperativeMatrix: component; Pointer: pointee;
                            ///< Function: return
-  uint32_t count = 0;      ///< Vector: components; Array: length
+  uint32_t count = 0;      ///< Vector: components; Array: length; TensorLayout/View: dimensions
   spv::StorageClass storage = spv::StorageClassMax;  ///< Pointer
   std::vector<uint32_t> members;                     ///< Struct: members; Function: parameters;
                                                      ///< CooperativeMatrix: rows, columns, use
+                                                     ///< TensorView: the dimension permutation
+  spv::Scope scope = spv::ScopeSubgroup;             ///< CooperativeMatrix
 };
 
 /// One operand word: an id (a Value's or a type's) or a literal.
@@ -95,7 +100,17 @@ class Builder {
   uint32_t t_function(uint32_t result, const std::vector<uint32_t>& params);
   /// A subgroup-scope cooperative matrix of `component` (SPV_KHR_cooperative_matrix: declaring
   /// one requires the extension and the CooperativeMatrixKHR capability).
-  uint32_t t_coopmat(uint32_t component, uint32_t rows, uint32_t cols, khr::MatrixUse use);
+  /// At workgroup scope (SPV_NV_cooperative_matrix2; the device needs the
+  /// cooperativeMatrixWorkgroupScope feature) the module also declares that extension.
+  uint32_t t_coopmat(uint32_t component, uint32_t rows, uint32_t cols, khr::MatrixUse use,
+                     spv::Scope scope = spv::ScopeSubgroup);
+  /// A tensor layout of `dims` dimensions (1..5) whose loads read `clamp` outside its bounds
+  /// (SPV_NV_tensor_addressing: the TensorAddressingNV capability and its extension).
+  uint32_t t_tensor_layout(uint32_t dims, nv::ClampMode clamp);
+  /// A tensor view of `dims` dimensions: with its own dimensions when `has_dimensions`, its
+  /// dimensions in the order `permutation` (a permutation of 0..dims-1).
+  uint32_t t_tensor_view(uint32_t dims, bool has_dimensions,
+                         const std::vector<uint32_t>& permutation);
   const TypeInfo& info(uint32_t type) const;
   /// The component type of a vector, else the type itself.
   uint32_t scalar_of(uint32_t type) const;
@@ -178,6 +193,34 @@ class Builder {
   /// a x b + c; `operands` is the Cooperative Matrix Operands mask (0: none, left out).
   Value coopmat_mul_add(Value a, Value b, Value c, uint32_t operands);
 
+  // --- tensor layouts and views (SPV_NV_tensor_addressing), tensor-addressed matrix loads ------
+  // Layouts and views are values: each setter returns a new one. Dimensions, strides, offsets
+  // and spans are 32-bit integer values, one per dimension (a slice: offset and span per
+  // dimension, in dimension order).
+  Value tensor_layout(uint32_t type);
+  Value tensor_layout_dimensions(Value layout, const std::vector<Value>& dims);
+  Value tensor_layout_strides(Value layout, const std::vector<Value>& strides);
+  Value tensor_layout_slice(Value layout, const std::vector<Value>& offsets_and_spans);
+  /// The value a ClampMode::Constant layout's loads read outside its bounds (its bits as the
+  /// matrix's component type).
+  Value tensor_layout_clamp_value(Value layout, Value value);
+  Value tensor_view(uint32_t type);
+  Value tensor_view_dimensions(Value view, const std::vector<Value>& dims);
+  Value tensor_view_strides(Value view, const std::vector<Value>& strides);
+  /// Limits a 2-D view's loads and stores to rows [row_offset, +row_span) and columns
+  /// [col_offset, +col_span) of the matrix.
+  Value tensor_view_clip(Value view, Value row_offset, Value row_span, Value col_offset,
+                         Value col_span);
+  /// OpCooperativeMatrixLoadTensorNV: a matrix of `type` read from the tensor at `pointer` (its
+  /// first element) through `layout` (and `view` when its id is not 0), with `object`'s elements
+  /// where nothing is read; memory operands as load()'s. Needs the
+  /// CooperativeMatrixTensorAddressingNV capability and SPV_NV_cooperative_matrix2.
+  Value coopmat_load_tensor(uint32_t type, Value pointer, Value object, Value layout,
+                            uint32_t align, bool non_private, Value view = {});
+  /// OpCooperativeMatrixStoreTensorNV: `object` written through `layout` (and `view`).
+  void coopmat_store_tensor(Value pointer, Value object, Value layout, uint32_t align,
+                            bool non_private, Value view = {});
+
   PhiRef phi(uint32_t type);
   void add_incoming(const PhiRef& phi, Value value, uint32_t predecessor);
 
@@ -211,6 +254,9 @@ class Builder {
   void require_for_op(spv::Op opcode, uint32_t type);
   void require_for_storage(spv::StorageClass storage, uint32_t pointee);
   void emit(spv::Op opcode, std::vector<uint32_t> words);
+  /// %r = opcode %type %base %ids... for the tensor layout/view setters.
+  Value tensor_update(spv::Op opcode, Value base, TypeKind kind, const std::vector<Value>& ids,
+                      size_t expected);
   Block& block();
 
   uint32_t next_id_ = 1;

@@ -174,6 +174,116 @@ Value Builder::coopmat_mul_add(Value a, Value b, Value c, uint32_t operands) {
   return {id, c.type};
 }
 
+Value Builder::tensor_layout(uint32_t type) {
+  TESSERA_CHECK(info(type).kind == TypeKind::TensorLayout, "OpCreateTensorLayoutNV of a ",
+                "type that is not a tensor layout");
+  uint32_t id = next_id_++;
+  emit(nv::kOpCreateTensorLayout, {type, id});
+  return {id, type};
+}
+
+Value Builder::tensor_view(uint32_t type) {
+  TESSERA_CHECK(info(type).kind == TypeKind::TensorView, "OpCreateTensorViewNV of a ",
+                "type that is not a tensor view");
+  uint32_t id = next_id_++;
+  emit(nv::kOpCreateTensorView, {type, id});
+  return {id, type};
+}
+
+Value Builder::tensor_update(spv::Op opcode, Value base, TypeKind kind,
+                             const std::vector<Value>& ids, size_t expected) {
+  TESSERA_CHECK(info(base.type).kind == kind, "tensor layout/view instruction ", opcode,
+                " on a value of another type");
+  TESSERA_CHECK(ids.size() == expected, "tensor layout/view instruction ", opcode, " takes ",
+                expected, " operands, not ", ids.size());
+  for (Value v : ids)
+    TESSERA_CHECK(info(v.type).kind == TypeKind::Int && info(v.type).width == 32,
+                  "tensor layout/view operands are 32-bit integers");
+  uint32_t id = next_id_++;
+  std::vector<uint32_t> words{base.type, id, base.id};
+  for (Value v : ids) words.push_back(v.id);
+  emit(opcode, std::move(words));
+  return {id, base.type};
+}
+
+Value Builder::tensor_layout_dimensions(Value layout, const std::vector<Value>& dims) {
+  return tensor_update(nv::kOpTensorLayoutSetDimension, layout, TypeKind::TensorLayout, dims,
+                       info(layout.type).count);
+}
+
+Value Builder::tensor_layout_strides(Value layout, const std::vector<Value>& strides) {
+  return tensor_update(nv::kOpTensorLayoutSetStride, layout, TypeKind::TensorLayout, strides,
+                       info(layout.type).count);
+}
+
+Value Builder::tensor_layout_slice(Value layout, const std::vector<Value>& offsets_and_spans) {
+  return tensor_update(nv::kOpTensorLayoutSlice, layout, TypeKind::TensorLayout, offsets_and_spans,
+                       2 * info(layout.type).count);
+}
+
+Value Builder::tensor_layout_clamp_value(Value layout, Value value) {
+  return tensor_update(nv::kOpTensorLayoutSetClampValue, layout, TypeKind::TensorLayout, {value},
+                       1);
+}
+
+Value Builder::tensor_view_dimensions(Value view, const std::vector<Value>& dims) {
+  return tensor_update(nv::kOpTensorViewSetDimension, view, TypeKind::TensorView, dims,
+                       info(view.type).count);
+}
+
+Value Builder::tensor_view_strides(Value view, const std::vector<Value>& strides) {
+  return tensor_update(nv::kOpTensorViewSetStride, view, TypeKind::TensorView, strides,
+                       info(view.type).count);
+}
+
+Value Builder::tensor_view_clip(Value view, Value row_offset, Value row_span, Value col_offset,
+                                Value col_span) {
+  return tensor_update(nv::kOpTensorViewSetClip, view, TypeKind::TensorView,
+                       {row_offset, row_span, col_offset, col_span}, 4);
+}
+
+namespace {
+/// A tensor load's or store's operands after the layout: the memory operand mask (always
+/// present), its alignment, then the tensor addressing mask and the view.
+std::vector<uint32_t> tensor_operands(uint32_t align, bool non_private, Value view) {
+  std::vector<uint32_t> words = memory_operands(align, non_private);
+  if (words.empty()) words.push_back(spv::MemoryAccessMaskNone);
+  words.push_back(view.id ? nv::kTensorAddressingView : nv::kTensorAddressingNone);
+  if (view.id) words.push_back(view.id);
+  return words;
+}
+}  // namespace
+
+Value Builder::coopmat_load_tensor(uint32_t type, Value pointer, Value object, Value layout,
+                                   uint32_t align, bool non_private, Value view) {
+  TESSERA_CHECK(info(type).kind == TypeKind::CooperativeMatrix && object.type == type,
+                "a tensor load makes a cooperative matrix of its object's type");
+  TESSERA_CHECK(info(layout.type).kind == TypeKind::TensorLayout, "a tensor load needs a layout");
+  TESSERA_CHECK(!view.id || info(view.type).kind == TypeKind::TensorView,
+                "a tensor load's view must be a tensor view");
+  require(nv::kCapabilityCooperativeMatrixTensorAddressing);
+  require_extension(nv::kCooperativeMatrix2Extension);
+  uint32_t id = next_id_++;
+  std::vector<uint32_t> words{type, id, pointer.id, object.id, layout.id};
+  for (uint32_t w : tensor_operands(align, non_private, view)) words.push_back(w);
+  emit(nv::kOpCooperativeMatrixLoadTensor, std::move(words));
+  return {id, type};
+}
+
+void Builder::coopmat_store_tensor(Value pointer, Value object, Value layout, uint32_t align,
+                                   bool non_private, Value view) {
+  TESSERA_CHECK(info(object.type).kind == TypeKind::CooperativeMatrix,
+                "a tensor store writes a cooperative matrix");
+  TESSERA_CHECK(info(layout.type).kind == TypeKind::TensorLayout, "a tensor store needs a layout");
+  TESSERA_CHECK(!view.id || info(view.type).kind == TypeKind::TensorView,
+                "a tensor store's view must be a tensor view");
+  require(nv::kCapabilityCooperativeMatrixTensorAddressing);
+  require_extension(nv::kCooperativeMatrix2Extension);
+  std::vector<uint32_t> words{pointer.id, object.id, layout.id};
+  for (uint32_t w : tensor_operands(align, non_private, view)) words.push_back(w);
+  emit(nv::kOpCooperativeMatrixStoreTensor, std::move(words));
+}
+
 PhiRef Builder::phi(uint32_t type) {
   uint32_t id = next_id_++;
   emit(spv::OpPhi, {type, id});

@@ -130,9 +130,10 @@ std::vector<uint32_t> optimize(const std::vector<uint32_t>& words, std::string_v
 /// SPV_KHR_cooperative_matrix instructions are printed by Tessera in SPIRV-Tools' manner.
 std::string disassemble(const std::vector<uint32_t>& words);
 
-/// Does the module declare the CooperativeMatrixKHR capability? SPIRV-Tools 2023.1 (Debian 12)
-/// predates SPV_KHR_cooperative_matrix: emit() and targets::emit() neither validate nor optimize
-/// such a module, which goes to the driver as emitted.
+/// Does the module declare the CooperativeMatrixKHR capability (or SPV_NV_tensor_addressing's or
+/// SPV_NV_cooperative_matrix2's TensorAddressingNV, CooperativeMatrixTensorAddressingNV)?
+/// SPIRV-Tools 2023.1 (Debian 12) predates these extensions: emit() and targets::emit() neither
+/// validate nor optimize such a module, which goes to the driver as emitted.
 bool uses_cooperative_matrix(const std::vector<uint32_t>& words);
 
 /// Does the target have a loop limit (Target::loop_limit, lavapipe), so that kernels count their

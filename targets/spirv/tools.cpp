@@ -13,6 +13,7 @@
 #include <spirv-tools/optimizer.hpp>
 
 #include "core/support/error.h"
+#include "targets/spirv/coopmat2_nv.h"
 #include "targets/spirv/coopmat_khr.h"
 
 namespace tessera::spirv {
@@ -58,14 +59,41 @@ std::string instruction_at(const std::vector<uint32_t>& words, size_t ordinal) {
 
 constexpr uint32_t kNop = 1u << 16 | spv::OpNop;
 
+/// The instructions of SPV_NV_cooperative_matrix2 and SPV_NV_tensor_addressing that the builder
+/// emits, with their names; nullptr for any other opcode.
+const char* nv_op_name(spv::Op opcode) {
+  static const std::map<spv::Op, const char*> kNames = {
+      {nv::kOpCooperativeMatrixLoadTensor, "OpCooperativeMatrixLoadTensorNV"},
+      {nv::kOpCooperativeMatrixStoreTensor, "OpCooperativeMatrixStoreTensorNV"},
+      {nv::kOpTypeTensorLayout, "OpTypeTensorLayoutNV"},
+      {nv::kOpTypeTensorView, "OpTypeTensorViewNV"},
+      {nv::kOpCreateTensorLayout, "OpCreateTensorLayoutNV"},
+      {nv::kOpTensorLayoutSetDimension, "OpTensorLayoutSetDimensionNV"},
+      {nv::kOpTensorLayoutSetStride, "OpTensorLayoutSetStrideNV"},
+      {nv::kOpTensorLayoutSlice, "OpTensorLayoutSliceNV"},
+      {nv::kOpTensorLayoutSetClampValue, "OpTensorLayoutSetClampValueNV"},
+      {nv::kOpCreateTensorView, "OpCreateTensorViewNV"},
+      {nv::kOpTensorViewSetDimension, "OpTensorViewSetDimensionNV"},
+      {nv::kOpTensorViewSetStride, "OpTensorViewSetStrideNV"},
+      {nv::kOpTensorViewSetClip, "OpTensorViewSetClipNV"}};
+  auto it = kNames.find(opcode);
+  return it == kNames.end() ? nullptr : it->second;
+}
+
+bool is_nv_capability(spv::Capability c) {
+  return c == nv::kCapabilityTensorAddressing ||
+         c == nv::kCapabilityCooperativeMatrixTensorAddressing;
+}
+
 /// An instruction SPIRV-Tools 2023.1 cannot read: SPV_KHR_cooperative_matrix's, and
 /// SPV_KHR_bfloat16's capabilities and float type (OpTypeFloat with an encoding operand).
 bool unknown_to_tools(const uint32_t* inst) {
   const auto opcode = static_cast<spv::Op>(inst[0] & 0xffff);
   const auto capability = static_cast<spv::Capability>(inst[1]);
   return (opcode >= khr::kOpTypeCooperativeMatrix && opcode <= khr::kOpCooperativeMatrixMulAdd) ||
+         nv_op_name(opcode) ||
          (opcode == spv::OpCapability &&
-          (capability == khr::kCapabilityCooperativeMatrix ||
+          (capability == khr::kCapabilityCooperativeMatrix || is_nv_capability(capability) ||
            capability == khr::kCapabilityBFloat16Type ||
            capability == khr::kCapabilityBFloat16CooperativeMatrix)) ||
          (opcode == spv::OpTypeFloat && (inst[0] >> 16) == 4);
@@ -77,6 +105,59 @@ std::string mask_text(uint32_t mask, std::initializer_list<std::pair<uint32_t, c
   for (auto [bit, name] : bits)
     if (mask & bit) out += (out.empty() ? "" : "|") + std::string(name);
   return out;
+}
+
+/// A memory operand mask and its alignment literal ("Aligned|NonPrivatePointer 2", "None"),
+/// from word `at`; `at` moves past them.
+std::string memory_text(const uint32_t* inst, uint32_t count, uint32_t* at) {
+  if (*at >= count) return "";
+  const uint32_t mask = inst[(*at)++];
+  std::string text = mask_text(mask, {{0x1, "Volatile"},
+                                      {0x2, "Aligned"},
+                                      {0x4, "Nontemporal"},
+                                      {0x8, "MakePointerAvailable"},
+                                      {0x10, "MakePointerVisible"},
+                                      {0x20, "NonPrivatePointer"}});
+  if (mask == 0) text = "None";
+  if ((mask & 0x2) && *at < count) text += " " + std::to_string(inst[(*at)++]);
+  return text;
+}
+
+/// One SPV_NV_cooperative_matrix2 / SPV_NV_tensor_addressing instruction or capability, as
+/// SPIRV-Tools would print it (without the indentation): its ids named by `name`, the tensor
+/// loads' and stores' masks by their bits.
+std::string nv_text(const uint32_t* inst, const std::function<std::string(uint32_t)>& name,
+                    std::string* result) {
+  const auto opcode = static_cast<spv::Op>(inst[0] & 0xffff);
+  const uint32_t count = inst[0] >> 16;
+  if (opcode == spv::OpCapability)
+    return inst[1] == nv::kCapabilityTensorAddressing
+               ? "OpCapability TensorAddressingNV"
+               : "OpCapability CooperativeMatrixTensorAddressingNV";
+  std::string text = nv_op_name(opcode);
+  const bool is_type = opcode == nv::kOpTypeTensorLayout || opcode == nv::kOpTypeTensorView;
+  const bool is_store = opcode == nv::kOpCooperativeMatrixStoreTensor;
+  uint32_t at = 1;
+  if (is_type) {
+    *result = name(inst[at++]);
+  } else if (!is_store) {
+    const std::string type = name(inst[at++]);
+    *result = name(inst[at++]);
+    text += " " + type;
+  }
+  const bool tensor = is_store || opcode == nv::kOpCooperativeMatrixLoadTensor;
+  const uint32_t ids_end = tensor ? at + 3 : count;
+  for (; at < ids_end && at < count; ++at) text += " " + name(inst[at]);
+  if (!tensor) return text;
+  text += " " + memory_text(inst, count, &at);
+  if (at < count) {
+    const uint32_t mask = inst[at++];
+    text += mask == 0 ? " None"
+                      : " " + mask_text(mask, {{nv::kTensorAddressingView, "TensorView"},
+                                               {nv::kTensorAddressingDecodeFunc, "DecodeFunc"}});
+  }
+  for (; at < count; ++at) text += " " + name(inst[at]);
+  return text;
 }
 
 /// One KHR instruction as SPIRV-Tools would print it (indented to column 15), its ids named by
@@ -103,7 +184,10 @@ std::string khr_line(const uint32_t* inst, const std::function<std::string(uint3
                                                {0x20, "NonPrivatePointer"}})
                         : "");
   };
-  if (opcode == spv::OpCapability) {
+  if (nv_op_name(opcode) ||
+      (opcode == spv::OpCapability && is_nv_capability(static_cast<spv::Capability>(inst[1])))) {
+    text = nv_text(inst, name, &result);
+  } else if (opcode == spv::OpCapability) {
     const auto c = static_cast<spv::Capability>(inst[1]);
     text = c == khr::kCapabilityCooperativeMatrix ? "OpCapability CooperativeMatrixKHR"
            : c == khr::kCapabilityBFloat16Type    ? "OpCapability BFloat16TypeKHR"
@@ -201,7 +285,9 @@ std::string disassemble_coopmat(const std::vector<uint32_t>& words, uint32_t opt
 bool uses_cooperative_matrix(const std::vector<uint32_t>& words) {
   for (size_t at = 5; at + 1 < words.size() && words[at] >> 16; at += words[at] >> 16) {
     if ((words[at] & 0xffff) != spv::OpCapability) return false;  // capabilities come first
-    if (words[at + 1] == khr::kCapabilityCooperativeMatrix) return true;
+    if (words[at + 1] == khr::kCapabilityCooperativeMatrix ||
+        is_nv_capability(static_cast<spv::Capability>(words[at + 1])))
+      return true;
   }
   return false;
 }

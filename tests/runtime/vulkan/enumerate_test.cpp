@@ -145,3 +145,150 @@ TEST_CASE("vulkan: opening an unknown device names the devices that exist") {
   }
   CHECK_THROWS_AS(tessera::rt::vk::open_device(99), tessera::Error);
 }
+
+namespace {
+
+/// The facts of a device like the H200 under NVIDIA's driver, as far as VK_NV_cooperative_matrix2
+/// goes, made by hand: no device needed (lavapipe lacks the extension).
+tessera::rt::vk::PhysicalFacts coopmat2_device() {
+  using tessera::ir::DType;
+  tessera::rt::vk::PhysicalFacts f;
+  f.props.apiVersion = VK_API_VERSION_1_3;
+  f.props.limits.maxComputeSharedMemorySize = 49152;
+  f.props.limits.maxComputeWorkGroupInvocations = 1024;
+  f.props.limits.maxComputeWorkGroupSize[0] = 1024;
+  f.p13.maxComputeWorkgroupSubgroups = 32;
+  f.p13.maxSubgroupSize = 32;
+  f.p11.subgroupSize = 32;
+  f.extensions = {"VK_KHR_cooperative_matrix", "VK_NV_cooperative_matrix2"};
+  f.supported.with_coopmat = true;
+  f.supported.coopmat.cooperativeMatrix = VK_TRUE;
+  f.supported.with_coopmat2 = true;
+  auto& c = f.supported.coopmat2;
+  c.cooperativeMatrixWorkgroupScope = c.cooperativeMatrixFlexibleDimensions = VK_TRUE;
+  c.cooperativeMatrixTensorAddressing = c.cooperativeMatrixReductions = VK_TRUE;
+  f.p_coopmat2.cooperativeMatrixWorkgroupScopeMaxWorkgroupSize = 256;
+  f.p_coopmat2.cooperativeMatrixFlexibleDimensionsMaxDimension = 1024;
+  f.p_coopmat2.cooperativeMatrixWorkgroupScopeReservedSharedMemory = 8192;
+  f.matrix_shapes = {{16, 16, 16, DType::f16, DType::f16, DType::f32}};
+  f.flexible_shapes = {{{16, 16, 16, DType::f16, DType::f16, DType::f32}, false, 0},
+                       {{32, 16, 16, DType::f16, DType::f16, DType::f32}, true, 128}};
+  return f;
+}
+
+bool lists(const std::vector<const char*>& names, const std::string& name) {
+  return std::find_if(names.begin(), names.end(), [&](const char* n) { return name == n; }) !=
+         names.end();
+}
+
+}  // namespace
+
+TEST_CASE("vulkan: VK_NV_cooperative_matrix2 stays off unless asked, even where offered") {
+  auto f = coopmat2_device();
+  REQUIRE(f.coopmat2_usable());
+  CHECK(!f.coopmat2_enabled());
+  const auto t = f.target("vulkan:0");
+  CHECK(t.has(Cap::CooperativeMatrix));
+  CHECK(!t.has(Cap::CooperativeMatrix2));
+  CHECK(t.max_shared_bytes == 49152);
+  CHECK(f.shared_bytes_limit() == 49152);
+  CHECK(!f.enabled_features().with_coopmat2);
+  CHECK(!lists(f.enabled_extensions(), "VK_NV_cooperative_matrix2"));
+  CHECK(lists(f.enabled_extensions(), "VK_KHR_cooperative_matrix"));
+  CHECK(f.coopmat2_report().starts_with(
+      "VK_NV_cooperative_matrix2: off (TESSERA_COOPMAT2=1 enables it)\n"));
+}
+
+TEST_CASE("vulkan: asked for, VK_NV_cooperative_matrix2 is enabled and the shared limit drops") {
+  auto f = coopmat2_device();
+  f.coopmat2_requested = true;
+  REQUIRE(f.coopmat2_enabled());
+  const auto t = f.target("vulkan:0");
+  CHECK(t.has(Cap::CooperativeMatrix2));
+  CHECK(t.max_shared_bytes == 49152 - 8192);  // the driver's reservation for workgroup scope
+  CHECK(f.shared_bytes_limit() == 40960);
+  CHECK(t.str().find("coopmat2") != std::string::npos);
+  auto parsed = tessera::target::parse_target(t.str());
+  REQUIRE(parsed.has_value());
+  CHECK(parsed->has(Cap::CooperativeMatrix2));
+  auto e = f.enabled_features();
+  CHECK(e.with_coopmat2);
+  CHECK(e.coopmat2.cooperativeMatrixWorkgroupScope == VK_TRUE);
+  CHECK(e.coopmat2.cooperativeMatrixFlexibleDimensions == VK_TRUE);
+  CHECK(e.coopmat2.cooperativeMatrixTensorAddressing == VK_TRUE);
+  CHECK(e.coopmat2.cooperativeMatrixReductions == VK_FALSE);  // supported, but nothing uses it
+  CHECK(lists(f.enabled_extensions(), "VK_NV_cooperative_matrix2"));
+  // The struct is chained into device creation only now.
+  bool chained = false;
+  for (auto* s = static_cast<VkBaseOutStructure*>(static_cast<void*>(e.chain())); s; s = s->pNext)
+    chained |= s->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV;
+  CHECK(chained);
+  CHECK(f.coopmat2_report() ==
+        "VK_NV_cooperative_matrix2: on\n"
+        "  features: workgroup_scope flexible_dimensions reductions tensor_addressing\n"
+        "  workgroup scope up to 256 invocations, dimensions up to 1024, 8192 bytes of shared "
+        "memory reserved\n"
+        "  flexible shape 16x16x16:f16*f16+f32 subgroup\n"
+        "  flexible shape 32x16x16:f16*f16+f32 workgroup@128");
+}
+
+TEST_CASE("vulkan: VK_NV_cooperative_matrix2 without tensor addressing is not enabled") {
+  auto f = coopmat2_device();
+  f.coopmat2_requested = true;
+  f.supported.coopmat2.cooperativeMatrixTensorAddressing = VK_FALSE;
+  CHECK(!f.coopmat2_enabled());
+  CHECK(!f.target("vulkan:0").has(Cap::CooperativeMatrix2));
+  CHECK(f.target("vulkan:0").max_shared_bytes == 49152);
+  CHECK(!lists(f.enabled_extensions(), "VK_NV_cooperative_matrix2"));
+  CHECK(f.coopmat2_report().starts_with("VK_NV_cooperative_matrix2: off (lacks "));
+  f.extensions = {"VK_KHR_cooperative_matrix"};
+  CHECK(f.coopmat2_report().empty());  // nothing to say about an extension the device lacks
+}
+
+TEST_CASE("vulkan: TESSERA_COOPMAT2 is 1 (on), 0 or unset (off), anything else an error") {
+  const char* saved = std::getenv("TESSERA_COOPMAT2");
+  const std::string old = saved ? saved : "";
+  unsetenv("TESSERA_COOPMAT2");
+  CHECK(!tessera::rt::vk::coopmat2_requested_by_env());
+  setenv("TESSERA_COOPMAT2", "0", 1);
+  CHECK(!tessera::rt::vk::coopmat2_requested_by_env());
+  setenv("TESSERA_COOPMAT2", "1", 1);
+  CHECK(tessera::rt::vk::coopmat2_requested_by_env());
+  setenv("TESSERA_COOPMAT2", "yes", 1);
+  try {
+    tessera::rt::vk::coopmat2_requested_by_env();
+    FAIL("TESSERA_COOPMAT2=yes should be refused");
+  } catch (const tessera::Error& e) {
+    CHECK(e.kind() == tessera::ErrorKind::Argument);
+    CHECK(std::string(e.what()).find("TESSERA_COOPMAT2='yes'") != std::string::npos);
+  }
+  if (saved)
+    setenv("TESSERA_COOPMAT2", old.c_str(), 1);
+  else
+    unsetenv("TESSERA_COOPMAT2");
+}
+
+TEST_CASE("vulkan: a device opened with coopmat2 asked for enables it where the device has it") {
+  VKTEST_DEVICE(dev);
+  tessera::rt::vk::VulkanOptions options;
+  options.coopmat2 = true;
+  auto asked = tessera::rt::vk::open_device(0, options);
+  const auto& f = asked->facts();
+  CHECK(f.coopmat2_requested);
+  if (!f.coopmat2_usable()) {
+    // lavapipe: asking changes nothing, and the device still opens and runs.
+    CHECK(asked->target() == vktest::impl(dev).target());
+    CHECK(asked->info().details == f.coopmat2_report());
+    CHECK_NOTHROW(asked->allocate(256));
+    vktest::report_skip(dev.info().description +
+                        " lacks a usable VK_NV_cooperative_matrix2: its enabled path is checked "
+                        "only on such a device (NVIDIA's driver)");
+    return;
+  }
+  CHECK(asked->target().has(Cap::CooperativeMatrix2));
+  CHECK(asked->target().max_shared_bytes ==
+        f.props.limits.maxComputeSharedMemorySize -
+            f.p_coopmat2.cooperativeMatrixWorkgroupScopeReservedSharedMemory);
+  CHECK(asked->info().details.starts_with("VK_NV_cooperative_matrix2: on"));
+  CHECK_NOTHROW(asked->allocate(256));  // the VkDevice is made with the extension enabled
+}
