@@ -29,7 +29,7 @@ TEST_CASE("layout wgmma: A in registers is mma.sync's A fragment per warp, for 1
   }
 }
 
-TEST_CASE("layout wgmma: A in registers repeats over M, then k steps; warpgroups along N copy") {
+TEST_CASE("layout wgmma: A in registers repeats over M, then k steps, warpgroups along N copy") {
   // 2 x 2 warpgroups, two instructions along M each, four k steps of tf32 (k = 8).
   const WgmmaTiling t{2, 2, 64, 2, 1};
   const Layout l = tessera::lower::wgmma_a_regs_layout(256, 32, t, 4, 512);
