@@ -101,12 +101,13 @@ void read_operand(Machine& m, const Instr& in, uint32_t g, const ir::WgmmaSmem& 
 void registers_operand(const Instr& in, uint32_t g, const ir::WgmmaShape& shape,
                        std::vector<double>& out) {
   out.assign(static_cast<size_t>(64) * shape.k, 0.0);
+  const int e = ir::dtype_bytes(shape.in);
   for (uint32_t t = 0; t < kGroup; ++t)
     for (int j = 0; j < shape.k / 2; ++j) {
-      const ir::WgmmaCoord c = ir::wgmma_acc_coord(static_cast<int>(t), j);
-      const uint16_t* v = in.in[static_cast<size_t>(j)].as<uint16_t>() + g * kGroup + t;
-      out[static_cast<size_t>(c.row) * shape.k + c.col] =
-          element(shape.in, false, reinterpret_cast<const std::byte*>(v));
+      const ir::WgmmaCoord c = ir::wgmma_a_coord(static_cast<int>(t), j, e);
+      const Slot& slot = in.in[static_cast<size_t>(j)];
+      const std::byte* v = slot.data + size_t{g * kGroup + t} * static_cast<size_t>(slot.bytes);
+      out[static_cast<size_t>(c.row) * shape.k + c.col] = element(shape.in, shape.a == "tf32", v);
     }
 }
 

@@ -71,8 +71,6 @@ void check_wgmma(OpChecker& c) {
     return;
   }
   const bool a_regs = !c.op.has_attr("a_smem");
-  if (a_regs && !s->allows_trans())
-    c.fail("takes A from registers (no 'a_smem') only for f16 and bf16, not ", s->a);
   if (!a_regs) check_smem(c, "a_smem", *s);
   check_smem(c, "b_smem", *s);
   // A's start index, or its k / 2 values per thread; then B's start index.

@@ -79,6 +79,11 @@ WgmmaCoord wgmma_acc_coord(int thread, int i) {
   return {16 * w + l / 4 + 8 * (i / 2 % 2), 8 * (i / 4) + 2 * (l % 4) + i % 2};
 }
 
+WgmmaCoord wgmma_a_coord(int thread, int j, int elem_bytes) {
+  const int w = thread / 32 % 4, l = thread % 32, p = 4 / elem_bytes;
+  return {16 * w + l / 4 + 8 * (j / p % 2), 4 * p * (j / (2 * p)) + p * (l % 4) + j % p};
+}
+
 WgmmaShape WgmmaOp::shape() const {
   auto s = find_wgmma_shape(op->str_attr_or("shape", ""), op->str_attr_or("a", ""));
   TESSERA_CHECK(s, "'wgmma' with an unsupported shape or operand type");

@@ -23,10 +23,13 @@
 ///       yield (the verifier checks the direct uses); the memory it reads must not change (the
 ///       SIMT interpreter reports a change as a race).
 ///   %d0, ... = wgmma %a0, ..., %a<k/2 - 1>, %b_index, %c0, ... {shape, a, b_smem}
-///       The same with A from registers (no a_smem; f16 and bf16 only): k / 2 values per
-///       thread, value j of thread t at row 16 w + l / 4 + 8 (j / 2 % 2), k 8 (j / 4) + 2 (l % 4)
-///       + j % 2 of A (the accumulator's arrangement, with k for col). The registers, like C,
-///       must be settled before the op (wgmma_fence) and unchanged until its group retires.
+///       The same with A from registers (no a_smem): k / 2 values per thread, packed p = 4 / E
+///       to a 32-bit register (E the element bytes: p = 2 for f16/bf16, 1 for tf32, 4 for i8 and
+///       fp8), four registers in all. Value j of thread t is A's element at
+///           row 16 w + l / 4 + 8 (j / p % 2),   k 4p (j / 2p) + p (l % 4) + j % p
+///       i.e. each warp holds the 16 x k slab of mma.sync's A fragment (for f16 the
+///       accumulator's arrangement with k for col). The registers, like C, must be settled
+///       before the op (wgmma_fence) and unchanged until its group retires.
 ///   wgmma_fence                 orders the registers of earlier non-wgmma ops before the
 ///                               wgmma ops that follow (PTX wgmma.fence).
 ///   wgmma_commit                closes the thread's open group of wgmma ops.
@@ -98,6 +101,8 @@ struct WgmmaCoord {
   int row, col;
 };
 WgmmaCoord wgmma_acc_coord(int thread, int i);
+/// The (row, k) of A's value j of thread t, A from registers of `elem_bytes`-byte elements.
+WgmmaCoord wgmma_a_coord(int thread, int j, int elem_bytes);
 
 struct WgmmaOp : OpView<OpKind::Wgmma> {
   using OpView::OpView;

@@ -1,6 +1,7 @@
 /// \file Dot plans (plan.h): which instruction form each dot takes on the target, and the layouts
 /// of its accumulator and operand fragments.
 #include <algorithm>
+#include <utility>
 
 #include "core/ir/ops.h"
 #include "core/lower/plan.h"
@@ -35,17 +36,11 @@ const ir::MmaShape* mma_sync_shape(const ir::DotOp& dot, const target::Target& t
   return listed ? s : nullptr;
 }
 
-/// The wgmma plan, if the target, dtypes and tile allow one.
-std::optional<DotPlan> wgmma_plan(const ir::DotOp& dot, const target::Target& target,
-                                  int64_t threads) {
-  if (!target.has(target::Cap::Wgmma) || target.subgroup_size != 32 || threads % 128)
-    return std::nullopt;
-  const DType in = dot.lhs()->type.dtype, acc = dot.op->result()->type.dtype;
-  if (dot.rhs()->type.dtype != in) return std::nullopt;
-  if (in == DType::f32 && dot.precision() != ir::DotPrecision::Tf32) return std::nullopt;
-  const int64_t M = dot.lhs()->type.shape[0], K = dot.lhs()->type.shape[1];
-  const int64_t N = dot.rhs()->type.shape[1];
-  const int groups = static_cast<int>(threads / 128);
+/// How the warpgroups tile an [M, N] accumulator of instructions of A/B dtype `in` and
+/// accumulator dtype `acc` (k steps dividing K), with the instruction; nullopt if none fits.
+std::optional<std::pair<WgmmaTiling, ir::WgmmaShape>> wgmma_tiling(int64_t M, int64_t N, int64_t K,
+                                                                   DType in, DType acc,
+                                                                   int groups) {
   WgmmaTiling t;
   t.wg_m = 1;
   while (t.wg_m * 2 <= groups && M % (64 * t.wg_m * 2) == 0) t.wg_m *= 2;
@@ -58,11 +53,58 @@ std::optional<DotPlan> wgmma_plan(const ir::DotOp& dot, const target::Target& ta
   t.reps_n = static_cast<int>(cols / t.instr_n);
   t.reps_m = static_cast<int>(M / (64 * t.wg_m));
   if (int64_t{t.reps_m} * t.reps_n * t.instr_n / 2 > 128) return std::nullopt;  // registers
+  return std::make_pair(t, *s);
+}
+
+/// The dimension along which dot operand `v` lies contiguous in global memory, in the
+/// operand's coordinates: a pointer-tile load's (read directly or transposed) whose runs along
+/// it fill 16-byte copies; -1 otherwise.
+int source_fast(const AxisInfoMap& axis, const ir::Value* v) {
+  bool transposed = false;
+  if (v->def && v->def->kind == ir::OpKind::Permute &&
+      v->def->ints_attr("order") == std::vector<int64_t>{1, 0}) {
+    transposed = true;
+    v = v->def->operand(0);
+  }
+  if (!v->def || v->def->kind != ir::OpKind::Load) return -1;
+  const std::vector<int64_t>& c = axis.get(ir::LoadOp(v->def).ptr()).contiguity;
+  const int fast = c[0] > c[1] ? 0 : 1;
+  if (c[static_cast<size_t>(fast)] * ir::dtype_bytes(v->type.dtype) < 16) return -1;
+  return transposed ? 1 - fast : fast;
+}
+
+/// The wgmma plan, if the target, dtypes and tile allow one. A 32- or 8-bit dot whose B lies
+/// N-major and A K-major in global memory is swapped where the transposed tiling fits: wgmma
+/// reads such a B from shared memory only K-major, but C^T = B^T A^T takes B^T as its A, which
+/// may come from registers read out of shared memory in any layout.
+std::optional<DotPlan> wgmma_plan(const ir::DotOp& dot, const target::Target& target,
+                                  const AxisInfoMap& axis, int64_t threads) {
+  if (!target.has(target::Cap::Wgmma) || target.subgroup_size != 32 || threads % 128)
+    return std::nullopt;
+  const DType in = dot.lhs()->type.dtype, acc = dot.op->result()->type.dtype;
+  if (dot.rhs()->type.dtype != in) return std::nullopt;
+  if (in == DType::f32 && dot.precision() != ir::DotPrecision::Tf32) return std::nullopt;
+  const int64_t M = dot.lhs()->type.shape[0], K = dot.lhs()->type.shape[1];
+  const int64_t N = dot.rhs()->type.shape[1];
+  const int groups = static_cast<int>(threads / 128);
   DotPlan p;
   p.kind = DotKind::Wgmma;
-  p.wgmma = s;
-  p.tiling = t;
-  p.acc = wgmma_acc_layout(M, N, t, threads);
+  const std::optional<ir::WgmmaShape> probe = ir::wgmma_shape_for(in, 8);
+  if (probe && !probe->allows_trans() && source_fast(axis, dot.rhs()) == 1 &&
+      source_fast(axis, dot.lhs()) == 1) {
+    if (auto swapped = wgmma_tiling(N, M, K, in, acc, groups)) {
+      p.swapped = true;
+      p.tiling = swapped->first;
+      p.wgmma = swapped->second;
+      p.acc = wgmma_acc_t_layout(M, N, p.tiling, threads);
+      return p;
+    }
+  }
+  auto tiling = wgmma_tiling(M, N, K, in, acc, groups);
+  if (!tiling) return std::nullopt;
+  p.tiling = tiling->first;
+  p.wgmma = tiling->second;
+  p.acc = wgmma_acc_layout(M, N, p.tiling, threads);
   return p;
 }
 
@@ -137,6 +179,11 @@ void plan_wgmma_operands(DotPlan& plan, const ir::Op& op, const Homes& homes) {
                           *plan.wgmma);
   plan.wb = wgmma_operand(false, fast_dim(homes.layout_for(dot.rhs())), dot.rhs()->type.shape,
                           *plan.wgmma);
+  if (plan.swapped) {
+    // B lies N-major (as it is copied) and is read into registers, never by a descriptor.
+    plan.wb = {true, 0};
+    return;
+  }
   // A computed in registers (attention's probabilities: a cast of the previous dot's
   // accumulator) already lying as wgmma reads A from registers skips shared memory.
   const ir::Value* a = dot.lhs();
@@ -153,9 +200,10 @@ void plan_wgmma_operands(DotPlan& plan, const ir::Op& op, const Homes& homes) {
   plan.ra = std::move(ra);
 }
 
-DotPlan plan_dot(const ir::Op& op, const target::Target& target, int64_t threads) {
+DotPlan plan_dot(const ir::Op& op, const target::Target& target, const AxisInfoMap& axis,
+                 int64_t threads) {
   ir::DotOp dot(&op);
-  if (std::optional<DotPlan> w = wgmma_plan(dot, target, threads)) return *w;
+  if (std::optional<DotPlan> w = wgmma_plan(dot, target, axis, threads)) return *w;
   if (std::optional<DotPlan> c = coopmat_plan(dot, target, threads)) return *c;
   const ir::MmaShape* s = mma_sync_shape(dot, target);
   const int64_t M = dot.lhs()->type.shape[0], K = dot.lhs()->type.shape[1];

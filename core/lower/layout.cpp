@@ -433,6 +433,32 @@ Layout wgmma_acc_layout(int64_t m, int64_t n, const WgmmaTiling& t, int64_t thre
   return l;
 }
 
+Layout wgmma_acc_t_layout(int64_t m, int64_t n, const WgmmaTiling& t, int64_t threads) {
+  return permute(wgmma_acc_layout(n, m, t, threads), {1, 0});
+}
+
+Layout wgmma_a_regs_layout(int64_t m, int64_t k, const WgmmaTiling& t, int elem_bytes,
+                           int64_t threads) {
+  const int lp = log2_exact(4 / elem_bytes);  // log2 of the values per 32-bit register
+  Layout l;
+  l.shape = {m, k};
+  // Lanes: two k bits above the register's values, three row bits; warps: row bits 4, 5.
+  l.threads = {{1, lp}, {1, lp + 1}, {0, 0}, {0, 1}, {0, 2}, {0, 4}, {0, 5}};
+  for (int b = 0; b < log2_exact(t.wg_m); ++b) l.threads.push_back({0, 6 + b});
+  for (int b = 0; b < log2_exact(t.wg_n); ++b) l.threads.push_back({});
+  while (static_cast<int64_t>(l.threads.size()) < log2_exact(threads)) l.threads.push_back({});
+  // Value j: k bits from j % p, row bit 3 from j / p % 2, k bit lp + 2 from j / 2p.
+  for (int b = 0; b < lp; ++b) l.regs.push_back({1, b});
+  l.regs.push_back({0, 3});
+  l.regs.push_back({1, lp + 2});
+  for (int b = 0; b < log2_exact(t.reps_m); ++b) l.regs.push_back({0, 6 + log2_exact(t.wg_m) + b});
+  for (int b = lp + 3; b < log2_exact(k); ++b) l.regs.push_back({1, b});
+  TESSERA_CHECK(int64_t{64} * t.wg_m * t.reps_m == m && k % (8 << lp) == 0, "wgmma's A [", m, "x",
+                k, "] does not fit the tiling");
+  l.check();
+  return l;
+}
+
 Layout wgmma_a_layout(int64_t m, int64_t k, const WgmmaTiling& t, int64_t threads) {
   TESSERA_CHECK(t.wg_n == 1, "wgmma's A from registers with warpgroups along N");
   return wgmma_acc_layout(m, k, {t.wg_m, 1, static_cast<int>(k), t.reps_m, 1}, threads);

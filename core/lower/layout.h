@@ -183,6 +183,15 @@ struct WgmmaTiling {
 /// instruction tile; warpgroup g takes row slab g % wg_m and column slab g / wg_m; the
 /// registers run: the instruction's values, then its repetitions along N, then along M.
 Layout wgmma_acc_layout(int64_t m, int64_t n, const WgmmaTiling& t, int64_t threads);
+/// The accumulator of a swapped wgmma dot (DotPlan::swapped): the instructions compute C^T
+/// [n, m] tiled by `t` (its M is C's N), so C [m, n] lies as wgmma_acc_layout(n, m, t) with the
+/// coordinates exchanged.
+Layout wgmma_acc_t_layout(int64_t m, int64_t n, const WgmmaTiling& t, int64_t threads);
+/// wgmma's A [m, k] read into registers (core/ir/wgmma.h's arrangement for `elem_bytes`-byte
+/// elements) for tiling `t`: the registers run over one instruction's k / 2 values, then its
+/// repetitions along M, then the k steps; the warpgroups along N hold copies.
+Layout wgmma_a_regs_layout(int64_t m, int64_t k, const WgmmaTiling& t, int elem_bytes,
+                           int64_t threads);
 /// wgmma's A [m, k] from registers, for warpgroups tiling M only (t.wg_n == 1): the
 /// accumulator's arrangement with k for the column (core/ir/wgmma.h), the registers running along
 /// k, then along M. A dot's accumulator [m, k] tiled the same way along M lies exactly so.

@@ -17,6 +17,12 @@ using ir::Type;
 
 SmemTile wgmma_tile(const DotPlan& plan, bool is_a, const ir::Shape& shape, int buffer,
                     int64_t base, int* row_dim) {
+  if (plan.swapped && !is_a) {
+    // B^T, wgmma's A from registers: N-major as copied, swizzled for scalar reads (4 k rows x 8
+    // columns of a fragment load on distinct banks), like mma.sync's B read as scalars.
+    *row_dim = 0;
+    return SmemTile(buffer, base, shape[0], shape[1], ir::dtype_bytes(plan.wgmma->in), 2);
+  }
   const WgmmaOperand& o = is_a ? plan.wa : plan.wb;
   const int k_dim = is_a ? 1 : 0;
   // The tile's rows run along K when the operand is MN-major, else along M (A) or N (B).
@@ -66,6 +72,41 @@ ir::Value* start(Lowerer& lw, const WgmmaSource& s, bool is_a, ir::Value* r_thre
   return off ? lw.add(base, lw.const_int(DType::i32, off)) : base;
 }
 
+/// The A values of a swapped dot's instructions (B^T: `b` is B's tile, rows along K): per k
+/// step and repetition along N (wgmma's M), k / 2 scalar shared loads in wgmma's A arrangement
+/// (wgmma_a_regs_layout over [N, K], read in B's coordinates).
+std::vector<Regs> read_swapped_a(Lowerer& lw, const DotPlan& plan, const ir::DotOp& dot,
+                                 const WgmmaSource& b) {
+  const ir::WgmmaShape& shape = *plan.wgmma;
+  const int64_t K = dot.rhs()->type.shape[0], N = dot.rhs()->type.shape[1];
+  const Layout l = permute(
+      wgmma_a_regs_layout(N, K, plan.tiling, ir::dtype_bytes(shape.in), lw.threads()), {1, 0});
+  ir::Value* base = lw.at_entry("wgmma-at:" + b.tile.key() + "|" + l.str(), [&] {
+    return b.tile.index(lw, lw.thread_coord(l, 0), lw.thread_coord(l, 1));
+  });
+  // The stage offset is a multiple of a power of two above the tile: it adds to the XOR.
+  ir::Value* read = b.stage ? lw.add(base, b.stage) : base;
+  std::vector<Regs> out;
+  const int values = shape.k / 2;
+  for (int64_t step = 0; step < K / shape.k; ++step)
+    for (int rm = 0; rm < plan.tiling.reps_m; ++rm) {
+      Regs v;
+      for (int j = 0; j < values; ++j) {
+        const std::vector<int64_t> c =
+            l.reg_coords(static_cast<int>(j + values * (rm + plan.tiling.reps_m * step)));
+        const int64_t off = b.tile.offset(c[0], c[1]);
+        ir::Value* idx =
+            off ? lw.emit(OpKind::Xor, {read, lw.const_int(DType::i32, off)}, read->type) : read;
+        v.push_back(lw.b()
+                        .create(OpKind::SharedLoad, {idx}, {Type::scalar(shape.in)},
+                                {{"buffer", int64_t{b.tile.buffer}}, {"width", int64_t{1}}})
+                        ->result());
+      }
+      out.push_back(std::move(v));
+    }
+  return out;
+}
+
 }  // namespace
 
 Operand store_wgmma_operand(Lowerer& lw, const DotPlan& plan, bool is_a, const ir::Value* v) {
@@ -95,6 +136,9 @@ void Lowerer::lower_wgmma(const ir::Op& op, const DotPlan& plan) {
     return {o.tile, o.row_dim, o.read_base};
   };
   const WgmmaSource a = source(true), b = source(false);
+  // The operand wgmma reads through a descriptor as its B: B, or A when swapped (A's tile is
+  // K-major, rows along M: what a K-major B's descriptor reads with M for N).
+  const WgmmaSource& desc = plan.swapped ? a : b;
   if ((!fed_a && !plan.a_registers) || !fed_b) {
     // The stores are the generic proxy's; wgmma reads through the async proxy.
     b_.create(OpKind::FenceAsyncShared, {}, {});
@@ -117,8 +161,10 @@ void Lowerer::lower_wgmma(const ir::Op& op, const DotPlan& plan) {
                [&] { return mul(warpgroup(7 + log2_exact(t.wg_m)), const_int(DType::i32, cols)); });
   const int elem = ir::dtype_bytes(shape.in);
   std::vector<ir::Attribute> attrs = {{"a", std::string(shape.a)}};
-  if (!plan.a_registers) attrs.push_back({"a_smem", smem_attr(a, plan.wa, elem)});
-  attrs.push_back({"b_smem", smem_attr(b, plan.wb, elem)});
+  const bool a_from_regs = plan.a_registers || plan.swapped;
+  if (!a_from_regs) attrs.push_back({"a_smem", smem_attr(a, plan.wa, elem)});
+  attrs.push_back(
+      {"b_smem", plan.swapped ? smem_attr(a, plan.wa, elem) : smem_attr(b, plan.wb, elem)});
   attrs.push_back({"shape", shape.shape()});
   // A from registers: register i of its layout at coordinates reg_coords(i) (thread 0's).
   Regs a_regs;
@@ -140,16 +186,21 @@ void Lowerer::lower_wgmma(const ir::Op& op, const DotPlan& plan) {
     }
     return v;
   };
+  // Swapped: B^T's values for every k step, read from B's tile before the fence.
+  const std::vector<Regs> bt =
+      plan.swapped ? read_swapped_a(*this, plan, dot, b) : std::vector<Regs>{};
   const int n = shape.acc_count();
   b_.create(OpKind::WgmmaFence, {}, {});
   for (int64_t k0 = 0; k0 < dot.lhs()->type.shape[1]; k0 += shape.k) {
     for (int rm = 0; rm < t.reps_m; ++rm) {
       const int64_t r0 = int64_t{64} * t.wg_m * rm;
       const std::vector<ir::Value*> a_operand =
-          plan.a_registers ? a_values(r0, k0)
-                           : std::vector<ir::Value*>{start(*this, a, true, m_thread, r0, k0)};
+          plan.swapped       ? bt[static_cast<size_t>(k0 / shape.k * t.reps_m + rm)]
+          : plan.a_registers ? a_values(r0, k0)
+                             : std::vector<ir::Value*>{start(*this, a, true, m_thread, r0, k0)};
       for (int rn = 0; rn < t.reps_n; ++rn) {
-        ir::Value* b_start = start(*this, b, false, n_thread, int64_t{t.instr_n} * rn, k0);
+        ir::Value* b_start =
+            start(*this, desc, plan.swapped, n_thread, int64_t{t.instr_n} * rn, k0);
         // The instruction's accumulators: registers (rm * reps_n + rn) * n ...
         const size_t first = static_cast<size_t>((rm * t.reps_n + rn) * n);
         std::vector<ir::Value*> operands = a_operand;

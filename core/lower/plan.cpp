@@ -52,14 +52,20 @@ std::string DotPlan::str() const {
   if (kind == DotKind::MmaSync)
     os << " " << shape->shape << "." << shape->a << ", warps " << warps.m << "x" << warps.n;
   if (kind == DotKind::Wgmma)
-    os << " " << wgmma->shape() << "." << wgmma->a << ", warpgroups " << tiling.wg_m << "x"
-       << tiling.wg_n << ", " << tiling.reps_m << "x" << tiling.reps_n << " instructions each";
+    os << " " << wgmma->shape() << "." << wgmma->a
+       << (swapped ? ", swapped (C^T = B^T A^T, B from registers)" : "") << ", warpgroups "
+       << tiling.wg_m << "x" << tiling.wg_n << ", " << tiling.reps_m << "x" << tiling.reps_n
+       << " instructions each";
   if (kind == DotKind::CoopMat) os << " " << acc.mats->m << "x" << acc.mats->n << "x" << mat_k;
   if (a_registers) os << ", A from registers";
   if (ring) os << ", operands from a ring";
   os << "\n    acc " << acc.str();
   if (kind == DotKind::MmaSync) os << "\n    a   " << a.str() << "\n    b   " << b.str();
-  if (kind == DotKind::Wgmma) os << "\n    a   " << wa.str() << "\n    b   " << wb.str();
+  if (kind == DotKind::Wgmma && swapped)
+    os << "\n    a   " << wa.str()
+       << " (wgmma's B)\n    b   n-major, read into registers (wgmma's A)";
+  else if (kind == DotKind::Wgmma)
+    os << "\n    a   " << wa.str() << "\n    b   " << wb.str();
   return os.str();
 }
 
@@ -120,7 +126,7 @@ LoweringPlan::LoweringPlan(const ir::Function& fn, const target::Target& target,
              ir::kMaxElementsPerThread,
              " per thread (docs/design.md, Limits); use more warps or smaller tiles");
     }
-    if (op->kind == ir::OpKind::Dot) dots_.emplace(op, plan_dot(*op, target, threads_));
+    if (op->kind == ir::OpKind::Dot) dots_.emplace(op, plan_dot(*op, target, axis_, threads_));
   });
   homes_ = std::make_unique<Homes>(fn, axis_, threads_, [this](const ir::Op& dot) -> const Layout& {
     return dots_.at(&dot).acc;

@@ -74,6 +74,11 @@ struct DotPlan {
   /// is computed (not loaded), f16 or bf16, the warpgroups tile M only and its home is `ra`.
   bool a_registers = false;
   Layout ra;
+  /// The instructions compute C^T = B^T A^T (32- and 8-bit B lying N-major): `wgmma` and
+  /// `tiling` describe them over [N, M], A (K-major, `wa`) is their B through a descriptor, B
+  /// (N-major in shared memory, read as scalars: mma_operand.h's wgmma_tile) is their A from
+  /// registers, and `acc` is wgmma_acc_t_layout.
+  bool swapped = false;
   // cooperative matrices (the tiling is acc.mats):
   int64_t mat_k = 0;  ///< K of one matrix product
   /// The loop whose ring stages this dot's operands in shared memory (null: the dot stages
@@ -207,8 +212,11 @@ class LoweringPlan {
 /// tile is a whole number of 64-row instruction tiles for the warpgroups (num_warps a multiple of
 /// 4) with at most 128 accumulators per thread; else mma.sync where the target has it
 /// (Cap::MmaSync, 32-lane subgroups), the instruction is listed in the target's matrix shapes and
-/// the tile is a whole number of instruction tiles for the warps; else the FMA form.
-DotPlan plan_dot(const ir::Op& dot, const target::Target& target, int64_t threads);
+/// the tile is a whole number of instruction tiles for the warps; else the FMA form. A wgmma dot
+/// of 32- or 8-bit elements whose B is loaded N-major and A K-major (axis info) is swapped
+/// (DotPlan::swapped) where the transposed tiling fits.
+DotPlan plan_dot(const ir::Op& dot, const target::Target& target, const AxisInfoMap& axis,
+                 int64_t threads);
 /// A wgmma dot's operand layouts in shared memory, once the homes are known (dot_plan.cpp): each
 /// operand contiguous where its source is (so copies and stores run along rows), unless MN-major
 /// is not allowed (tf32, i8: then K-major); swizzle the widest of 128, 64, 32 bytes that the

@@ -191,10 +191,11 @@ void wgmma(Emitter& e, const ir::Op& op) {
   const bool a_regs = w.a_in_registers();
   const int n = s.acc_count();
   const bool is_int = s.acc == ir::DType::i32;
-  // Operands: the n accumulators (tied in and out), A's descriptor or its registers (pairs of
-  // 16-bit values packed in .b32, the first in the low half), B's descriptor, scale-d (1: D +=
-  // A x B).
-  const int a_words = a_regs ? static_cast<int>(w.a_count()) / 2 : 1;
+  // Operands: the n accumulators (tied in and out), A's descriptor or its four registers (4 /
+  // E values of E bytes packed in each .b32, the first in the low bits; tf32 values as their
+  // f32 bits, which wgmma reads as tf32), B's descriptor, scale-d (1: D += A x B).
+  const int per_word = 4 / ir::dtype_bytes(s.in);
+  const int a_words = a_regs ? static_cast<int>(w.a_count()) / per_word : 1;
   std::string types, tail;
   if (is_int) {
     types = ".s32.s8.s8";
@@ -223,7 +224,7 @@ void wgmma(Emitter& e, const ir::Op& op) {
   if (a_regs) {
     std::vector<llvm::Value*> values;
     for (const ir::Value* v : w.a_regs()) values.push_back(e.get(v));
-    args = pack_b32(e, values, 2);
+    args = pack_b32(e, values, per_word);
   } else {
     args.push_back(descriptor(e, w.a_smem(), w.a_index()));
   }

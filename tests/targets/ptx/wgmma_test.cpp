@@ -1,10 +1,16 @@
 /// \file Hopper's warpgroup tensor cores on the PTX target: the wgmma family's PTX (descriptors,
 /// fences, groups) assembles for sm_90a and is refused elsewhere; matmuls of every wgmma dtype
 /// compile through the pipeline to wgmma on sm_90a (mma.sync on sm_80) with no spills and no
-/// serialized wgmma (ptxas -v).
+/// serialized wgmma (ptxas -v); tf32 and i8 matmuls whose B lies N-major run swapped (C^T = B^T
+/// A^T, B^T from registers) and match a reference on simt:cuda-sm_90a.
+#include <cmath>
+#include <random>
+
 #include "core/lang/tl.h"
 #include "core/lang/trace.h"
+#include "core/passes/pipeline.h"
 #include "helpers.h"
+#include "runtime/tessera.h"
 #include "samples/kernels/attention.h"
 #include "targets/compile.h"
 #include "tests/core/lower/matmul_kernel.h"
@@ -101,7 +107,9 @@ TEST_CASE("ptx wgmma: matmuls lower to wgmma on sm_90a with no spills or seriali
       {DType::f16, 128, 256, 64, 8, 4, "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16"},
       {DType::bf16, 128, 128, 64, 4, 4, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"},
       {DType::f32, 128, 128, 32, 8, 3, "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32"},
-      {DType::f32, 256, 128, 32, 8, 4, "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32"},
+      // tf32 and i8 are swapped (B N-major): wgmma's M is BLOCK_N, its N BLOCK_M.
+      {DType::f32, 256, 128, 32, 8, 4, "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32"},
+      {DType::f32, 128, 256, 32, 8, 3, "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32"},
       {DType::i8, 128, 128, 128, 8, 3, "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8"},
   };
   for (const Case& c : cases) {
@@ -112,8 +120,10 @@ TEST_CASE("ptx wgmma: matmuls lower to wgmma on sm_90a with no spills or seriali
         *tile, profile("cuda-sm_90a"), {.num_warps = c.warps, .num_stages = c.stages});
     CHECK(a.ptx.find(c.text) != std::string::npos);
     CHECK(a.ptx.find("mma.sync") == std::string::npos);
-    // Every loop is a ring: tf32's N-major B goes through registers beside A's copies.
+    // Every loop is a ring of copies: tf32's and i8's N-major B too (read into registers as
+    // wgmma's A), so nothing is loaded from global memory into registers.
     CHECK(a.ptx.find("cp.async.cg.shared.global") != std::string::npos);
+    CHECK(a.ptx.find("ld.global") == std::string::npos);
     Assembled as = assemble(a.ptx, "sm_90a", "-v");
     if (!as.ran) {
       MESSAGE("SKIP: ptxas not found: PTX not assembled");
@@ -182,6 +192,94 @@ TEST_CASE("ptx wgmma: attention's two dots share one ring, q held, p read from r
   INFO("ptxas -v says:\n", as128.log);
   CHECK(as128.ok);
   CHECK(as128.log.find("Used 128 registers") != std::string::npos);
+}
+
+TEST_CASE("ptx wgmma: swapped tf32 and i8 matmuls (B N-major) match a reference on simt:sm_90a") {
+  struct Case {
+    DType in;
+    int bm, bn, bk, warps, stages, m, n, k;
+    bool copies;  // the ring copies both operands (else, rows not 16-byte aligned, it loads them)
+  };
+  const Case cases[] = {
+      {DType::f32, 256, 128, 32, 8, 4, 256, 128, 96, true},  // warpgroups 2 x 1 (N), m64n256k8
+      {DType::f32, 128, 256, 32, 8, 3, 128, 256, 64, true},  // 2 x 1, two m64n128k8 per k step
+      {DType::f32, 64, 128, 32, 4, 3, 100, 200, 72, false},  // masked rows, columns, K tail
+      {DType::i8, 128, 128, 128, 8, 3, 128, 128, 256, true},
+      {DType::i8, 64, 64, 64, 8, 2, 64, 128, 192, true},  // warpgroups 1 x 2 (M), m64n32k32
+  };
+  tessera::Device simt = tessera::Device::open("simt:cuda-sm_90a");
+  auto target = *tessera::target::parse_target(simt.info().target);
+  auto matmul = TESSERA_KERNEL(matmul_test::matmul_kernel, a_ptr, b_ptr, c_ptr, M, N, K, stride_am,
+                               stride_bk, stride_cm, BLOCK_M, BLOCK_N, BLOCK_K, ACC, IEEE);
+  for (const Case& c : cases) {
+    CAPTURE(ir::dtype_name(c.in));
+    CAPTURE(c.bm);
+    CAPTURE(c.bn);
+    const bool i8 = c.in == DType::i8;
+    std::mt19937 rng(static_cast<uint32_t>(c.m * 7 + c.n + c.k));
+    std::uniform_real_distribution<float> u(-1, 1);
+    const size_t na = size_t(c.m) * c.k, nb = size_t(c.k) * c.n, nc = size_t(c.m) * c.n;
+    std::vector<float> fa(na), fb(nb);
+    std::vector<int8_t> qa(na), qb(nb);
+    for (size_t i = 0; i < na; ++i) fa[i] = u(rng), qa[i] = int8_t(rng() % 256 - 128);
+    for (size_t i = 0; i < nb; ++i) fb[i] = u(rng), qb[i] = int8_t(rng() % 256 - 128);
+    const DType acc = i8 ? DType::i32 : DType::f32;
+    // Launches on simt (checking first that the plan is wgmma with A from registers, B^T, and a
+    // ring of copies), returns C.
+    auto run = [&](const auto& ha, const auto& hb, auto zero) {
+      auto a = simt.upload(ha), b = simt.upload(hb);
+      auto out = simt.alloc<decltype(zero)>(nc);
+      auto tile =
+          matmul.traced(a, b, out, c.m, c.n, c.k, c.k, c.n, c.n, c.bm, c.bn, c.bk, acc, false);
+      auto lowered =
+          tessera::passes::compile(*tile, target, {c.warps, c.stages}, tessera::passes::Stage::Simt)
+              .simt;
+      int regs_a = 0, copies = 0, loads = 0;
+      ir::walk(lowered->kernel().body, [&](const ir::Op* op) {
+        regs_a += op->kind == ir::OpKind::Wgmma && !op->has_attr("a_smem");
+        copies += op->kind == ir::OpKind::CpAsync;
+        loads += op->kind == ir::OpKind::GlobalLoad;
+      });
+      CHECK(regs_a > 0);
+      CHECK((copies > 0) == c.copies);
+      CHECK((loads == 0) == c.copies);
+      tessera::Grid grid(tessera::cdiv(c.m, c.bm), tessera::cdiv(c.n, c.bn));
+      matmul[{grid, {.num_warps = c.warps, .num_stages = c.stages}}](
+          a, b, out, c.m, c.n, c.k, c.k, c.n, c.n, c.bm, c.bn, c.bk, acc, false);
+      return out.download();
+    };
+    int bad = 0;
+    if (i8) {
+      const std::vector<int32_t> got = run(qa, qb, int32_t{0});
+      for (int i = 0; i < c.m; ++i)
+        for (int j = 0; j < c.n; ++j) {
+          int32_t want = 0;
+          for (int k = 0; k < c.k; ++k)
+            want += int32_t(qa[size_t(i) * c.k + k]) * qb[size_t(k) * c.n + j];
+          want = std::max(want, 0);
+          if (got[size_t(i) * c.n + j] != want && ++bad <= 3)
+            FAIL_CHECK("c[" << i << ", " << j << "] = " << got[size_t(i) * c.n + j] << ", want "
+                            << want);
+        }
+    } else {
+      const std::vector<float> got = run(fa, fb, 0.0f);
+      for (int i = 0; i < c.m; ++i)
+        for (int j = 0; j < c.n; ++j) {
+          double want = 0, scale = 0;
+          for (int k = 0; k < c.k; ++k) {
+            const double p = double(fa[size_t(i) * c.k + k]) * fb[size_t(k) * c.n + j];
+            want += p;
+            scale += std::fabs(p);
+          }
+          want = std::max(want, 0.0);
+          // tf32 keeps 10 mantissa bits of each input: a product is off by at most 2^-9.
+          const double g = got[size_t(i) * c.n + j];
+          if (std::fabs(g - want) > 4e-3 * scale + 1e-6 && ++bad <= 3)
+            FAIL_CHECK("c[" << i << ", " << j << "] = " << g << ", want " << want);
+        }
+    }
+    CHECK(bad == 0);
+  }
 }
 
 }  // namespace
