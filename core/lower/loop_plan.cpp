@@ -311,6 +311,10 @@ LoopPlan plan_loop(const ir::Op& loop, const LoweringPlan& plan) {
   if (!wgmma || !plan.lean_rings())
     for (const ir::Op* dot : dots)
       reserve = std::max(reserve, fixed + staging_elements(dot->result()->type.shape, 4) * 4);
+  // A stage copied by TMA has its mbarrier (one i64) beside its tiles.
+  if (std::any_of(p.feeds.begin(), p.feeds.end(),
+                  [](const RingFeed& f) { return f.load.tma.has_value(); }))
+    per_stage += 8;
   p.stages = fit_stages(num_stages, 2, per_stage, reserve, plan.target());
   if (p.stages < 2) return plain;
   p.prefetch = p.stages - 1;

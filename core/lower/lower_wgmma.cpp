@@ -186,7 +186,14 @@ void Lowerer::lower_wgmma(const ir::Op& op, const DotPlan& plan) {
     }
     return v;
   };
-  // Swapped: B^T's values for every k step, read from B's tile before the fence.
+  // Swapped: B^T's values for every k step, read from B's tile before the fence. In a loop the
+  // reads land in the registers that the previous iteration's instructions read as their A (PTX
+  // names a value of the body by one register in every iteration), and an async dot's previous
+  // group may still be reading them: PTX leaves a wgmma's A registers undefined until a wait
+  // retires it (the H200 computed wrong sums without this wait: 256x128x32 tf32 tiles, error
+  // 0.008 where truncation alone gives 0.0007).
+  const bool async = plan.ring && plan_.loop(*plan.ring).async_dot;
+  if (plan.swapped && async) b_.create(OpKind::WgmmaWait, {}, {}, {{"pending", int64_t{0}}});
   const std::vector<Regs> bt =
       plan.swapped ? read_swapped_a(*this, plan, dot, b) : std::vector<Regs>{};
   const int n = shape.acc_count();
@@ -216,7 +223,6 @@ void Lowerer::lower_wgmma(const ir::Op& op, const DotPlan& plan) {
     }
   }
   b_.create(OpKind::WgmmaCommit, {}, {});
-  const bool async = plan.ring && plan_.loop(*plan.ring).async_dot;
   if (async) {
     // Iteration i - 1's group is done (its stage may be refilled); this one stays in flight.
     b_.create(OpKind::WgmmaWait, {}, {}, {{"pending", int64_t{1}}});

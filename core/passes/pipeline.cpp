@@ -128,12 +128,17 @@ bool bounds(State& s) {
   return true;
 }
 
-bool make_plan(State& s) {
-  s.out.plan = std::make_unique<lower::LoweringPlan>(s.out.tile->kernel(), s.target, s.options);
-  if (s.dumps.has("layouts")) s.dumps.out() << s.out.plan->str();
-  // The descriptor loads kept for TMA (descriptors) that a ring takes are copied by TMA; the
-  // others are expanded as on other targets and the kernel planned again (all of them, should
-  // that plan leave one).
+/// Plans the kernel (`lean_rings`: see LoweringPlan). The descriptor loads kept for TMA
+/// (descriptors) that a ring takes are copied by TMA; the others are expanded as on other targets
+/// and the kernel planned again (all of them, should that plan leave one). True if it expanded
+/// any. `heading` introduces the plan in the layouts dump.
+bool plan_kernel(State& s, bool lean_rings, std::string_view heading) {
+  auto plan = [&](std::string_view why) {
+    s.out.plan = std::make_unique<lower::LoweringPlan>(s.out.tile->kernel(), s.target, s.options,
+                                                       lean_rings);
+    if (s.dumps.has("layouts")) s.dumps.out() << why << s.out.plan->str();
+  };
+  plan(heading);
   for (int round = 0;; ++round) {
     std::unordered_set<const ir::Op*> taken;
     bool left = false;
@@ -149,12 +154,11 @@ bool make_plan(State& s) {
     expand_descriptors(*s.out.tile,
                        [&](const ir::Op& op) { return round == 0 && taken.count(&op) != 0; });
     optimize(*s.out.tile, pass_options(s));
-    s.out.plan = std::make_unique<lower::LoweringPlan>(s.out.tile->kernel(), s.target, s.options);
-    if (s.dumps.has("layouts"))
-      s.dumps.out() << "// re-planned with the descriptor loads no ring copies by TMA expanded\n"
-                    << s.out.plan->str();
+    plan("// re-planned with the descriptor loads no ring copies by TMA expanded\n");
   }
 }
+
+bool make_plan(State& s) { return plan_kernel(s, /*lean_rings=*/true, ""); }
 
 bool to_simt(State& s) {
   try {
@@ -162,12 +166,10 @@ bool to_simt(State& s) {
   } catch (const Error& e) {
     // A lean ring (wgmma's, or a register ring) counts on reusing its buffers after the loop;
     // where the kernel needs more (a conversion of another dtype), plan the rings with room
-    // beside them and lower again.
+    // beside them and lower again (a ring that no longer fits leaves its descriptor loads to
+    // the expansion).
     if (e.kind() != ErrorKind::Unsupported || !s.out.plan->has_lean_ring()) throw;
-    s.out.plan = std::make_unique<lower::LoweringPlan>(s.out.tile->kernel(), s.target, s.options,
-                                                       /*lean_rings=*/false);
-    if (s.dumps.has("layouts"))
-      s.dumps.out() << "// re-planned with room beside the rings\n" << s.out.plan->str();
+    plan_kernel(s, /*lean_rings=*/false, "// re-planned with room beside the rings\n");
     s.out.simt = lower::to_simt(*s.out.plan);
   }
   return true;

@@ -209,12 +209,12 @@ constexpr const char* kDescMatmul =
     "  desc_store %c, %M, %N, %N, %one, %zero, %zero, %r\n"
     "}\n";
 
-/// The plan of kDescMatmul's loop on `profile` with its desc_loads kept (as the pipeline keeps
-/// them on a target with TMA).
-std::string desc_loop_plan(const char* profile) {
+/// The plan of kDescMatmul's loop on `t` with its desc_loads kept (as the pipeline keeps them
+/// on a target with TMA).
+std::string desc_loop_plan(const target::Target& t) {
   auto m = ir::parse(kDescMatmul);
   const tessera::CompileOptions options{.num_warps = 4, .num_stages = 3};
-  lower::LoweringPlan plan(m->kernel(), *target::profile(profile), options);
+  lower::LoweringPlan plan(m->kernel(), t, options);
   std::string out;
   ir::walk(plan.function().body, [&](const ir::Op* op) {
     if (op->kind == ir::OpKind::For) out = plan.str();
@@ -225,7 +225,7 @@ std::string desc_loop_plan(const char* profile) {
 }  // namespace
 
 TEST_CASE("tma: the wgmma ring plans the descriptor loads as TMA copies on sm_90a only") {
-  const std::string p = desc_loop_plan("cuda-sm_90a");
+  const std::string p = desc_loop_plan(*target::profile("cuda-sm_90a"));
   CAPTURE(p);
   CHECK(p.find("cp_async_ring, 3 stages") != std::string::npos);
   CHECK(p.find("a %7: by TMA, tensor_map(%0: f16 [%2 x %4] strides [%4, 1] box [128 x 64] "
@@ -234,9 +234,35 @@ TEST_CASE("tma: the wgmma ring plans the descriptor loads as TMA copies on sm_90
   CHECK(p.find("b %8: by TMA, tensor_map(%1: f16 [%4 x %3] strides [%3, 1] box [64 x 64] "
                "swizzle 128) x 2 copies, ") != std::string::npos);
   // Without TMA the planner does not take a descriptor load (the pipeline expands them first).
-  const std::string q = desc_loop_plan("cuda-sm_80");
+  const std::string q = desc_loop_plan(*target::profile("cuda-sm_80"));
   CAPTURE(q);
   CHECK(q.find("by TMA") == std::string::npos);
+}
+
+TEST_CASE("tma: the ring's stages fit in shared memory with their mbarriers") {
+  // The least shared memory for which the ring plans 3 stages (found by bisection; the plan is
+  // monotonic in the limit): the kernel lowered there fits it, mbarriers included, with that
+  // plan. (When the planner counted the tiles alone, the kernel needed 24 bytes more: the
+  // lowering refused it, and the plan made again with room beside the rings left the descriptor
+  // loads to reach the lowering unexpanded, an internal error; now such a plan expands them.)
+  target::Target t = *target::profile("cuda-sm_90a");
+  auto three = [&](int64_t limit) {
+    t.max_shared_bytes = limit;
+    return desc_loop_plan(t).find("cp_async_ring, 3 stages") != std::string::npos;
+  };
+  int64_t lo = 3 * 32768 - 1, hi = 232448;  // three stages of two 16 KiB tiles at least
+  REQUIRE(!three(lo));
+  REQUIRE(three(hi));
+  while (hi - lo > 1) (three((lo + hi) / 2) ? hi : lo) = (lo + hi) / 2;
+  t.max_shared_bytes = hi;
+  auto m = ir::parse(kDescMatmul);
+  const tessera::CompileOptions options{.num_warps = 4, .num_stages = 3};
+  tessera::passes::Compiled c;
+  CHECK_NOTHROW(c = tessera::passes::compile(*m, t, options, tessera::passes::Stage::Simt));
+  REQUIRE(c.plan);
+  CHECK(c.plan->str().find("cp_async_ring, 3 stages") != std::string::npos);
+  REQUIRE(c.simt);
+  CHECK(ir::print(*c.simt).find("mbarrier_init ") != std::string::npos);
 }
 
 TEST_CASE("tma: on sm_90a the ring copies both loads by TMA, on sm_80 they are expanded") {
