@@ -158,7 +158,9 @@ bool plan_kernel(State& s, bool lean_rings, std::string_view heading) {
   }
 }
 
-bool make_plan(State& s) { return plan_kernel(s, /*lean_rings=*/true, ""); }
+bool make_plan(State& s) {
+  return plan_kernel(s, /*lean_rings=*/true, "");
+}
 
 bool to_simt(State& s) {
   try {
