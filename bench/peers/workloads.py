@@ -284,6 +284,16 @@ def run_matmul_tutorial(p, name, dtype, m, n, k):
                            check, group=GROUP_M))
 
 
+def run_cublas_matmul(p, name, dtype, m, n, k):
+    """cuBLAS's a @ b alone (no ReLU; PyTorch's row of matmul_relu adds a ReLU kernel after it):
+    the rate the descriptor kernels, whose ReLU is fused, are held to. The check compares the
+    product's ReLU with the matmul_relu reference."""
+    a, b, _, check, extra = float_matmul_problem(p, name, dtype, m, n, k)
+    row = base_row(name, "matmul", dtype, (m, n, k), "torch")
+    row.update(config="a @ b (no ReLU)", **extra)
+    p.add(measure(p, row, lambda: a @ b, lambda out: check(torch.relu(out)), TOLERANCE[dtype]))
+
+
 def run_matmul_desc(p, name, dtype, m, n, k):
     """tessera bench's descriptor rows: the port of its descriptor kernel under its table. Triton
     builds the descriptors on the device, in global scratch from the allocator set here."""
@@ -537,6 +547,9 @@ def workloads(p):
             out.append(("matmul_relu_desc %s %s" % (dtype, shape_label((m, n, k))),
                         lambda p, name, dtype=dtype, m=m, n=n, k=k:
                         run_matmul_desc(p, name, dtype, m, n, k)))
+            out.append(("matmul %s %s" % (dtype, shape_label((m, n, k))),
+                        lambda p, name, dtype=dtype, m=m, n=n, k=k:
+                        run_cublas_matmul(p, name, dtype, m, n, k)))
         if dtype == "fp16":  # Triton's tutorial source, as tessera bench's tutorial rows
             out.append(("matmul_relu_tutorial %s %s" % (dtype, shape_label((m, n, k))),
                         lambda p, name, dtype=dtype, m=m, n=n, k=k:
