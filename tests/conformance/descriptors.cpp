@@ -2,7 +2,8 @@
 /// lie inside the tensor, across its edges and before its start (elements outside read as zero
 /// and are never written), padded row strides, ranks 1 to 3, i64 index arithmetic, and matmuls
 /// whose operands and output go through descriptors with M, N and K not multiples of the block,
-/// one of them persistent (fewer programs than tiles, a loop over tiles around the K loop).
+/// with strides of any size and with 16-byte strides (TMA's, on sm_90a), plain and persistent
+/// (fewer programs than tiles, a loop over tiles around the K loop).
 #include <cmath>
 
 #include "tests/conformance/framework.h"
@@ -111,14 +112,19 @@ void rank_case(Context& ctx) {
   ctx.check_untouched("rank 1 past the blocks", got_w, programs * BN, n);
 }
 
-void matmul_case(Context& ctx, DType t, bool persistent) {
+/// A matmul's sizes and blocks.
+struct MatmulShape {
+  int M, N, K, BM, BN, BK;
+};
+
+void matmul_case(Context& ctx, DType t, bool persistent, MatmulShape s) {
   auto k = TESSERA_KERNEL(desc_matmul_kernel, a, b, c, M, N, K, BM, BN, BK);
   auto kp = TESSERA_KERNEL(desc_persistent_matmul_kernel, a, b, c, M, N, K, BM, BN, BK);
-  const int M = 70, N = 50, K = 40, BM = 32, BN = 32, BK = 16;
+  const auto [M, N, K, BM, BN, BK] = s;
   HostArray a = ctx.random(t, size_t(M) * K, -1, 1), b = ctx.random(t, size_t(K) * N, -1, 1);
   DevArray da = ctx.upload(a), db = ctx.upload(b), o = ctx.poisoned(DType::f32, size_t(M) * N);
-  if (persistent)  // 6 tiles over 4 programs: two programs take two tiles
-    kp[{4}](da.buf, db.buf, o.buf, M, N, K, BM, BN, BK);
+  if (persistent)  // two programs fewer than tiles: two programs take two tiles
+    kp[{cdiv(M, BM) * cdiv(N, BN) - 2}](da.buf, db.buf, o.buf, M, N, K, BM, BN, BK);
   else
     k[{Grid(cdiv(M, BM), cdiv(N, BN))}](da.buf, db.buf, o.buf, M, N, K, BM, BN, BK);
   std::vector<double> want(size_t(M) * N), scale(want.size());
@@ -128,8 +134,18 @@ void matmul_case(Context& ctx, DType t, bool persistent) {
         const double p = a.f(size_t(i) * K + l) * b.f(size_t(l) * N + j);
         want[size_t(i) * N + j] += p, scale[size_t(i) * N + j] += std::fabs(p);
       }
-  ctx.check_close(dname(t) + " 70x50x40", ctx.download(o), want, tol::dot(DType::f32, K), &scale);
+  ctx.check_close(dname(t) + " " + std::to_string(M) + "x" + std::to_string(N) + "x" +
+                      std::to_string(K),
+                  ctx.download(o), want, tol::dot(DType::f32, K), &scale);
 }
+
+/// 70x50x40 in 32x32x16 blocks: strides not known to be multiples of 16 bytes, so every target
+/// reads the operands with masked loads.
+constexpr MatmulShape kMasked = {70, 50, 40, 32, 32, 16};
+/// 100x48x80 in 64x32x32 blocks: N and K multiples of 16 (16-byte strides and offsets), the
+/// blocks wgmma's: on sm_90a the ring copies A and B by TMA, rows, columns and K past the
+/// tensor's edges read as zero.
+constexpr MatmulShape kTma = {100, 48, 80, 64, 32, 32};
 
 }  // namespace
 
@@ -137,10 +153,16 @@ void register_descriptors(std::vector<Case>& out) {
   for (DType t : {DType::f32, DType::f16, DType::i8})
     add(out, "copy_2d/" + dname(t), needs_of(t), [t](Context& ctx) { copy_case(ctx, t); });
   add(out, "rank_1_and_3", {Need::Int64}, rank_case);
-  for (DType t : {DType::f16, DType::bf16})
-    add(out, "matmul/" + dname(t), needs_of(t), [t](Context& ctx) { matmul_case(ctx, t, false); });
+  for (DType t : {DType::f16, DType::bf16}) {
+    add(out, "matmul/" + dname(t), needs_of(t),
+        [t](Context& ctx) { matmul_case(ctx, t, false, kMasked); });
+    add(out, "matmul_16b_strides/" + dname(t), needs_of(t),
+        [t](Context& ctx) { matmul_case(ctx, t, false, kTma); });
+  }
   add(out, "persistent_matmul/f16", needs_of(DType::f16),
-      [](Context& ctx) { matmul_case(ctx, DType::f16, true); });
+      [](Context& ctx) { matmul_case(ctx, DType::f16, true, kMasked); });
+  add(out, "persistent_matmul_16b_strides/f16", needs_of(DType::f16),
+      [](Context& ctx) { matmul_case(ctx, DType::f16, true, kTma); });
 }
 
 }  // namespace tessera::conformance
