@@ -134,9 +134,9 @@ void matmul_case(Context& ctx, DType t, bool persistent, MatmulShape s) {
         const double p = a.f(size_t(i) * K + l) * b.f(size_t(l) * N + j);
         want[size_t(i) * N + j] += p, scale[size_t(i) * N + j] += std::fabs(p);
       }
-  ctx.check_close(dname(t) + " " + std::to_string(M) + "x" + std::to_string(N) + "x" +
-                      std::to_string(K),
-                  ctx.download(o), want, tol::dot(DType::f32, K), &scale);
+  ctx.check_close(
+      dname(t) + " " + std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K),
+      ctx.download(o), want, tol::dot(DType::f32, K), &scale);
 }
 
 /// 70x50x40 in 32x32x16 blocks: strides not known to be multiples of 16 bytes, so every target
