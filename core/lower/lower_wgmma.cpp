@@ -73,10 +73,10 @@ ir::Value* start(Lowerer& lw, const WgmmaSource& s, bool is_a, ir::Value* r_thre
 }
 
 /// The A values of a swapped dot's instructions (B^T: `b` is B's tile, rows along K): per k
-/// step and repetition along N (wgmma's M), k / 2 scalar shared loads in wgmma's A arrangement
-/// (wgmma_a_regs_layout over [N, K], read in B's coordinates).
+/// step in [first, last) and repetition along N (wgmma's M), k / 2 scalar shared loads in
+/// wgmma's A arrangement (wgmma_a_regs_layout over [N, K], read in B's coordinates).
 std::vector<Regs> read_swapped_a(Lowerer& lw, const DotPlan& plan, const ir::DotOp& dot,
-                                 const WgmmaSource& b) {
+                                 const WgmmaSource& b, int64_t first, int64_t last) {
   const ir::WgmmaShape& shape = *plan.wgmma;
   const int64_t K = dot.rhs()->type.shape[0], N = dot.rhs()->type.shape[1];
   const Layout l = permute(
@@ -88,7 +88,7 @@ std::vector<Regs> read_swapped_a(Lowerer& lw, const DotPlan& plan, const ir::Dot
   ir::Value* read = b.stage ? lw.add(base, b.stage) : base;
   std::vector<Regs> out;
   const int values = shape.k / 2;
-  for (int64_t step = 0; step < K / shape.k; ++step)
+  for (int64_t step = first; step < last; ++step)
     for (int rm = 0; rm < plan.tiling.reps_m; ++rm) {
       Regs v;
       for (int j = 0; j < values; ++j) {
@@ -186,46 +186,58 @@ void Lowerer::lower_wgmma(const ir::Op& op, const DotPlan& plan) {
     }
     return v;
   };
-  // Swapped: B^T's values for every k step, read from B's tile before the fence. In a loop the
-  // reads land in the registers that the previous iteration's instructions read as their A (PTX
-  // names a value of the body by one register in every iteration), and an async dot's previous
-  // group may still be reading them: PTX leaves a wgmma's A registers undefined until a wait
-  // retires it (the H200 computed wrong sums without this wait: 256x128x32 tf32 tiles, error
-  // 0.008 where truncation alone gives 0.0007).
   const bool async = plan.ring && plan_.loop(*plan.ring).async_dot;
-  if (plan.swapped && async) b_.create(OpKind::WgmmaWait, {}, {}, {{"pending", int64_t{0}}});
-  const std::vector<Regs> bt =
-      plan.swapped ? read_swapped_a(*this, plan, dot, b) : std::vector<Regs>{};
+  // Swapped: B^T's values, read from B's tile before the fence. In a loop the reads land in the
+  // registers that the previous iteration's instructions read as their A (PTX names a value of
+  // the body by one register in every iteration), and PTX leaves a wgmma's A registers
+  // undefined until a wait retires it (the H200 summed wrong values without a wait: 256x128x32
+  // tf32 tiles, error 0.008 where truncation alone gives 0.0007). So an async swapped dot
+  // issues its k steps in two groups, each read into registers once the previous iteration's
+  // group of the same steps has retired (wgmma_wait 1: the other group stays in flight, and the
+  // tensor cores have work while the registers load); iteration i - 1's groups have both
+  // retired when the dot ends, as the ring's refill needs.
+  const int64_t steps = dot.lhs()->type.shape[1] / shape.k;
+  const int64_t groups = plan.swapped && async && steps >= 2 ? 2 : 1;
   const int n = shape.acc_count();
-  b_.create(OpKind::WgmmaFence, {}, {});
-  for (int64_t k0 = 0; k0 < dot.lhs()->type.shape[1]; k0 += shape.k) {
-    for (int rm = 0; rm < t.reps_m; ++rm) {
-      const int64_t r0 = int64_t{64} * t.wg_m * rm;
-      const std::vector<ir::Value*> a_operand =
-          plan.swapped       ? bt[static_cast<size_t>(k0 / shape.k * t.reps_m + rm)]
-          : plan.a_registers ? a_values(r0, k0)
-                             : std::vector<ir::Value*>{start(*this, a, true, m_thread, r0, k0)};
-      for (int rn = 0; rn < t.reps_n; ++rn) {
-        ir::Value* b_start =
-            start(*this, desc, plan.swapped, n_thread, int64_t{t.instr_n} * rn, k0);
-        // The instruction's accumulators: registers (rm * reps_n + rn) * n ...
-        const size_t first = static_cast<size_t>((rm * t.reps_n + rn) * n);
-        std::vector<ir::Value*> operands = a_operand;
-        operands.push_back(b_start);
-        operands.insert(operands.end(), acc.begin() + static_cast<long>(first),
-                        acc.begin() + static_cast<long>(first) + n);
-        ir::Op* w =
-            b_.create(OpKind::Wgmma, operands,
-                      std::vector<Type>(static_cast<size_t>(n), Type::scalar(shape.acc)), attrs);
-        for (int i = 0; i < n; ++i)
-          acc[first + static_cast<size_t>(i)] = w->result(static_cast<size_t>(i));
+  for (int64_t g = 0; g < groups; ++g) {
+    const int64_t first = steps * g / groups, last = steps * (g + 1) / groups;
+    std::vector<Regs> bt;
+    if (plan.swapped) {
+      if (async) b_.create(OpKind::WgmmaWait, {}, {}, {{"pending", int64_t{groups - 1}}});
+      bt = read_swapped_a(*this, plan, dot, b, first, last);
+    }
+    b_.create(OpKind::WgmmaFence, {}, {});
+    for (int64_t step = first; step < last; ++step) {
+      const int64_t k0 = step * shape.k;
+      for (int rm = 0; rm < t.reps_m; ++rm) {
+        const int64_t r0 = int64_t{64} * t.wg_m * rm;
+        const std::vector<ir::Value*> a_operand =
+            plan.swapped       ? bt[static_cast<size_t>((step - first) * t.reps_m + rm)]
+            : plan.a_registers ? a_values(r0, k0)
+                               : std::vector<ir::Value*>{start(*this, a, true, m_thread, r0, k0)};
+        for (int rn = 0; rn < t.reps_n; ++rn) {
+          ir::Value* b_start =
+              start(*this, desc, plan.swapped, n_thread, int64_t{t.instr_n} * rn, k0);
+          // The instruction's accumulators: registers (rm * reps_n + rn) * n ...
+          const size_t at = static_cast<size_t>((rm * t.reps_n + rn) * n);
+          std::vector<ir::Value*> operands = a_operand;
+          operands.push_back(b_start);
+          operands.insert(operands.end(), acc.begin() + static_cast<long>(at),
+                          acc.begin() + static_cast<long>(at) + n);
+          ir::Op* w =
+              b_.create(OpKind::Wgmma, operands,
+                        std::vector<Type>(static_cast<size_t>(n), Type::scalar(shape.acc)), attrs);
+          for (int i = 0; i < n; ++i)
+            acc[at + static_cast<size_t>(i)] = w->result(static_cast<size_t>(i));
+        }
       }
     }
+    b_.create(OpKind::WgmmaCommit, {}, {});
   }
-  b_.create(OpKind::WgmmaCommit, {}, {});
   if (async) {
     // Iteration i - 1's group is done (its stage may be refilled); this one stays in flight.
-    b_.create(OpKind::WgmmaWait, {}, {}, {{"pending", int64_t{1}}});
+    // (A swapped dot's waits above retired iteration i - 1's groups already.)
+    if (!plan.swapped) b_.create(OpKind::WgmmaWait, {}, {}, {{"pending", int64_t{1}}});
   } else {
     std::vector<Type> types;
     for (ir::Value* v : acc) types.push_back(v->type);
