@@ -59,11 +59,11 @@ int64_t wrap_to_dtype(int64_t value, DType dtype) {
 
 Value* Builder::constant_int(Type type, int64_t value) {
   value = wrap_to_dtype(value, type.dtype);
-  return create_value(OpKind::Constant, {}, std::move(type), {{"value", value}});
+  return create_value(OpKind::Constant, {}, std::move(type), {{attr::kValue, value}});
 }
 
 Value* Builder::constant_float(Type type, double value) {
-  return create_value(OpKind::Constant, {}, std::move(type), {{"value", value}});
+  return create_value(OpKind::Constant, {}, std::move(type), {{attr::kValue, value}});
 }
 
 Value* Builder::constant(Type type, double value) {

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "../support/location.h"
+#include "attr_names.h"
 #include "types.h"
 
 namespace tessera::ir {
@@ -87,7 +88,10 @@ class Value {
 /// An attribute value: integer, float, string, integer list or type.
 using AttrValue = std::variant<int64_t, double, std::string, std::vector<int64_t>, Type>;
 
+/// An attribute: a name (attr_names.h spells every one) and its value.
 struct Attribute {
+  Attribute() = default;
+  Attribute(std::string_view n, AttrValue v) : name(n), value(std::move(v)) {}
   std::string name;
   AttrValue value;
   bool operator==(const Attribute& o) const { return name == o.name && value == o.value; }

@@ -72,29 +72,29 @@ bool parse_dot_precision(std::string_view s, DotPrecision* out) {
 }
 
 AtomicOp AtomicRmwOp::atomic_op() const {
-  return attr_enum(op, "op", kAtomicOps, AtomicOp::Add);
+  return attr_enum(op, attr::kOp, kAtomicOps, AtomicOp::Add);
 }
 MemSem AtomicRmwOp::sem() const {
-  return attr_enum(op, "sem", kSems, MemSem::AcqRel);
+  return attr_enum(op, attr::kSem, kSems, MemSem::AcqRel);
 }
 MemScope AtomicRmwOp::scope() const {
-  return attr_enum(op, "scope", kScopes, MemScope::Gpu);
+  return attr_enum(op, attr::kScope, kScopes, MemScope::Gpu);
 }
 MemSem AtomicCasOp::sem() const {
-  return attr_enum(op, "sem", kSems, MemSem::AcqRel);
+  return attr_enum(op, attr::kSem, kSems, MemSem::AcqRel);
 }
 MemScope AtomicCasOp::scope() const {
-  return attr_enum(op, "scope", kScopes, MemScope::Gpu);
+  return attr_enum(op, attr::kScope, kScopes, MemScope::Gpu);
 }
 ReduceKind ReduceOp::reduce_kind() const {
-  return attr_enum(op, "kind", kReduceKinds, ReduceKind::Sum);
+  return attr_enum(op, attr::kKind, kReduceKinds, ReduceKind::Sum);
 }
 ReduceKind ScanOp::scan_kind() const {
-  return attr_enum(op, "kind", kReduceKinds, ReduceKind::Sum);
+  return attr_enum(op, attr::kKind, kReduceKinds, ReduceKind::Sum);
 }
 DotPrecision DotOp::precision() const {
   // f32 inputs default to TF32 like Triton; for other dtypes the attribute has no effect.
-  return attr_enum(op, "precision", kPrecisions, DotPrecision::Tf32);
+  return attr_enum(op, attr::kPrecision, kPrecisions, DotPrecision::Tf32);
 }
 
 int inline_asm_elems_per_reg(DType t, int64_t pack) {
@@ -134,7 +134,7 @@ int inline_asm_registers(std::span<const DType> dtypes, int64_t pack) {
 }
 
 bool propagates_nan(const Op* minmax) {
-  return minmax->str_attr_or("nan", "propagate") != "ignore";
+  return minmax->str_attr_or(attr::kNan, "propagate") != "ignore";
 }
 
 }  // namespace tessera::ir

@@ -186,34 +186,34 @@ struct OpView {
 
 struct ProgramIdOp : OpView<OpKind::ProgramId> {
   using OpView::OpView;
-  int axis() const { return static_cast<int>(op->int_attr("axis")); }
+  int axis() const { return static_cast<int>(op->int_attr(attr::kAxis)); }
 };
 struct NumProgramsOp : OpView<OpKind::NumPrograms> {
   using OpView::OpView;
-  int axis() const { return static_cast<int>(op->int_attr("axis")); }
+  int axis() const { return static_cast<int>(op->int_attr(attr::kAxis)); }
 };
 struct ConstantOp : OpView<OpKind::Constant> {
   using OpView::OpView;
-  bool is_float() const { return std::holds_alternative<double>(*op->find_attr("value")); }
-  int64_t int_value() const { return op->int_attr("value"); }
-  double float_value() const { return op->float_attr("value"); }
+  bool is_float() const { return std::holds_alternative<double>(*op->find_attr(attr::kValue)); }
+  int64_t int_value() const { return op->int_attr(attr::kValue); }
+  double float_value() const { return op->float_attr(attr::kValue); }
 };
 struct ArangeOp : OpView<OpKind::Arange> {
   using OpView::OpView;
-  int64_t start() const { return op->int_attr("start"); }
-  int64_t end() const { return op->int_attr("end"); }
+  int64_t start() const { return op->int_attr(attr::kStart); }
+  int64_t end() const { return op->int_attr(attr::kEnd); }
 };
 struct ExpandDimsOp : OpView<OpKind::ExpandDims> {
   using OpView::OpView;
-  int axis() const { return static_cast<int>(op->int_attr("axis")); }
+  int axis() const { return static_cast<int>(op->int_attr(attr::kAxis)); }
 };
 struct PermuteOp : OpView<OpKind::Permute> {
   using OpView::OpView;
-  const std::vector<int64_t>& order() const { return op->ints_attr("order"); }
+  const std::vector<int64_t>& order() const { return op->ints_attr(attr::kOrder); }
 };
 struct CatOp : OpView<OpKind::Cat> {
   using OpView::OpView;
-  int axis() const { return static_cast<int>(op->int_attr("axis")); }
+  int axis() const { return static_cast<int>(op->int_attr(attr::kAxis)); }
 };
 
 struct LoadOp : OpView<OpKind::Load> {
@@ -284,25 +284,25 @@ bool parse_reduce_kind(std::string_view s, ReduceKind* out);
 struct ReduceOp : OpView<OpKind::Reduce> {
   using OpView::OpView;
   Value* input() const { return op->operand(0); }
-  int axis() const { return static_cast<int>(op->int_attr("axis")); }
+  int axis() const { return static_cast<int>(op->int_attr(attr::kAxis)); }
   ReduceKind reduce_kind() const;
 };
 struct ReduceGenericOp : OpView<OpKind::ReduceGeneric> {
   using OpView::OpView;
-  int axis() const { return static_cast<int>(op->int_attr("axis")); }
+  int axis() const { return static_cast<int>(op->int_attr(attr::kAxis)); }
   Region* combine() const { return op->region(0); }
 };
 struct ScanOp : OpView<OpKind::Scan> {
   using OpView::OpView;
   Value* input() const { return op->operand(0); }
-  int axis() const { return static_cast<int>(op->int_attr("axis")); }
-  bool reverse() const { return op->int_attr_or("reverse", 0) != 0; }
+  int axis() const { return static_cast<int>(op->int_attr(attr::kAxis)); }
+  bool reverse() const { return op->int_attr_or(attr::kReverse, 0) != 0; }
   ReduceKind scan_kind() const;
 };
 struct ScanGenericOp : OpView<OpKind::ScanGeneric> {
   using OpView::OpView;
-  int axis() const { return static_cast<int>(op->int_attr("axis")); }
-  bool reverse() const { return op->int_attr_or("reverse", 0) != 0; }
+  int axis() const { return static_cast<int>(op->int_attr(attr::kAxis)); }
+  bool reverse() const { return op->int_attr_or(attr::kReverse, 0) != 0; }
   Region* combine() const { return op->region(0); }
 };
 
@@ -320,8 +320,8 @@ struct DotOp : OpView<OpKind::Dot> {
 
 struct PrintOp : OpView<OpKind::Print> {
   using OpView::OpView;
-  std::string prefix() const { return op->str_attr_or("prefix", ""); }
-  bool hex() const { return op->int_attr_or("hex", 0) != 0; }
+  std::string prefix() const { return op->str_attr_or(attr::kPrefix, ""); }
+  bool hex() const { return op->int_attr_or(attr::kHex, 0) != 0; }
 };
 /// The most values an assert reports (the fault records of the GPU targets hold this many).
 inline constexpr int kMaxAssertValues = 3;
@@ -330,9 +330,9 @@ struct AssertOp : OpView<OpKind::Assert> {
   using OpView::OpView;
   /// The condition: the last operand (SIMT asserts put element indices before the values).
   Value* cond() const { return op->operands.back(); }
-  std::string message() const { return op->str_attr_or("message", ""); }
+  std::string message() const { return op->str_attr_or(attr::kMessage, ""); }
   /// How many values the assert reports (attribute `values`, default 0).
-  int num_values() const { return static_cast<int>(op->int_attr_or("values", 0)); }
+  int num_values() const { return static_cast<int>(op->int_attr_or(attr::kValues, 0)); }
   /// The reported values: the operands right before the condition.
   std::span<Value* const> values() const {
     const size_t n = static_cast<size_t>(num_values());
@@ -343,7 +343,7 @@ struct AssertOp : OpView<OpKind::Assert> {
 /// What an assert's fault says first: its attribute `fault` (the bounds checks say
 /// "out-of-bounds load", ...), else "device assert failed".
 inline std::string assert_heading(const Op& assert_op) {
-  return assert_op.str_attr_or("fault", "device assert failed");
+  return assert_op.str_attr_or(attr::kFault, "device assert failed");
 }
 
 struct ForOp : OpView<OpKind::For> {
@@ -400,9 +400,9 @@ struct InlineAsmOp {
   explicit InlineAsmOp(const Op* o) : op(o) {
     TESSERA_CHECK(o && is_inline_asm(o->kind), "expected an inline_asm op");
   }
-  const std::string& asm_text() const { return op->str_attr("asm"); }
-  const std::string& constraints() const { return op->str_attr("constraints"); }
-  int64_t pack() const { return op->int_attr_or("pack", 1); }
+  const std::string& asm_text() const { return op->str_attr(attr::kAsm); }
+  const std::string& constraints() const { return op->str_attr(attr::kConstraints); }
+  int64_t pack() const { return op->int_attr_or(attr::kPack, 1); }
   bool pure() const { return op->kind == OpKind::InlineAsm; }
 };
 //@}

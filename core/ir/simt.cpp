@@ -10,7 +10,6 @@
 namespace tessera::ir {
 namespace {
 
-constexpr std::string_view kSharedPrefix = "shared_";
 constexpr std::array<std::string_view, 4> kShuffleModes = {"xor", "idx", "up", "down"};
 
 int required_int(const Function& fn, std::string_view name) {
@@ -23,20 +22,20 @@ int required_int(const Function& fn, std::string_view name) {
 }  // namespace
 
 bool is_simt(const Function& fn) {
-  return fn.str_attr_or("stage", "") == "simt";
+  return fn.str_attr_or(attr::kStage, "") == "simt";
 }
 
 int simt_maxnreg(const Function& fn) {
-  const AttrValue* v = find_attr(fn.attrs, "maxnreg");
+  const AttrValue* v = find_attr(fn.attrs, attr::kMaxnreg);
   const int64_t* i = v ? std::get_if<int64_t>(v) : nullptr;
   return i ? static_cast<int>(*i) : 0;
 }
 
 int simt_threads(const Function& fn) {
-  return required_int(fn, "threads");
+  return required_int(fn, attr::kThreads);
 }
 int simt_subgroup(const Function& fn) {
-  return required_int(fn, "subgroup");
+  return required_int(fn, attr::kSubgroup);
 }
 
 int simt_num_subgroups(const Function& fn) {
@@ -46,16 +45,16 @@ int simt_num_subgroups(const Function& fn) {
 }
 
 std::string simt_target(const Function& fn) {
-  return fn.str_attr_or("target", "");
+  return fn.str_attr_or(attr::kTarget, "");
 }
 
 std::string shared_buffer_attr(int64_t index) {
-  return std::string(kSharedPrefix) + std::to_string(index);
+  return std::string(attr::kSharedPrefix) + std::to_string(index);
 }
 
 std::optional<int64_t> parse_shared_buffer_attr(std::string_view name) {
-  if (!name.starts_with(kSharedPrefix)) return std::nullopt;
-  std::string_view digits = name.substr(kSharedPrefix.size());
+  if (!name.starts_with(attr::kSharedPrefix)) return std::nullopt;
+  std::string_view digits = name.substr(attr::kSharedPrefix.size());
   if (digits.empty() || (digits.size() > 1 && digits[0] == '0')) return std::nullopt;
   int64_t index = 0;
   auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
@@ -111,10 +110,10 @@ int64_t shared_memory_bytes(const Function& fn) {
 }
 
 void set_simt_attrs(Function& fn, int threads, int subgroup, std::string_view target) {
-  fn.set_attr("stage", std::string("simt"));
-  fn.set_attr("threads", int64_t{threads});
-  fn.set_attr("subgroup", int64_t{subgroup});
-  if (!target.empty()) fn.set_attr("target", std::string(target));
+  fn.set_attr(attr::kStage, std::string("simt"));
+  fn.set_attr(attr::kThreads, int64_t{threads});
+  fn.set_attr(attr::kSubgroup, int64_t{subgroup});
+  if (!target.empty()) fn.set_attr(attr::kTarget, std::string(target));
 }
 
 int64_t add_shared_buffer(Function& fn, DType dtype, int64_t count) {
@@ -139,7 +138,8 @@ bool parse_shuffle_mode(std::string_view s, ShuffleMode* out) {
 
 ShuffleMode ShuffleOp::mode() const {
   ShuffleMode m{};
-  TESSERA_CHECK(parse_shuffle_mode(op->str_attr("mode"), &m), "bad 'mode' attribute on 'shuffle'");
+  TESSERA_CHECK(parse_shuffle_mode(op->str_attr(attr::kMode), &m),
+                "bad 'mode' attribute on 'shuffle'");
   return m;
 }
 
@@ -185,7 +185,8 @@ MatrixCoord mma_c_coord(int lane, int i) {
 }
 
 const MmaShape& MmaOp::shape() const {
-  const MmaShape* s = find_mma_shape(op->str_attr_or("shape", ""), op->str_attr_or("a", ""));
+  const MmaShape* s =
+      find_mma_shape(op->str_attr_or(attr::kShape, ""), op->str_attr_or(attr::kA, ""));
   TESSERA_CHECK(s, "'mma' with an unsupported shape or operand type");
   return *s;
 }

@@ -257,8 +257,8 @@ struct ShuffleOp : OpView<OpKind::Shuffle> {
 struct SharedLoadOp : OpView<OpKind::SharedLoad> {
   using OpView::OpView;
   Value* index() const { return op->operand(0); }
-  int64_t buffer() const { return op->int_attr("buffer"); }
-  int width() const { return static_cast<int>(op->int_attr("width")); }
+  int64_t buffer() const { return op->int_attr(attr::kBuffer); }
+  int width() const { return static_cast<int>(op->int_attr(attr::kWidth)); }
 };
 struct SharedStoreOp : OpView<OpKind::SharedStore> {
   using OpView::OpView;
@@ -266,8 +266,8 @@ struct SharedStoreOp : OpView<OpKind::SharedStore> {
   std::span<Value* const> values() const {
     return {op->operands.data() + 1, op->operands.size() - 1};
   }
-  int64_t buffer() const { return op->int_attr("buffer"); }
-  int width() const { return static_cast<int>(op->int_attr("width")); }
+  int64_t buffer() const { return op->int_attr(attr::kBuffer); }
+  int width() const { return static_cast<int>(op->int_attr(attr::kWidth)); }
 };
 struct GlobalLoadOp : OpView<OpKind::GlobalLoad> {
   using OpView::OpView;
@@ -276,9 +276,9 @@ struct GlobalLoadOp : OpView<OpKind::GlobalLoad> {
   std::span<Value* const> others() const {
     return {op->operands.data() + 2, op->operands.size() - 2};
   }
-  int width() const { return static_cast<int>(op->int_attr("width")); }
-  int64_t align() const { return op->int_attr("align"); }
-  std::string cache() const { return op->str_attr_or("cache", ""); }
+  int width() const { return static_cast<int>(op->int_attr(attr::kWidth)); }
+  int64_t align() const { return op->int_attr(attr::kAlign); }
+  std::string cache() const { return op->str_attr_or(attr::kCache, ""); }
 };
 struct GlobalStoreOp : OpView<OpKind::GlobalStore> {
   using OpView::OpView;
@@ -287,8 +287,8 @@ struct GlobalStoreOp : OpView<OpKind::GlobalStore> {
   std::span<Value* const> values() const {
     return {op->operands.data() + 2, op->operands.size() - 2};
   }
-  int width() const { return static_cast<int>(op->int_attr("width")); }
-  int64_t align() const { return op->int_attr("align"); }
+  int width() const { return static_cast<int>(op->int_attr(attr::kWidth)); }
+  int64_t align() const { return op->int_attr(attr::kAlign); }
 };
 
 /// One mma.sync instruction shape and operand type (the `mma` op's shape and `a` attributes).
@@ -335,32 +335,32 @@ struct MmaOp : OpView<OpKind::Mma> {
 struct LdMatrixOp : OpView<OpKind::LdMatrix> {
   using OpView::OpView;
   Value* index() const { return op->operand(0); }
-  int64_t buffer() const { return op->int_attr("buffer"); }
-  int count() const { return static_cast<int>(op->int_attr("count")); }
-  bool trans() const { return op->int_attr_or("trans", 0) != 0; }
+  int64_t buffer() const { return op->int_attr(attr::kBuffer); }
+  int count() const { return static_cast<int>(op->int_attr(attr::kCount)); }
+  bool trans() const { return op->int_attr_or(attr::kTrans, 0) != 0; }
 };
 struct CpAsyncOp : OpView<OpKind::CpAsync> {
   using OpView::OpView;
   Value* index() const { return op->operand(0); }
   Value* ptr() const { return op->operand(1); }
   Value* pred() const { return op->operand(2); }
-  int64_t buffer() const { return op->int_attr("buffer"); }
+  int64_t buffer() const { return op->int_attr(attr::kBuffer); }
 };
 
 struct CoopMatLoadOp : OpView<OpKind::CoopMatLoad> {
   using OpView::OpView;
   Value* index() const { return op->operand(0); }
-  int64_t buffer() const { return op->int_attr("buffer"); }
-  int64_t stride() const { return op->int_attr("stride"); }
-  bool col_major() const { return op->int_attr_or("col_major", 0) != 0; }
+  int64_t buffer() const { return op->int_attr(attr::kBuffer); }
+  int64_t stride() const { return op->int_attr(attr::kStride); }
+  bool col_major() const { return op->int_attr_or(attr::kColMajor, 0) != 0; }
 };
 struct CoopMatStoreOp : OpView<OpKind::CoopMatStore> {
   using OpView::OpView;
   Value* index() const { return op->operand(0); }
   Value* value() const { return op->operand(1); }
-  int64_t buffer() const { return op->int_attr("buffer"); }
-  int64_t stride() const { return op->int_attr("stride"); }
-  bool col_major() const { return op->int_attr_or("col_major", 0) != 0; }
+  int64_t buffer() const { return op->int_attr(attr::kBuffer); }
+  int64_t stride() const { return op->int_attr(attr::kStride); }
+  bool col_major() const { return op->int_attr_or(attr::kColMajor, 0) != 0; }
 };
 
 /// The mbarrier ops: mbarrier_init (value: the arrival count), mbarrier_arrive_tx (the bytes),
@@ -370,7 +370,7 @@ struct MbarrierOp {
   explicit MbarrierOp(const Op* o);
   Value* index() const { return op->operand(0); }
   Value* value() const { return op->operand(1); }
-  int64_t buffer() const { return op->int_attr("buffer"); }
+  int64_t buffer() const { return op->int_attr(attr::kBuffer); }
 };
 struct TmaLoadOp : OpView<OpKind::TmaLoad> {
   using OpView::OpView;
@@ -379,9 +379,9 @@ struct TmaLoadOp : OpView<OpKind::TmaLoad> {
   std::span<Value* const> coords() const {
     return {op->operands.data() + 2, op->operands.size() - 2};
   }
-  int64_t buffer() const { return op->int_attr("buffer"); }
-  int64_t barrier() const { return op->int_attr("barrier"); }
-  int64_t map() const { return op->int_attr("map"); }
+  int64_t buffer() const { return op->int_attr(attr::kBuffer); }
+  int64_t barrier() const { return op->int_attr(attr::kBarrier); }
+  int64_t map() const { return op->int_attr(attr::kMap); }
 };
 
 /// "tensor_map_<index>", the attribute that declares tensor map `index`.
@@ -400,8 +400,8 @@ int64_t add_tensor_map(Function& fn, const TensorMapParam& map);
 struct SimtDebugOp {
   const Op* op;
   explicit SimtDebugOp(const Op* o);
-  int rank() const { return static_cast<int>(op->int_attr_or("rank", 0)); }
-  int num_values() const { return static_cast<int>(op->int_attr_or("values", 0)); }
+  int rank() const { return static_cast<int>(op->int_attr_or(attr::kRank, 0)); }
+  int num_values() const { return static_cast<int>(op->int_attr_or(attr::kValues, 0)); }
   std::span<Value* const> indices() const {
     return {op->operands.data(), static_cast<size_t>(rank())};
   }

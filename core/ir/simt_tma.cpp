@@ -5,11 +5,6 @@
 #include "core/support/error.h"
 
 namespace tessera::ir {
-namespace {
-
-constexpr std::string_view kMapPrefix = "tensor_map_";
-
-}  // namespace
 
 MbarrierOp::MbarrierOp(const Op* o) : op(o) {
   TESSERA_CHECK(o && (o->kind == OpKind::MbarrierInit || o->kind == OpKind::MbarrierArriveTx ||
@@ -18,12 +13,12 @@ MbarrierOp::MbarrierOp(const Op* o) : op(o) {
 }
 
 std::string tensor_map_attr(int64_t index) {
-  return std::string(kMapPrefix) + std::to_string(index);
+  return std::string(attr::kTensorMapPrefix) + std::to_string(index);
 }
 
 std::optional<int64_t> parse_tensor_map_attr(std::string_view name) {
-  if (!name.starts_with(kMapPrefix)) return std::nullopt;
-  std::string_view digits = name.substr(kMapPrefix.size());
+  if (!name.starts_with(attr::kTensorMapPrefix)) return std::nullopt;
+  std::string_view digits = name.substr(attr::kTensorMapPrefix.size());
   if (digits.empty() || (digits.size() > 1 && digits[0] == '0')) return std::nullopt;
   int64_t index = 0;
   auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);

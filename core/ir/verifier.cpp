@@ -54,7 +54,7 @@ std::optional<int64_t> OpChecker::int_attr_in(std::string_view name, int64_t lo,
 }
 
 std::optional<int> OpChecker::axis_attr(int rank) {
-  std::optional<int64_t> v = int_attr_in("axis", 0, rank - 1);
+  std::optional<int64_t> v = int_attr_in(attr::kAxis, 0, rank - 1);
   if (!v) return std::nullopt;
   return static_cast<int>(*v);
 }
@@ -292,8 +292,8 @@ class FunctionVerifier {
     // counts them). A tile-IR assert takes its `values` (check_assert checks the count) and its
     // condition only.
     int max_operands = !c.simt && op.kind == OpKind::Assert
-                           ? 1 + static_cast<int>(std::clamp<int64_t>(op.int_attr_or("values", 0),
-                                                                      0, kMaxAssertValues))
+                           ? 1 + static_cast<int>(std::clamp<int64_t>(
+                                     op.int_attr_or(attr::kValues, 0), 0, kMaxAssertValues))
                            : info.max_operands;
     if (n < info.min_operands || (max_operands >= 0 && n > max_operands))
       ok = c.fail("expects ", arity_str(info.min_operands, max_operands, "operand"), ", got ", n);

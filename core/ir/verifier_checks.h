@@ -104,7 +104,9 @@ class OpChecker {
 /// The `values` attribute of an assert (0 to kMaxAssertValues; 0 when absent, reported when
 /// out of range).
 inline int64_t assert_values(OpChecker& c) {
-  return c.op.find_attr("values") ? c.int_attr_in("values", 0, kMaxAssertValues).value_or(0) : 0;
+  return c.op.find_attr(attr::kValues)
+             ? c.int_attr_in(attr::kValues, 0, kMaxAssertValues).value_or(0)
+             : 0;
 }
 
 // One function per op family; each switches on the kinds it owns.
@@ -131,7 +133,7 @@ std::map<int64_t, std::optional<TensorMapParam>> check_tensor_maps(
 void check_async_operands(OpChecker& c);
 /// The shared buffer named by the integer attribute `name` (verifier_simt.cpp); null (reported)
 /// when it names none.
-const SharedBuffer* buffer_attr(OpChecker& c, std::string_view name = "buffer");
+const SharedBuffer* buffer_attr(OpChecker& c, std::string_view name = attr::kBuffer);
 
 /// The function attributes: sorted; `stage` absent or "simt"; a SIMT function's threads,
 /// subgroup, target and shared buffers (verifier_simt.cpp). Returns the context of a SIMT

@@ -17,14 +17,14 @@ bool expect_mat(OpChecker& c, std::string_view what, const Type& t) {
 /// The buffer, stride and col_major of a load or store of matrix type `m`.
 void check_access(OpChecker& c, const Type& m) {
   c.expect_type("operand #0 (the index)", c.in(0), kI32);
-  c.flag_attr("col_major");
-  std::optional<int64_t> stride = c.int_attr("stride");
+  c.flag_attr(attr::kColMajor);
+  std::optional<int64_t> stride = c.int_attr(attr::kStride);
   const SharedBuffer* buffer = buffer_attr(c);
   if (!buffer || !stride) return;
   if (buffer->dtype != m.dtype)
     c.fail("expects a buffer of the matrix's dtype ", dtype_name(m.dtype), ", got ",
            dtype_name(buffer->dtype));
-  const bool col_major = c.op.int_attr_or("col_major", 0) != 0;
+  const bool col_major = c.op.int_attr_or(attr::kColMajor, 0) != 0;
   const int64_t line = col_major ? m.shape[0] : m.shape[1];  // elements one stride step holds
   const int64_t bytes = dtype_bytes(m.dtype);
   if (*stride < line || (*stride * bytes) % 16)

@@ -93,7 +93,7 @@ void check_ptr_add(OpChecker& c) {
 }  // namespace
 
 void check_nan_attr(OpChecker& c) {
-  const std::string* nan = c.str_attr("nan", false);
+  const std::string* nan = c.str_attr(attr::kNan, false);
   if (nan && *nan != "propagate" && *nan != "ignore")
     c.fail("expects attribute 'nan' to be one of propagate, ignore; got \"", *nan, "\"");
 }
@@ -141,8 +141,8 @@ void check_mask(OpChecker& c, size_t i) {
 }
 
 void check_sem_scope(OpChecker& c) {
-  c.enum_attr("sem", parse_mem_sem, "relaxed, acquire, release, acq_rel", false);
-  c.enum_attr("scope", parse_mem_scope, "cta, gpu, sys", false);
+  c.enum_attr(attr::kSem, parse_mem_sem, "relaxed, acquire, release, acq_rel", false);
+  c.enum_attr(attr::kScope, parse_mem_scope, "cta, gpu, sys", false);
 }
 
 void check_load(OpChecker& c) {
@@ -151,8 +151,8 @@ void check_load(OpChecker& c) {
   c.expect_type("result", c.out(), want, " (the pointee type in the pointer's shape)");
   check_mask(c, 1);
   if (c.num_in() > 2) c.expect_type("operand #2 (other)", c.in(2), want);
-  c.str_attr("cache", false);
-  c.str_attr("eviction", false);
+  c.str_attr(attr::kCache, false);
+  c.str_attr(attr::kEviction, false);
 }
 
 void check_store(OpChecker& c) {
@@ -160,8 +160,8 @@ void check_store(OpChecker& c) {
   c.expect_type("operand #1 (the value)", c.in(1), pointee(c.in(0)),
                 " (the pointee type in the pointer's shape)");
   check_mask(c, 2);
-  c.str_attr("cache", false);
-  c.str_attr("eviction", false);
+  c.str_attr(attr::kCache, false);
+  c.str_attr(attr::kEviction, false);
 }
 
 /// desc_load and desc_store: a scalar base pointer, then rank (the block's) scalars each of
@@ -197,7 +197,7 @@ void check_desc(OpChecker& c) {
 
 void check_atomic_rmw(OpChecker& c) {
   std::optional<AtomicOp> op =
-      c.enum_attr("op", parse_atomic_op, "add, max, min, and, or, xor, xchg", true);
+      c.enum_attr(attr::kOp, parse_atomic_op, "add, max, min, and, or, xor, xchg", true);
   check_sem_scope(c);
   if (!c.expect_pointer(0)) return;
   Type want = pointee(c.in(0));

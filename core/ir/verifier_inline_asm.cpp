@@ -8,9 +8,10 @@
 namespace tessera::ir::verifier_detail {
 
 void check_inline_asm(OpChecker& c) {
-  c.str_attr("asm", true);
-  const std::string* constraints = c.str_attr("constraints", true);
-  const int64_t pack = c.op.find_attr("pack") ? c.int_attr_in("pack", 1, 16).value_or(1) : 1;
+  c.str_attr(attr::kAsm, true);
+  const std::string* constraints = c.str_attr(attr::kConstraints, true);
+  const int64_t pack =
+      c.op.find_attr(attr::kPack) ? c.int_attr_in(attr::kPack, 1, 16).value_or(1) : 1;
   if (!std::has_single_bit(static_cast<uint64_t>(pack)))
     c.fail("expects attribute 'pack' to be a power of two, got ", pack);
   if (c.op.results.empty()) c.fail("expects at least one result");

@@ -17,7 +17,7 @@ bool is_power_of_two(int64_t n) {
 }
 
 void check_program_id(OpChecker& c) {
-  c.int_attr_in("axis", 0, 2);
+  c.int_attr_in(attr::kAxis, 0, 2);
   c.expect_type("result", c.out(), kI32);
 }
 
@@ -42,7 +42,7 @@ void check_constant(OpChecker& c) {
     c.fail("expects a result of integer or float type, got ", t.str());
     return;
   }
-  const AttrValue* v = c.op.find_attr("value");
+  const AttrValue* v = c.op.find_attr(attr::kValue);
   if (!v) {
     c.fail("expects an attribute 'value'");
     return;
@@ -64,7 +64,7 @@ void check_constant(OpChecker& c) {
 }
 
 void check_arange(OpChecker& c) {
-  std::optional<int64_t> start = c.int_attr("start"), end = c.int_attr("end");
+  std::optional<int64_t> start = c.int_attr(attr::kStart), end = c.int_attr(attr::kEnd);
   if (!start || !end) return;
   if (*start < std::numeric_limits<int32_t>::min() ||
       *end - 1 > std::numeric_limits<int32_t>::max()) {
@@ -111,7 +111,7 @@ void check_broadcast(OpChecker& c) {
 
 void check_expand_dims(OpChecker& c) {
   const Type& a = c.in(0);
-  std::optional<int64_t> axis = c.int_attr_in("axis", 0, a.rank());
+  std::optional<int64_t> axis = c.int_attr_in(attr::kAxis, 0, a.rank());
   if (!axis) return;
   Shape shape = a.shape;
   shape.insert(shape.begin() + *axis, 1);
@@ -136,7 +136,7 @@ void check_permute(OpChecker& c) {
     c.fail("expects a tile operand, got ", a.str());
     return;
   }
-  const std::vector<int64_t>* order = c.ints_attr("order");
+  const std::vector<int64_t>* order = c.ints_attr(attr::kOrder);
   if (!order) return;
   std::vector<int64_t> sorted = *order;
   std::sort(sorted.begin(), sorted.end());
@@ -178,13 +178,13 @@ void check_cat(OpChecker& c) {
 }
 
 void check_print(OpChecker& c) {
-  c.str_attr("prefix", false);
-  c.flag_attr("hex");
+  c.str_attr(attr::kPrefix, false);
+  c.flag_attr(attr::kHex);
 }
 
 void check_assert(OpChecker& c) {
-  c.str_attr("message", false);
-  c.str_attr("fault", false);
+  c.str_attr(attr::kMessage, false);
+  c.str_attr(attr::kFault, false);
   const int64_t values = assert_values(c);
   if (c.num_in() != static_cast<size_t>(values) + 1) {
     c.fail("expects ", values + 1, " operands (", values, " values, then the condition), got ",
@@ -205,7 +205,7 @@ void check_hint(OpChecker& c) {
     return;
   }
   c.expect_type("result", c.out(), a, " (the operand's)");
-  const std::vector<int64_t>* values = c.ints_attr("values");
+  const std::vector<int64_t>* values = c.ints_attr(attr::kValues);
   if (!values) return;
   size_t want = std::max<size_t>(a.shape.size(), 1);
   if (values->size() != want) {

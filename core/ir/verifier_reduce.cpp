@@ -29,7 +29,7 @@ bool is_bitwise(ReduceKind k) {
 }
 
 void check_reduce(OpChecker& c) {
-  std::optional<ReduceKind> kind = c.enum_attr("kind", parse_reduce_kind, kReduceKinds, true);
+  std::optional<ReduceKind> kind = c.enum_attr(attr::kKind, parse_reduce_kind, kReduceKinds, true);
   std::optional<int> axis = tile_and_axis(c);
   if (!kind || !axis) return;
   const Type& a = c.in(0);
@@ -45,12 +45,12 @@ void check_reduce(OpChecker& c) {
 
 void check_scan(OpChecker& c) {
   std::optional<ReduceKind> kind =
-      c.enum_attr("kind", parse_reduce_kind, "sum, prod, max, min", true);
+      c.enum_attr(attr::kKind, parse_reduce_kind, "sum, prod, max, min", true);
   if (kind && *kind != ReduceKind::Sum && *kind != ReduceKind::Prod && *kind != ReduceKind::Max &&
       *kind != ReduceKind::Min)
     c.fail("expects attribute 'kind' to be one of sum, prod, max, min; got \"", to_string(*kind),
            "\"");
-  c.flag_attr("reverse");
+  c.flag_attr(attr::kReverse);
   check_nan_attr(c);
   if (!tile_and_axis(c)) return;
   c.expect_type("result", c.out(), c.in(0), " (the operand's)");
@@ -69,7 +69,7 @@ void check_generic(OpChecker& c, bool is_scan) {
     c.fail("expects operands of one shape ", shape_str(a.shape), ", got ", c.in(i).str());
     return;
   }
-  if (is_scan) c.flag_attr("reverse");
+  if (is_scan) c.flag_attr(attr::kReverse);
   std::optional<int> axis = c.axis_attr(a.rank());
   check_terminators(c);
   std::vector<Type> elements;
@@ -124,7 +124,7 @@ bool check_dot_shapes(OpChecker& c) {
 }
 
 void check_dot(OpChecker& c) {
-  c.enum_attr("precision", parse_dot_precision, "ieee, tf32", false);
+  c.enum_attr(attr::kPrecision, parse_dot_precision, "ieee, tf32", false);
   if (!check_dot_shapes(c)) return;
   DType in = c.in(0).dtype;
   DType acc = c.in(2).dtype;

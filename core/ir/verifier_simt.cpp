@@ -25,16 +25,16 @@ class FunctionAttrChecker {
 
   std::optional<SimtContext> run() {
     check_sorted();
-    if (const AttrValue* stage = find_attr(fn_.attrs, "stage"); stage && !is_simt(fn_))
+    if (const AttrValue* stage = find_attr(fn_.attrs, attr::kStage); stage && !is_simt(fn_))
       fail("expects attribute 'stage' to be \"simt\" (a tile function has none), got ",
            print_attr_value(*stage));
     if (!is_simt(fn_)) return std::nullopt;
-    std::optional<int64_t> threads = int_attr("threads");
+    std::optional<int64_t> threads = int_attr(attr::kThreads);
     if (threads && (*threads <= 0 || *threads > std::numeric_limits<int32_t>::max())) {
       fail("(SIMT) expects attribute 'threads' to be a positive 32-bit integer, got ", *threads);
       threads.reset();
     }
-    std::optional<int64_t> subgroup = int_attr("subgroup");
+    std::optional<int64_t> subgroup = int_attr(attr::kSubgroup);
     if (subgroup && (!is_power_of_two(*subgroup) || (threads && *threads % *subgroup != 0))) {
       if (threads)
         fail("(SIMT) expects attribute 'subgroup' to be a power of two dividing threads = ",
@@ -44,7 +44,7 @@ class FunctionAttrChecker {
     }
     bool subgroup_ok =
         subgroup && is_power_of_two(*subgroup) && (!threads || *threads % *subgroup == 0);
-    const AttrValue* target = find_attr(fn_.attrs, "target");
+    const AttrValue* target = find_attr(fn_.attrs, attr::kTarget);
     if (target && !std::holds_alternative<std::string>(*target))
       fail("(SIMT) expects attribute 'target' to be a string, got ", print_attr_value(*target));
     return SimtContext{buffers(), subgroup_ok ? subgroup : std::nullopt, threads,
@@ -117,7 +117,7 @@ class FunctionAttrChecker {
 /// `width` in `allowed`; reported otherwise.
 std::optional<int> width_attr(OpChecker& c, std::initializer_list<int> allowed,
                               std::string_view choices) {
-  std::optional<int64_t> w = c.int_attr("width");
+  std::optional<int64_t> w = c.int_attr(attr::kWidth);
   if (!w) return std::nullopt;
   if (std::find(allowed.begin(), allowed.end(), *w) != allowed.end()) return static_cast<int>(*w);
   c.fail("expects attribute 'width' to be one of ", choices, "; got ", *w);
@@ -138,7 +138,7 @@ std::vector<Type> operand_types_from(const OpChecker& c, size_t first) {
 }
 
 void check_shuffle(OpChecker& c) {
-  c.enum_attr("mode", parse_shuffle_mode, "xor, idx, up, down", true);
+  c.enum_attr(attr::kMode, parse_shuffle_mode, "xor, idx, up, down", true);
   c.expect_type("operand #1 (the lane operand)", c.in(1), kI32);
   if (c.in(0).is_tile()) {
     c.fail("expects operand #0 to be a scalar or a pointer, got ", c.in(0).str());
@@ -158,7 +158,7 @@ void check_shared(OpChecker& c, bool is_store) {
            " values), got ", c.num_in());
     return;
   }
-  if (!is_store && !c.expect_num_results(static_cast<size_t>(*width), "width")) return;
+  if (!is_store && !c.expect_num_results(static_cast<size_t>(*width), attr::kWidth)) return;
   if (!buffer) return;
   if (*width > buffer->count) {
     c.fail("expects attribute 'width' (", *width, ") to be at most the buffer's element count (",
@@ -174,7 +174,7 @@ void check_shared(OpChecker& c, bool is_store) {
 
 /// `align`: a power of two, at least the element size when the pointer is known.
 void check_align(OpChecker& c, const Type* ptr) {
-  std::optional<int64_t> align = c.int_attr("align");
+  std::optional<int64_t> align = c.int_attr(attr::kAlign);
   if (!align) return;
   if (!ptr) {
     if (!is_power_of_two(*align))
@@ -195,8 +195,8 @@ void check_global(OpChecker& c, bool is_store) {
   if (!ptr_ok) c.fail("expects operand #0 to be a scalar pointer, got ", p.str());
   c.expect_type("operand #1 (the predicate)", c.in(1), kBool);
   check_align(c, ptr_ok ? &p : nullptr);
-  c.str_attr("cache", false);
-  c.str_attr("eviction", false);
+  c.str_attr(attr::kCache, false);
+  c.str_attr(attr::kEviction, false);
   std::optional<int> width = width_attr(c, {1, 2, 4, 8, 16}, "1, 2, 4, 8, 16");
   if (!width) return;
   if (c.num_in() != static_cast<size_t>(2 + *width)) {
@@ -204,7 +204,7 @@ void check_global(OpChecker& c, bool is_store) {
            *width, is_store ? " values" : " other values", "), got ", c.num_in());
     return;
   }
-  if (!is_store && !c.expect_num_results(static_cast<size_t>(*width), "width")) return;
+  if (!is_store && !c.expect_num_results(static_cast<size_t>(*width), attr::kWidth)) return;
   if (!ptr_ok) return;
   std::vector<Type> want = repeated(Type::scalar(p.dtype), *width);
   c.expect_types(is_store ? "values of the pointee dtype" : "other values of the pointee dtype",
@@ -230,8 +230,8 @@ std::string mma_pairs() {
 /// mma: a supported (shape, a) pair, its operand and result counts and dtypes.
 void check_mma(OpChecker& c) {
   check_warp(c);
-  const std::string* shape = c.str_attr("shape", true);
-  const std::string* a = c.str_attr("a", true);
+  const std::string* shape = c.str_attr(attr::kShape, true);
+  const std::string* a = c.str_attr(attr::kA, true);
   if (!shape || !a) return;
   const MmaShape* s = find_mma_shape(*shape, *a);
   if (!s) {
@@ -259,12 +259,12 @@ void check_mma(OpChecker& c) {
 void check_ldmatrix(OpChecker& c) {
   check_warp(c);
   c.expect_type("operand #0 (the index)", c.in(0), kI32);
-  std::optional<int64_t> count = c.int_attr("count");
+  std::optional<int64_t> count = c.int_attr(attr::kCount);
   if (count && *count != 1 && *count != 2 && *count != 4) {
     c.fail("expects attribute 'count' to be one of 1, 2, 4; got ", *count);
     count.reset();
   }
-  bool trans = c.flag_attr("trans") && c.op.int_attr_or("trans", 0) != 0;
+  bool trans = c.flag_attr(attr::kTrans) && c.op.int_attr_or(attr::kTrans, 0) != 0;
   const SharedBuffer* buffer = buffer_attr(c);
   if (!buffer || !count) return;
   int bytes = dtype_bytes(buffer->dtype);
@@ -297,8 +297,8 @@ void check_cp_async(OpChecker& c) {
 
 /// `rank` (default 0); reported unless a non-negative integer.
 std::optional<int64_t> rank_attr(OpChecker& c) {
-  if (!c.op.has_attr("rank")) return 0;
-  std::optional<int64_t> r = c.int_attr("rank");
+  if (!c.op.has_attr(attr::kRank)) return 0;
+  std::optional<int64_t> r = c.int_attr(attr::kRank);
   if (r && (*r < 0 || *r > std::numeric_limits<int32_t>::max())) {
     c.fail("expects attribute 'rank' to be a tile rank (0 or more), got ", *r);
     return std::nullopt;
@@ -372,7 +372,7 @@ void check_simt(OpChecker& c) {
       c.expect_type("result", c.out(), kI32);
       return;
     case OpKind::Barrier:
-      c.flag_attr("global");  // 1: global memory too (debug_barrier)
+      c.flag_attr(attr::kGlobal);  // 1: global memory too (debug_barrier)
       return;
     case OpKind::Shuffle: return check_shuffle(c);
     case OpKind::SharedLoad: return check_shared(c, /*is_store=*/false);
@@ -385,7 +385,7 @@ void check_simt(OpChecker& c) {
     case OpKind::CpAsyncCommit:
       return;  // no operands, results or attributes
     case OpKind::CpAsyncWait:
-      c.int_attr_in("pending", 0, 16);
+      c.int_attr_in(attr::kPending, 0, 16);
       return;
     default:
       TESSERA_CHECK(false, "not a SIMT op: ", c.op.name());
@@ -396,11 +396,11 @@ void check_simt(OpChecker& c) {
 void check_simt_debug(OpChecker& c) {
   bool is_print = c.op.kind == OpKind::Print;
   if (is_print) {
-    c.str_attr("prefix", false);
-    c.flag_attr("hex");
+    c.str_attr(attr::kPrefix, false);
+    c.flag_attr(attr::kHex);
   } else {
-    c.str_attr("message", false);
-    c.str_attr("fault", false);
+    c.str_attr(attr::kMessage, false);
+    c.str_attr(attr::kFault, false);
   }
   std::optional<int64_t> rank = rank_attr(c);
   if (!rank) return;

@@ -58,11 +58,11 @@ void check_tma_load(OpChecker& c) {
   for (size_t i = 2; i < c.num_in(); ++i)
     c.expect_type("operand #" + std::to_string(i) + " (a coordinate)", c.in(i), kI32);
   const SharedBuffer* dst = buffer_attr(c);
-  const SharedBuffer* bar = buffer_attr(c, "barrier");
+  const SharedBuffer* bar = buffer_attr(c, attr::kBarrier);
   if (bar && bar->dtype != DType::i64)
     c.fail("expects attribute 'barrier' to name a buffer of i64 (mbarriers), got one of ",
            dtype_name(bar->dtype));
-  std::optional<int64_t> map = c.int_attr("map");
+  std::optional<int64_t> map = c.int_attr(attr::kMap);
   if (!map) return;
   auto it = c.simt->maps.find(*map);
   if (it == c.simt->maps.end()) {

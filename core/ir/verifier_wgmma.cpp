@@ -58,8 +58,8 @@ void check_smem(OpChecker& c, std::string_view name, const WgmmaShape& s) {
 
 void check_wgmma(OpChecker& c) {
   check_warpgroup(c);
-  const std::string* shape = c.str_attr("shape", true);
-  const std::string* a = c.str_attr("a", true);
+  const std::string* shape = c.str_attr(attr::kShape, true);
+  const std::string* a = c.str_attr(attr::kA, true);
   if (!shape || !a) return;
   std::optional<WgmmaShape> s = find_wgmma_shape(*shape, *a);
   if (!s) {
@@ -70,9 +70,9 @@ void check_wgmma(OpChecker& c) {
         *shape, "\", \"", *a, "\")");
     return;
   }
-  const bool a_regs = !c.op.has_attr("a_smem");
-  if (!a_regs) check_smem(c, "a_smem", *s);
-  check_smem(c, "b_smem", *s);
+  const bool a_regs = !c.op.has_attr(attr::kASmem);
+  if (!a_regs) check_smem(c, attr::kASmem, *s);
+  check_smem(c, attr::kBSmem, *s);
   // A's start index, or its k / 2 values per thread; then B's start index.
   const size_t b_slot = a_regs ? static_cast<size_t>(s->k / 2) : 1;
   const size_t n = static_cast<size_t>(s->acc_count());
@@ -101,7 +101,7 @@ void check_wgmma(OpChecker& c) {
 
 void check_wgmma_wait(OpChecker& c) {
   check_warpgroup(c);
-  c.int_attr_in("pending", 0, 16);
+  c.int_attr_in(attr::kPending, 0, 16);
   if (c.expect_num_results(c.num_in(), "one per operand"))
     c.expect_types("results (the operands' types)", types_of(c.op.results),
                    types_of(c.op.operands));

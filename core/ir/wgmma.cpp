@@ -85,7 +85,7 @@ WgmmaCoord wgmma_a_coord(int thread, int j, int elem_bytes) {
 }
 
 WgmmaShape WgmmaOp::shape() const {
-  auto s = find_wgmma_shape(op->str_attr_or("shape", ""), op->str_attr_or("a", ""));
+  auto s = find_wgmma_shape(op->str_attr_or(attr::kShape, ""), op->str_attr_or(attr::kA, ""));
   TESSERA_CHECK(s, "'wgmma' with an unsupported shape or operand type");
   return *s;
 }
@@ -93,18 +93,18 @@ WgmmaShape WgmmaOp::shape() const {
 size_t WgmmaOp::a_count() const {
   if (!a_in_registers()) return 0;
   // (Safe on unverified IR: the verifier reads the operands' positions through it.)
-  auto s = find_wgmma_shape(op->str_attr_or("shape", ""), op->str_attr_or("a", ""));
+  auto s = find_wgmma_shape(op->str_attr_or(attr::kShape, ""), op->str_attr_or(attr::kA, ""));
   return s ? static_cast<size_t>(s->k / 2) : 0;
 }
 
 WgmmaSmem WgmmaOp::a_smem() const {
-  auto s = parse_wgmma_smem(*op, "a_smem");
+  auto s = parse_wgmma_smem(*op, attr::kASmem);
   TESSERA_CHECK(s, "'wgmma' without a valid a_smem");
   return *s;
 }
 
 WgmmaSmem WgmmaOp::b_smem() const {
-  auto s = parse_wgmma_smem(*op, "b_smem");
+  auto s = parse_wgmma_smem(*op, attr::kBSmem);
   TESSERA_CHECK(s, "'wgmma' without a valid b_smem");
   return *s;
 }

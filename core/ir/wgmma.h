@@ -109,7 +109,7 @@ struct WgmmaOp : OpView<OpKind::Wgmma> {
   /// The shape; internal error for unverified IR.
   WgmmaShape shape() const;
   /// A comes from registers (the op has no a_smem).
-  bool a_in_registers() const { return !op->has_attr("a_smem"); }
+  bool a_in_registers() const { return !op->has_attr(attr::kASmem); }
   /// A's registers per thread (k / 2), or 0 when A is in shared memory.
   size_t a_count() const;
   WgmmaSmem a_smem() const;
