@@ -123,7 +123,7 @@ Values reduce_generic(Exec& ex, const Op& op, Values tiles, const AxisSplit& s) 
 
 Values scan_generic(Exec& ex, const Op& op, const Values& inputs, const AxisSplit& s) {
   const ir::Region& region = *op.region(0);
-  const bool reverse = op.int_attr_or("reverse", 0) != 0;
+  const bool reverse = op.int_attr_or(attr::kReverse, 0) != 0;
   Values out = inputs;  // the first position of every line is its input
   for (int64_t step = 1; step < s.n; ++step) {
     const int64_t k = reverse ? s.n - 1 - step : step;
@@ -145,7 +145,7 @@ void exec_combine(Exec& ex, const Op& op) {
   for (const RuntimeValue& t : inputs)
     TESSERA_CHECK(t.shape == inputs.front().shape, "'", op.name(), "' of tiles of shapes ",
                   ir::shape_str(t.shape), " and ", ir::shape_str(inputs.front().shape));
-  const AxisSplit s = split_axis(inputs.front().shape, static_cast<int>(op.int_attr("axis")));
+  const AxisSplit s = split_axis(inputs.front().shape, static_cast<int>(op.int_attr(attr::kAxis)));
   Values results = op.kind == OpKind::ReduceGeneric ? reduce_generic(ex, op, std::move(inputs), s)
                                                     : scan_generic(ex, op, inputs, s);
   for (size_t k = 0; k < results.size(); ++k) ex.set(op.result(k), std::move(results[k]));

@@ -74,8 +74,8 @@ std::string format_element(const RuntimeValue& v, int64_t i, bool hex) {
 }
 
 void print(const Exec& ex, const Op& op) {
-  const std::string prefix = op.str_attr_or("prefix", "");
-  const bool hex = op.int_attr_or("hex", 0) != 0;
+  const std::string prefix = op.str_attr_or(attr::kPrefix, "");
+  const bool hex = op.int_attr_or(attr::kHex, 0) != 0;
   const auto& pid = ex.program();
   std::ostringstream head;
   head << "pid (" << pid[0] << ", " << pid[1] << ", " << pid[2] << ") ";

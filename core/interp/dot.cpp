@@ -84,7 +84,7 @@ void exec_dot(Exec& ex, const Op& op) {
                     ir::is_float(b.dtype) == ir::is_float(acc.dtype),
                 "dot of ", a.type().str(), " and ", b.type().str(), " into ", acc.type().str());
   ir::DotPrecision precision = ir::DotPrecision::Tf32;
-  TESSERA_CHECK(ir::parse_dot_precision(op.str_attr_or("precision", "tf32"), &precision),
+  TESSERA_CHECK(ir::parse_dot_precision(op.str_attr_or(attr::kPrecision, "tf32"), &precision),
                 "bad dot precision");
   const Dims d{a.shape[0], b.shape[1], a.shape[1]};
   dispatch(acc.dtype, [&](auto t) {

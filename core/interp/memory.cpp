@@ -74,7 +74,7 @@ void store(const Exec& ex, const Op& op) {
 
 RuntimeValue atomic_rmw(const Exec& ex, const Op& op) {
   ir::AtomicOp kind = ir::AtomicOp::Add;
-  TESSERA_CHECK(ir::parse_atomic_op(op.str_attr_or("op", "add"), &kind), "bad atomic op");
+  TESSERA_CHECK(ir::parse_atomic_op(op.str_attr_or(attr::kOp, "add"), &kind), "bad atomic op");
   const RuntimeValue& ptr = ex.get(op.operand(0));
   const RuntimeValue& val = ex.get(op.operand(1));
   const RuntimeValue* mask = optional_operand(ex, op, 2);

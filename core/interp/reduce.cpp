@@ -137,7 +137,7 @@ void scan_values(const RuntimeValue& in, RuntimeValue& out, const AxisSplit& s, 
 
 ReduceKind kind_attr(const Op& op) {
   ReduceKind kind = ReduceKind::Sum;
-  TESSERA_CHECK(ir::parse_reduce_kind(op.str_attr_or("kind", "sum"), &kind), "bad kind on '",
+  TESSERA_CHECK(ir::parse_reduce_kind(op.str_attr_or(attr::kKind, "sum"), &kind), "bad kind on '",
                 op.name(), "'");
   return kind;
 }
@@ -147,7 +147,7 @@ ReduceKind kind_attr(const Op& op) {
 void exec_reduce(Exec& ex, const Op& op) {
   const RuntimeValue& in = ex.get(op.operand(0));
   const ReduceKind kind = kind_attr(op);
-  const AxisSplit s = split_axis(in.shape, static_cast<int>(op.int_attr("axis")));
+  const AxisSplit s = split_axis(in.shape, static_cast<int>(op.int_attr(attr::kAxis)));
   RuntimeValue out = RuntimeValue::of_type(op.result()->type);
   const bool arg = kind == ReduceKind::ArgMax || kind == ReduceKind::ArgMin;
   TESSERA_CHECK(!is_bitwise(kind) || !ir::is_float(in.dtype), "'", ir::to_string(kind), "' of ",
@@ -159,7 +159,8 @@ void exec_reduce(Exec& ex, const Op& op) {
   TESSERA_CHECK(!scan || !arg, "scan of kind ", ir::to_string(kind));
   dispatch(in.dtype, [&](auto t) {
     using T = decltype(t);
-    if (scan) return scan_values<T>(in, out, s, kind, op.int_attr_or("reverse", 0) != 0, propagate);
+    if (scan)
+      return scan_values<T>(in, out, s, kind, op.int_attr_or(attr::kReverse, 0) != 0, propagate);
     if (arg) return reduce_index<T>(in, out, s, kind);
     reduce_values<T>(in, out, s, kind, propagate);
   });

@@ -205,7 +205,7 @@ Handler select_control(Instr& in, uint32_t threads) {
       });
     case ir::OpKind::Shuffle: {
       ir::ShuffleMode mode{};
-      TESSERA_CHECK(ir::parse_shuffle_mode(op.str_attr("mode"), &mode), "bad shuffle mode");
+      TESSERA_CHECK(ir::parse_shuffle_mode(op.str_attr(attr::kMode), &mode), "bad shuffle mode");
       in.imm[0] = static_cast<int64_t>(mode);
       Handler h = nullptr;
       with_elem_size(in.out[0].bytes, [&](auto size) { h = &shuffle<decltype(size)::value>; });

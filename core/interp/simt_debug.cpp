@@ -22,7 +22,7 @@ std::string index_of(const Instr& in, uint32_t t) {
 
 /// print %i.., %v {prefix, hex, rank = imm[0]}; imm[1] = hex.
 void print(Machine& m, const Instr& in, const Mask& mask) {
-  const std::string prefix = in.op->str_attr_or("prefix", "");
+  const std::string prefix = in.op->str_attr_or(attr::kPrefix, "");
   const ir::Type& type = in.op->operands.back()->type;
   const Slot& value = in.in.back();
   std::ostringstream os;
@@ -63,7 +63,7 @@ void check_assert(Machine& m, const Instr& in, const Mask& mask) {
       values.push_back(slot_int(in.in[at], in.op->operand(at)->type.dtype, t));
     }
     m.fault(*in.op, static_cast<int>(t), assert_heading(*in.op),
-            index + ": " + format_assert_message(in.op->str_attr_or("message", ""), values));
+            index + ": " + format_assert_message(in.op->str_attr_or(attr::kMessage, ""), values));
   }
 }
 
@@ -81,7 +81,7 @@ Handler select_debug(Instr& in) {
   const ir::SimtDebugOp view(&op);
   in.imm[0] = view.rank();
   // print: imm[1] = hex; assert: imm[1] = the number of reported values.
-  in.imm[1] = op.kind == ir::OpKind::Print ? op.int_attr_or("hex", 0) != 0 : view.num_values();
+  in.imm[1] = op.kind == ir::OpKind::Print ? op.int_attr_or(attr::kHex, 0) != 0 : view.num_values();
   const int64_t values = op.kind == ir::OpKind::Print ? 0 : in.imm[1];
   TESSERA_CHECK(in.imm[0] >= 0 && static_cast<size_t>(in.imm[0] + values) + 1 == in.in.size(), "'",
                 op.name(), "' with rank ", in.imm[0], ", ", values, " values and ", in.in.size(),

@@ -236,7 +236,7 @@ Handler select_matrix(Instr& in, const SharedMemory& shared) {
     case ir::OpKind::CpAsyncCommit:
       return &cp_async_commit;
     case ir::OpKind::CpAsyncWait:
-      in.imm[0] = in.op->int_attr("pending");
+      in.imm[0] = in.op->int_attr(attr::kPending);
       return &cp_async_wait;
     default:
       return nullptr;

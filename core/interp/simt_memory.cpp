@@ -124,7 +124,7 @@ struct CasH {
 
 Handler select_rmw(Instr& in) {
   ir::AtomicOp kind = ir::AtomicOp::Add;
-  TESSERA_CHECK(ir::parse_atomic_op(in.op->str_attr_or("op", "add"), &kind), "bad atomic op");
+  TESSERA_CHECK(ir::parse_atomic_op(in.op->str_attr_or(attr::kOp, "add"), &kind), "bad atomic op");
   in.imm[0] = static_cast<int64_t>(kind);
   const bool bitwise =
       kind == ir::AtomicOp::And || kind == ir::AtomicOp::Or || kind == ir::AtomicOp::Xor;
@@ -145,7 +145,7 @@ Handler select_memory(Instr& in) {
     case ir::OpKind::GlobalStore: {
       const ir::Type& pointee = op.operand(0)->type;
       in.imm[0] = !pointee.is_tile() && pointee.dtype == ir::DType::i1;
-      in.imm[1] = op.int_attr("align");
+      in.imm[1] = op.int_attr(attr::kAlign);
       TESSERA_CHECK(in.imm[1] > 0, "'", op.name(), "' with align ", in.imm[1]);
       const int bytes = ir::dtype_bytes(pointee.dtype);
       return op.kind == ir::OpKind::GlobalLoad ? by_size<LoadH>(bytes) : by_size<StoreH>(bytes);

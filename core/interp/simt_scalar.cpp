@@ -258,7 +258,7 @@ Handler select_scalar(Instr& in) {
   switch (op.kind) {
     case OpKind::ProgramId:
     case OpKind::NumPrograms:
-      in.imm[0] = op.int_attr("axis");
+      in.imm[0] = op.int_attr(attr::kAxis);
       in.imm[1] = op.kind == OpKind::NumPrograms;
       TESSERA_CHECK(in.imm[0] >= 0 && in.imm[0] < 3 && in.out[0].bytes == 4, "bad '", op.name(),
                     "'");

@@ -174,7 +174,7 @@ void SharedMemory::barrier() {
 
 Handler select_shared(Instr& in, const SharedMemory& shared) {
   const ir::Op& op = *in.op;
-  in.imm[0] = op.int_attr("buffer");
+  in.imm[0] = op.int_attr(attr::kBuffer);
   const bool load = op.kind == ir::OpKind::SharedLoad;
   const int bytes = load ? in.out.at(0).bytes : in.in.at(1).bytes;
   TESSERA_CHECK(in.imm[0] >= 0 && static_cast<size_t>(in.imm[0]) < shared.buffers.size() &&

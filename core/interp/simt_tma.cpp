@@ -206,20 +206,20 @@ Handler select_tma(Instr& in, const SharedMemory& shared) {
   };
   switch (in.op->kind) {
     case ir::OpKind::MbarrierInit:
-      in.imm[0] = checked(in.op->int_attr("buffer"));
+      in.imm[0] = checked(in.op->int_attr(attr::kBuffer));
       return &mbarrier_init;
     case ir::OpKind::MbarrierArriveTx:
-      in.imm[0] = checked(in.op->int_attr("buffer"));
+      in.imm[0] = checked(in.op->int_attr(attr::kBuffer));
       return &mbarrier_arrive_tx;
     case ir::OpKind::MbarrierWait:
-      in.imm[0] = checked(in.op->int_attr("buffer"));
+      in.imm[0] = checked(in.op->int_attr(attr::kBuffer));
       return &mbarrier_wait;
     case ir::OpKind::MbarrierInval:
       in.imm[0] = checked(in.op->int_attr("buffer"));
       return &mbarrier_inval;
     case ir::OpKind::TmaLoad:
-      in.imm[0] = checked(in.op->int_attr("buffer"));
-      in.imm[1] = checked(in.op->int_attr("barrier"));
+      in.imm[0] = checked(in.op->int_attr(attr::kBuffer));
+      in.imm[1] = checked(in.op->int_attr(attr::kBarrier));
       return &tma_load;
     default:
       return nullptr;

@@ -242,7 +242,7 @@ Handler select_wgmma(Instr& in, Machine& m) {
     case ir::OpKind::WgmmaCommit:
       return &wgmma_commit;
     case ir::OpKind::WgmmaWait:
-      in.imm[0] = in.op->int_attr("pending");
+      in.imm[0] = in.op->int_attr(attr::kPending);
       return &wgmma_wait;
     case ir::OpKind::FenceAsyncShared:
       return &fence_async_shared;

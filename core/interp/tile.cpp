@@ -60,7 +60,7 @@ RuntimeValue splat(const RuntimeValue& scalar, const ir::Type& type) {
 
 RuntimeValue constant_value(const Op& op) {
   const ir::Type& type = op.result()->type;
-  const ir::AttrValue* attr = op.find_attr("value");
+  const ir::AttrValue* attr = op.find_attr(attr::kValue);
   TESSERA_CHECK(attr, "constant without a value");
   if (const auto* i = std::get_if<int64_t>(attr)) {
     // An integer attribute wraps to the dtype's width (ir::wrap_to_dtype; i1 keeps bit 0).
@@ -76,7 +76,7 @@ RuntimeValue constant_value(const Op& op) {
 namespace {
 
 RuntimeValue arange(const Op& op) {
-  const int64_t start = op.int_attr("start");
+  const int64_t start = op.int_attr(attr::kStart);
   RuntimeValue out = RuntimeValue::of_type(op.result()->type);
   dispatch(out.dtype, [&](auto t) {
     using T = decltype(t);
@@ -106,7 +106,7 @@ RuntimeValue broadcast(const RuntimeValue& in, const ir::Type& type) {
 }
 
 RuntimeValue permute(const RuntimeValue& in, const Op& op) {
-  const std::vector<int64_t>& order = op.ints_attr("order");
+  const std::vector<int64_t>& order = op.ints_attr(attr::kOrder);
   RuntimeValue out = RuntimeValue::of_type(op.result()->type);
   const std::vector<int64_t> in_strides = strides_of(in.shape);
   std::vector<int64_t> strides(order.size());
@@ -116,7 +116,7 @@ RuntimeValue permute(const RuntimeValue& in, const Op& op) {
 }
 
 RuntimeValue cat(const RuntimeValue& a, const RuntimeValue& b, const Op& op) {
-  const int64_t axis = op.int_attr("axis");
+  const int64_t axis = op.int_attr(attr::kAxis);
   RuntimeValue out = RuntimeValue::of_type(op.result()->type);
   int64_t outer = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= a.shape[d];
@@ -152,7 +152,7 @@ RuntimeValue ptr_add(const RuntimeValue& p, const RuntimeValue& off, const Op& o
 }
 
 RuntimeValue program_value(const Exec& ex, const Op& op) {
-  const int axis = static_cast<int>(op.int_attr("axis"));
+  const int axis = static_cast<int>(op.int_attr(attr::kAxis));
   TESSERA_CHECK(axis >= 0 && axis < 3, "program axis ", axis);
   const Grid g = ex.grid();
   const uint32_t sizes[3] = {g.x, g.y, g.z};

@@ -85,15 +85,15 @@ Range range(const Operand& lo, const Operand& hi, const Operand& step, Here loc)
 Range range(const Operand& lo, const Operand& hi, const Operand& step, const RangeOptions& options,
             Here loc) {
   std::vector<ir::Attribute> attrs;
-  auto positive = [&](const std::optional<int>& v, const char* name) {
+  auto positive = [&](const std::optional<int>& v, std::string_view name) {
     if (!v) return;
     if (*v < 1)
       user_error(loc, "for", std::string(name) + " must be at least 1, got " + std::to_string(*v));
     attrs.push_back({name, int64_t{*v}});
   };
-  positive(options.num_stages, "num_stages");
-  positive(options.loop_unroll_factor, "loop_unroll_factor");
-  if (options.flatten) attrs.push_back({"flatten", int64_t{1}});
+  positive(options.num_stages, attr::kNumStages);
+  positive(options.loop_unroll_factor, attr::kLoopUnrollFactor);
+  if (options.flatten) attrs.push_back({attr::kFlatten, int64_t{1}});
   ir::Value* l = detail::require_scalar(lo, "for", "the lower bound", loc);
   ir::Value* h = detail::require_scalar(hi, "for", "the upper bound", loc);
   ir::Value* s = detail::require_scalar(step, "for", "the step", loc);

@@ -26,7 +26,7 @@ tensor hint(OpKind kind, const tensor& x, const std::vector<int64_t>& values, co
     user_error(loc, name, "needs " + std::to_string(want) + " values for " + v->type.str());
   for (int64_t d : vals)
     if (d <= 0) user_error(loc, name, "values must be positive, got " + std::to_string(d));
-  return wrap(builder_at(loc).create_value(kind, {v}, v->type, {{"values", vals}}));
+  return wrap(builder_at(loc).create_value(kind, {v}, v->type, {{attr::kValues, vals}}));
 }
 
 }  // namespace
@@ -35,8 +35,8 @@ void device_print(const std::string& prefix, const std::vector<tensor>& values, 
                   Here loc) {
   std::vector<ir::Value*> vs;
   for (const tensor& t : values) vs.push_back(detail::value_of(t, "print", loc));
-  std::vector<ir::Attribute> attrs = {{"prefix", prefix}};
-  if (hex) attrs.push_back({"hex", int64_t{1}});
+  std::vector<ir::Attribute> attrs = {{attr::kPrefix, prefix}};
+  if (hex) attrs.push_back({attr::kHex, int64_t{1}});
   builder_at(loc).create(OpKind::Print, vs, {}, attrs);
 }
 
@@ -44,7 +44,7 @@ void device_assert(const Operand& cond, const std::string& message, Here loc) {
   ir::Value* c = detail::value_of(cond, "assert", loc);
   if (c->type.is_ptr || c->type.dtype != DType::i1)
     user_error(loc, "assert", "the condition must be i1 (a comparison), got " + c->type.str());
-  builder_at(loc).create(OpKind::Assert, {c}, {}, {{"message", message}});
+  builder_at(loc).create(OpKind::Assert, {c}, {}, {{attr::kMessage, message}});
 }
 
 tensor multiple_of(const tensor& x, int64_t d, Here loc) {

@@ -111,7 +111,7 @@ tensor min_max(OpKind kind, const Operand& a, const Operand& b, PropagateNan nan
   tensor r = binary(kind, la, b);
   // The rule concerns floats only: integer min/max keep the IR's plain form.
   if (nan == PropagateNan::None && ir::is_float(r.value()->type.dtype))
-    r.value()->def->set_attr("nan", std::string("ignore"));
+    r.value()->def->set_attr(attr::kNan, std::string("ignore"));
   return r;
 }
 

@@ -71,8 +71,8 @@ std::vector<tensor> inline_asm_elementwise(const std::string& asm_text,
                    " registers (a type below 32 bits packs 32 / bits elements per register)");
   std::vector<ir::Type> types;
   for (DType t : dtypes) types.push_back(shaped.with_dtype(t));
-  std::vector<ir::Attribute> attrs = {{"asm", asm_text}, {"constraints", constraints}};
-  if (pack > 1) attrs.push_back({"pack", int64_t{pack}});
+  std::vector<ir::Attribute> attrs = {{attr::kAsm, asm_text}, {attr::kConstraints, constraints}};
+  if (pack > 1) attrs.push_back({attr::kPack, int64_t{pack}});
   ir::Op* op = detail::builder_at(loc).create(
       is_pure ? ir::OpKind::InlineAsm : ir::OpKind::InlineAsmImpure, values, types, attrs);
   std::vector<tensor> out;

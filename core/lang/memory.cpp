@@ -96,9 +96,10 @@ tensor atomic(ir::AtomicOp aop, const tensor& ptr, const Operand& val, const Ope
   std::vector<ir::Value*> operands = {p, data_value(val, p, "atomic_rmw", loc, true)};
   if (!is_true_literal(mask)) operands.push_back(mask_value(mask, p, "atomic_rmw", loc));
   Type result = Type{p->type.dtype, false, p->type.shape};
-  return wrap(builder_at(loc).create_value(
-      OpKind::AtomicRmw, operands, result,
-      {{"op", std::string(ir::to_string(aop))}, {"scope", o.scope}, {"sem", o.sem}}));
+  return wrap(builder_at(loc).create_value(OpKind::AtomicRmw, operands, result,
+                                           {{attr::kOp, std::string(ir::to_string(aop))},
+                                            {attr::kScope, o.scope},
+                                            {attr::kSem, o.sem}}));
 }
 
 /// A hint's spelling without Triton's leading '.'; a user error unless it is "" or one of `ok`.
@@ -121,7 +122,7 @@ void add_eviction(std::vector<ir::Attribute>& attrs, const std::string& eviction
                   std::string_view op, const Here& loc) {
   std::string e = check_hint(eviction, {"evict_normal", "evict_first", "evict_last"}, op,
                              "eviction policy", loc);
-  if (!e.empty()) attrs.push_back({"eviction", e});
+  if (!e.empty()) attrs.push_back({attr::kEviction, e});
 }
 
 }  // namespace
@@ -147,9 +148,9 @@ tensor load(const tensor& ptr, const Operand& mask, const Operand& other,
   std::vector<ir::Attribute> attrs;
   std::string cache =
       check_hint(options.cache, {"ca", "cg", "cs", "cv"}, "load", "cache modifier", loc);
-  if (!cache.empty()) attrs.push_back({"cache", cache});
+  if (!cache.empty()) attrs.push_back({attr::kCache, cache});
   add_eviction(attrs, options.eviction, "load", loc);
-  if (options.is_volatile) attrs.push_back({"volatile", int64_t{1}});
+  if (options.is_volatile) attrs.push_back({attr::kVolatile, int64_t{1}});
   return wrap(builder_at(loc).create_value(OpKind::Load, {p, m, o},
                                            Type{p->type.dtype, false, p->type.shape}, attrs));
 }
@@ -172,7 +173,7 @@ void store(const tensor& ptr, const Operand& value, const Operand& mask,
   std::vector<ir::Attribute> attrs;
   std::string cache =
       check_hint(options.cache, {"wb", "cg", "cs", "wt"}, "store", "cache modifier", loc);
-  if (!cache.empty()) attrs.push_back({"cache", cache});
+  if (!cache.empty()) attrs.push_back({attr::kCache, cache});
   add_eviction(attrs, options.eviction, "store", loc);
   builder_at(loc).create(OpKind::Store, {p, v, mask_value(mask, p, "store", loc)}, {}, attrs);
 }
@@ -219,7 +220,7 @@ tensor atomic_cas(const tensor& ptr, const Operand& cmp, const Operand& val, con
   ir::Value* v = data_value(val, p, "atomic_cas", loc, true);
   return wrap(builder_at(loc).create_value(OpKind::AtomicCas, {p, c, v},
                                            Type{p->type.dtype, false, p->type.shape},
-                                           {{"scope", o.scope}, {"sem", o.sem}}));
+                                           {{attr::kScope, o.scope}, {attr::kSem, o.sem}}));
 }
 
 // --- tensor descriptors -------------------------------------------------------------------------

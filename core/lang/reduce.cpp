@@ -58,10 +58,10 @@ tensor builtin_reduce(ir::ReduceKind kind, const tensor& x, int axis, bool keep_
   DType out = (kind == ir::ReduceKind::ArgMax || kind == ir::ReduceKind::ArgMin) ? DType::i32
                                                                                  : v->type.dtype;
   Type result{out, false, drop_axis(v->type.shape, ax)};
-  std::vector<ir::Attribute> attrs = {{"axis", int64_t{ax}},
-                                      {"kind", std::string(ir::to_string(kind))}};
+  std::vector<ir::Attribute> attrs = {{attr::kAxis, int64_t{ax}},
+                                      {attr::kKind, std::string(ir::to_string(kind))}};
   if (min_max && ir::is_float(out) && nan == PropagateNan::None)
-    attrs.push_back({"nan", std::string("ignore")});
+    attrs.push_back({attr::kNan, std::string("ignore")});
   ir::Value* r = builder_at(loc).create_value(OpKind::Reduce, {v}, result, attrs);
   return keep(wrap(r), keep_dims, ax, loc);
 }
@@ -122,8 +122,8 @@ std::vector<tensor> generic(OpKind kind, const std::vector<tensor>& xs, int axis
     types.push_back(kind == OpKind::ReduceGeneric
                         ? Type{v->type.dtype, false, drop_axis(v->type.shape, ax)}
                         : v->type);
-  std::vector<ir::Attribute> attrs = {{"axis", int64_t{ax}}};
-  if (reverse) attrs.push_back({"reverse", int64_t{1}});
+  std::vector<ir::Attribute> attrs = {{attr::kAxis, int64_t{ax}}};
+  if (reverse) attrs.push_back({attr::kReverse, int64_t{1}});
   ir::Op* op = builder_at(loc).create(kind, vs, types, attrs);
   trace_combine(op, vs, combine, name, loc);
   std::vector<tensor> out;
@@ -138,9 +138,9 @@ tensor builtin_scan(ir::ReduceKind kind, const tensor& x, int axis, bool reverse
   if (kind == ir::ReduceKind::Sum) v = detail::cast_to(v, sum_dtype(v->type.dtype), loc);
   if (kind == ir::ReduceKind::Prod && v->type.dtype == DType::bf16)
     v = detail::cast_to(v, DType::f32, loc);  // Triton's cumprod widens bf16
-  std::vector<ir::Attribute> attrs = {{"axis", int64_t{ax}},
-                                      {"kind", std::string(ir::to_string(kind))}};
-  if (reverse) attrs.push_back({"reverse", int64_t{1}});
+  std::vector<ir::Attribute> attrs = {{attr::kAxis, int64_t{ax}},
+                                      {attr::kKind, std::string(ir::to_string(kind))}};
+  if (reverse) attrs.push_back({attr::kReverse, int64_t{1}});
   return wrap(builder_at(loc).create_value(OpKind::Scan, {v}, v->type, attrs));
 }
 
@@ -283,7 +283,7 @@ tensor dot(const tensor& a, const tensor& b, const tensor& acc, InputPrecision p
   std::vector<ir::Attribute> attrs;
   if (in == DType::f32)
     attrs.push_back(
-        {"precision", std::string(precision == InputPrecision::Tf32 ? "tf32" : "ieee")});
+        {attr::kPrecision, std::string(precision == InputPrecision::Tf32 ? "tf32" : "ieee")});
   return wrap(builder_at(loc).create_value(OpKind::Dot, {va, vb, vc}, vc->type, attrs));
 }
 

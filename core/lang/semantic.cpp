@@ -203,7 +203,8 @@ ir::Value* broadcast_value(ir::Value* v, const ir::Shape& shape, std::string_vie
   while (static_cast<size_t>(v->type.rank()) < shape.size()) {
     ir::Shape s = v->type.shape;
     s.insert(s.begin(), 1);
-    v = b.create_value(ir::OpKind::ExpandDims, {v}, v->type.with_shape(s), {{"axis", int64_t{0}}});
+    v = b.create_value(ir::OpKind::ExpandDims, {v}, v->type.with_shape(s),
+                       {{attr::kAxis, int64_t{0}}});
   }
   return b.create_value(ir::OpKind::Broadcast, {v}, v->type.with_shape(shape));
 }

@@ -18,14 +18,14 @@ tensor program_id(int axis, Here loc) {
   if (axis < 0 || axis > 2)
     user_error(loc, "program_id", "axis must be 0, 1 or 2, got " + std::to_string(axis));
   return wrap(builder_at(loc).create_value(OpKind::ProgramId, {}, Type::scalar(DType::i32),
-                                           {{"axis", int64_t{axis}}}));
+                                           {{attr::kAxis, int64_t{axis}}}));
 }
 
 tensor num_programs(int axis, Here loc) {
   if (axis < 0 || axis > 2)
     user_error(loc, "num_programs", "axis must be 0, 1 or 2, got " + std::to_string(axis));
   return wrap(builder_at(loc).create_value(OpKind::NumPrograms, {}, Type::scalar(DType::i32),
-                                           {{"axis", int64_t{axis}}}));
+                                           {{attr::kAxis, int64_t{axis}}}));
 }
 
 tensor arange(int64_t start, int64_t end, Here loc) {
@@ -37,7 +37,7 @@ tensor arange(int64_t start, int64_t end, Here loc) {
   if (start < INT32_MIN || end - 1 > INT32_MAX) user_error(loc, "arange", "bounds must fit in i32");
   detail::check_tile_size({n}, "arange", loc);
   return wrap(builder_at(loc).create_value(OpKind::Arange, {}, Type::tile(DType::i32, {n}),
-                                           {{"end", end}, {"start", start}}));
+                                           {{attr::kEnd, end}, {attr::kStart, start}}));
 }
 
 tensor full(const Shape& shape, const Operand& value, DType dtype, Here loc) {
@@ -85,7 +85,7 @@ tensor expand_dims(const tensor& x, int axis, Here loc) {
   Shape s = v->type.shape;
   s.insert(s.begin() + a, 1);
   return wrap(builder_at(loc).create_value(OpKind::ExpandDims, {v}, v->type.with_shape(s),
-                                           {{"axis", int64_t{a}}}));
+                                           {{attr::kAxis, int64_t{a}}}));
 }
 
 tensor reshape(const tensor& x, const Shape& shape, Here loc) {
@@ -116,7 +116,7 @@ tensor permute(const tensor& x, const std::vector<int64_t>& order, Here loc) {
   Shape out;
   for (int64_t d : order) out.push_back(in[static_cast<size_t>(d)]);
   return wrap(builder_at(loc).create_value(OpKind::Permute, {v}, v->type.with_shape(out),
-                                           {{"order", order}}));
+                                           {{attr::kOrder, order}}));
 }
 
 tensor trans(const tensor& x, Here loc) {
@@ -149,7 +149,7 @@ tensor cat(const tensor& a, const tensor& b, int axis, Here loc) {
   out[static_cast<size_t>(ax)] += vb->type.shape[static_cast<size_t>(ax)];
   detail::check_shape(out, "cat", loc);
   return wrap(builder_at(loc).create_value(OpKind::Cat, {va, vb}, va->type.with_shape(out),
-                                           {{"axis", int64_t{ax}}}));
+                                           {{attr::kAxis, int64_t{ax}}}));
 }
 
 tensor tensor::operator[](const Index& idx) const {
@@ -175,7 +175,7 @@ tensor tensor::operator[](const Index& idx) const {
       shape.insert(shape.begin() + pos, 1);
       ir::Value* r = cur->type.is_tile()
                          ? b.create_value(OpKind::ExpandDims, {cur}, cur->type.with_shape(shape),
-                                          {{"axis", int64_t{pos}}})
+                                          {{attr::kAxis, int64_t{pos}}})
                          : b.create_value(OpKind::Splat, {cur}, cur->type.with_shape(shape));
       out = wrap(r);
     }

@@ -83,8 +83,8 @@ P make_arg(Tracer& tracer, const ParamDesc& desc, const std::string& name, const
     ir::Type type = desc.cls == ParamClass::Pointer ? ir::Type::pointer(spec.dtype)
                                                     : ir::Type::scalar(spec.dtype);
     std::vector<ir::Attribute> attrs;
-    if (spec.divisible_by_16) attrs.push_back({"divisibility", int64_t{16}});
-    if (spec.equal_to_one) attrs.push_back({"equal_to", int64_t{1}});
+    if (spec.divisible_by_16) attrs.push_back({attr::kDivisibility, int64_t{16}});
+    if (spec.equal_to_one) attrs.push_back({attr::kEqualTo, int64_t{1}});
     ir::Value* v = tracer.add_param(name, type, attrs);
     if (spec.equal_to_one) v = tracer.builder().constant_int(type, 1);
     return P(v);

@@ -50,7 +50,7 @@ class Analyzer {
 
   static AxisInfo param_info(const ir::Param& p) {
     AxisInfo a = AxisInfo::unknown(0);
-    const ir::AttrValue* d = ir::find_attr(p.attrs, "divisibility");
+    const ir::AttrValue* d = ir::find_attr(p.attrs, attr::kDivisibility);
     if (d && std::holds_alternative<int64_t>(*d)) a.divisibility[0] = std::get<int64_t>(*d);
     return a;
   }
@@ -115,7 +115,7 @@ class Analyzer {
       }
       case OpKind::ExpandDims: {
         AxisInfo s = operand(0);
-        int axis = static_cast<int>(op.int_attr("axis"));
+        int axis = static_cast<int>(op.int_attr(attr::kAxis));
         // Along the new dimension every element starts a run: a divisor of all of them. Where
         // no dimension holds runs of consecutive values, each element starts a run in every
         // dimension, so any dimension's divisor divides it; else consecutive values share only 1.
@@ -130,7 +130,7 @@ class Analyzer {
       }
       case OpKind::Permute: {
         AxisInfo s = operand(0);
-        const auto& order = op.ints_attr("order");
+        const auto& order = op.ints_attr(attr::kOrder);
         for (size_t i = 0; i < order.size(); ++i) {
           out.contiguity[i] = s.contiguity[static_cast<size_t>(order[i])];
           out.divisibility[i] = s.divisibility[static_cast<size_t>(order[i])];
@@ -141,7 +141,7 @@ class Analyzer {
       case OpKind::MultipleOf:
       case OpKind::MaxContiguous: {
         out = operand(0);
-        const auto& vals = op.ints_attr("values");
+        const auto& vals = op.ints_attr(attr::kValues);
         for (int d = 0; d < n && d < static_cast<int>(vals.size()); ++d) {
           int64_t v = pow2_divisor(vals[static_cast<size_t>(d)]);
           if (op.kind == OpKind::MultipleOf)

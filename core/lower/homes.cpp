@@ -247,33 +247,33 @@ void Homes::op(const ir::Op& o) {
     case OpKind::ReduceGeneric: {
       Layout l = layout_for(o.operand(0));
       for (const ir::Value* res : o.results)
-        if (res->type.is_tile()) homes_[res] = slice(l, static_cast<int>(o.int_attr("axis")));
+        if (res->type.is_tile()) homes_[res] = slice(l, static_cast<int>(o.int_attr(attr::kAxis)));
       return;
     }
     case OpKind::Scan:
     case OpKind::ScanGeneric: {
       Layout l = layout_for(o.operand(0));
-      Layout s = scan_layout(l, static_cast<int>(o.int_attr("axis")), threads_);
+      Layout s = scan_layout(l, static_cast<int>(o.int_attr(attr::kAxis)), threads_);
       for (const ir::Value* res : o.results) homes_[res] = s;
       return;
     }
     // Shape ops of a non-free tile relabel its home's bits (lower_free undoes the relabeling,
     // so they move no data).
     case OpKind::Permute:
-      homes_[r] = permute(operand_layout(o), o.ints_attr("order"));
+      homes_[r] = permute(operand_layout(o), o.ints_attr(attr::kOrder));
       return;
     case OpKind::Reshape:
       homes_[r] = reshape(operand_layout(o), r->type.shape);
       return;
     case OpKind::ExpandDims:
-      homes_[r] = expand_dims(operand_layout(o), static_cast<int>(o.int_attr("axis")));
+      homes_[r] = expand_dims(operand_layout(o), static_cast<int>(o.int_attr(attr::kAxis)));
       return;
     case OpKind::Broadcast:
       homes_[r] = broadcast(operand_layout(o), r->type.shape);
       return;
     case OpKind::Cat: {
       Layout l = layout_for(o.operand(0));
-      homes_[r] = cat(l, static_cast<int>(o.int_attr("axis")));
+      homes_[r] = cat(l, static_cast<int>(o.int_attr(attr::kAxis)));
       return;
     }
     case OpKind::InlineAsm:
@@ -281,7 +281,7 @@ void Homes::op(const ir::Op& o) {
       // One home for every result; with pack > 1, one whose registers hold `pack` consecutive
       // elements of the last dimension (the kernel language checked that it has as many).
       Layout l = operand_home(o);
-      const int64_t pack = o.int_attr_or("pack", 1);
+      const int64_t pack = o.int_attr_or(attr::kPack, 1);
       const int last = l.rank() - 1;
       if (pack > 1 && (l.mats || reg_run(l, last) < log2_exact(pack))) {
         std::vector<int> order;

@@ -64,7 +64,7 @@ std::optional<RingLoad> find_load(const LoweringPlan& plan, const ir::ForOp& f,
   const ir::Region& body = *f.body();
   RingLoad p;
   if (v->def && v->def->kind == OpKind::Permute && v->def->parent == &body &&
-      v->def->ints_attr("order") == std::vector<int64_t>{1, 0} && uses(body, v) == 1) {
+      v->def->ints_attr(attr::kOrder) == std::vector<int64_t>{1, 0} && uses(body, v) == 1) {
     p.transposed = true;
     v = v->def->operand(0);
   }
@@ -88,7 +88,7 @@ std::optional<RingLoad> find_load(const LoweringPlan& plan, const ir::ForOp& f,
     return std::nullopt;
   const ir::Op& load = *v->def;
   ir::LoadOp ld(&load);
-  if (load.int_attr_or("volatile", 0) != 0) return std::nullopt;
+  if (load.int_attr_or(attr::kVolatile, 0) != 0) return std::nullopt;
   if (ld.other() && !is_zero_constant(ld.other())) return std::nullopt;
   if (ld.mask() && !shiftable(body, ld.mask())) return std::nullopt;
   const ir::Value* ptr = ld.ptr();
@@ -242,7 +242,7 @@ LoopPlan plan_loop(const ir::Op& loop, const LoweringPlan& plan) {
   LoopPlan plain;
   // tl::range's per-loop num_stages (the loop's attribute) replaces the launch option.
   const int num_stages =
-      static_cast<int>(loop.int_attr_or("num_stages", plan.options().num_stages));
+      static_cast<int>(loop.int_attr_or(attr::kNumStages, plan.options().num_stages));
   if (num_stages < 2) return plain;
   ir::ForOp f(&loop);
   const ir::Region& body = *f.body();

@@ -107,8 +107,9 @@ void Lowerer::lower_coopmat(const ir::Op& op, const DotPlan& plan) {
   ir::Value* a0 = origin(sa, row0, true);
   ir::Value* b0 = origin(sb, col0, false);
   auto load = [&](const CoopStage& s, ir::Value* base, int64_t off, Type type) {
-    std::vector<ir::Attribute> attrs = {{"buffer", int64_t{s.buffer}}, {"stride", s.tile.stride}};
-    if (s.tile.fast == 0) attrs.push_back({"col_major", int64_t{1}});
+    std::vector<ir::Attribute> attrs = {{attr::kBuffer, int64_t{s.buffer}},
+                                        {attr::kStride, s.tile.stride}};
+    if (s.tile.fast == 0) attrs.push_back({attr::kColMajor, int64_t{1}});
     return b().create(OpKind::CoopMatLoad, {plus(*this, base, off)}, {type}, attrs)->result();
   };
   // Element (r, c) of a staged tile relative to its origin.
@@ -217,7 +218,8 @@ void Lowerer::store_chunk(const Regs& r, const Layout& l, int k_dim, int64_t kc,
           c[static_cast<size_t>(1 - fast)] * t.stride + c[static_cast<size_t>(fast)];
       std::vector<ir::Value*> operands = {off ? add(t_base, const_int(DType::i32, off)) : t_base};
       operands.insert(operands.end(), r.begin() + i, r.begin() + i + w);
-      b().create(OpKind::SharedStore, operands, {}, {{"buffer", int64_t{buf}}, {"width", w}});
+      b().create(OpKind::SharedStore, operands, {},
+                 {{attr::kBuffer, int64_t{buf}}, {attr::kWidth, w}});
     }
   });
 }
@@ -263,7 +265,7 @@ Regs Lowerer::mats_to_linear(const Regs& mats, const Layout& from) {
     if (q) barrier();  // the lanes have read the previous matrix
     ir::Value* region = s.region;
     b().create(OpKind::CoopMatStore, {region, mats[q]}, {},
-               {{"buffer", int64_t{s.buf}}, {"stride", t.n}});
+               {{attr::kBuffer, int64_t{s.buf}}, {attr::kStride, t.n}});
     barrier();
     ir::Value* base = add(region, s.lane_base);
     for (int64_t g = 0; g < s.per_lane; g += s.width) {
@@ -271,7 +273,7 @@ Regs Lowerer::mats_to_linear(const Regs& mats, const Layout& from) {
       ir::Op* ld =
           b().create(OpKind::SharedLoad, {plus(*this, base, c[0] * t.n + c[1])},
                      std::vector<Type>(static_cast<size_t>(s.width), Type::scalar(mt.dtype)),
-                     {{"buffer", int64_t{s.buf}}, {"width", s.width}});
+                     {{attr::kBuffer, int64_t{s.buf}}, {attr::kWidth, s.width}});
       for (int64_t v = 0; v < s.width; ++v)
         out[q * static_cast<size_t>(s.per_lane) + static_cast<size_t>(g + v)] =
             ld->result(static_cast<size_t>(v));
@@ -298,13 +300,13 @@ Regs Lowerer::linear_to_mats(const Regs& lin, const Layout& to) {
         for (int64_t v = 0; v < s.width; ++v)
           operands.push_back(lin[static_cast<size_t>(q * s.per_lane + g + v)]);
         b().create(OpKind::SharedStore, operands, {},
-                   {{"buffer", int64_t{s.buf}}, {"width", s.width}});
+                   {{attr::kBuffer, int64_t{s.buf}}, {attr::kWidth, s.width}});
       }
     });
     barrier();
     out.push_back(b().create(OpKind::CoopMatLoad, {region},
                              {Type::coopmat(dt, t.m, t.n, ir::MatUse::Acc)},
-                             {{"buffer", int64_t{s.buf}}, {"stride", t.n}})
+                             {{attr::kBuffer, int64_t{s.buf}}, {attr::kStride, t.n}})
                       ->result());
   }
   barrier();

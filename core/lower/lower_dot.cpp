@@ -106,7 +106,7 @@ void Lowerer::lower_fma_dot(const ir::Op& op, const DotPlan& plan) {
   auto load = [&](ir::Value* idx, int64_t width, std::vector<ir::Value*>& out) {
     ir::Op* ld = b().create(OpKind::SharedLoad, {idx},
                             std::vector<Type>(static_cast<size_t>(width), Type::scalar(in_t)),
-                            {{"buffer", int64_t{buf}}, {"width", width}});
+                            {{attr::kBuffer, int64_t{buf}}, {attr::kWidth, width}});
     for (ir::Value* v : ld->results) {
       if (in_t != acc_t) v = emit(OpKind::Cast, {v}, Type::scalar(acc_t));
       out.push_back(v);

@@ -42,7 +42,7 @@ void Lowerer::lower_load(const ir::Op& op) {
     ir::Value* other = ld.other() ? scalar(ld.other()) : b().constant(elem, 0);
     int64_t align = ir::dtype_bytes(elem.dtype);
     define_scalar(r, b().create(OpKind::GlobalLoad, {scalar(ld.ptr()), pred, other}, {elem},
-                                {{"align", align}, {"width", int64_t{1}}})
+                                {{attr::kAlign, align}, {attr::kWidth, int64_t{1}}})
                          ->result());
     return;
   }
@@ -52,7 +52,8 @@ void Lowerer::lower_load(const ir::Op& op) {
   Regs others = ld.other() ? regs(ld.other(), l) : Regs{};
   int64_t w = access_width(axis(), l, ld.ptr(), ld.mask(), ld.other());
   std::vector<ir::Attribute> attrs;
-  for (const char* hint : {"cache", "eviction", "volatile"})  // carried for the targets
+  for (std::string_view hint :
+       {attr::kCache, attr::kEviction, attr::kVolatile})  // carried for the targets
     if (const ir::AttrValue* c = op.find_attr(hint)) attrs.push_back({hint, *c});
   Regs out = global_loads(l, elem, ptrs, masks, others, w, attrs);
   define_tile(r, l, out);
@@ -62,7 +63,7 @@ Regs Lowerer::global_loads(const Layout& l, Type elem, const Regs& ptrs, const R
                            const Regs& others, int64_t w, std::vector<ir::Attribute> attrs) {
   ir::Value* zero = others.empty() ? b().constant(elem, 0) : nullptr;
   ir::Value* always = const_bool(true);
-  attrs.insert(attrs.begin(), {{"align", w * ir::dtype_bytes(elem.dtype)}, {"width", w}});
+  attrs.insert(attrs.begin(), {{attr::kAlign, w * ir::dtype_bytes(elem.dtype)}, {attr::kWidth, w}});
   Regs out(static_cast<size_t>(l.num_regs()));
   for (int i = 0; i < l.num_regs(); i += static_cast<int>(w)) {
     std::vector<ir::Value*> operands = {ptrs[static_cast<size_t>(i)],
@@ -86,7 +87,7 @@ void Lowerer::lower_store(const ir::Op& op) {
         emit(OpKind::CmpEq, {tid(), const_int(ir::DType::i32, 0)}, Type::scalar(ir::DType::i1));
     ir::Value* pred = st.mask() ? and_(scalar(st.mask()), first) : first;
     b().create(OpKind::GlobalStore, {scalar(ptr), pred, scalar(st.value())}, {},
-               {{"align", elem_bytes}, {"width", int64_t{1}}});
+               {{attr::kAlign, elem_bytes}, {attr::kWidth, int64_t{1}}});
     return;
   }
   Layout l = homes().coalesced(ptr);
@@ -106,8 +107,8 @@ void Lowerer::lower_store(const ir::Op& op) {
   ir::Value* own = owner(l);
   bool guarded = !(own->def && own->def->kind == OpKind::Constant);
   int64_t w = access_width(axis(), l, ptr, st.mask(), nullptr);
-  std::vector<ir::Attribute> attrs = {{"align", w * elem_bytes}, {"width", w}};
-  for (const char* hint : {"cache", "eviction"})  // carried for the targets
+  std::vector<ir::Attribute> attrs = {{attr::kAlign, w * elem_bytes}, {attr::kWidth, w}};
+  for (std::string_view hint : {attr::kCache, attr::kEviction})  // carried for the targets
     if (const ir::AttrValue* c = op.find_attr(hint)) attrs.push_back({hint, *c});
   for (int i = 0; i < l.num_regs(); i += static_cast<int>(w)) {
     ir::Value* pred = masks.empty() ? own
@@ -195,8 +196,9 @@ void Lowerer::lower_print(const ir::Op& op) {
     const ir::Value* v = op.operand(k);
     std::string prefix = p.prefix();
     if (op.operands.size() > 1) prefix += "(operand " + std::to_string(k) + ") ";
-    std::vector<ir::Attribute> attrs = {{"prefix", prefix}, {"rank", int64_t{v->type.rank()}}};
-    if (p.hex()) attrs.push_back({"hex", int64_t{1}});
+    std::vector<ir::Attribute> attrs = {{attr::kPrefix, prefix},
+                                        {attr::kRank, int64_t{v->type.rank()}}};
+    if (p.hex()) attrs.push_back({attr::kHex, int64_t{1}});
     if (!v->type.is_tile()) {
       ir::Value* first =
           emit(OpKind::CmpEq, {tid(), const_int(ir::DType::i32, 0)}, Type::scalar(ir::DType::i1));
@@ -218,9 +220,10 @@ void Lowerer::lower_print(const ir::Op& op) {
 void Lowerer::lower_assert(const ir::Op& op) {
   ir::AssertOp a(&op);
   const ir::Value* c = a.cond();
-  std::vector<ir::Attribute> attrs = {{"message", a.message()}, {"rank", int64_t{c->type.rank()}}};
-  if (a.num_values() > 0) attrs.push_back({"values", int64_t{a.num_values()}});
-  if (op.has_attr("fault")) attrs.push_back({"fault", ir::assert_heading(op)});
+  std::vector<ir::Attribute> attrs = {{attr::kMessage, a.message()},
+                                      {attr::kRank, int64_t{c->type.rank()}}};
+  if (a.num_values() > 0) attrs.push_back({attr::kValues, int64_t{a.num_values()}});
+  if (op.has_attr(attr::kFault)) attrs.push_back({attr::kFault, ir::assert_heading(op)});
   if (!c->type.is_tile()) {
     std::vector<ir::Value*> operands;
     for (const ir::Value* v : a.values()) operands.push_back(scalar(v));
@@ -290,7 +293,8 @@ void Lowerer::store_padded(const Regs& r, const Layout& l, int buf, ir::Value* b
       std::vector<ir::Value*> operands = {off ? add(t_base, const_int(ir::DType::i32, off))
                                               : t_base};
       operands.insert(operands.end(), r.begin() + i, r.begin() + i + w);
-      b().create(OpKind::SharedStore, operands, {}, {{"buffer", int64_t{buf}}, {"width", w}});
+      b().create(OpKind::SharedStore, operands, {},
+                 {{attr::kBuffer, int64_t{buf}}, {attr::kWidth, w}});
     }
   });
 }

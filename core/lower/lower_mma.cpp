@@ -34,9 +34,9 @@ void mma_step(Lowerer& lw, const DotPlan& plan, const std::vector<Regs>& fa,
         slots.push_back(reg);
         operands.push_back(acc[static_cast<size_t>(reg)]);
       }
-      ir::Op* mma = lw.b().create(OpKind::Mma, operands,
-                                  std::vector<Type>(ir::MmaShape::kCCount, Type::scalar(s.acc)),
-                                  {{"a", std::string(s.a)}, {"shape", std::string(s.shape)}});
+      ir::Op* mma = lw.b().create(
+          OpKind::Mma, operands, std::vector<Type>(ir::MmaShape::kCCount, Type::scalar(s.acc)),
+          {{attr::kA, std::string(s.a)}, {attr::kShape, std::string(s.shape)}});
       for (int v = 0; v < ir::MmaShape::kCCount; ++v)
         acc[static_cast<size_t>(slots[static_cast<size_t>(v)])] =
             mma->result(static_cast<size_t>(v));

@@ -134,7 +134,7 @@ void issue(Lowerer& lw, const RingLoad& p, const Operand& o, Shifted& at, ir::Va
               : lw.emit(OpKind::Xor, {dst, lw.const_int(DType::i32, off)}, dst->type);
       ir::Value* pred = masks.empty() ? valid : lw.and_(masks[static_cast<size_t>(i)], valid);
       lw.b().create(OpKind::CpAsync, {idx, ptrs[static_cast<size_t>(i)], pred}, {},
-                    {{"buffer", int64_t{o.tile.buffer}}});
+                    {{attr::kBuffer, int64_t{o.tile.buffer}}});
     }
   });
 }
@@ -355,7 +355,7 @@ struct Ring : LoopExtension {
       carried += static_cast<long>(r.size());
     }
     if (copies)
-      lw.b().create(OpKind::CpAsyncWait, {}, {}, {{"pending", int64_t{plan.prefetch - 1}}});
+      lw.b().create(OpKind::CpAsyncWait, {}, {}, {{attr::kPending, int64_t{plan.prefetch - 1}}});
     if (bars >= 0) {
       // This iteration is the count / S-th use of its stage's mbarrier.
       const Type i32 = Type::scalar(DType::i32);
@@ -451,7 +451,7 @@ struct Ring : LoopExtension {
       for (size_t i = 0; i < y->operands.size(); ++i)
         if (y->operand(i) == plan.feeds[0].dot->result()) wait_for(loop.results[i]);
     }
-    if (copies) lw.b().create(OpKind::CpAsyncWait, {}, {}, {{"pending", int64_t{0}}});
+    if (copies) lw.b().create(OpKind::CpAsyncWait, {}, {}, {{attr::kPending, int64_t{0}}});
     lw.barrier();
     if (bars >= 0) {
       // Every copy issued was waited for by its iteration: the mbarriers are idle.
@@ -476,7 +476,7 @@ struct Ring : LoopExtension {
     Regs acc = lw.regs(r, lw.plan().dot(*plan.feeds[0].dot).acc);
     std::vector<Type> types;
     for (ir::Value* v : acc) types.push_back(v->type);
-    ir::Op* w = lw.b().create(OpKind::WgmmaWait, acc, types, {{"pending", int64_t{0}}});
+    ir::Op* w = lw.b().create(OpKind::WgmmaWait, acc, types, {{attr::kPending, int64_t{0}}});
     lw.define_tile(r, lw.plan().dot(*plan.feeds[0].dot).acc,
                    Regs(w->results.begin(), w->results.end()));
   }

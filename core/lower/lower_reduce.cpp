@@ -101,7 +101,7 @@ std::vector<Regs> reduce_core(Lowerer& lw, const std::vector<Regs>& in,
       Values other;
       for (ir::Value* v : a)
         other.push_back(
-            lw.emit(OpKind::Shuffle, {v, mask}, v->type, {{"mode", std::string("xor")}}));
+            lw.emit(OpKind::Shuffle, {v, mask}, v->type, {{attr::kMode, std::string("xor")}}));
       if (commutative) {
         a = combine(a, other);
         continue;
@@ -161,7 +161,7 @@ std::vector<Regs> reduce_core(Lowerer& lw, const std::vector<Regs>& in,
         for (size_t k = 0; k < n; ++k) {
           ir::Value* at = lw.add(lw.add(row, pos[o]), lw.const_int(DType::i32, base[k]));
           lw.b().create(OpKind::SharedStore, {at, acc[o][k]}, {},
-                        {{"buffer", int64_t{buf[k]}}, {"width", int64_t{1}}});
+                        {{attr::kBuffer, int64_t{buf[k]}}, {attr::kWidth, int64_t{1}}});
         }
     });
     lw.barrier();
@@ -173,7 +173,7 @@ std::vector<Regs> reduce_core(Lowerer& lw, const std::vector<Regs>& in,
           ir::Value* at = lw.add(pos[o], lw.const_int(DType::i32, base[k] + w * out_numel));
           part.push_back(lw.b()
                              .create(OpKind::SharedLoad, {at}, {Type::scalar(dtypes[k])},
-                                     {{"buffer", int64_t{buf[k]}}, {"width", int64_t{1}}})
+                                     {{attr::kBuffer, int64_t{buf[k]}}, {attr::kWidth, int64_t{1}}})
                              ->result());
         }
         total = total.empty() ? part : combine(total, part);
@@ -262,7 +262,7 @@ Combine builtin_combine(Lowerer& lw, ir::ReduceKind kind, Type elem, bool propag
   }
   std::vector<ir::Attribute> attrs;
   if (!propagate && (op == OpKind::Max || op == OpKind::Min) && ir::is_float(elem.dtype))
-    attrs.push_back({"nan", std::string("ignore")});
+    attrs.push_back({attr::kNan, std::string("ignore")});
   return [&lw, op, elem, attrs](const Values& a, const Values& b) {
     return Values{lw.emit(op, {a[0], b[0]}, elem, attrs)};
   };
@@ -283,7 +283,7 @@ Fold nan_test_fold(Lowerer& lw, OpKind op, Type elem) {
     for (const Values& v : vs) {
       ir::Value* nan = lw.emit(OpKind::CmpNe, {v[0], v[0]}, i1);
       any_nan = any_nan ? lw.emit(OpKind::Or, {any_nan, nan}, i1) : nan;
-      acc = acc ? lw.emit(op, {acc, v[0]}, elem, {{"nan", std::string("ignore")}}) : v[0];
+      acc = acc ? lw.emit(op, {acc, v[0]}, elem, {{attr::kNan, std::string("ignore")}}) : v[0];
     }
     return Values{lw.emit(OpKind::Where, {any_nan, lw.const_float(elem.dtype, NAN), acc}, elem)};
   };

@@ -69,7 +69,8 @@ Values select(Lowerer& lw, ir::Value* cond, const Values& a, const Values& b) {
 Values shuffle_idx(Lowerer& lw, const Values& v, ir::Value* lane) {
   Values out;
   for (ir::Value* x : v)
-    out.push_back(lw.emit(OpKind::Shuffle, {x, lane}, x->type, {{"mode", std::string("idx")}}));
+    out.push_back(
+        lw.emit(OpKind::Shuffle, {x, lane}, x->type, {{attr::kMode, std::string("idx")}}));
   return out;
 }
 
@@ -188,7 +189,7 @@ std::vector<Regs> scan_core(Lowerer& lw, const std::vector<Regs>& in,
           lw.b().create(
               OpKind::SharedStore,
               {lw.add(lw.add(row, pos[g]), lw.const_int(DType::i32, base[k])), total[g][k]}, {},
-              {{"buffer", int64_t{buf[k]}}, {"width", int64_t{1}}});
+              {{attr::kBuffer, int64_t{buf[k]}}, {attr::kWidth, int64_t{1}}});
     });
     lw.barrier();
     for (size_t g = 0; g < order.size(); ++g) {
@@ -201,7 +202,7 @@ std::vector<Regs> scan_core(Lowerer& lw, const std::vector<Regs>& in,
                              .create(OpKind::SharedLoad,
                                      {lw.add(pos[g], lw.const_int(DType::i32, base[k] + j * npos))},
                                      {Type::scalar(dtypes[k])},
-                                     {{"buffer", int64_t{buf[k]}}, {"width", int64_t{1}}})
+                                     {{attr::kBuffer, int64_t{buf[k]}}, {attr::kWidth, int64_t{1}}})
                              ->result());
         prefix = prefix.empty() ? part : combine(prefix, part);
         ir::Value* is_next = lw.emit(OpKind::CmpEq, {w, lw.const_int(DType::i32, j + 1)}, i1);
@@ -223,8 +224,8 @@ std::vector<Regs> scan_core(Lowerer& lw, const std::vector<Regs>& in,
 }  // namespace
 
 void Lowerer::lower_scan(const ir::Op& op) {
-  int axis = static_cast<int>(op.int_attr("axis"));
-  bool reverse = op.int_attr_or("reverse", 0) != 0;
+  int axis = static_cast<int>(op.int_attr(attr::kAxis));
+  bool reverse = op.int_attr_or(attr::kReverse, 0) != 0;
   const Layout& l = homes().home(op.result());
   std::vector<Regs> in;
   std::vector<DType> dtypes;
@@ -254,7 +255,7 @@ void Lowerer::lower_scan(const ir::Op& op) {
     std::vector<ir::Attribute> attrs;  // float max/min keep the scan's NaN rule
     if (!ir::propagates_nan(&op) && (k == OpKind::Max || k == OpKind::Min) &&
         ir::is_float(elem.dtype))
-      attrs.push_back({"nan", std::string("ignore")});
+      attrs.push_back({attr::kNan, std::string("ignore")});
     combine = [this, k, elem, attrs](const Values& a, const Values& b) {
       return Values{emit(k, {a[0], b[0]}, elem, attrs)};
     };

@@ -99,7 +99,7 @@ std::vector<Regs> read_swapped_a(Lowerer& lw, const DotPlan& plan, const ir::Dot
             off ? lw.emit(OpKind::Xor, {read, lw.const_int(DType::i32, off)}, read->type) : read;
         v.push_back(lw.b()
                         .create(OpKind::SharedLoad, {idx}, {Type::scalar(shape.in)},
-                                {{"buffer", int64_t{b.tile.buffer}}, {"width", int64_t{1}}})
+                                {{attr::kBuffer, int64_t{b.tile.buffer}}, {attr::kWidth, int64_t{1}}})
                         ->result());
       }
       out.push_back(std::move(v));
@@ -150,7 +150,7 @@ void Lowerer::lower_wgmma(const ir::Op& op, const DotPlan& plan) {
   auto warpgroup = [&](int shift) {
     ir::Value* g = emit(OpKind::Shr, {tid(), const_int(DType::i32, shift)}, tid()->type);
     return emit(OpKind::Shuffle, {g, const_int(DType::i32, 0)}, g->type,
-                {{"mode", std::string("idx")}});
+                {{attr::kMode, std::string("idx")}});
   };
   ir::Value* m_thread = at_entry("wgmma:m:" + std::to_string(t.wg_m), [&] {
     return mul(and_(warpgroup(7), const_int(DType::i32, t.wg_m - 1)), const_int(DType::i32, 64));
@@ -160,12 +160,12 @@ void Lowerer::lower_wgmma(const ir::Op& op, const DotPlan& plan) {
       at_entry("wgmma:n:" + std::to_string(t.wg_m) + ":" + std::to_string(cols),
                [&] { return mul(warpgroup(7 + log2_exact(t.wg_m)), const_int(DType::i32, cols)); });
   const int elem = ir::dtype_bytes(shape.in);
-  std::vector<ir::Attribute> attrs = {{"a", std::string(shape.a)}};
+  std::vector<ir::Attribute> attrs = {{attr::kA, std::string(shape.a)}};
   const bool a_from_regs = plan.a_registers || plan.swapped;
-  if (!a_from_regs) attrs.push_back({"a_smem", smem_attr(a, plan.wa, elem)});
+  if (!a_from_regs) attrs.push_back({attr::kASmem, smem_attr(a, plan.wa, elem)});
   attrs.push_back(
-      {"b_smem", plan.swapped ? smem_attr(a, plan.wa, elem) : smem_attr(b, plan.wb, elem)});
-  attrs.push_back({"shape", shape.shape()});
+      {attr::kBSmem, plan.swapped ? smem_attr(a, plan.wa, elem) : smem_attr(b, plan.wb, elem)});
+  attrs.push_back({attr::kShape, shape.shape()});
   // A from registers: register i of its layout at coordinates reg_coords(i) (thread 0's).
   Regs a_regs;
   std::map<std::vector<int64_t>, size_t> a_reg_at;
@@ -203,7 +203,7 @@ void Lowerer::lower_wgmma(const ir::Op& op, const DotPlan& plan) {
     const int64_t first = steps * g / groups, last = steps * (g + 1) / groups;
     std::vector<Regs> bt;
     if (plan.swapped) {
-      if (async) b_.create(OpKind::WgmmaWait, {}, {}, {{"pending", int64_t{groups - 1}}});
+      if (async) b_.create(OpKind::WgmmaWait, {}, {}, {{attr::kPending, int64_t{groups - 1}}});
       bt = read_swapped_a(*this, plan, dot, b, first, last);
     }
     b_.create(OpKind::WgmmaFence, {}, {});
@@ -237,11 +237,11 @@ void Lowerer::lower_wgmma(const ir::Op& op, const DotPlan& plan) {
   if (async) {
     // Iteration i - 1's group is done (its stage may be refilled); this one stays in flight.
     // (A swapped dot's waits above retired iteration i - 1's groups already.)
-    if (!plan.swapped) b_.create(OpKind::WgmmaWait, {}, {}, {{"pending", int64_t{1}}});
+    if (!plan.swapped) b_.create(OpKind::WgmmaWait, {}, {}, {{attr::kPending, int64_t{1}}});
   } else {
     std::vector<Type> types;
     for (ir::Value* v : acc) types.push_back(v->type);
-    ir::Op* w = b_.create(OpKind::WgmmaWait, acc, types, {{"pending", int64_t{0}}});
+    ir::Op* w = b_.create(OpKind::WgmmaWait, acc, types, {{attr::kPending, int64_t{0}}});
     acc.assign(w->results.begin(), w->results.end());
     // The tiles may be overwritten once every warpgroup is past its wait (in a ring, the
     // next stores follow the barrier that begins the next iteration).

@@ -46,11 +46,11 @@ Lowerer::Lowerer(const LoweringPlan& plan)
 
 std::unique_ptr<ir::Module> Lowerer::run() {
   fn_ = out_->add_function(src_.name, src_.loc);
-  fn_->set_attr("stage", std::string("simt"));
-  fn_->set_attr("threads", threads_);
-  fn_->set_attr("subgroup", int64_t{subgroup_});
-  fn_->set_attr("target", target_.str());
-  if (plan_.options().maxnreg > 0) fn_->set_attr("maxnreg", int64_t{plan_.options().maxnreg});
+  fn_->set_attr(attr::kStage, std::string("simt"));
+  fn_->set_attr(attr::kThreads, threads_);
+  fn_->set_attr(attr::kSubgroup, int64_t{subgroup_});
+  fn_->set_attr(attr::kTarget, target_.str());
+  if (plan_.options().maxnreg > 0) fn_->set_attr(attr::kMaxnreg, int64_t{plan_.options().maxnreg});
   scopes_.push_back(Scope{fn_->body});
   b_.set_insertion_end(fn_->body);
   for (const ir::Param& p : src_.params) {
@@ -64,7 +64,7 @@ std::unique_ptr<ir::Module> Lowerer::run() {
   tid_ = add(mul(subgroup_id_, const_int(ir::DType::i32, subgroup_)), lane_);
   lower_region(*src_.body, fn_->body);
   for (size_t i = 0; i < buffers_.size(); ++i)
-    fn_->set_attr("shared_" + std::to_string(i),
+    fn_->set_attr(ir::shared_buffer_attr(static_cast<int64_t>(i)),
                   Type::tile(buffers_[i].dtype, {buffers_[i].count}));
   check_shared_limit();
   return std::move(out_);
@@ -411,7 +411,7 @@ void Lowerer::lower_op(const ir::Op& op) {
     case OpKind::Assert:
       return lower_assert(op);
     case OpKind::DebugBarrier:  // every thread waits; global memory is ordered too
-      b_.create(OpKind::Barrier, {}, {}, {{"global", int64_t{1}}});
+      b_.create(OpKind::Barrier, {}, {}, {{attr::kGlobal, int64_t{1}}});
       return;
     case OpKind::Reduce:
       return lower_reduce(op);
@@ -508,11 +508,11 @@ Regs Lowerer::lower_free(const ir::Op& op, const Layout& l, ValueSource& src) {
       return out;
     }
     case OpKind::ExpandDims:
-      return src.regs(op.operand(0), slice(l, static_cast<int>(op.int_attr("axis"))));
+      return src.regs(op.operand(0), slice(l, static_cast<int>(op.int_attr(attr::kAxis))));
     case OpKind::Reshape:
       return src.regs(op.operand(0), reshape(l, op.operand(0)->type.shape));
     case OpKind::Permute:
-      return src.regs(op.operand(0), permute(l, inverse(op.ints_attr("order"))));
+      return src.regs(op.operand(0), permute(l, inverse(op.ints_attr(attr::kOrder))));
     case OpKind::MultipleOf:
     case OpKind::MaxContiguous:
       return src.regs(op.operand(0), l);
@@ -540,7 +540,7 @@ void Lowerer::lower_elementwise(const ir::Op& op) {
 void Lowerer::lower_inline_asm(const ir::Op& op) {
   // One SIMT op per `pack` registers of the home (consecutive elements of the last dimension):
   // operand by operand, then result by result, `pack` scalars each (core/ir/ops.h).
-  const auto pack = static_cast<size_t>(op.int_attr_or("pack", 1));
+  const auto pack = static_cast<size_t>(op.int_attr_or(attr::kPack, 1));
   std::vector<Type> types;
   for (const ir::Value* r : op.results)
     for (size_t k = 0; k < pack; ++k) types.push_back(Type::scalar(r->type.dtype));
@@ -621,7 +621,7 @@ Regs Lowerer::convert(const Regs& r, const ir::Type& elem, const Layout& from, c
       ir::Value* v = r[static_cast<size_t>(i)];
       if (store_t != elem.dtype || elem.is_ptr) v = emit(to_store, {v}, Type::scalar(store_t));
       b_.create(OpKind::SharedStore, {idx, v}, {},
-                {{"buffer", int64_t{buf}}, {"width", int64_t{1}}});
+                {{attr::kBuffer, int64_t{buf}}, {attr::kWidth, int64_t{1}}});
     }
   });
   barrier();
@@ -631,7 +631,7 @@ Regs Lowerer::convert(const Regs& r, const ir::Type& elem, const Layout& from, c
     int64_t off = linear(to.reg_coords(i));
     ir::Value* idx = off ? add(rbase, const_int(ir::DType::i32, off)) : rbase;
     ir::Value* v = b_.create(OpKind::SharedLoad, {idx}, {Type::scalar(store_t)},
-                             {{"buffer", int64_t{buf}}, {"width", int64_t{1}}})
+                             {{attr::kBuffer, int64_t{buf}}, {attr::kWidth, int64_t{1}}})
                        ->result();
     if (store_t != elem.dtype || elem.is_ptr) v = emit(to_store, {v}, elem);
     out.push_back(v);

@@ -50,9 +50,9 @@ int64_t tile_offset(const Operand& o, const std::vector<int64_t>& c) {
 /// One ldmatrix whose matrices start at operand coordinates `c`; its values in fragment order.
 Regs ldmatrix(Lowerer& lw, const Operand& o, const std::vector<int64_t>& c) {
   const int per = 4 / ir::dtype_bytes(o.dtype);
-  std::vector<ir::Attribute> attrs = {{"buffer", int64_t{o.tile.buffer}},
-                                      {"count", int64_t{o.count}}};
-  if (o.mode == ReadMode::LdmatrixTrans) attrs.push_back({"trans", int64_t{1}});
+  std::vector<ir::Attribute> attrs = {{attr::kBuffer, int64_t{o.tile.buffer}},
+                                      {attr::kCount, int64_t{o.count}}};
+  if (o.mode == ReadMode::LdmatrixTrans) attrs.push_back({attr::kTrans, int64_t{1}});
   ir::Op* ld = lw.b().create(
       OpKind::LdMatrix, {xor_(lw, o.read_base, tile_offset(o, c))},
       std::vector<Type>(static_cast<size_t>(o.count * per), Type::scalar(o.dtype)), attrs);
@@ -179,7 +179,7 @@ void store_tile(Lowerer& lw, const SmemTile& tile, int row_dim, const Regs& r, c
         operands.push_back(r[static_cast<size_t>(reg)]);
       }
       lw.b().create(OpKind::SharedStore, operands, {},
-                    {{"buffer", int64_t{tile.buffer}}, {"width", width}});
+                    {{attr::kBuffer, int64_t{tile.buffer}}, {attr::kWidth, width}});
     }
   });
 }
@@ -204,10 +204,11 @@ std::vector<Regs> fragments(Lowerer& lw, const Operand& o, const DotPlan& plan, 
       for (int64_t v = 0; v < o.values; ++v) {
         const int reg = static_cast<int>(v + o.values * (t + o.reps * step));
         ir::Value* idx = xor_(lw, o.read_base, tile_offset(o, o.frag.reg_coords(reg)));
-        f.push_back(lw.b()
-                        .create(OpKind::SharedLoad, {idx}, {Type::scalar(o.dtype)},
-                                {{"buffer", int64_t{o.tile.buffer}}, {"width", int64_t{1}}})
-                        ->result());
+        f.push_back(
+            lw.b()
+                .create(OpKind::SharedLoad, {idx}, {Type::scalar(o.dtype)},
+                        {{attr::kBuffer, int64_t{o.tile.buffer}}, {attr::kWidth, int64_t{1}}})
+                ->result());
       }
       out.push_back(f);
     }

@@ -40,7 +40,8 @@ std::optional<TensorMapValue> host_value(const ir::Function& fn, const Value* v)
 
 /// The divisibility the launch proved for parameter `p` (1 when none).
 int64_t divisibility(const ir::Function& fn, int p) {
-  const ir::AttrValue* d = ir::find_attr(fn.params[static_cast<size_t>(p)].attrs, "divisibility");
+  const ir::AttrValue* d =
+      ir::find_attr(fn.params[static_cast<size_t>(p)].attrs, attr::kDivisibility);
   return d && std::holds_alternative<int64_t>(*d) ? std::get<int64_t>(*d) : 1;
 }
 

@@ -177,9 +177,9 @@ class Checker {
     }
     operands.push_back(checked);
     b_.create(OpKind::Assert, operands, {},
-              {{"fault", "out-of-bounds " + std::string(access)},
-               {"message", message},
-               {"values", static_cast<int64_t>(operands.size() - 1)}});
+              {{attr::kFault, "out-of-bounds " + std::string(access)},
+               {attr::kMessage, message},
+               {attr::kValues, static_cast<int64_t>(operands.size() - 1)}});
   }
 
  private:

@@ -58,7 +58,7 @@ class Expander {
   /// arange(0, B_d) in the index dtype.
   Value* arange(int d) {
     Value* r = b_.create_value(OpKind::Arange, {}, Type::tile(DType::i32, {block_[d]}),
-                               {{"end", block_[d]}, {"start", int64_t{0}}});
+                               {{attr::kEnd, block_[d]}, {attr::kStart, int64_t{0}}});
     if (index_ == DType::i32) return r;
     return b_.create_value(OpKind::Cast, {r}, r->type.with_dtype(index_));
   }
@@ -71,7 +71,7 @@ class Expander {
       ir::Shape s = v->type.shape;
       s.insert(s.begin() + axis, 1);
       v = b_.create_value(OpKind::ExpandDims, {v}, v->type.with_shape(s),
-                          {{"axis", int64_t{axis}}});
+                          {{attr::kAxis, int64_t{axis}}});
     }
     if (v->type.shape == block_) return v;
     return b_.create_value(OpKind::Broadcast, {v}, v->type.with_shape(block_));

@@ -59,7 +59,7 @@ bool same_bits(const Scalar& a, const Scalar& b) {
 
 std::optional<Scalar> constant_value(const ir::Value* v) {
   if (!v || !v->def || v->def->kind != ir::OpKind::Constant || v->type.is_ptr) return std::nullopt;
-  const ir::AttrValue* attr = v->def->find_attr("value");
+  const ir::AttrValue* attr = v->def->find_attr(attr::kValue);
   if (!attr) return std::nullopt;
   const DType dtype = v->type.dtype;
   if (const auto* i = std::get_if<int64_t>(attr)) {
@@ -109,7 +109,7 @@ void make_constant_in_place(ir::Op* op, const Scalar& s) {
   op->operands.clear();
   op->attrs.clear();
   // Integer dtypes store an int64 attribute, float dtypes a double.
-  op->set_attr("value", s.is_float() ? ir::AttrValue(s.f) : ir::AttrValue(s.i));
+  op->set_attr(attr::kValue, s.is_float() ? ir::AttrValue(s.f) : ir::AttrValue(s.i));
 }
 
 ir::Region* function_body(const ir::Op* op) {
