@@ -48,9 +48,9 @@ std::unique_ptr<ir::Module> IrKernel::trace(const std::vector<tl::ArgSpec>& spec
                 fn.params.size(), " parameters");
   for (size_t i = 0; i < specs.size(); ++i) {
     ir::Param& p = fn.params[i];
-    if (specs[i].divisible_by_16) ir::set_attr(p.attrs, "divisibility", int64_t{16});
+    if (specs[i].divisible_by_16) ir::set_attr(p.attrs, attr::kDivisibility, int64_t{16});
     if (!specs[i].equal_to_one) continue;
-    ir::set_attr(p.attrs, "equal_to", int64_t{1});
+    ir::set_attr(p.attrs, attr::kEqualTo, int64_t{1});
     ir::Builder b(*m);
     if (fn.body->ops.empty())
       b.set_insertion_end(fn.body);

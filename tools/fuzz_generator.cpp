@@ -28,7 +28,7 @@ Value* Gen::linear(const Shape& s) {
   if (s.empty()) return b_.constant_int(Type::scalar(DType::i32), 0);
   auto range = [&](int64_t n) {
     return make(OpKind::Arange, {}, Type::tile(DType::i32, {n}),
-                {{"end", n}, {"start", int64_t{0}}});
+                {{attr::kEnd, n}, {attr::kStart, int64_t{0}}});
   };
   Value* lin = range(s[0]);
   Shape cur = {s[0]};
@@ -39,7 +39,7 @@ Value* Gen::linear(const Shape& s) {
     lead.push_back(s[d]);
     const Type t = Type::tile(DType::i32, next);
     Value* hi = make(OpKind::ExpandDims, {lin}, Type::tile(DType::i32, ones),
-                     {{"axis", static_cast<int64_t>(d)}});
+                     {{attr::kAxis, static_cast<int64_t>(d)}});
     Value* lo = make(OpKind::Reshape, {range(s[d])}, Type::tile(DType::i32, lead));
     hi = make(OpKind::Mul, {make(OpKind::Broadcast, {hi}, t), b_.constant_int(t, s[d])}, t);
     lin = make(OpKind::Add, {hi, make(OpKind::Broadcast, {lo}, t)}, t);
@@ -89,7 +89,7 @@ Value* Gen::emit_arith() {
   Value* b = partner(a);
   std::vector<ir::Attribute> attrs;
   if ((k == OpKind::Min || k == OpKind::Max) && is_f(a->type.dtype) && chance(50))
-    attrs.push_back({"nan", std::string("ignore")});
+    attrs.push_back({attr::kNan, std::string("ignore")});
   return chance(50) ? make(k, {a, b}, a->type, attrs) : make(k, {b, a}, a->type, attrs);
 }
 
@@ -198,13 +198,13 @@ Value* Gen::emit_reduce() {
   rs.erase(rs.begin() + axis);
   const bool arg = kind[0] == 'a' && kind[1] == 'r';
   Value* r = make(OpKind::Reduce, {a}, Type{arg ? DType::i32 : t.dtype, false, rs},
-                  {{"axis", int64_t{axis}}, {"kind", std::string(kind)}});
+                  {{attr::kAxis, int64_t{axis}}, {attr::kKind, std::string(kind)}});
   if (chance(50)) return r;
   // Broadcast the result back to the input's shape.
   if (rs.empty()) return splat(r, t.shape);
   Shape ks = t.shape;
   ks[axis] = 1;
-  Value* e = make(OpKind::ExpandDims, {r}, r->type.with_shape(ks), {{"axis", int64_t{axis}}});
+  Value* e = make(OpKind::ExpandDims, {r}, r->type.with_shape(ks), {{attr::kAxis, int64_t{axis}}});
   return make(OpKind::Broadcast, {e}, r->type.with_shape(t.shape));
 }
 
@@ -213,9 +213,9 @@ Value* Gen::emit_scan() {
   if (!a) return nullptr;
   static const char* kKinds[] = {"sum", "max", "min", "prod"};  // no float products unless exact
   const char* kind = kKinds[uniform(0, o_.exact || is_i(a->type.dtype) ? 3 : 2)];
-  std::vector<ir::Attribute> attrs = {{"axis", int64_t{uniform(0, a->type.rank() - 1)}},
-                                      {"kind", std::string(kind)}};
-  if (chance(40)) attrs.push_back({"reverse", int64_t{1}});
+  std::vector<ir::Attribute> attrs = {{attr::kAxis, int64_t{uniform(0, a->type.rank() - 1)}},
+                                      {attr::kKind, std::string(kind)}};
+  if (chance(40)) attrs.push_back({attr::kReverse, int64_t{1}});
   return make(OpKind::Scan, {a}, a->type, attrs);
 }
 
@@ -228,7 +228,7 @@ Value* Gen::emit_layout() {
     case 0:
       if (t.rank() == 2)
         return make(OpKind::Permute, {a}, t.with_shape({t.shape[1], t.shape[0]}),
-                    {{"order", std::vector<int64_t>{1, 0}}});
+                    {{attr::kOrder, std::vector<int64_t>{1, 0}}});
       return n >= 2 ? make(OpKind::Reshape, {a}, t.with_shape({2, n / 2})) : nullptr;
     case 1:
       return make(OpKind::Reshape, {a}, t.with_shape(t.rank() == 2 ? Shape{n} : Shape{n, 1}));
@@ -237,12 +237,12 @@ Value* Gen::emit_layout() {
       const int axis = static_cast<int>(uniform(0, t.rank() - 1));
       Shape s = t.shape;
       s[axis] *= 2;
-      return make(OpKind::Cat, {a, partner(a)}, t.with_shape(s), {{"axis", int64_t{axis}}});
+      return make(OpKind::Cat, {a, partner(a)}, t.with_shape(s), {{attr::kAxis, int64_t{axis}}});
     }
     default: {  // a new leading dimension
       Shape s = t.shape;
       s.insert(s.begin(), 1);
-      Value* e = make(OpKind::ExpandDims, {a}, t.with_shape(s), {{"axis", int64_t{0}}});
+      Value* e = make(OpKind::ExpandDims, {a}, t.with_shape(s), {{attr::kAxis, int64_t{0}}});
       s[0] = 2;
       return t.rank() < 2 ? make(OpKind::Broadcast, {e}, t.with_shape(s)) : e;
     }

@@ -51,12 +51,13 @@ Value* Gen::emit_dot() {
   const int64_t m = x->type.shape[0], k = x->type.shape[1];
   Value* a = convert(x, in);           // [m, k]
   Value* y = convert(partner(x), in);  // [m, k]
-  Value* bt =
-      make(OpKind::Permute, {y}, Type::tile(in, {k, m}), {{"order", std::vector<int64_t>{1, 0}}});
+  Value* bt = make(OpKind::Permute, {y}, Type::tile(in, {k, m}),
+                   {{attr::kOrder, std::vector<int64_t>{1, 0}}});
   Value* c =
       chance(50) ? constant(Type::tile(acc, {m, m}), 0) : random_constant(Type::tile(acc, {m, m}));
   std::vector<ir::Attribute> attrs;
-  if (in == DType::f32) attrs.push_back({"precision", std::string(chance(50) ? "tf32" : "ieee")});
+  if (in == DType::f32)
+    attrs.push_back({attr::kPrecision, std::string(chance(50) ? "tf32" : "ieee")});
   return make(OpKind::Dot, {a, bt, c}, Type::tile(acc, {m, m}), attrs);
 }
 
@@ -212,7 +213,7 @@ Program Gen::run() {
                   {ParamSpec::Kind::Input, t, prog_.grid * static_cast<size_t>(numel)}));
   }
   n_ = add_param("n", Type::scalar(DType::i32), {ParamSpec::Kind::Count, DType::i32, 0});
-  pid_ = make(OpKind::ProgramId, {}, Type::scalar(DType::i32), {{"axis", int64_t{0}}});
+  pid_ = make(OpKind::ProgramId, {}, Type::scalar(DType::i32), {{attr::kAxis, int64_t{0}}});
   Value* offs = offsets(shape_);
   mask_ = make(OpKind::CmpLt, {offs, splat(n_, shape_)}, offs->type.with_dtype(DType::i1));
   for (Value* v : {pid_, n_, offs}) keep(v);

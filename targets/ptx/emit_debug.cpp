@@ -79,8 +79,9 @@ void print(Emitter& e, const ir::Op& op) {
     }
     fmt += ") ";
   }
-  fmt += escape_percent(op.str_attr_or("prefix", ""));
-  auto [conv, value] = format(e, e.get(d.value()), d.value()->type, op.int_attr_or("hex", 0) != 0);
+  fmt += escape_percent(op.str_attr_or(attr::kPrefix, ""));
+  auto [conv, value] =
+      format(e, e.get(d.value()), d.value()->type, op.int_attr_or(attr::kHex, 0) != 0);
   fmt += conv + "\n";
   args.push_back(value);
   std::vector<llvm::Type*> fields;
@@ -151,7 +152,7 @@ void device_assert(Emitter& e, const ir::Op& op) {
     store(v, offsetof(FaultRecord, values) + 8 * i);
   }
   std::string text = ir::assert_heading(op) + " in kernel " + e.fn.name + " at " + op.loc.str() +
-                     ": " + op.str_attr_or("message", "");
+                     ": " + op.str_attr_or(attr::kMessage, "");
   text = text.substr(0, sizeof(FaultRecord::message) - 1);
   llvm::Value* message = e.string_constant(text, "tessera_assert");
   b.CreateMemCpy(field(offsetof(FaultRecord, message)), llvm::Align(1), message, llvm::Align(1),

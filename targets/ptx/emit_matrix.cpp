@@ -255,7 +255,7 @@ void wgmma_wait(Emitter& e, const ir::Op& op) {
     constraints += std::string(i ? "," : "") + (v->getType()->isFloatTy() ? "=f" : "=r");
     tied += "," + std::to_string(i);
   }
-  Asm x{"wgmma.wait_group.sync.aligned " + std::to_string(op.int_attr("pending")) + ";",
+  Asm x{"wgmma.wait_group.sync.aligned " + std::to_string(op.int_attr(attr::kPending)) + ";",
         constraints + tied + ",~{memory}", true, true};
   llvm::Type* ret = n == 1 ? types[0] : llvm::StructType::get(e.ctx, types);
   llvm::Value* r = call_asm(e, ret, x, args);
@@ -290,8 +290,8 @@ void emit_matrix(Emitter& e, const ir::Op& op) {
       return;
     case ir::OpKind::CpAsyncWait:
       call_asm(e, e.b.getVoidTy(),
-               {"cp.async.wait_group " + std::to_string(op.int_attr("pending")) + ";", "~{memory}",
-                true},
+               {"cp.async.wait_group " + std::to_string(op.int_attr(attr::kPending)) + ";",
+                "~{memory}", true},
                {});
       return;
     case ir::OpKind::Wgmma:

@@ -47,7 +47,8 @@ struct Hints {
   std::string qualifiers, policy;
 };
 std::optional<Hints> access_hints(const Emitter& e, const ir::Op& op) {
-  std::string cache = op.str_attr_or("cache", ""), eviction = op.str_attr_or("eviction", "");
+  std::string cache = op.str_attr_or(attr::kCache, ""),
+              eviction = op.str_attr_or(attr::kEviction, "");
   if (!cache.empty() && cache.front() == '.') cache.erase(0, 1);  // ".cg" as Triton spells it
   if (eviction == "evict_normal") eviction.clear();
   if (cache.empty() && eviction.empty()) return std::nullopt;
@@ -140,7 +141,7 @@ void global_load(Emitter& e, const ir::Op& op) {
   int width = load.width();
   llvm::Value* ptr = e.get(load.ptr());
   llvm::Value* pred = e.get(load.pred());
-  const bool is_volatile = op.int_attr_or("volatile", 0) != 0;
+  const bool is_volatile = op.int_attr_or(attr::kVolatile, 0) != 0;
   const std::optional<Hints> hints = is_volatile ? std::nullopt : access_hints(e, op);
   const uint64_t bytes = static_cast<uint64_t>(width) * element_bytes(e, t);
   auto read = [&] {

@@ -32,7 +32,7 @@ llvm::Value* thread_x(Emitter& e) {
 }
 
 int axis_of(const ir::Op& op) {
-  return static_cast<int>(op.int_attr("axis"));
+  return static_cast<int>(op.int_attr(attr::kAxis));
 }
 
 /// One 32-bit shfl.sync.

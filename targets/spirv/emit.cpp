@@ -75,7 +75,7 @@ Value Emitter::constant_int(DType dtype, int64_t value) {
 
 std::optional<int64_t> Emitter::constant_of(const ir::Value* v) const {
   if (!v->def || v->def->kind != OpKind::Constant || !v->type.is_int()) return std::nullopt;
-  const int64_t* i = std::get_if<int64_t>(v->def->find_attr("value"));
+  const int64_t* i = std::get_if<int64_t>(v->def->find_attr(attr::kValue));
   if (!i) return std::nullopt;
   return ir::wrap_to_dtype(*i, v->type.dtype);
 }
@@ -98,9 +98,9 @@ void Emitter::emit_identity(const ir::Op& op) {
   uint32_t i32 = b.t_int(32, true);
   switch (op.kind) {
     case OpKind::ProgramId:
-      return set(op.result(), program_id_.at(op.int_attr("axis")));
+      return set(op.result(), program_id_.at(op.int_attr(attr::kAxis)));
     case OpKind::NumPrograms:
-      return set(op.result(), num_programs_.at(op.int_attr("axis")));
+      return set(op.result(), num_programs_.at(op.int_attr(attr::kAxis)));
     case OpKind::LaneId:
       return set(op.result(),
                  b.bitcast(i32, builtin(spv::BuiltInSubgroupLocalInvocationId, b.t_uint(32))));

@@ -119,7 +119,7 @@ void Emitter::emit_assert(const ir::Op& op) {
     values.push_back(b.bitcast(b.t_uint(64), x));
   }
   uint32_t code = fault_code(ir::assert_heading(op) + " in kernel " + fn.name + " at " +
-                             op.loc.str() + ": " + op.str_attr_or("message", ""));
+                             op.loc.str() + ": " + op.str_attr_or(attr::kMessage, ""));
   raise_fault(b.unary(spv::OpLogicalNot, get(d.value())), b.c_u32(code), index, values);
 }
 

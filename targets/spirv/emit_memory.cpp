@@ -174,7 +174,7 @@ void Emitter::emit_global_load(const ir::Op& op) {
   // The cache and eviction hints have no SPIR-V form and are ignored; volatile is Volatile.
   std::vector<Value> values = predicated_load(load.pred(), get(load.ptr()), dtype, load.width(),
                                               static_cast<uint32_t>(load.align()), others,
-                                              op.int_attr_or("volatile", 0) != 0);
+                                              op.int_attr_or(attr::kVolatile, 0) != 0);
   for (size_t i = 0; i < values.size(); ++i) set(op.result(i), values[i]);
 }
 
@@ -211,10 +211,10 @@ void Emitter::declare_shared() {
     if (op->kind != ir::OpKind::SharedLoad && op->kind != ir::OpKind::SharedStore &&
         op->kind != ir::OpKind::CpAsync && !coopmat)
       return;
-    size_t i = static_cast<size_t>(op->int_attr("buffer"));
+    size_t i = static_cast<size_t>(op->int_attr(attr::kBuffer));
     int width = coopmat                           ? 1
                 : op->kind == ir::OpKind::CpAsync ? 16 / ir::dtype_bytes(buffers.at(i).dtype)
-                                                  : static_cast<int>(op->int_attr("width"));
+                                                  : static_cast<int>(op->int_attr(attr::kWidth));
     min_width.at(i) = std::min(min_width.at(i), width);
   });
   for (size_t i = 0; i < buffers.size(); ++i) {

@@ -94,10 +94,10 @@ void Emitter::emit_print(const ir::Op& op) {
   target::Artifact::PrintSite site;
   if (!prints_.empty())
     site.statement = prints_.back().statement + (same_statement(last_print_, op) ? 0 : 1);
-  site.prefix = op.str_attr_or("prefix", "");
+  site.prefix = op.str_attr_or(attr::kPrefix, "");
   site.dtype = type.dtype;
   site.is_ptr = type.is_ptr;
-  site.hex = op.int_attr_or("hex", 0) != 0;
+  site.hex = op.int_attr_or(attr::kHex, 0) != 0;
   site.rank = rank;
   prints_.push_back(std::move(site));
   last_print_ = &op;

@@ -81,7 +81,7 @@ void Emitter::emit_barrier(const ir::Op& op) {
   uint32_t semantics = spv::MemorySemanticsAcquireReleaseMask |
                        spv::MemorySemanticsWorkgroupMemoryMask |
                        spv::MemorySemanticsMakeAvailableMask | spv::MemorySemanticsMakeVisibleMask;
-  if (op.int_attr_or("global", 0) != 0) semantics |= spv::MemorySemanticsUniformMemoryMask;
+  if (op.int_attr_or(attr::kGlobal, 0) != 0) semantics |= spv::MemorySemanticsUniformMemoryMask;
   b.op_void(spv::OpControlBarrier,
             {b.scope(spv::ScopeWorkgroup), b.scope(spv::ScopeWorkgroup), b.semantics(semantics)});
 }
