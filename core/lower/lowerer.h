@@ -174,11 +174,12 @@ class Lowerer : public ValueSource {
   // --- op lowering (one file per family)
   // ------------------------------------------------------------
   void lower_op(const ir::Op& op);
-  /// A free tile op in layout l, its operands from `src` (by default the lowering's values).
+  /// A free tile op in layout l, its operands from `src` (by default the lowering's values;
+  /// lower_elementwise.cpp).
   Regs lower_free(const ir::Op& op, const Layout& l, ValueSource& src);
   Regs lower_free(const ir::Op& op, const Layout& l) { return lower_free(op, l, *this); }
-  void lower_elementwise(const ir::Op& op);  ///< non-free elementwise (lowerer.cpp)
-  void lower_inline_asm(const ir::Op& op);   ///< inline_asm, inline_asm_impure (lowerer.cpp)
+  void lower_elementwise(const ir::Op& op);  ///< non-free elementwise (lower_elementwise.cpp)
+  void lower_inline_asm(const ir::Op& op);   ///< inline_asm, inline_asm_impure (same file)
   void lower_load(const ir::Op& op);         ///< lower_memory.cpp
   void lower_store(const ir::Op& op);
   void lower_atomic(const ir::Op& op);
