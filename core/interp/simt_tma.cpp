@@ -215,7 +215,7 @@ Handler select_tma(Instr& in, const SharedMemory& shared) {
       in.imm[0] = checked(in.op->int_attr(attr::kBuffer));
       return &mbarrier_wait;
     case ir::OpKind::MbarrierInval:
-      in.imm[0] = checked(in.op->int_attr("buffer"));
+      in.imm[0] = checked(in.op->int_attr(attr::kBuffer));
       return &mbarrier_inval;
     case ir::OpKind::TmaLoad:
       in.imm[0] = checked(in.op->int_attr(attr::kBuffer));

@@ -62,7 +62,7 @@ std::optional<std::pair<WgmmaTiling, ir::WgmmaShape>> wgmma_tiling(int64_t M, in
 int source_fast(const AxisInfoMap& axis, const ir::Value* v) {
   bool transposed = false;
   if (v->def && v->def->kind == ir::OpKind::Permute &&
-      v->def->ints_attr("order") == std::vector<int64_t>{1, 0}) {
+      v->def->ints_attr(attr::kOrder) == std::vector<int64_t>{1, 0}) {
     transposed = true;
     v = v->def->operand(0);
   }

@@ -237,7 +237,7 @@ struct Ring : LoopExtension {
         for (int s = 0; s < plan.stages; ++s)
           lw.b().create(OpKind::MbarrierInit,
                         {lw.const_int(DType::i32, s), lw.const_int(DType::i32, 1)}, {},
-                        {{"buffer", int64_t{bars}}});
+                        {{attr::kBuffer, int64_t{bars}}});
         lw.b().create(OpKind::FenceAsyncShared, {}, {});
       });
       lw.barrier();
@@ -285,7 +285,7 @@ struct Ring : LoopExtension {
       if (load(i).tma) coords[i] = tma_coords(lw, load(i), at);
     lw.guarded(lw.and_(first_thread(), valid), [&] {
       lw.b().create(OpKind::MbarrierArriveTx, {slot, lw.const_int(DType::i32, stage_bytes)}, {},
-                    {{"buffer", int64_t{bars}}});
+                    {{attr::kBuffer, int64_t{bars}}});
       for (size_t i = 0; i < plan.feeds.size(); ++i) {
         if (!load(i).tma) continue;
         const ir::TensorMapParam& map = *load(i).tma;
@@ -299,9 +299,9 @@ struct Ring : LoopExtension {
           if (c)
             operands.back() = lw.add(operands.back(), lw.const_int(DType::i32, c * map.box.back()));
           lw.b().create(OpKind::TmaLoad, operands, {},
-                        {{"barrier", int64_t{bars}},
-                         {"buffer", int64_t{ops[i].tile.buffer}},
-                         {"map", maps[i]}});
+                        {{attr::kBarrier, int64_t{bars}},
+                         {attr::kBuffer, int64_t{ops[i].tile.buffer}},
+                         {attr::kMap, maps[i]}});
         }
       }
     });
@@ -361,7 +361,7 @@ struct Ring : LoopExtension {
       const Type i32 = Type::scalar(DType::i32);
       ir::Value* uses = lw.emit(OpKind::Div, {count, lw.const_int(DType::i32, plan.stages)}, i32);
       ir::Value* parity = lw.emit(OpKind::And, {uses, lw.const_int(DType::i32, 1)}, i32);
-      lw.b().create(OpKind::MbarrierWait, {read, parity}, {}, {{"buffer", int64_t{bars}}});
+      lw.b().create(OpKind::MbarrierWait, {read, parity}, {}, {{attr::kBuffer, int64_t{bars}}});
     }
     // wgmma reads the copies (and the held operands' stores) through the async proxy, where
     // TMA writes.
@@ -458,7 +458,7 @@ struct Ring : LoopExtension {
       lw.guarded(first_thread(), [&] {
         for (int s = 0; s < plan.stages; ++s)
           lw.b().create(OpKind::MbarrierInval, {lw.const_int(DType::i32, s)}, {},
-                        {{"buffer", int64_t{bars}}});
+                        {{attr::kBuffer, int64_t{bars}}});
       });
       lw.release_buffer(bars);
     }
