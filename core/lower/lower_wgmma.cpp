@@ -97,10 +97,11 @@ std::vector<Regs> read_swapped_a(Lowerer& lw, const DotPlan& plan, const ir::Dot
         const int64_t off = b.tile.offset(c[0], c[1]);
         ir::Value* idx =
             off ? lw.emit(OpKind::Xor, {read, lw.const_int(DType::i32, off)}, read->type) : read;
-        v.push_back(lw.b()
-                        .create(OpKind::SharedLoad, {idx}, {Type::scalar(shape.in)},
-                                {{attr::kBuffer, int64_t{b.tile.buffer}}, {attr::kWidth, int64_t{1}}})
-                        ->result());
+        v.push_back(
+            lw.b()
+                .create(OpKind::SharedLoad, {idx}, {Type::scalar(shape.in)},
+                        {{attr::kBuffer, int64_t{b.tile.buffer}}, {attr::kWidth, int64_t{1}}})
+                ->result());
       }
       out.push_back(std::move(v));
     }
