@@ -4,6 +4,7 @@
 /// each warpgroup, reading the operands through their layouts; the accumulator stays in registers
 /// in the wgmma layout. Outside a ring the dot waits for its wgmma before returning; in an async
 /// ring the last group stays in flight into the next iteration.
+#include <algorithm>
 #include <map>
 
 #include "core/ir/ops.h"
@@ -193,12 +194,16 @@ void Lowerer::lower_wgmma(const ir::Op& op, const DotPlan& plan) {
   // the body by one register in every iteration), and PTX leaves a wgmma's A registers
   // undefined until a wait retires it (the H200 summed wrong values without a wait: 256x128x32
   // tf32 tiles, error 0.008 where truncation alone gives 0.0007). So an async swapped dot
-  // issues its k steps in two groups, each read into registers once the previous iteration's
-  // group of the same steps has retired (wgmma_wait 1: the other group stays in flight, and the
-  // tensor cores have work while the registers load); iteration i - 1's groups have both
+  // issues its k steps in G groups, each read into registers once the previous iteration's
+  // group of the same steps has retired (wgmma_wait G - 1: the other groups stay in flight, and
+  // the tensor cores have work while the registers load); iteration i - 1's groups have all
   // retired when the dot ends, as the ring's refill needs.
   const int64_t steps = dot.lhs()->type.shape[1] / shape.k;
-  const int64_t groups = plan.swapped && async && steps >= 2 ? 2 : 1;
+  // How many groups: 8-bit B^T is read with byte loads (slower to land), which more groups in
+  // flight hide: int8 4096^3 on the H200 ran 5 % faster with 4 groups than with 2; tf32 1 %
+  // slower (docs/performance.md, thirteenth session).
+  const int64_t want = elem == 1 ? 4 : 2;
+  const int64_t groups = plan.swapped && async && steps >= 2 ? std::min(want, steps) : 1;
   const int n = shape.acc_count();
   for (int64_t g = 0; g < groups; ++g) {
     const int64_t first = steps * g / groups, last = steps * (g + 1) / groups;
