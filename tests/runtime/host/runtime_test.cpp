@@ -346,3 +346,48 @@ TEST_CASE("runtime: loops nested as deep as the limit allows compile and run") {
     for (int i = 0; i < 32; ++i) REQUIRE(got[static_cast<size_t>(i)] == i + 256);
   }
 }
+
+namespace {
+
+/// y = where(cols < n, x, -1) and out[0] = its sum over the tile: with n divisible by 16 the mask
+/// is constant over runs of 16 elements, and the lowering compares once per run of a thread's
+/// registers (core/lower/lower_elementwise.cpp); the sum is tree-shaped (lower_reduce.cpp).
+void masked_where_sum(tl::ptr<float> x, tl::ptr<float> y, tl::ptr<float> out, tl::i32 n,
+                      int BLOCK) {
+  auto cols = tl::arange(0, BLOCK);
+  auto kept = tl::where(cols < n, tl::load(x + cols), -1.0f);
+  tl::store(y + cols, kept);
+  tl::store(out, tl::sum(kept, 0));
+}
+
+}  // namespace
+
+TEST_CASE("runtime: a mask compared once per run of registers keeps every element's value") {
+  // n = 16..256 (divisible by 16: the runs) and n = 40 (no run fact) against the host's loop,
+  // at 1 and 2 warps (8 and 4 registers per thread); integers, so every summation order is exact.
+  constexpr int kBlock = 256;
+  std::vector<float> hx(kBlock);
+  for (int i = 0; i < kBlock; ++i) hx[static_cast<size_t>(i)] = static_cast<float>(i % 7 + 1);
+  for (const char* name : {"host", "simt:32", "simt:8"}) {
+    Device dev = Device::open(name);
+    auto x = dev.upload(hx);
+    auto y = dev.alloc<float>(kBlock);
+    auto out = dev.alloc<float>(1);
+    auto k = TESSERA_KERNEL(masked_where_sum, x, y, out, n, BLOCK);
+    for (int warps : {1, 2})
+      for (int n : {16, 48, 112, 256, 40}) {
+        CAPTURE(name);
+        CAPTURE(warps);
+        CAPTURE(n);
+        k[{{1}, tessera::LaunchOptions{.num_warps = warps}}](x, y, out, n, kBlock);
+        std::vector<float> got = y.download();
+        float sum = 0.0f;
+        for (int i = 0; i < kBlock; ++i) {
+          const float want = i < n ? hx[static_cast<size_t>(i)] : -1.0f;
+          REQUIRE(got[static_cast<size_t>(i)] == want);
+          sum += want;
+        }
+        CHECK(out.download()[0] == sum);
+      }
+  }
+}
