@@ -30,7 +30,7 @@ constexpr std::string_view kDevices =
 constexpr std::string_view kDump =
     "usage: tessera dump KERNEL|FILE.tir [--stage STAGE] [--target PROFILE]\n"
     "                    [--device NAME] [--num-warps N] [--num-stages S]\n"
-    "                    [--maxnreg R] [--fp-fusion]\n"
+    "                    [--maxnreg R] [--fp-fusion] [--coopmat2]\n"
     "       tessera dump --list\n"
     "       tessera dump --batch IN_DIR --out OUT_DIR [--targets P,...] [--shard I/N]\n"
     "\n"
@@ -54,6 +54,8 @@ constexpr std::string_view kDump =
     "                    default 0, no limit, or the captured file's)\n"
     "  --fp-fusion       launch option: a*b+c fused into fma (Triton's\n"
     "                    enable_fp_fusion; off by default here)\n"
+    "  --coopmat2        launch option: dots on workgroup-scope cooperative\n"
+    "                    matrices where the target has coopmat2 (off by default)\n"
     "  --list            the catalogue's kernels\n"
     "  --batch IN_DIR    every .tir file in IN_DIR, every stage for each target of\n"
     "                    --targets, as files in OUT_DIR/<file name>/\n"
