@@ -168,10 +168,10 @@ int facts_of(std::span<const tl::ArgSpec> specs) {
 
 /// Whether code built for `built` runs on a device described by `device`: the same instruction
 /// set; on PTX a compute capability the device has (an `a` target only on its own); what the
-/// code assumes of the device (capabilities, matrix shapes, subgroup size, loop limit, push
-/// constant space) the device has; and every driver bug the device has is worked around in the
-/// code. What the artifact itself uses (threads, shared memory) is checked against the device's
-/// limits apart (fits).
+/// code assumes of the device (capabilities, matrix shapes of both scopes, subgroup size, loop
+/// limit, push constant space) the device has; and every driver bug the device has is worked around
+/// in the code. What the artifact itself uses (threads, shared memory) is checked against the
+/// device's limits apart (fits).
 bool target_runs_on(const target::Target& built, const target::Target& device) {
   if (built.isa != device.isa) return false;
   if (built.isa == "ptx") {
@@ -186,6 +186,10 @@ bool target_runs_on(const target::Target& built, const target::Target& device) {
   for (const target::MatrixShape& m : built.matrix_shapes)
     if (std::find(device.matrix_shapes.begin(), device.matrix_shapes.end(), m) ==
         device.matrix_shapes.end())
+      return false;
+  for (const target::WorkgroupShape& m : built.workgroup_shapes)
+    if (std::find(device.workgroup_shapes.begin(), device.workgroup_shapes.end(), m) ==
+        device.workgroup_shapes.end())
       return false;
   return true;
 }

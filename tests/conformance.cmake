@@ -25,6 +25,8 @@ endif()
 tessera_conformance(simt:cuda-sm_90a QUICK)
 # The lowering NVIDIA's Vulkan driver gets (cooperative matrices), in the SIMT interpreter.
 tessera_conformance(simt:vulkan-nvidia QUICK)
+# The same driver with VK_NV_cooperative_matrix2 on (TESSERA_COOPMAT2=1): 8 KiB less shared memory.
+tessera_conformance(simt:vulkan-nvidia-coopmat2 QUICK)
 if(TESSERA_HAS_VULKAN)  # a build without the Vulkan backend has no vulkan:0
   tessera_conformance(vulkan:0 QUICK)
 endif()

@@ -112,7 +112,7 @@ struct Options {
   std::string stage = "ir";
   std::string target, device;
   std::optional<int> num_warps, num_stages, maxnreg;
-  bool list = false, fp_fusion = false;
+  bool list = false, fp_fusion = false, coopmat2 = false;
   std::string batch, out, targets, shard = "0/1";
 };
 
@@ -129,6 +129,10 @@ std::variant<Options, std::string> parse_options(const std::vector<std::string>&
     const std::string& a = args[i];
     if (a == "--fp-fusion") {
       o.fp_fusion = true;
+      continue;
+    }
+    if (a == "--coopmat2") {
+      o.coopmat2 = true;
       continue;
     }
     if (a == "--list") {
@@ -224,6 +228,7 @@ int dump_single(const Options& o) {
   if (o.num_stages) options.num_stages = *o.num_stages;
   if (o.maxnreg) options.maxnreg = *o.maxnreg;
   if (o.fp_fusion) options.fp_fusion = true;
+  if (o.coopmat2) options.coopmat2 = true;
   const Dumps quiet;
   // The stages come from the pipeline every launch runs (core/passes/pipeline.h).
   const passes::Stage stop = stage == "ir" ? passes::Stage::Tile : passes::Stage::Simt;

@@ -27,6 +27,11 @@ struct CompileOptions {
   /// H200 it made the layer-norm rows 6-16 % slower, docs/performance.md): every product is
   /// rounded before its sum.
   bool fp_fusion = false;
+  /// Dots on workgroup-scope cooperative matrices (VK_NV_cooperative_matrix2): the dot plan
+  /// (core/lower/dot_plan.cpp) reads it only on a target with Cap::CooperativeMatrix2 (Vulkan
+  /// with TESSERA_COOPMAT2=1, or a profile that has it), and ignores it everywhere else. Off by
+  /// default: the subgroup-scope plan stays the default until the H200 has measured both.
+  bool coopmat2 = false;
   bool operator==(const CompileOptions&) const = default;
 };
 
@@ -52,6 +57,7 @@ inline constexpr OptionField kOptionFields[] = {
     {"maxnreg", &CompileOptions::maxnreg, nullptr, false, true, false},
     {"debug", nullptr, &CompileOptions::debug, false, false, false},
     {"fp_fusion", nullptr, &CompileOptions::fp_fusion, false, true, true},
+    {"coopmat2", nullptr, &CompileOptions::coopmat2, false, true, false},
 };
 
 /// The value of option `f` in `o` (a flag as 0 or 1).
@@ -62,13 +68,13 @@ void set_option(CompileOptions& o, const OptionField& f, int64_t value);
 const OptionField* find_option(std::string_view name);
 /// Sets the option called `name`; false when no option has that name.
 bool set_option(CompileOptions& o, std::string_view name, int64_t value);
-/// "num_warps, num_stages, maxnreg, debug, fp_fusion": the names, for error messages.
+/// "num_warps, num_stages, maxnreg, debug, fp_fusion, coopmat2": the names, for error messages.
 std::string option_names();
 
 /// The text forms of CompileOptions, as space-separated `name=value` words.
 enum class OptionsText {
-  Every,    ///< every option ("num_warps=4 num_stages=3 maxnreg=0 debug=0 fp_fusion=0"): the
-            ///< artifact cache's key
+  Every,    ///< every option ("num_warps=4 num_stages=3 maxnreg=0 debug=0 fp_fusion=0
+            ///< coopmat2=0"): the artifact cache's key
   Short,    ///< num_warps and num_stages, the others only where not at their default: AOT
             ///< labels and tessera_add_kernels' specializations
   Capture,  ///< Short, less what a capture does not record: TESSERA_CAPTURE's options line

@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <sstream>
+#include <tuple>
 
 namespace tessera::target {
 namespace {
@@ -97,6 +98,24 @@ Target make_vulkan_nvidia() {
   return t;
 }
 
+/// The H200's Vulkan driver with VK_NV_cooperative_matrix2 enabled (TESSERA_COOPMAT2=1; driver
+/// 580, measured, docs/design.md): 8192 of the 48 KiB of shared memory reserved for
+/// workgroup-scope matrices; workgroup-scope granularities 16x16x16 at 32 and 64 invocations,
+/// 32x16x16 at 128, 32x32x16 at 256, f16 and bf16 into f32 (the int8 and f16-accumulator shapes
+/// are left out: no dot plan takes them).
+Target make_vulkan_nvidia_coopmat2() {
+  Target t = make_vulkan_nvidia();
+  t.name = "vulkan-nvidia-coopmat2";
+  t.max_shared_bytes = 49152 - 8192;
+  t.set(Cap::CooperativeMatrix2);
+  using ir::DType;
+  for (DType in : {DType::f16, DType::bf16})
+    for (const auto& [m, n, invocations] :
+         {std::tuple{16, 16, 32}, {16, 16, 64}, {32, 16, 128}, {32, 32, 256}})
+      t.workgroup_shapes.push_back({{m, n, 16, in, in, DType::f32}, invocations});
+  return t;
+}
+
 Target make_host() {
   Target t;
   t.name = "host";
@@ -158,6 +177,18 @@ std::optional<MatrixShape> parse_matrix_shape(std::string_view s) {
   return m;
 }
 
+/// "32x16x16:f16*f16+f32@128"
+std::optional<WorkgroupShape> parse_workgroup_shape(std::string_view s) {
+  const size_t at = s.rfind('@');
+  int64_t invocations = 0;
+  if (at == std::string_view::npos || !parse_int(s.substr(at + 1), &invocations) ||
+      invocations <= 0)
+    return std::nullopt;
+  std::optional<MatrixShape> g = parse_matrix_shape(s.substr(0, at));
+  if (!g) return std::nullopt;
+  return WorkgroupShape{*g, static_cast<int>(invocations)};
+}
+
 }  // namespace
 
 std::string_view cap_name(Cap c) {
@@ -184,6 +215,10 @@ std::string MatrixShape::str() const {
   return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + ":" +
          std::string(ir::dtype_name(a)) + "*" + std::string(ir::dtype_name(b)) + "+" +
          std::string(ir::dtype_name(c));
+}
+
+std::string WorkgroupShape::str() const {
+  return granularity.str() + "@" + std::to_string(invocations);
 }
 
 void Target::set(Cap c, bool on) {
@@ -236,6 +271,11 @@ std::string Target::str() const {
   }
   os << ", matrix=";
   for (size_t i = 0; i < matrix_shapes.size(); ++i) os << (i ? "|" : "") << matrix_shapes[i].str();
+  if (!workgroup_shapes.empty()) {
+    os << ", wgmatrix=";
+    for (size_t i = 0; i < workgroup_shapes.size(); ++i)
+      os << (i ? "|" : "") << workgroup_shapes[i].str();
+  }
   if (loop_limit) os << ", loops=" << loop_limit;
   if (quirks) {
     os << ", quirks=";
@@ -257,6 +297,7 @@ bool Target::operator==(const Target& o) const {
 std::optional<Target> profile(std::string_view name) {
   if (name == "vulkan-lavapipe") return make_lavapipe();
   if (name == "vulkan-nvidia") return make_vulkan_nvidia();
+  if (name == "vulkan-nvidia-coopmat2") return make_vulkan_nvidia_coopmat2();
   if (name == "host") return make_host();
   for (int sm : {80, 86, 89, 90}) {
     std::string base = "cuda-sm_" + std::to_string(sm);
@@ -267,8 +308,9 @@ std::optional<Target> profile(std::string_view name) {
 }
 
 std::vector<std::string> profile_names() {
-  return {"host",       "vulkan-lavapipe", "vulkan-nvidia", "cuda-sm_80",
-          "cuda-sm_86", "cuda-sm_89",      "cuda-sm_90",    "cuda-sm_90a"};
+  return {"host",       "vulkan-lavapipe", "vulkan-nvidia", "vulkan-nvidia-coopmat2",
+          "cuda-sm_80", "cuda-sm_86",      "cuda-sm_89",    "cuda-sm_90",
+          "cuda-sm_90a"};
 }
 
 std::optional<Target> parse_target(std::string_view text, std::string* error) {
@@ -327,6 +369,12 @@ std::optional<Target> parse_target(std::string_view text, std::string* error) {
         auto shape = parse_matrix_shape(m);
         if (!shape) return err("bad matrix shape '" + std::string(m) + "'");
         t.matrix_shapes.push_back(*shape);
+      }
+    } else if (key == "wgmatrix") {
+      for (std::string_view m : split(value, '|')) {
+        auto shape = parse_workgroup_shape(m);
+        if (!shape) return err("bad workgroup matrix shape '" + std::string(m) + "'");
+        t.workgroup_shapes.push_back(*shape);
       }
     } else {
       return err("unknown field '" + std::string(key) + "'");

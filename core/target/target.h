@@ -8,6 +8,8 @@
 ///                   grid=65535x65535x65535, caps=int64+int8+int16+fp16+fp64+subgroup_shuffle+
 ///                   float_atomic_add+int64_atomics+bda+inf_nan_preserve, matrix=,
 ///                   loops=65535, quirks=special_constant_folding+wide_compare_folding}
+/// (`wgmatrix=32x16x16:f16*f16+f32@128|...`, the workgroup-scope shapes, follows `matrix=` on a
+/// target that has them.)
 #pragma once
 
 #include <cstdint>
@@ -112,6 +114,16 @@ struct MatrixShape {
   std::string str() const;  ///< "16x16x16:f16*f16+f32"
 };
 
+/// One workgroup-scope cooperative-matrix shape of VK_NV_cooperative_matrix2: matrices whose M,
+/// N and K are any multiples of the granularity's, held by a workgroup of exactly `invocations`
+/// threads (num_warps x 32 on the dot plan's side).
+struct WorkgroupShape {
+  MatrixShape granularity;
+  int invocations = 0;
+  bool operator==(const WorkgroupShape&) const = default;
+  std::string str() const;  ///< "32x16x16:f16*f16+f32@128"
+};
+
 struct Target {
   std::string name = "generic";   ///< profile or device name
   std::string isa = "none";       ///< "ptx", "spirv1.6", "none" (interpreters): for emitters only
@@ -124,6 +136,9 @@ struct Target {
   int64_t max_grid[3] = {2147483647, 65535, 65535};
   uint64_t caps = 0;
   std::vector<MatrixShape> matrix_shapes;
+  /// The workgroup-scope shapes (only with Cap::CooperativeMatrix2: the device's flexible shapes
+  /// of workgroup scope, runtime/vulkan/physical.h). Text: `wgmatrix=a|b`, printed only when set.
+  std::vector<WorkgroupShape> workgroup_shapes;
   /// The most loop iterations one invocation may run in all before the driver ends its loops
   /// early without a word (0: no limit). Mesa's llvmpipe (lavapipe) stops every loop of an
   /// invocation once 65535 iterations have run, counting every loop together: a kernel
@@ -148,8 +163,8 @@ struct Target {
 
 /// Parses Target::str()'s form, or a bare profile name. nullopt (with `error` set) on failure.
 std::optional<Target> parse_target(std::string_view text, std::string* error = nullptr);
-/// A named profile: "vulkan-lavapipe", "vulkan-nvidia", "cuda-sm_80", "cuda-sm_86",
-/// "cuda-sm_89", "cuda-sm_90", "cuda-sm_90a", "host".
+/// A named profile: "vulkan-lavapipe", "vulkan-nvidia", "vulkan-nvidia-coopmat2", "cuda-sm_80",
+/// "cuda-sm_86", "cuda-sm_89", "cuda-sm_90", "cuda-sm_90a", "host".
 std::optional<Target> profile(std::string_view name);
 std::vector<std::string> profile_names();
 

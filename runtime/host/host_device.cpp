@@ -403,7 +403,8 @@ uint64_t system_memory_bytes() {
 }
 
 /// The GPU profiles that have a SIMT device "simt:<profile>".
-constexpr std::string_view kSimtProfiles[] = {"cuda-sm_90a", "vulkan-nvidia"};
+constexpr std::string_view kSimtProfiles[] = {"cuda-sm_90a", "vulkan-nvidia",
+                                              "vulkan-nvidia-coopmat2"};
 
 class HostDevice : public DeviceImpl {
  public:

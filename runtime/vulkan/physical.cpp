@@ -334,6 +334,11 @@ target::Target PhysicalFacts::target(const std::string& name) const {
   t.set(target::Quirk::SpecialConstantFolding, p12.driverID == VK_DRIVER_ID_MESA_LLVMPIPE);
   t.set(target::Quirk::WideCompareFolding, p12.driverID == VK_DRIVER_ID_MESA_LLVMPIPE);
   t.matrix_shapes = matrix_shapes;
+  // The workgroup-scope flexible shapes, which only a coopmat2 target's dot plan may use.
+  if (coopmat2_enabled())
+    for (const FlexibleShape& f : flexible_shapes)
+      if (f.workgroup)
+        t.workgroup_shapes.push_back({f.granularity, static_cast<int>(f.invocations)});
   return t;
 }
 

@@ -32,6 +32,9 @@ std::string field_diff(const Target& a, const Target& b) {
     if (a.max_grid[i] != b.max_grid[i]) return "max_grid[" + std::to_string(i) + "]";
   if (a.caps != b.caps) return "caps";
   if (a.matrix_shapes != b.matrix_shapes) return "matrix_shapes";
+  if (a.workgroup_shapes != b.workgroup_shapes) return "workgroup_shapes";
+  if (a.loop_limit != b.loop_limit) return "loop_limit";
+  if (a.quirks != b.quirks) return "quirks";
   return "";
 }
 
@@ -56,7 +59,7 @@ const std::vector<DType>& all_dtypes() {
 
 TEST_CASE("target: every profile prints and parses back to an equal target") {
   const std::vector<std::string> names = target::profile_names();
-  CHECK(names.size() == 8);
+  CHECK(names.size() == 9);
   CHECK(std::set<std::string>(names.begin(), names.end()).size() == names.size());
   for (const std::string& name : names) {
     CAPTURE(name);
@@ -103,6 +106,32 @@ TEST_CASE("target: a hand-made description round-trips, including empty caps and
   CHECK(field_diff(*back, bare) == "");
 }
 
+TEST_CASE("target: workgroup-scope shapes print only when set and parse back") {
+  const Target plain = *target::profile("vulkan-nvidia");
+  CHECK(plain.workgroup_shapes.empty());
+  CHECK(plain.str().find("wgmatrix") == std::string::npos);
+  CHECK_FALSE(plain.has(Cap::CooperativeMatrix2));
+  // The H200's driver with VK_NV_cooperative_matrix2 on: 8 KiB of the 48 reserved, and the
+  // workgroup-scope granularities it reports.
+  const Target t = *target::profile("vulkan-nvidia-coopmat2");
+  CHECK(t.has(Cap::CooperativeMatrix2));
+  CHECK(t.has(Cap::CooperativeMatrix));
+  CHECK(t.max_shared_bytes == 40960);
+  CHECK(t.matrix_shapes == plain.matrix_shapes);
+  const std::string text = t.str();
+  CHECK(text.find(", wgmatrix=16x16x16:f16*f16+f32@32|16x16x16:f16*f16+f32@64|"
+                  "32x16x16:f16*f16+f32@128|32x32x16:f16*f16+f32@256|"
+                  "16x16x16:bf16*bf16+f32@32|") != std::string::npos);
+  CHECK(text.find("32x32x16:bf16*bf16+f32@256, quirks=") != std::string::npos);
+  Target custom;
+  custom.name = "custom";
+  custom.workgroup_shapes = {{{32, 32, 32, DType::i8, DType::i8, DType::i32}, 256}};
+  CHECK(custom.workgroup_shapes.front().str() == "32x32x32:i8*i8+i32@256");
+  std::optional<Target> back = target::parse_target(custom.str());
+  REQUIRE(back);
+  CHECK(field_diff(*back, custom) == "");
+}
+
 TEST_CASE("target: fields left out keep their defaults and spaces around fields are ignored") {
   std::optional<Target> t = target::parse_target("x{ isa=ptx ,  subgroup=16 }");
   REQUIRE(t);
@@ -134,6 +163,13 @@ TEST_CASE("target: parse_target refuses malformed text with a message naming the
       {"host{matrix=16x8x16:f16*f17+f32}", "bad matrix shape '16x8x16:f16*f17+f32'"},
       {"host{matrix=16x8x16}", "bad matrix shape '16x8x16'"},
       {"host{matrix=16x8x16:f16+f32}", "bad matrix shape"},
+      {"host{wgmatrix=32x16x16:f16*f16+f32}", "bad workgroup matrix shape '32x16x16:f16*f16+f32'"},
+      {"host{wgmatrix=32x16x16:f16*f16+f32@x}",
+       "bad workgroup matrix shape '32x16x16:f16*f16+f32@x'"},
+      {"host{wgmatrix=32x16x16:f16*f16+f32@0}",
+       "bad workgroup matrix shape '32x16x16:f16*f16+f32@0'"},
+      {"host{wgmatrix=32x16:f16*f16+f32@128}",
+       "bad workgroup matrix shape '32x16:f16*f16+f32@128'"},
       {"cuda-sm_70", "unknown target profile 'cuda-sm_70'"},
       {"", "unknown target profile ''"},
   };
