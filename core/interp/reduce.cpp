@@ -3,6 +3,7 @@
 /// Order, which matters only for float sum and prod: a reduction combines adjacent pairs level
 /// by level (an order-preserving pairwise tree: (x0+x1)+(x2+x3), ...), like reduce_generic; a
 /// scan folds in index order (from the end when reversed, the carry being the left operand).
+/// f16/bf16 sums add in f32 (ir::sum_accumulator) and round each result once.
 #include "core/interp/reduce.h"
 
 #include <cstring>
@@ -157,14 +158,19 @@ void exec_reduce(Exec& ex, const Op& op) {
   const bool scan = op.kind == ir::OpKind::Scan;
   const bool propagate = ir::propagates_nan(&op);  // float max/min: nan = "propagate" or "ignore"
   TESSERA_CHECK(!scan || !arg, "scan of kind ", ir::to_string(kind));
-  dispatch(in.dtype, [&](auto t) {
+  // f16/bf16 sums add in f32 and round each result once (ops.h, ir::sum_accumulator).
+  const ir::DType acc = kind == ReduceKind::Sum ? ir::sum_accumulator(in.dtype) : in.dtype;
+  const RuntimeValue wide = acc != in.dtype ? convert(in, acc, false) : RuntimeValue{};
+  const RuntimeValue& src = acc != in.dtype ? wide : in;
+  RuntimeValue res = acc != in.dtype ? RuntimeValue::of_type(out.type().with_dtype(acc)) : out;
+  dispatch(acc, [&](auto t) {
     using T = decltype(t);
     if (scan)
-      return scan_values<T>(in, out, s, kind, op.int_attr_or(attr::kReverse, 0) != 0, propagate);
-    if (arg) return reduce_index<T>(in, out, s, kind);
-    reduce_values<T>(in, out, s, kind, propagate);
+      return scan_values<T>(src, res, s, kind, op.int_attr_or(attr::kReverse, 0) != 0, propagate);
+    if (arg) return reduce_index<T>(src, res, s, kind);
+    reduce_values<T>(src, res, s, kind, propagate);
   });
-  ex.set(op.result(), std::move(out));
+  ex.set(op.result(), acc != in.dtype ? convert(res, out.dtype, false) : std::move(res));
 }
 
 }  // namespace tessera::interp

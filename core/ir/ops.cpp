@@ -133,6 +133,10 @@ int inline_asm_registers(std::span<const DType> dtypes, int64_t pack) {
   return n;
 }
 
+DType sum_accumulator(DType t) {
+  return t == DType::f16 || t == DType::bf16 ? DType::f32 : t;
+}
+
 bool propagates_nan(const Op* minmax) {
   return minmax->str_attr_or(attr::kNan, "propagate") != "ignore";
 }

@@ -91,13 +91,15 @@
 ///       element (ties to the lowest index; a NaN is the extreme for both). max/min follow the
 ///       `max`/`min` op's rule `nan`: "propagate" (the default: NaN if any element is NaN) or
 ///       "ignore" (NaN only if every element is; Triton's tl.max/tl.min, which tl::max/tl::min
-///       emit). Float sums may be reassociated.
+///       emit). Float sums may be reassociated; f16 and bf16 sums accumulate in f32 and round
+///       each result once (`sum_accumulator`), so the order hardly shows.
 ///   reduce_generic %t0, ... {axis} ({ ^(%l0.., %r0..): ...; yield %c0.. })
 ///       combines N same-shape tiles along `axis` with the region, which receives the left
 ///       (lower-index) then the right elements; the combine must be associative. N results.
 ///   scan %t {axis, kind, reverse, nan}
 ///       inclusive scan (kind in sum prod max min; max/min take `nan` as reduce does); reverse
-///       = 1 scans from the end.
+///       = 1 scans from the end. Float sums may be reassociated and, as for reduce, f16/bf16
+///       sums accumulate in f32 and round each result once.
 ///   scan_generic %t0, ... {axis, reverse} ({ region as for reduce_generic })
 ///   dot %a, %b, %acc {precision}
 ///       a:[M,K], b:[K,N], acc:[M,N] -> [M,N] of acc's dtype: acc + a x b, accumulated in
@@ -410,5 +412,10 @@ struct InlineAsmOp {
 /// Min/max NaN rule of a min, max, reduce or scan op: true when NaN operands propagate (the
 /// IR's default; the kernel language asks "ignore", Triton's default).
 bool propagates_nan(const Op* minmax);
+
+/// The dtype in which a reduce or scan of kind sum over `t` elements adds: f32 for f16 and bf16,
+/// each result rounded once to `t` (adding in 8 or 11 bits, two orders of one sum can differ by
+/// a large fraction of a result that cancels, and the order is the layout's), else `t`.
+DType sum_accumulator(DType t);
 
 }  // namespace tessera::ir

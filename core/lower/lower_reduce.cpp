@@ -328,6 +328,11 @@ void Lowerer::lower_reduce(const ir::Op& op) {
   ir::ReduceKind kind = red.reduce_kind();
   Type elem = x->type.element();
   std::vector<Regs> in = {regs(x, l)};
+  const DType wide = kind == ir::ReduceKind::Sum ? ir::sum_accumulator(elem.dtype) : elem.dtype;
+  if (wide != elem.dtype) {  // f16/bf16 sums add in f32 and round each result once (ops.h)
+    elem = Type::scalar(wide);
+    for (ir::Value*& v : in[0]) v = emit(OpKind::Cast, {v}, elem);
+  }
   std::vector<DType> dtypes = {elem.dtype};
   if (kind == ir::ReduceKind::ArgMax || kind == ir::ReduceKind::ArgMin) {
     in.push_back(axis_coords(*this, l, axis));
@@ -342,6 +347,8 @@ void Lowerer::lower_reduce(const ir::Op& op) {
                                       builtin_combine(*this, kind, elem, propagate), fold);
   Regs result = out.back();
   const ir::Value* r = op.result();
+  if (wide != x->type.dtype)
+    for (ir::Value*& v : result) v = emit(OpKind::Cast, {v}, r->type.element());
   if (!r->type.is_tile()) return define_scalar(r, result[0]);
   define_tile(r, slice(l, axis), result);
 }

@@ -234,6 +234,7 @@ void Lowerer::lower_scan(const ir::Op& op) {
     dtypes.push_back(v->type.dtype);
   }
   Combine combine;
+  DType wide = dtypes[0];
   if (op.kind == OpKind::Scan) {
     ir::ScanOp sc(&op);
     OpKind k = OpKind::Add;
@@ -252,6 +253,14 @@ void Lowerer::lower_scan(const ir::Op& op) {
         break;
     }
     Type elem = op.result()->type.element();
+    if (sc.scan_kind() == ir::ReduceKind::Sum) {  // f16/bf16 sums add in f32 (ops.h)
+      wide = ir::sum_accumulator(elem.dtype);
+      if (wide != elem.dtype) {
+        elem = Type::scalar(wide);
+        for (ir::Value*& v : in[0]) v = emit(OpKind::Cast, {v}, elem);
+        dtypes[0] = wide;
+      }
+    }
     std::vector<ir::Attribute> attrs;  // float max/min keep the scan's NaN rule
     if (!ir::propagates_nan(&op) && (k == OpKind::Max || k == OpKind::Min) &&
         ir::is_float(elem.dtype))
@@ -266,6 +275,8 @@ void Lowerer::lower_scan(const ir::Op& op) {
     };
   }
   std::vector<Regs> out = scan_core(*this, in, dtypes, l, axis, reverse, combine);
+  if (op.kind == OpKind::Scan && wide != op.result()->type.dtype)
+    for (ir::Value*& v : out[0]) v = emit(OpKind::Cast, {v}, op.result()->type.element());
   for (size_t k = 0; k < op.results.size(); ++k) define_tile(op.results[k], l, out[k]);
 }
 

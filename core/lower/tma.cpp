@@ -62,7 +62,7 @@ std::optional<ir::TensorMapParam> plan_tma(const ir::Function& fn, const ir::Op&
                                            const target::Target& target, std::string* why) {
   if (!target.has(target::Cap::Tma)) return fail(why, "the target has no TMA");
   if (load.kind != OpKind::DescLoad) return fail(why, "not a descriptor load");
-  const ir::DescOperands desc = ir::DescLoadOp(const_cast<ir::Op*>(&load)).desc();
+  const ir::DescOperands desc = ir::DescLoadOp(&load).desc();
   if (desc.rank > kMaxRank)
     return fail(why, "rank " + std::to_string(desc.rank) + " is over TMA's 5");
   ir::TensorMapParam map;

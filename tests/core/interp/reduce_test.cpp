@@ -221,3 +221,41 @@ TEST_CASE("interp scan: float cumsum folds in order, cummax propagates NaN") {
   CHECK(reduce<int8_t, int8_t>(OpKind::Scan, DType::i8, DType::i8, {4}, 0, "sum",
                                {100, 100, 100, 0}) == std::vector<int8_t>{100, -56, 44, 44});
 }
+
+namespace {
+/// bf16 bits of `f`, which must be a bf16 value (the top half of its f32 bits).
+uint16_t bf16_bits(float f) {
+  REQUIRE((std::bit_cast<uint32_t>(f) & 0xffffu) == 0);
+  return static_cast<uint16_t>(std::bit_cast<uint32_t>(f) >> 16);
+}
+float bf16_value(uint16_t b) {
+  return std::bit_cast<float>(static_cast<uint32_t>(b) << 16);
+}
+}  // namespace
+
+// Adding in bf16's 8 bits, the sum of these depends on the order: sequentially (the reverse
+// scan) it was 0.455078125 and the SIMT lowering's orders gave 0.470703125 or 0.484375 by the
+// subgroup size (tessera fuzz --device simt:32 --seed 7, program 276). In f32, every order
+// gives the exact 0.46875.
+TEST_CASE("interp scan and reduce: f16/bf16 sums add in f32 and round each result once") {
+  const std::vector<float> x{0, 0, 0, -0.091796875f, -3.671875f, 0.232421875f, 2, 2};
+  std::vector<uint16_t> bits;
+  for (float f : x) bits.push_back(bf16_bits(f));
+  const auto rev =
+      reduce<uint16_t, uint16_t>(OpKind::Scan, DType::bf16, DType::bf16, {8}, 0, "sum", bits, true);
+  std::vector<float> got;
+  for (uint16_t b : rev) got.push_back(bf16_value(b));
+  // 4.232421875 rounds to 4.21875; 0.560546875 is a tie between two bf16 values: to even, 0.5625.
+  CHECK(got ==
+        std::vector<float>{0.46875f, 0.46875f, 0.46875f, 0.46875f, 0.5625f, 4.21875f, 4.0f, 2.0f});
+  // A pairwise bf16 tree gives (256 + 1) + (1 - 256) = 256 - 255 = 1; f32 gives 2.
+  std::vector<uint16_t> y;
+  for (float f : {256.0f, 1.0f, 1.0f, -256.0f}) y.push_back(bf16_bits(f));
+  CHECK(bf16_value(reduce<uint16_t, uint16_t>(OpKind::Reduce, DType::bf16, DType::bf16, {4}, 0,
+                                              "sum", y)[0]) == 2.0f);
+  // f16 likewise: 2048 + 1 is 2048 in f16 (11 bits), so the tree gives 2048 - 2047 = 1.
+  std::vector<uint16_t> h;
+  for (uint16_t v : {0x6800, 0x3c00, 0x3c00, 0xe800}) h.push_back(v);  // 2048, 1, 1, -2048
+  CHECK(reduce<uint16_t, uint16_t>(OpKind::Reduce, DType::f16, DType::f16, {4}, 0, "sum", h)[0] ==
+        0x4000);  // 2
+}
