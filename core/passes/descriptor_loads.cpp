@@ -3,12 +3,14 @@
 
 #include <algorithm>
 #include <optional>
+#include <unordered_set>
 #include <vector>
 
 #include "core/ir/builder.h"
 #include "core/ir/ops.h"
 #include "core/lower/axis_info.h"
 #include "core/lower/tma.h"
+#include "core/passes/rem_version.h"
 #include "core/passes/rewrite.h"
 
 namespace tessera::passes {
@@ -46,7 +48,7 @@ const Op* def(const Value* v) {
 Value* splatted(const Value* v) {
   const Op* op = def(v);
   return op && op->kind == OpKind::Splat && !op->operand(0)->type.is_tile() ? op->operand(0)
-                                                                             : nullptr;
+                                                                            : nullptr;
 }
 
 /// The integer a constant (scalar or tile) holds.
@@ -135,19 +137,25 @@ Value* pointer_terms(const Value* v, std::vector<Term>& out, int depth = 0) {
 
 /// The mask `index < bound` per dimension (bounds[d] null where none), an `and` of such
 /// comparisons broadcast to the block; false for any other mask.
-bool mask_bounds(const Value* v, Index (&idx)[kRank], Value* (&bounds)[kRank], int depth = 0) {
+struct MaskBounds {
+  Index idx[kRank];
+  Value* bounds[kRank] = {};
+  Value* values[kRank] = {};  ///< the index tiles compared
+};
+bool mask_bounds(const Value* v, MaskBounds& out, int depth = 0) {
   const Op* op = def(v);
   if (!op || depth > 16) return false;
-  if (op->kind == OpKind::Broadcast) return mask_bounds(op->operand(0), idx, bounds, depth + 1);
+  if (op->kind == OpKind::Broadcast) return mask_bounds(op->operand(0), out, depth + 1);
   if (op->kind == OpKind::And)
-    return mask_bounds(op->operand(0), idx, bounds, depth + 1) &&
-           mask_bounds(op->operand(1), idx, bounds, depth + 1);
+    return mask_bounds(op->operand(0), out, depth + 1) &&
+           mask_bounds(op->operand(1), out, depth + 1);
   if (op->kind != OpKind::CmpLt || v->type.shape.size() != kRank) return false;
   std::optional<Index> x = index_of(op->operand(0));
   Value* bound = splatted(op->operand(1));
-  if (!x || !bound || bounds[x->dim]) return false;
-  idx[x->dim] = *x;
-  bounds[x->dim] = bound;
+  if (!x || !bound || out.bounds[x->dim]) return false;
+  out.idx[x->dim] = *x;
+  out.bounds[x->dim] = bound;
+  out.values[x->dim] = op->operand(0);
   return true;
 }
 
@@ -164,7 +172,12 @@ struct Match {
   Value* bounds[kRank] = {};
   Term terms[kRank];
   int moving = -1;  ///< the dimension the induction variable advances
+  /// The index tiles (of the mask) whose one start is not provably >= 0: a run-time test must
+  /// prove their elements in [0, INT32_MAX] first.
+  std::vector<Value*> unproven;
 };
+
+using Facts = std::unordered_set<const Value*>;
 
 /// Is `load`'s one use a dot of its body (directly or through a transpose)?
 bool feeds_dot(const Op& load) {
@@ -179,8 +192,8 @@ bool feeds_dot(const Op& load) {
       if (op->kind == OpKind::Dot && i < 2) dot = true;
       if (op->kind == OpKind::Permute && op->ints_attr(attr::kOrder) == std::vector<int64_t>{1, 0})
         dot = std::any_of(body.ops.begin(), body.ops.end(), [&](const Op* d) {
-          return d->kind == OpKind::Dot && (d->operand(0) == op->result() ||
-                                            d->operand(1) == op->result());
+          return d->kind == OpKind::Dot &&
+                 (d->operand(0) == op->result() || d->operand(1) == op->result());
         });
     }
   return uses == 1 && dot;
@@ -218,7 +231,8 @@ bool advances_with_loop(const Match& m, const Value* inc, int64_t step) {
          (mul->operand(1) == mv.stride && constant_int(mul->operand(0)) == step);
 }
 
-std::optional<Match> match(Op* load) {
+/// The rewrite of `load`, if it applies where the starts in `nonneg` are >= 0.
+std::optional<Match> match(Op* load, const Facts& nonneg) {
   const ir::Region* body = load->parent;
   if (!body || !body->parent || body->parent->kind != OpKind::For) return std::nullopt;
   const ir::ForOp f(body->parent);
@@ -242,14 +256,15 @@ std::optional<Match> match(Op* load) {
   }
   // The mask is the bounds test of the pointers' indices; a carried pointer's mask adds the
   // induction variable to one of them.
-  Index idx[kRank];
-  if (!mask_bounds(ld.mask(), idx, m.bounds) || !m.bounds[0] || !m.bounds[1]) return std::nullopt;
+  MaskBounds mb;
+  if (!mask_bounds(ld.mask(), mb) || !mb.bounds[0] || !mb.bounds[1]) return std::nullopt;
   for (int d = 0; d < kRank; ++d) {
+    m.bounds[d] = mb.bounds[d];
     std::vector<Value*> starts = m.terms[d].index.starts;
-    if (idx[d].len != m.terms[d].index.len) return std::nullopt;
-    if (same_starts(idx[d].starts, starts)) continue;
+    if (mb.idx[d].len != m.terms[d].index.len) return std::nullopt;
+    if (same_starts(mb.idx[d].starts, starts)) continue;
     starts.push_back(f.iv());
-    if (!inc || m.moving >= 0 || !same_starts(idx[d].starts, starts)) return std::nullopt;
+    if (!inc || m.moving >= 0 || !same_starts(mb.idx[d].starts, starts)) return std::nullopt;
     m.moving = d;
   }
   if (inc) {
@@ -259,10 +274,16 @@ std::optional<Match> match(Op* load) {
     if (!advances_with_loop(m, inc, *step)) return std::nullopt;
     if (!lower::provably_nonneg(f.iv())) return std::nullopt;
   }
-  // Every start never negative (the descriptor reads nothing below 0).
-  for (const Term& term : m.terms)
-    for (const Value* s : term.index.starts)
-      if (s->type.dtype != DType::i32 || !lower::provably_nonneg(s)) return std::nullopt;
+  // Every start never negative (the descriptor reads nothing below 0), or to be tested.
+  for (int d = 0; d < kRank; ++d) {
+    const std::vector<Value*>& starts = m.terms[d].index.starts;
+    for (const Value* s : starts) {
+      if (s->type.dtype != DType::i32) return std::nullopt;
+      if (nonneg.count(s) || lower::provably_nonneg(s)) continue;
+      if (starts.size() != 1 || d == m.moving) return std::nullopt;
+      m.unproven.push_back(mb.values[d]);
+    }
+  }
   for (const Value* b : m.bounds)
     if (b->type.dtype != DType::i32) return std::nullopt;
   for (const Term& term : m.terms)
@@ -291,8 +312,7 @@ std::vector<Op*> build(ir::Module& mod, const Match& m) {
     std::vector<Value*> starts = term.index.starts;
     if (d == m.moving) starts.push_back(ir::ForOp(load->parent->parent).iv());
     Value* sum = nullptr;
-    for (Value* s : starts)
-      sum = sum ? track(b.create_value(OpKind::Add, {sum, s}, i32)) : s;
+    for (Value* s : starts) sum = sum ? track(b.create_value(OpKind::Add, {sum, s}, i32)) : s;
     offset[d] = sum ? sum : track(b.constant_int(i32, 0));
   }
   // The dimension of stride 1 innermost: dimension 1 as loaded, else the transposed tensor.
@@ -313,6 +333,54 @@ void erase(const std::vector<Op*>& ops) {
   for (Op* op : ops) std::erase(op->parent->ops, op);
 }
 
+/// Builds `x`'s descriptor load; keeps it (erasing the load) where TMA can copy it into the
+/// loop's ring and `keep` holds, else takes it back. True where TMA can copy it.
+bool rewrite(ir::Module& m, const ir::Function& fn, const Match& x, const target::Target& target,
+             bool keep) {
+  std::vector<Op*> added = build(m, x);
+  Op* desc = *std::find_if(added.begin(), added.end(),
+                           [](const Op* op) { return op->kind == OpKind::DescLoad; });
+  Value* value = added.back()->result();
+  ir::replace_all_uses(x.load->parent, x.load->result(), value);
+  const bool copied = lower::plan_tma(fn, *desc, target, nullptr) && lower::feeds_loop_dot(*desc);
+  if (!copied || !keep) {
+    ir::replace_all_uses(x.load->parent, value, x.load->result());
+    erase(added);
+    return copied;
+  }
+  erase({x.load});
+  return true;
+}
+
+/// The loads of `fn` whose starts are not provably >= 0 (each in a loop of the body's top
+/// level): the body from the first such loop on copied behind a test that proves them
+/// (passes::version_nonneg), the copies' loads rewritten. True if any.
+bool version_and_rewrite(ir::Module& m, ir::Function& fn, const std::vector<Match>& loads,
+                         const target::Target& target) {
+  const std::vector<Op*>& top = fn.body->ops;
+  size_t split = top.size();
+  std::vector<Value*> tested;
+  Facts facts;
+  for (const Match& x : loads) {
+    const auto at = std::find(top.begin(), top.end(), x.load->parent->parent);
+    if (at == top.end()) continue;  // a loop inside a branch or a loop: left as written
+    split = std::min(split, static_cast<size_t>(at - top.begin()));
+    tested.insert(tested.end(), x.unproven.begin(), x.unproven.end());
+    for (const Term& term : x.terms)
+      for (const Value* s : term.index.starts) facts.insert(s);
+  }
+  if (split == top.size()) return false;
+  const auto map = version_nonneg(m, fn, split, tested);
+  if (!map) return false;
+  for (const Match& x : loads) {
+    const auto copy = map->find(x.load->result());
+    if (copy == map->end()) continue;
+    if (std::optional<Match> y = match(copy->second->def, facts); y && y->unproven.empty())
+      rewrite(m, fn, *y, target, /*keep=*/true);
+  }
+  return true;  // (a copy left with pointer loads is undone by the pipeline's plan step)
+}
+
 }  // namespace
 
 bool pointer_loads_to_descriptors(ir::Module& m, const target::Target& target) {
@@ -322,22 +390,16 @@ bool pointer_loads_to_descriptors(ir::Module& m, const target::Target& target) {
     std::vector<Match> matches;
     ir::walk(fn->body, [&](Op* op) {
       if (op->kind != OpKind::Load) return;
-      if (std::optional<Match> x = match(op)) matches.push_back(*x);
+      if (std::optional<Match> x = match(op, {})) matches.push_back(*x);
     });
+    std::vector<Match> versioned;  // those whose starts a test must prove >= 0 first
     for (const Match& x : matches) {
-      std::vector<Op*> added = build(m, x);
-      Op* desc = *std::find_if(added.begin(), added.end(),
-                               [](const Op* op) { return op->kind == OpKind::DescLoad; });
-      Value* value = added.back()->result();
-      ir::replace_all_uses(x.load->parent, x.load->result(), value);
-      if (!lower::plan_tma(*fn, *desc, target, nullptr) || !lower::feeds_loop_dot(*desc)) {
-        ir::replace_all_uses(x.load->parent, value, x.load->result());
-        erase(added);
-        continue;
-      }
-      erase({x.load});
-      changed = true;
+      if (x.unproven.empty())
+        changed |= rewrite(m, *fn, x, target, /*keep=*/true);
+      else if (rewrite(m, *fn, x, target, /*keep=*/false))
+        versioned.push_back(x);
     }
+    changed |= version_and_rewrite(m, *fn, versioned, target);
   }
   return changed;
 }
