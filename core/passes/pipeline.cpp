@@ -15,6 +15,7 @@
 #include "core/passes/canonicalize.h"
 #include "core/passes/contract.h"
 #include "core/passes/cse.h"
+#include "core/passes/descriptor_loads.h"
 #include "core/passes/descriptors.h"
 #include "core/passes/dce.h"
 #include "core/passes/fold.h"
@@ -132,6 +133,16 @@ bool bounds(State& s) {
 /// (descriptors) that a ring takes are copied by TMA; the others are expanded as on other targets
 /// and the kernel planned again (all of them, should that plan leave one). True if it expanded
 /// any. `heading` introduces the plan in the layouts dump.
+bool descriptor_loads(State& s) {
+  // Only where descriptor loads can be copied by TMA; debug mode checks the accesses as written.
+  if (!s.target.has(target::Cap::Tma) || s.options.debug) return false;
+  std::unique_ptr<ir::Module> before = s.out.tile->clone();
+  if (!pointer_loads_to_descriptors(*s.out.tile, s.target)) return false;
+  s.out.before_descriptor_loads = std::move(before);
+  optimize(*s.out.tile, pass_options(s));  // the masks and carried pointers no longer used
+  return true;
+}
+
 bool plan_kernel(State& s, bool lean_rings, std::string_view heading) {
   auto plan = [&](std::string_view why) {
     s.out.plan = std::make_unique<lower::LoweringPlan>(s.out.tile->kernel(), s.target, s.options,
@@ -151,6 +162,13 @@ bool plan_kernel(State& s, bool lean_rings, std::string_view heading) {
     });
     if (!left) return round > 0;
     s.out.plan.reset();
+    if (s.out.before_descriptor_loads) {
+      // A load `descriptor-loads` rewrote that no ring copies by TMA: the kernel as it was.
+      s.out.tile = std::move(s.out.before_descriptor_loads);
+      plan("// re-planned without the descriptor loads rewritten from pointer loads\n");
+      round = -1;  // the kernel's own descriptor loads, as if planned first
+      continue;
+    }
     expand_descriptors(*s.out.tile,
                        [&](const ir::Op& op) { return round == 0 && taken.count(&op) != 0; });
     optimize(*s.out.tile, pass_options(s));
@@ -187,7 +205,7 @@ struct Step {
   StepFn run;
 };
 
-constexpr std::array<Step, 11> kSteps = {{
+constexpr std::array<Step, 12> kSteps = {{
     {{"verify", Stage::Tile, "check the kernel as traced"}, verify},
     {{"descriptors", Stage::Tile, "tensor-descriptor accesses as masked pointer accesses"},
      descriptors},
@@ -198,6 +216,9 @@ constexpr std::array<Step, 11> kSteps = {{
     {{"contract", Stage::Tile, "fp_fusion: single-use f32/f64 products fused into their sums"},
      contract},
     {{"bounds", Stage::Tile, "debug mode: every access checked against its buffer"}, bounds},
+    {{"descriptor-loads", Stage::Tile,
+      "TMA targets: pointer loads feeding a loop's dot as descriptor loads, where the same"},
+     descriptor_loads},
     {{"verify", Stage::Tile, "check the optimized tile IR"}, verify},
     {{"plan", Stage::Simt, "layouts, dot plans and loop plans"}, make_plan},
     {{"to-simt", Stage::Simt, "per-thread code following the plans"}, to_simt},

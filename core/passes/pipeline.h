@@ -75,6 +75,9 @@ struct Compiled {
   std::unique_ptr<ir::Module> tile;           ///< the optimized tile IR
   std::unique_ptr<lower::LoweringPlan> plan;  ///< Stage::Simt: the plans (of `tile`)
   std::unique_ptr<ir::Module> simt;           ///< Stage::Simt: the SIMT IR
+  /// The tile IR before `descriptor-loads` rewrote pointer loads (descriptor_loads.h), kept
+  /// until the plan copies every descriptor load by TMA; the plan goes back to it otherwise.
+  std::unique_ptr<ir::Module> before_descriptor_loads;
 };
 
 /// Runs the steps above on a copy of `traced` (a tile-IR kernel as traced) up to `stop`. Throws

@@ -269,6 +269,44 @@ Value* build_test(ir::Builder& b, const std::vector<Affine>& forms) {
   return test;
 }
 
+/// Rewrites `fn`'s body from top-level op `split` to its end into `if (every form's elements in
+/// [0, INT32_MAX]) { a copy } else { as written }`; returns the map from the tail's values to
+/// the copy's.
+std::unordered_map<const Value*, Value*> split_tail(ir::Module& m, ir::Function& fn, size_t split,
+                                                    const std::vector<Affine>& forms) {
+  ir::Region* body = fn.body;
+  Op* first = body->ops[split];
+  ir::Builder b(m);
+  b.set_insertion_before(first);
+  b.set_loc(first->loc);
+  Value* test = build_test(b, forms);
+  Op* branch = b.create(OpKind::If, {test}, {});
+  ir::Region* then_region = b.add_region(branch);
+  ir::Region* else_region = b.add_region(branch);
+
+  // The tail (every op after the branch; a function body has no terminator) moves into `else`.
+  auto at = std::find(body->ops.begin(), body->ops.end(), branch);
+  std::vector<Op*> tail(at + 1, body->ops.end());
+  body->ops.erase(at + 1, body->ops.end());
+  for (Op* op : tail) {
+    op->parent = else_region;
+    else_region->ops.push_back(op);
+  }
+  // `then`: a copy.
+  std::unordered_map<const Value*, Value*> map;
+  for (const Op* op : tail) {
+    Op* copy = clone(m, *op, map);
+    copy->parent = then_region;
+    then_region->ops.push_back(copy);
+  }
+  for (ir::Region* r : {then_region, else_region}) {
+    ir::Builder rb(m, r);
+    rb.set_loc(first->loc);
+    rb.create(OpKind::Yield, {}, {});
+  }
+  return map;
+}
+
 bool version_function(ir::Module& m, ir::Function& fn) {
   ir::Region* body = fn.body;
   const lower::AxisInfoMap info(fn);
@@ -288,42 +326,27 @@ bool version_function(ir::Module& m, ir::Function& fn) {
     versioned.push_back(body->ops[i]);
   }
   if (versioned.empty()) return false;
-
-  Op* first = body->ops[split];
-  ir::Builder b(m);
-  b.set_insertion_before(first);
-  b.set_loc(first->loc);
-  Value* test = build_test(b, forms);
-  Op* branch = b.create(OpKind::If, {test}, {});
-  ir::Region* then_region = b.add_region(branch);
-  ir::Region* else_region = b.add_region(branch);
-
-  // The tail (every op after the branch; a function body has no terminator) moves into `else`.
-  auto at = std::find(body->ops.begin(), body->ops.end(), branch);
-  std::vector<Op*> tail(at + 1, body->ops.end());
-  body->ops.erase(at + 1, body->ops.end());
-  for (Op* op : tail) {
-    op->parent = else_region;
-    else_region->ops.push_back(op);
-  }
-  // `then`: a copy whose versioned remainders carry the fact.
-  std::unordered_map<const Value*, Value*> map;
-  for (const Op* op : tail) {
-    Op* copy = clone(m, *op, map);
-    if (std::find(versioned.begin(), versioned.end(), op) != versioned.end())
-      copy->set_attr(lower::kNonnegAttr, int64_t{1});
-    copy->parent = then_region;
-    then_region->ops.push_back(copy);
-  }
-  for (ir::Region* r : {then_region, else_region}) {
-    ir::Builder rb(m, r);
-    rb.set_loc(first->loc);
-    rb.create(OpKind::Yield, {}, {});
-  }
+  // `then`'s versioned remainders carry the fact.
+  const std::unordered_map<const Value*, Value*> map = split_tail(m, fn, split, forms);
+  for (const Op* op : versioned)
+    map.at(op->result())->def->set_attr(lower::kNonnegAttr, int64_t{1});
   return true;
 }
 
 }  // namespace
+
+std::optional<std::unordered_map<const ir::Value*, ir::Value*>> version_nonneg(
+    ir::Module& m, ir::Function& fn, size_t split, const std::vector<ir::Value*>& values) {
+  const Analysis analysis(fn, split);
+  std::vector<Affine> forms;
+  for (Value* v : values) {
+    std::optional<Affine> form = analysis.affine(v);
+    if (!form || !form->bounded()) return std::nullopt;
+    forms.push_back(std::move(*form));
+  }
+  if (forms.empty()) return std::nullopt;
+  return split_tail(m, fn, split, forms);
+}
 
 bool version_remainders(ir::Module& m) {
   bool changed = false;

@@ -30,11 +30,23 @@
 /// shared memory of one copy's loop rings for the other's (Lowerer::new_buffer).
 #pragma once
 
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
 #include "core/ir/ir.h"
 
 namespace tessera::passes {
 
 /// Versions each function of `m` whose remainders the policy above selects; true if any.
 bool version_remainders(ir::Module& m);
+
+/// The same split for other facts: where every value of `values` (signed 32-bit, over scalars
+/// defined before top-level op `split` of `fn`'s body, index tiles and constants) has an affine
+/// form, rewrites the body from `split` to its end into `if (every element of each value in [0,
+/// INT32_MAX]) { a copy } else { as written }` and returns the map from the tail's values to
+/// their copies in `then`; nullopt, changing nothing, otherwise.
+std::optional<std::unordered_map<const ir::Value*, ir::Value*>> version_nonneg(
+    ir::Module& m, ir::Function& fn, size_t split, const std::vector<ir::Value*>& values);
 
 }  // namespace tessera::passes

@@ -9,6 +9,8 @@
 //   lower <target> [num_warps=N] [num_stages=S]
 //               the pipeline's steps from `plan` on (plans, SIMT IR, its cleanup, the
 //               verifier) for a target profile: the output is the SIMT IR;
+//   descriptor-loads <target>
+//               pointer loads feeding a loop's dot as descriptor loads (descriptor_loads.h);
 //   plans <target> [num_warps=N] [num_stages=S]
 //               the lowering plans as TESSERA_DUMP=layouts prints them (the last step).
 // Cases are separated by `// -----` lines; each is parsed on its own (line numbers stay those
@@ -37,6 +39,7 @@
 #include "core/ir/verifier.h"
 #include "core/support/error.h"
 
+#include "core/passes/descriptor_loads.h"
 #include "core/passes/pipeline.h"
 #include "core/target/target.h"
 
@@ -194,6 +197,11 @@ std::vector<std::string> run_step(const std::string& step, std::unique_ptr<tesse
     if (words[0] == "plans") text = c.plan->str();
     m = words[0] == "plans" ? std::move(c.tile) : std::move(c.simt);
     return {};
+  }
+  if (words[0] == "descriptor-loads") {
+    const LowerArgs a = lower_args(words);
+    passes::pointer_loads_to_descriptors(*m, a.target);
+    return ir::verify_all(*m);
   }
   if (step == "verify") return ir::verify_all(*m);
   if (step == "roundtrip") {

@@ -140,8 +140,118 @@ TEST_CASE("pipeline: the compile steps run in the documented order") {
   std::string names;
   for (const passes::StepInfo& s : passes::all_steps()) names += std::string(s.name) + " ";
   CHECK(names ==
-        "verify descriptors optimize rem-version contract bounds verify plan to-simt "
-        "simt-optimize verify ");
+        "verify descriptors optimize rem-version contract bounds descriptor-loads verify plan "
+        "to-simt simt-optimize verify ");
+}
+
+/// The seed's matmul walk over pointer tiles, with the facts TMA needs
+/// (tests/golden/descriptor_loads/ring_tma_sm90a.tir).
+constexpr const char* kSeedMatmul = R"(
+func @seed(%a: ptr<f16> {divisibility = 16}, %b: ptr<f16> {divisibility = 16}, %M: i32, %N: i32, %K: i32, %sa: i32 {divisibility = 16}, %sb: i32 {divisibility = 16}, %off: i32, %c: ptr<f32> {divisibility = 16}) {
+  %pm = program_id {axis = 0} : i32
+  %pn = program_id {axis = 1} : i32
+  %c64 = constant {value = 64} : i32
+  %m0 = mul %pm, %c64 : i32
+  %n0 = mul %pn, %c64 : i32
+  %r64 = arange {start = 0, end = 64} : tile<64xi32>
+  %m0s = splat %m0 : tile<64xi32>
+  %rows = add %m0s, %r64 : tile<64xi32>
+  %n0s = splat %n0 : tile<64xi32>
+  %cols = add %n0s, %r64 : tile<64xi32>
+  %rk = arange {start = 0, end = 32} : tile<32xi32>
+  %r2 = expand_dims %rows {axis = 1} : tile<64x1xi32>
+  %k2 = expand_dims %rk {axis = 0} : tile<1x32xi32>
+  %sas = splat %sa : tile<64x1xi32>
+  %ro = mul %r2, %sas : tile<64x1xi32>
+  %ab = splat %a : tile<64x1xptr<f16>>
+  %ap1 = ptr_add %ab, %ro : tile<64x1xptr<f16>>
+  %ap2 = broadcast %ap1 : tile<64x32xptr<f16>>
+  %kb = broadcast %k2 : tile<64x32xi32>
+  %ap = ptr_add %ap2, %kb : tile<64x32xptr<f16>>
+  %k3 = expand_dims %rk {axis = 1} : tile<32x1xi32>
+  %sbs = splat %sb : tile<32x1xi32>
+  %ko3 = mul %k3, %sbs : tile<32x1xi32>
+  %n2 = expand_dims %cols {axis = 0} : tile<1x64xi32>
+  %bb = splat %b : tile<32x1xptr<f16>>
+  %bp1 = ptr_add %bb, %ko3 : tile<32x1xptr<f16>>
+  %bp2 = broadcast %bp1 : tile<32x64xptr<f16>>
+  %nb = broadcast %n2 : tile<32x64xi32>
+  %bp = ptr_add %bp2, %nb : tile<32x64xptr<f16>>
+  %lb = constant {value = 0} : i32
+  %st = constant {value = 32} : i32
+  %acc0 = constant {value = 0.0} : tile<64x64xf32>
+  %ra, %rb, %rc = for %lb, %K, %st, %ap, %bp, %acc0 ({
+  ^(%k: i32, %p: tile<64x32xptr<f16>>, %q: tile<32x64xptr<f16>>, %acc: tile<64x64xf32>):
+    %ks = splat %k : tile<1x32xi32>
+    %kk = add %k2, %ks : tile<1x32xi32>
+    %Ks = splat %K : tile<1x32xi32>
+    %mk = cmp_lt %kk, %Ks : tile<1x32xi1>
+    %Ms = splat %M : tile<64x1xi32>
+    %mm = cmp_lt %r2, %Ms : tile<64x1xi1>
+    %mmb = broadcast %mm : tile<64x32xi1>
+    %mkb = broadcast %mk : tile<64x32xi1>
+    %ma = and %mmb, %mkb : tile<64x32xi1>
+    %za = constant {value = 0.0} : tile<64x32xf16>
+    %x = load %p, %ma, %za : tile<64x32xf16>
+    %ks3 = splat %k : tile<32x1xi32>
+    %kk3 = add %k3, %ks3 : tile<32x1xi32>
+    %Ks3 = splat %K : tile<32x1xi32>
+    %mk3 = cmp_lt %kk3, %Ks3 : tile<32x1xi1>
+    %Ns = splat %N : tile<1x64xi32>
+    %mn = cmp_lt %n2, %Ns : tile<1x64xi1>
+    %mk3b = broadcast %mk3 : tile<32x64xi1>
+    %mnb = broadcast %mn : tile<32x64xi1>
+    %mb = and %mk3b, %mnb : tile<32x64xi1>
+    %zb = constant {value = 0.0} : tile<32x64xf16>
+    %y = load %q, %mb, %zb : tile<32x64xf16>
+    %d = dot %x, %y, %acc : tile<64x64xf32>
+    %inca = constant {value = 32} : tile<64x32xi32>
+    %p2 = ptr_add %p, %inca : tile<64x32xptr<f16>>
+    %skb = mul %sb, %st : i32
+    %incb = splat %skb : tile<32x64xi32>
+    %q2 = ptr_add %q, %incb : tile<32x64xptr<f16>>
+    yield %p2, %q2, %d
+  }) : tile<64x32xptr<f16>>, tile<32x64xptr<f16>>, tile<64x64xf32>
+  %c64t = constant {value = 64} : tile<64x1xi32>
+  %co = mul %r2, %c64t : tile<64x1xi32>
+  %cob = broadcast %co : tile<64x64xi32>
+  %cnb = broadcast %n2 : tile<64x64xi32>
+  %coff = add %cob, %cnb : tile<64x64xi32>
+  %cs = splat %c : tile<64x64xptr<f32>>
+  %cp = ptr_add %cs, %coff : tile<64x64xptr<f32>>
+  store %cp, %rc
+}
+)";
+
+TEST_CASE("pipeline: descriptor-loads keeps its rewrite only where the ring copies it by TMA") {
+  auto m = ir::parse(kSeedMatmul, "seed.tir");
+  const target::Target hopper = *target::profile("cuda-sm_90a");
+  auto count = [](const ir::Module& mod, std::string_view what) {
+    const std::string text = ir::print(mod);
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  // Three stages: both loads are descriptor loads copied by TMA.
+  passes::Compiled ring =
+      passes::compile(*m, hopper, {.num_stages = 3}, passes::Stage::Simt, Dumps());
+  CHECK(count(*ring.tile, "desc_load") == 2);
+  CHECK(count(*ring.tile, "= load ") == 0);
+  CHECK(ring.plan->str().find("by TMA") != std::string::npos);
+  // One stage: no ring takes them, so the kernel is planned as written (pointer loads).
+  passes::Compiled plain =
+      passes::compile(*m, hopper, {.num_stages = 1}, passes::Stage::Simt, Dumps());
+  CHECK(count(*plain.tile, "desc_load") == 0);
+  CHECK(count(*plain.tile, "= load ") == 2);
+  CHECK(plain.before_descriptor_loads == nullptr);
+  // The tile stage alone keeps the rewrite; sm_80 and debug mode never make it.
+  CHECK(count(*passes::compile(*m, hopper, {}, passes::Stage::Tile, Dumps()).tile, "desc_load") ==
+        2);
+  const target::Target ampere = *target::profile("cuda-sm_80");
+  CHECK(count(*passes::compile(*m, ampere, {}, passes::Stage::Tile, Dumps()).tile, "desc_load") ==
+        0);
+  CHECK(count(*passes::compile(*m, hopper, {.debug = true}, passes::Stage::Tile, Dumps()).tile,
+              "desc_load") == 0);
 }
 
 TEST_CASE("pipeline: compile stops at the tile stage or runs on to SIMT IR") {
