@@ -61,7 +61,7 @@ TEST_CASE("simt coopmat2: a clamped tensor load reads zero outside the tensor, a
   for (auto [o0, o1] : {std::pair{0, 0}, {2, 1}, {-3, -5}, {4, 5}, {-8, 0}, {9, 9}}) {
     CAPTURE(o0);
     CAPTURE(o1);
-    const std::vector<int8_t> out = run("clamp_zero = 1", o0, o1, t);
+    const std::vector<int8_t> out = run("{clamp_zero = 1}", o0, o1, t);
     for (int e = 0; e < 64; ++e) {
       CAPTURE(e);
       CHECK(out[static_cast<size_t>(e)] == t.expected(o0, o1, e / 8, e % 8));

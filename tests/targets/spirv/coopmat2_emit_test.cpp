@@ -18,7 +18,8 @@ namespace khr = tessera::spirv::khr;
 
 /// A workgroup's 64x64 f32 accumulator of an f16 A (the fast path, no clamping) times B (the edge
 /// path, zero outside), stored to shared memory: the lowering's shape for a CoopMat2 dot.
-std::string tensor_kernel(const std::string& acc = "wgmat_acc<64x64xf32>") {
+std::string tensor_kernel() {
+  const std::string acc = "wgmat_acc<64x64xf32>";
   return kernel("%pa: ptr<f16>, %pb: ptr<f16>, %m: i32, %n: i32, %k: i32",
                 R"(  %zero = constant {value = 0.0} : f32
   %c0 = constant {value = 0} : i32
@@ -141,10 +142,14 @@ TEST_CASE("spirv coopmat2: workgroup matrices need the capability and a shape's 
   CHECK(emit_error(tensor_kernel(), profile("vulkan-nvidia"), ErrorKind::Unsupported) ==
         "kernel 'k': a workgroup-scope cooperative matrix (wgmat_acc<64x64xf32>) needs the "
         "'coopmat2' capability on target 'vulkan-nvidia' (test.tir:5: 'coopmat_fill')");
-  // 64x40 is no multiple of any workgroup shape's 16 columns.
-  const std::string odd = emit_error(tensor_kernel("wgmat_acc<64x40xf32>"),
+  // 8 rows are no multiple of any workgroup shape's M granule (16 or 32).
+  const std::string odd = emit_error(kernel("", R"(  %zero = constant {value = 0.0} : f32
+  %c0 = constant {value = 0} : i32
+  %acc = coopmat_fill %zero : wgmat_acc<8x64xf32>
+  coopmat_store %c0, %acc {buffer = 0, stride = 64})",
+                                            "shared_0 = tile<512xf32>", 128, 32),
                                      profile("vulkan-nvidia-coopmat2"), ErrorKind::Unsupported);
-  CHECK(odd.find("the workgroup-scope matrix wgmat_acc<64x40xf32> is a multiple of none of the "
+  CHECK(odd.find("the workgroup-scope matrix wgmat_acc<8x64xf32> is a multiple of none of the "
                  "target's workgroup shapes (") != std::string::npos);
 }
 
