@@ -306,7 +306,11 @@ void run_matmul(Bench& b, const std::string& dtype, Variant variant, MatmulShape
     for (size_t i = 0; i < configs.size(); ++i) {
       const MatmulConfig& cfg = configs[i];
       const uint64_t grid_m = cdiv(s.m, cfg.block_m), grid_n = cdiv(s.n, cfg.block_n);
-      const LaunchOptions options{.num_warps = cfg.num_warps, .num_stages = cfg.num_stages};
+      // The descriptor rows may take the workgroup-scope cooperative-matrix plan where the device
+      // has VK_NV_cooperative_matrix2 (Vulkan with TESSERA_COOPMAT2=1; ignored elsewhere).
+      const LaunchOptions options{.num_warps = cfg.num_warps,
+                                  .num_stages = cfg.num_stages,
+                                  .coopmat2 = variant == Variant::Descriptor};
       std::function<void()> launch = [&, grid_m, grid_n, options] {
         if (variant == Variant::Grouped)
           in_groups[{Grid(grid_m * grid_n), options}](p.a, p.b, p.c, M, N, K, K, 1, N, 1, N, 1,

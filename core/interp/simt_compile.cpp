@@ -49,7 +49,8 @@ constexpr ir::OpTable<Family> kFamilies = [] {
   t.add(F::Wgmma, {K::Wgmma, K::WgmmaFence, K::WgmmaCommit, K::WgmmaWait, K::FenceAsyncShared});
   t.add(F::Tma, {K::MbarrierInit, K::MbarrierArriveTx, K::MbarrierWait, K::MbarrierInval,
                   K::TmaLoad});
-  t.add(F::CoopMat, {K::CoopMatFill, K::CoopMatLoad, K::CoopMatStore, K::CoopMatMulAdd});
+  t.add(F::CoopMat, {K::CoopMatFill, K::CoopMatLoad, K::CoopMatStore, K::CoopMatMulAdd,
+                      K::CoopMatLoadTensor});
   t.add(F::TileOnly, {K::Arange, K::Splat, K::Broadcast, K::ExpandDims, K::Reshape, K::Permute,
                       K::Cat, K::Load, K::Store, K::Reduce, K::ReduceGeneric, K::Scan,
                       K::ScanGeneric, K::Dot, K::DescLoad, K::DescStore, K::DebugBarrier});
@@ -86,7 +87,7 @@ class Compiler {
   /// Bytes one thread's share of a value of `type` takes.
   int elem_bytes(const ir::Type& type) const {
     TESSERA_CHECK(!type.is_tile(), "a SIMT function holds a value of type ", type.str());
-    if (type.is_mat()) return coopmat_slot_bytes(type, m_.subgroup);
+    if (type.is_mat()) return coopmat_slot_bytes(type, m_.subgroup, t_);
     return type.is_ptr ? 8 : ir::dtype_bytes(type.dtype);
   }
 

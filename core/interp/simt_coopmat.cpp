@@ -1,6 +1,7 @@
 /// \file The cooperative-matrix ops in the SIMT interpreter (core/ir/simt.h). A matrix belongs to a
-/// subgroup of S lanes; the interpreter's own (opaque) distribution gives element e = r * cols + c
-/// to lane e % S, in its slot's element e / S, so a matrix value's slot holds ceil(rows * cols / S)
+/// group of S lanes (a subgroup, or for a workgroup-scope matrix the whole workgroup); the
+/// interpreter's own (opaque) distribution gives element e = r * cols + c to the group's lane
+/// e % S, in its slot's element e / S, so a matrix value's slot holds ceil(rows * cols / S)
 /// elements per thread. Loads and stores check every element's index and take part in race
 /// detection as each element's access by the lane that holds it; mul_add multiplies as `mma` does
 /// (exact products, one f32 rounding per addition, k increasing; i8 products and sums wrap).
@@ -14,33 +15,44 @@
 namespace tessera::interp::simt {
 namespace {
 
-/// Elements of a matrix of `type` each lane holds.
-int64_t per_lane(const ir::Type& type, uint32_t subgroup) {
-  return (type.shape[0] * type.shape[1] + subgroup - 1) / subgroup;
+/// Elements of a matrix of `type` each lane of its group of `group` lanes holds.
+int64_t per_lane(const ir::Type& type, uint32_t group) {
+  return (type.shape[0] * type.shape[1] + group - 1) / group;
 }
 
-/// Does subgroup `base` (its first thread) run the op? Every lane or none: these ops are
-/// subgroup-collective; a uniform index too, for loads and stores.
-bool whole_subgroup(const Machine& m, const Instr& in, const Mask& mask, uint32_t base) {
+/// The lanes that own a matrix of `type` together: a subgroup, or the workgroup.
+uint32_t group_of(const Machine& m, const ir::Type& type) {
+  return type.workgroup ? m.threads : m.subgroup;
+}
+
+std::string group_name(const Machine& m, uint32_t group) {
+  return group == m.subgroup ? "subgroup" : "workgroup";
+}
+
+/// Does the group of `group` lanes from `base` (its first thread) run the op? Every lane or
+/// none: these ops are collective; a uniform index too, for loads and stores.
+bool whole_group(const Machine& m, const Instr& in, const Mask& mask, uint32_t base,
+                 uint32_t group) {
   uint32_t active = 0;
-  for (uint32_t l = 0; l < m.subgroup; ++l) active += mask.on[base + l];
+  for (uint32_t l = 0; l < group; ++l) active += mask.on[base + l];
   if (active == 0) return false;
-  if (active == m.subgroup) return true;
+  if (active == group) return true;
   uint32_t absent = 0;
   while (mask.on[base + absent]) ++absent;
   m.fault(*in.op, -1, std::string(in.op->name()) + " in divergent control flow",
-          ": " + std::to_string(active) + " of " + std::to_string(m.subgroup) +
-              " lanes of subgroup " + std::to_string(base / m.subgroup) + " execute it (lane " +
+          ": " + std::to_string(active) + " of " + std::to_string(group) + " lanes of " +
+              group_name(m, group) + " " + std::to_string(base / group) + " execute it (lane " +
               std::to_string(absent) + " does not)");
 }
 
-/// The index of subgroup `base`'s access: the same in every lane.
-int64_t uniform_index(const Machine& m, const Instr& in, uint32_t base) {
-  const int32_t* index = in.in[0].as<int32_t>();
-  for (uint32_t l = 1; l < m.subgroup; ++l)
+/// Operand `i` (i32) of the group from `base`: the same in every lane.
+int64_t uniform_i32(const Machine& m, const Instr& in, uint32_t base, uint32_t group, size_t i) {
+  const int32_t* index = in.in[i].as<int32_t>();
+  for (uint32_t l = 1; l < group; ++l)
     if (index[base + l] != index[base])
       m.fault(*in.op, static_cast<int>(base + l),
-              std::string(in.op->name()) + " with a non-uniform index",
+              std::string(in.op->name()) + " with a non-uniform " +
+                  (i == 0 ? std::string("index") : "operand #" + std::to_string(i)),
               ": lane " + std::to_string(l) + " gives " + std::to_string(index[base + l]) +
                   ", lane 0 " + std::to_string(index[base]));
   return index[base];
@@ -85,14 +97,15 @@ void coop_access(Machine& m, const Instr& in, const Mask& mask) {
   SharedArray& buf = m.shared.buffers[static_cast<size_t>(a.buffer)];
   const int64_t n = type.shape[0] * type.shape[1];
   const int eb = buf.elem_bytes;
-  for (uint32_t base = 0; base < m.threads; base += m.subgroup) {
-    if (!whole_subgroup(m, in, mask, base)) continue;
-    const int64_t first = uniform_index(m, in, base);
+  const uint32_t group = group_of(m, type);
+  for (uint32_t base = 0; base < m.threads; base += group) {
+    if (!whole_group(m, in, mask, base, group)) continue;
+    const int64_t first = uniform_i32(m, in, base, group, 0);
     for (int64_t e = 0; e < n; ++e) {
-      const uint32_t t = base + static_cast<uint32_t>(e % m.subgroup);
+      const uint32_t t = base + static_cast<uint32_t>(e % group);
       const int64_t i = a.index_of(first, e);
       check_element(m, in, buf, a, t, first, i, kStore ? "writes" : "reads");
-      std::byte* lane = share.data + size_t{t} * share.bytes + (e / m.subgroup) * eb;
+      std::byte* lane = share.data + size_t{t} * share.bytes + (e / group) * eb;
       std::byte* shared = buf.data.data() + i * eb;
       if constexpr (kStore) {
         if (!buf.access.empty()) on_shared_write(m, *in.op, a.buffer, t, buf, i, shared, lane);
@@ -123,7 +136,7 @@ void coop_mul_add(Machine& m, const Instr& in, const Mask& mask) {
   using S = typename In::S;
   const ir::Type &ta = in.op->operand(0)->type, &tc = in.op->operand(2)->type;
   const int64_t M = ta.shape[0], K = ta.shape[1], N = tc.shape[1];
-  const uint32_t sg = m.subgroup;
+  const uint32_t sg = group_of(m, tc);
   std::vector<double> a(static_cast<size_t>(M * K)), b(static_cast<size_t>(K * N));
   auto element = [&](const Slot& s, uint32_t base, int64_t e, int eb) {
     return s.data + size_t{base + static_cast<uint32_t>(e % sg)} * s.bytes + (e / sg) * eb;
@@ -137,7 +150,7 @@ void coop_mul_add(Machine& m, const Instr& in, const Mask& mask) {
       return static_cast<double>(x);
   };
   for (uint32_t base = 0; base < m.threads; base += sg) {
-    if (!whole_subgroup(m, in, mask, base)) continue;
+    if (!whole_group(m, in, mask, base, sg)) continue;
     for (int64_t e = 0; e < M * K; ++e) a[static_cast<size_t>(e)] = input(in.in[0], base, e);
     for (int64_t e = 0; e < K * N; ++e) b[static_cast<size_t>(e)] = input(in.in[1], base, e);
     for (int64_t e = 0; e < M * N; ++e) {
@@ -165,10 +178,54 @@ void coop_mul_add(Machine& m, const Instr& in, const Mask& mask) {
   }
 }
 
+/// coopmat_load_tensor: the workgroup's matrix read from a 2-D tensor in global memory, each
+/// element checked and copied into the lane that holds it; outside the tensor zero (imm[0] = 1)
+/// or a fault (imm[0] = 0: the fast path's promise broken).
+void coop_load_tensor(Machine& m, const Instr& in, const Mask& mask) {
+  const ir::Type& type = in.op->result()->type;
+  const int eb = ir::dtype_bytes(type.dtype);
+  const int64_t rows = type.shape[0], cols = type.shape[1];
+  const uint32_t group = group_of(m, type);
+  const Slot& out = in.out[0];
+  for (uint32_t base = 0; base < m.threads; base += group) {
+    if (!whole_group(m, in, mask, base, group)) continue;
+    const uint64_t address = in.in[0].as<uint64_t>()[base];
+    for (uint32_t l = 1; l < group; ++l)
+      if (in.in[0].as<uint64_t>()[base + l] != address)
+        m.fault(*in.op, static_cast<int>(base + l), "coopmat_load_tensor with a non-uniform base",
+                ": lane " + std::to_string(l) + " differs from lane 0");
+    int64_t v[6];
+    for (size_t i = 0; i < 6; ++i) v[i] = uniform_i32(m, in, base, group, i + 1);
+    for (int64_t e = 0; e < rows * cols; ++e) {
+      const uint32_t t = base + static_cast<uint32_t>(e % group);
+      std::byte* lane = out.data + size_t{t} * out.bytes + (e / group) * eb;
+      // The coordinates wrap in 32 bits, as the tensor layout's unsigned offsets do.
+      const int32_t i = static_cast<int32_t>(static_cast<uint32_t>(v[4]) + e / cols);
+      const int32_t j = static_cast<int32_t>(static_cast<uint32_t>(v[5]) + e % cols);
+      if (i < 0 || i >= v[0] || j < 0 || j >= v[1]) {
+        if (!in.imm[0])
+          m.fault(*in.op, static_cast<int>(t), "coopmat_load_tensor outside the tensor",
+                  ": element (" + std::to_string(e / cols) + ", " + std::to_string(e % cols) +
+                      ") is the tensor's (" + std::to_string(i) + ", " + std::to_string(j) +
+                      ") of [" + std::to_string(v[0]) + ", " + std::to_string(v[1]) +
+                      "] without clamp_zero");
+        std::memset(lane, 0, static_cast<size_t>(eb));
+        continue;
+      }
+      const uint64_t at =
+          address + static_cast<uint64_t>((int64_t{i} * v[2] + int64_t{j} * v[3]) * eb);
+      if (auto bad = check_access(m.memory, "load", at, eb, eb))
+        m.fault(*in.op, static_cast<int>(t), bad->what, bad->detail);
+      std::memcpy(lane, reinterpret_cast<const std::byte*>(at), static_cast<size_t>(eb));
+    }
+  }
+}
+
 }  // namespace
 
-int coopmat_slot_bytes(const ir::Type& type, uint32_t subgroup) {
-  return static_cast<int>(per_lane(type, subgroup)) * ir::dtype_bytes(type.dtype);
+int coopmat_slot_bytes(const ir::Type& type, uint32_t subgroup, uint32_t threads) {
+  return static_cast<int>(per_lane(type, type.workgroup ? threads : subgroup)) *
+         ir::dtype_bytes(type.dtype);
 }
 
 Handler select_coopmat(Instr& in) {
@@ -187,6 +244,9 @@ Handler select_coopmat(Instr& in) {
       in.imm[1] = op.col_major() ? -op.stride() : op.stride();
       return &coop_access<true>;
     }
+    case ir::OpKind::CoopMatLoadTensor:
+      in.imm[0] = ir::CoopMatLoadTensorOp(in.op).clamp_zero() ? 1 : 0;
+      return &coop_load_tensor;
     case ir::OpKind::CoopMatMulAdd:
       switch (in.op->operand(0)->type.dtype) {
         case ir::DType::f16:

@@ -258,9 +258,11 @@ Handler select_matrix(Instr& instr, const SharedMemory& shared);
 Handler select_wgmma(Instr& instr, Machine& m);
 /// simt_tma.cpp: mbarrier_init, mbarrier_arrive_tx, mbarrier_wait, tma_load
 Handler select_tma(Instr& instr, const SharedMemory& shared);
-/// simt_coopmat.cpp: coopmat_fill, coopmat_load, coopmat_store, coopmat_mul_add
+/// simt_coopmat.cpp: coopmat_fill, coopmat_load, coopmat_store, coopmat_mul_add,
+/// coopmat_load_tensor
 Handler select_coopmat(Instr& instr);
-/// Bytes of one thread's share of a cooperative matrix of `type` (simt_coopmat.cpp).
-int coopmat_slot_bytes(const ir::Type& type, uint32_t subgroup);
+/// Bytes of one thread's share of a cooperative matrix of `type` (simt_coopmat.cpp): a
+/// subgroup's matrix spread over `subgroup` lanes, a workgroup's over `threads`.
+int coopmat_slot_bytes(const ir::Type& type, uint32_t subgroup, uint32_t threads);
 
 }  // namespace tessera::interp::simt

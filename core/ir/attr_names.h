@@ -124,6 +124,9 @@ inline constexpr std::string_view kMap = "map";
 inline constexpr std::string_view kStride = "stride";
 /// coopmat_load, coopmat_store: 1 for a column-major matrix.
 inline constexpr std::string_view kColMajor = "col_major";
+/// coopmat_load_tensor: 1 where elements outside the tensor read zero (the edge path), 0 where
+/// the whole matrix must lie inside it (the fast path).
+inline constexpr std::string_view kClampZero = "clamp_zero";
 /// print, assert: the rank of the tile whose element indices lead the operands.
 inline constexpr std::string_view kRank = "rank";
 

@@ -171,6 +171,21 @@
 ///                            %index; the element at %index and `stride` elements lie on 16-byte
 ///                            boundaries. Matrix values appear only as these ops' operands and
 ///                            results and as the values carried by for, if and while.
+///                            A workgroup-scope matrix (wgmat_a/_b/_acc, VK_NV_cooperative_matrix2)
+///                            is the same but owned by the whole workgroup: every thread executes
+///                            its ops together (a workgroup-uniform index), and mul_add takes the
+///                            three of one scope.
+///   coopmat_load_tensor %base, %dim0, %dim1, %stride0, %stride1, %off0, %off1 {clamp_zero?}
+///                            a workgroup-scope matrix (wgmat_a or wgmat_b of %base's pointee)
+///                            read from a 2-D tensor in global memory (all but %base i32, the same
+///                            in every thread; SPIR-V's OpCooperativeMatrixLoadTensorNV through a
+///                            tensor layout): element (r, c) is the tensor's element (i, j) =
+///                            (%off0 + r, %off1 + c), at %base + i * %stride0 + j * %stride1
+///                            (elements), when 0 <= i < %dim0 and 0 <= j < %dim1 (i and j computed
+///                            in 32 bits, so a negative coordinate is outside). With clamp_zero = 1
+///                            every other element is zero and reads no memory (desc_load's rule);
+///                            without it every element must lie inside the tensor (elsewhere the
+///                            value is undefined; the SIMT interpreter reports a fault).
 ///   print %i0.., %v {prefix, hex, rank}
 ///                            prints element (i0, ..) of a tile of rank `rank` (default 0) held by
 ///                            this thread (rank 0: a scalar), as the tile interpreter does: `rank`
@@ -361,6 +376,15 @@ struct CoopMatStoreOp : OpView<OpKind::CoopMatStore> {
   int64_t buffer() const { return op->int_attr(attr::kBuffer); }
   int64_t stride() const { return op->int_attr(attr::kStride); }
   bool col_major() const { return op->int_attr_or(attr::kColMajor, 0) != 0; }
+};
+
+struct CoopMatLoadTensorOp : OpView<OpKind::CoopMatLoadTensor> {
+  using OpView::OpView;
+  Value* base() const { return op->operand(0); }
+  Value* dim(int d) const { return op->operand(1 + d); }
+  Value* stride(int d) const { return op->operand(3 + d); }
+  Value* offset(int d) const { return op->operand(5 + d); }
+  bool clamp_zero() const { return op->int_attr_or(attr::kClampZero, 0) != 0; }
 };
 
 /// The mbarrier ops: mbarrier_init (value: the arrival count), mbarrier_arrive_tx (the bytes),

@@ -76,10 +76,11 @@ std::string Type::str() const {
   std::string elem =
       is_ptr ? "ptr<" + std::string(dtype_name(dtype)) + ">" : std::string(dtype_name(dtype));
   if (shape.empty()) return elem;
+  const std::string scope = workgroup ? "wgmat_" : "coopmat_";
   std::string out = mat == MatUse::None ? "tile<"
-                    : mat == MatUse::A  ? "coopmat_a<"
-                    : mat == MatUse::B  ? "coopmat_b<"
-                                        : "coopmat_acc<";
+                    : mat == MatUse::A  ? scope + "a<"
+                    : mat == MatUse::B  ? scope + "b<"
+                                        : scope + "acc<";
   for (int64_t d : shape) out += std::to_string(d) + "x";
   return out + elem + ">";
 }
@@ -97,6 +98,13 @@ std::optional<Type> parse_type(std::string_view text) {
   };
   MatUse mat = MatUse::None;
   size_t open = 5;
+  if (text.starts_with("wgmat_")) {
+    // The workgroup-scope names: coopmat_ with "wgmat_" in place of "coopmat_".
+    std::optional<Type> t = parse_type(std::string("coopmat_") + std::string(text.substr(6)));
+    if (!t || !t->is_mat()) return std::nullopt;
+    t->workgroup = true;
+    return t;
+  }
   if (text.starts_with("coopmat_a<"))
     mat = MatUse::A, open = 10;
   else if (text.starts_with("coopmat_b<"))

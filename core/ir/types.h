@@ -9,6 +9,8 @@
 ///                            opaque value whose elements are spread over the subgroup's lanes
 ///                            in a way only the target knows (core/ir/simt.h); _a, _b and _acc
 ///                            name its use (a product's left or right operand, or accumulator)
+///   wgmat_acc<64x64xf32>     (SIMT IR only) the same owned by the whole workgroup (workgroup
+///                            scope, VK_NV_cooperative_matrix2): wgmat_a, wgmat_b, wgmat_acc
 #pragma once
 
 #include <cstdint>
@@ -72,13 +74,14 @@ struct Type {
   bool is_ptr = false;        ///< a pointer to `dtype` in global memory
   Shape shape;                ///< empty for scalars and pointers; non-empty for tiles and matrices
   MatUse mat = MatUse::None;  ///< a cooperative matrix of `shape` [rows, cols] (not a tile)
+  bool workgroup = false;     ///< a matrix owned by the whole workgroup, not one subgroup
 
   static Type scalar(DType t) { return Type{t, false, {}}; }
   static Type pointer(DType pointee) { return Type{pointee, true, {}}; }
   static Type tile(DType t, Shape shape) { return Type{t, false, std::move(shape)}; }
   static Type ptr_tile(DType pointee, Shape shape) { return Type{pointee, true, std::move(shape)}; }
-  static Type coopmat(DType t, int64_t rows, int64_t cols, MatUse use) {
-    return Type{t, false, {rows, cols}, use};
+  static Type coopmat(DType t, int64_t rows, int64_t cols, MatUse use, bool workgroup = false) {
+    return Type{t, false, {rows, cols}, use, workgroup};
   }
 
   bool is_tile() const { return !shape.empty() && mat == MatUse::None; }
@@ -88,13 +91,14 @@ struct Type {
   /// The type of one element: a scalar or a pointer.
   Type element() const { return Type{dtype, is_ptr, {}}; }
   Type with_shape(Shape s) const { return Type{dtype, is_ptr, std::move(s)}; }
-  Type with_dtype(DType t) const { return Type{t, is_ptr, shape, mat}; }
+  Type with_dtype(DType t) const { return Type{t, is_ptr, shape, mat, workgroup}; }
   bool is_float() const { return !is_ptr && tessera::ir::is_float(dtype); }
   bool is_int() const { return !is_ptr && tessera::ir::is_int(dtype); }
   bool is_bool() const { return !is_ptr && dtype == DType::i1; }
 
   bool operator==(const Type& o) const {
-    return dtype == o.dtype && is_ptr == o.is_ptr && shape == o.shape && mat == o.mat;
+    return dtype == o.dtype && is_ptr == o.is_ptr && shape == o.shape && mat == o.mat &&
+           workgroup == o.workgroup;
   }
   bool operator!=(const Type& o) const { return !(*this == o); }
 

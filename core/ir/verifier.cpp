@@ -168,7 +168,7 @@ constexpr OpTable<Check> kChecks = [] {
   t.add(check_tma_family, {K::MbarrierInit, K::MbarrierArriveTx, K::MbarrierWait, K::MbarrierInval,
                           K::TmaLoad});
   t.add(check_coopmat_family, {K::CoopMatFill, K::CoopMatLoad, K::CoopMatStore,
-                               K::CoopMatMulAdd});
+                               K::CoopMatMulAdd, K::CoopMatLoadTensor});
   t.add(check_inline_asm, {K::InlineAsm, K::InlineAsmImpure});
   // clang-format on
   return t;

@@ -1,5 +1,5 @@
 /// \file Verifier rules of the cooperative-matrix ops (core/ir/simt.h): coopmat_fill,
-/// coopmat_load, coopmat_store and coopmat_mul_add.
+/// coopmat_load, coopmat_store, coopmat_mul_add and coopmat_load_tensor.
 #include "core/ir/simt.h"
 #include "core/ir/verifier_checks.h"
 
@@ -55,6 +55,9 @@ void check_coopmat_family(OpChecker& c) {
       if (a.mat != MatUse::A || b.mat != MatUse::B || acc.mat != MatUse::Acc)
         return void(c.fail("expects operands coopmat_a, coopmat_b, coopmat_acc; got ", a.str(),
                            ", ", b.str(), ", ", acc.str()));
+      if (a.workgroup != b.workgroup || a.workgroup != acc.workgroup)
+        return void(c.fail("expects A, B and C of one scope, got ", a.str(), ", ", b.str(), ", ",
+                           acc.str()));
       if (a.dtype != b.dtype)
         return void(c.fail("expects A and B of one dtype, got ", a.str(), " and ", b.str()));
       const bool fp = a.dtype == DType::f16 || a.dtype == DType::bf16;
@@ -68,6 +71,22 @@ void check_coopmat_family(OpChecker& c) {
         return void(c.fail("expects A MxK, B KxN and C MxN, got ", a.str(), ", ", b.str(), ", ",
                            acc.str()));
       c.expect_type("the result", c.out(), acc);
+      return;
+    }
+    case OpKind::CoopMatLoadTensor: {
+      if (!expect_mat(c, "the result", c.out())) return;
+      const Type& m = c.out();
+      if (!m.workgroup || (m.mat != MatUse::A && m.mat != MatUse::B))
+        return void(c.fail("expects a result wgmat_a or wgmat_b, got ", m.str()));
+      const Type& base = c.in(0);
+      if (!base.is_ptr || !base.shape.empty() || base.dtype != m.dtype)
+        return void(c.fail("expects operand #0 (the base) of type ptr<", dtype_name(m.dtype),
+                           ">, got ", base.str()));
+      static constexpr const char* kWhat[] = {"dim0", "dim1", "stride0", "stride1", "off0", "off1"};
+      for (size_t i = 0; i < 6; ++i)
+        c.expect_type(std::string("operand #") + std::to_string(i + 1) + " (" + kWhat[i] + ")",
+                      c.in(i + 1), kI32);
+      c.flag_attr(attr::kClampZero);
       return;
     }
     default:

@@ -335,11 +335,11 @@ bool check_stage(OpChecker& c) {
   // Cooperative matrices: only in SIMT functions, made and used by the coopmat ops and carried
   // by control flow.
   const bool takes_mats =
-      c.simt &&
-      (c.op.kind == OpKind::CoopMatFill || c.op.kind == OpKind::CoopMatLoad ||
-       c.op.kind == OpKind::CoopMatStore || c.op.kind == OpKind::CoopMatMulAdd ||
-       c.op.kind == OpKind::For || c.op.kind == OpKind::If || c.op.kind == OpKind::While ||
-       c.op.kind == OpKind::Yield || c.op.kind == OpKind::Condition);
+      c.simt && (c.op.kind == OpKind::CoopMatFill || c.op.kind == OpKind::CoopMatLoad ||
+                 c.op.kind == OpKind::CoopMatStore || c.op.kind == OpKind::CoopMatMulAdd ||
+                 c.op.kind == OpKind::CoopMatLoadTensor || c.op.kind == OpKind::For ||
+                 c.op.kind == OpKind::If || c.op.kind == OpKind::While ||
+                 c.op.kind == OpKind::Yield || c.op.kind == OpKind::Condition);
   if (!takes_mats) {  // the first matrix operand, else result, is reported
     for (size_t i = 0; i < c.num_in(); ++i)
       if (c.op.operands[i] && c.in(i).is_mat())

@@ -158,6 +158,38 @@ std::optional<DotPlan> coopmat_plan(const ir::DotOp& dot, const target::Target& 
   return p;
 }
 
+/// Is `v` a rank-2 desc_load of an i32 descriptor (what coopmat_load_tensor reads)?
+bool tensor_operand(const ir::Value* v) {
+  if (!v->def || v->def->kind != ir::OpKind::DescLoad || v->type.rank() != 2) return false;
+  const ir::DescOperands d = ir::DescLoadOp(v->def).desc();
+  return d.rank == 2 && d.dim(0)->type.dtype == DType::i32;
+}
+
+/// The workgroup-scope plan (VK_NV_cooperative_matrix2), if both operands are tensor operands
+/// and a workgroup shape for `threads` invocations and the dtypes has a granularity dividing the
+/// tile; the accumulator, converted to the epilogue's layout through shared memory, must fit it.
+std::optional<DotPlan> coopmat2_plan(const ir::DotOp& dot, const target::Target& target,
+                                     int64_t threads) {
+  if (!target.has(target::Cap::CooperativeMatrix2)) return std::nullopt;
+  if (!tensor_operand(dot.lhs()) || !tensor_operand(dot.rhs())) return std::nullopt;
+  const DType in = dot.lhs()->type.dtype, acc = dot.op->result()->type.dtype;
+  const int64_t M = dot.lhs()->type.shape[0], K = dot.lhs()->type.shape[1];
+  const int64_t N = dot.rhs()->type.shape[1];
+  if (M * N * ir::dtype_bytes(acc) > target.max_shared_bytes) return std::nullopt;
+  for (const target::WorkgroupShape& w : target.workgroup_shapes) {
+    const target::MatrixShape& g = w.granularity;
+    if (w.invocations != threads || g.a != in || g.b != dot.rhs()->type.dtype || g.c != acc)
+      continue;
+    if (M % g.m || N % g.n || K % g.k) continue;
+    DotPlan p;
+    p.kind = DotKind::CoopMat2;
+    p.mat_k = K;
+    p.acc = mat_layout(M, N, MatTiling{M, N, 1, 1, static_cast<int>(threads), true});
+    return p;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 PaddedTile padded_tile(const ir::Shape& shape, int fast, int elem_bytes) {
@@ -201,8 +233,10 @@ void plan_wgmma_operands(DotPlan& plan, const ir::Op& op, const Homes& homes) {
 }
 
 DotPlan plan_dot(const ir::Op& op, const target::Target& target, const AxisInfoMap& axis,
-                 int64_t threads) {
+                 int64_t threads, bool coopmat2) {
   ir::DotOp dot(&op);
+  if (coopmat2)
+    if (std::optional<DotPlan> w = coopmat2_plan(dot, target, threads)) return *w;
   if (std::optional<DotPlan> w = wgmma_plan(dot, target, axis, threads)) return *w;
   if (std::optional<DotPlan> c = coopmat_plan(dot, target, threads)) return *c;
   const ir::MmaShape* s = mma_sync_shape(dot, target);

@@ -120,6 +120,8 @@ std::string Layout::str() const {
     if (i) s += 'x';
     s += std::to_string(shape[i]);
   }
+  if (mats && mats->workgroup)
+    return s + "] one workgroup matrix of " + std::to_string(mats->lanes) + " invocations";
   if (mats)
     return s + "] matrices " + std::to_string(mats->m) + "x" + std::to_string(mats->n) +
            ", subgroups " + std::to_string(mats->wm) + "x" + std::to_string(mats->wn) + " of " +

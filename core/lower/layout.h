@@ -39,6 +39,7 @@ struct MatTiling {
   int64_t m = 16, n = 16;
   int wm = 1, wn = 1;
   int lanes = 32;
+  bool workgroup = false;  ///< one workgroup-scope matrix (lanes = the workgroup's threads)
   bool operator==(const MatTiling&) const = default;
 };
 

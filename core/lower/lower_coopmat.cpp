@@ -51,7 +51,7 @@ ir::Shape chunk_shape(ir::Shape shape, int k_dim, int64_t kc) {
 
 Type Lowerer::register_type(const ir::Type& tile, const Layout& l) const {
   if (!l.mats) return tile.element();
-  return Type::coopmat(tile.dtype, l.mats->m, l.mats->n, ir::MatUse::Acc);
+  return Type::coopmat(tile.dtype, l.mats->m, l.mats->n, ir::MatUse::Acc, l.mats->workgroup);
 }
 
 void Lowerer::lower_coopmat(const ir::Op& op, const DotPlan& plan) {
@@ -241,8 +241,11 @@ MatScratch mat_scratch(Lowerer& lw, const Layout& opaque, const Layout& twin, DT
   const int64_t size = t.m * t.n;
   MatScratch s;
   s.buf = lw.scratch(dt, size * (lw.threads() / t.lanes));
-  s.region = lw.at_entry("coopmat-scratch:" + std::to_string(size),
-                         [&] { return lw.mul(lw.subgroup_id(), lw.const_int(DType::i32, size)); });
+  // One region per subgroup; a workgroup's matrix has the one region.
+  s.region = t.workgroup ? lw.const_int(DType::i32, 0)
+                         : lw.at_entry("coopmat-scratch:" + std::to_string(size), [&] {
+                             return lw.mul(lw.subgroup_id(), lw.const_int(DType::i32, size));
+                           });
   s.lane_base = lw.at_entry("coopmat-lane:" + twin.str(), [&] {
     ir::Value* r = lw.and_(lw.thread_coord(twin, 0), lw.const_int(DType::i32, t.m - 1));
     ir::Value* c = lw.and_(lw.thread_coord(twin, 1), lw.const_int(DType::i32, t.n - 1));
@@ -305,7 +308,7 @@ Regs Lowerer::linear_to_mats(const Regs& lin, const Layout& to) {
     });
     barrier();
     out.push_back(b().create(OpKind::CoopMatLoad, {region},
-                             {Type::coopmat(dt, t.m, t.n, ir::MatUse::Acc)},
+                             {Type::coopmat(dt, t.m, t.n, ir::MatUse::Acc, t.workgroup)},
                              {{attr::kBuffer, int64_t{s.buf}}, {attr::kStride, t.n}})
                       ->result());
   }
@@ -317,8 +320,9 @@ Regs Lowerer::fill_mats(const Regs& lin, const Layout& to) {
   const MatTiling& t = *to.mats;
   for (ir::Value* v : lin)
     if (v != lin.front()) return linear_to_mats(lin, to);
-  ir::Value* m = emit(OpKind::CoopMatFill, {lin.front()},
-                      Type::coopmat(lin.front()->type.dtype, t.m, t.n, ir::MatUse::Acc));
+  ir::Value* m =
+      emit(OpKind::CoopMatFill, {lin.front()},
+           Type::coopmat(lin.front()->type.dtype, t.m, t.n, ir::MatUse::Acc, t.workgroup));
   return Regs(static_cast<size_t>(to.num_regs()), m);
 }
 

@@ -40,6 +40,8 @@ void Lowerer::lower_dot(const ir::Op& op) {
       return lower_wgmma(op, plan);
     case DotKind::CoopMat:
       return lower_coopmat(op, plan);
+    case DotKind::CoopMat2:
+      return lower_coopmat2(op, plan);
   }
 }
 

@@ -188,11 +188,12 @@ class Lowerer : public ValueSource {
   void lower_reduce(const ir::Op& op);  ///< lower_reduce.cpp
   void lower_reduce_generic(const ir::Op& op);
   void lower_scan(const ir::Op& op);
-  void lower_dot(const ir::Op& op);                           ///< by its plan's kind:
-  void lower_fma_dot(const ir::Op& op, const DotPlan& plan);  ///< lower_dot.cpp
-  void lower_mma(const ir::Op& op, const DotPlan& plan);      ///< lower_mma.cpp
-  void lower_wgmma(const ir::Op& op, const DotPlan& plan);    ///< lower_wgmma.cpp
-  void lower_coopmat(const ir::Op& op, const DotPlan& plan);  ///< lower_coopmat.cpp
+  void lower_dot(const ir::Op& op);                            ///< by its plan's kind:
+  void lower_fma_dot(const ir::Op& op, const DotPlan& plan);   ///< lower_dot.cpp
+  void lower_mma(const ir::Op& op, const DotPlan& plan);       ///< lower_mma.cpp
+  void lower_wgmma(const ir::Op& op, const DotPlan& plan);     ///< lower_wgmma.cpp
+  void lower_coopmat(const ir::Op& op, const DotPlan& plan);   ///< lower_coopmat.cpp
+  void lower_coopmat2(const ir::Op& op, const DotPlan& plan);  ///< lower_coopmat2.cpp
   /// The SIMT type of one register of a tile of type `tile` in layout `l`: its element, or for
   /// an opaque layout an accumulator matrix.
   ir::Type register_type(const ir::Type& tile, const Layout& l) const;

@@ -30,6 +30,8 @@ std::string_view dot_kind_name(DotKind kind) {
       return "wgmma";
     case DotKind::CoopMat:
       return "coopmat";
+    case DotKind::CoopMat2:
+      return "coopmat2";
   }
   return "?";
 }
@@ -57,6 +59,9 @@ std::string DotPlan::str() const {
        << tiling.wg_m << "x" << tiling.wg_n << ", " << tiling.reps_m << "x" << tiling.reps_n
        << " instructions each";
   if (kind == DotKind::CoopMat) os << " " << acc.mats->m << "x" << acc.mats->n << "x" << mat_k;
+  if (kind == DotKind::CoopMat2)
+    os << " workgroup " << acc.mats->m << "x" << acc.mats->n << "x" << mat_k << " over "
+       << acc.mats->lanes << " invocations, a and b by tensor-layout loads (clamped at edges)";
   if (a_registers) os << ", A from registers";
   if (ring) os << ", operands from a ring";
   os << "\n    acc " << acc.str();
@@ -126,8 +131,25 @@ LoweringPlan::LoweringPlan(const ir::Function& fn, const target::Target& target,
              ir::kMaxElementsPerThread,
              " per thread (docs/design.md, Limits); use more warps or smaller tiles");
     }
-    if (op->kind == ir::OpKind::Dot) dots_.emplace(op, plan_dot(*op, target, axis_, threads_));
+    if (op->kind == ir::OpKind::Dot)
+      dots_.emplace(op, plan_dot(*op, target, axis_, threads_, options.coopmat2));
   });
+  // A workgroup-scope dot reads its two desc_loads itself: where a load has another user, the
+  // dot takes the next plan instead.
+  std::unordered_map<const ir::Value*, int> uses;
+  ir::walk(fn.body, [&](const ir::Op* op) {
+    for (const ir::Value* v : op->operands) ++uses[v];
+  });
+  for (auto& [op, dp] : dots_) {
+    if (dp.kind != DotKind::CoopMat2) continue;
+    const ir::DotOp d(op);
+    if (uses[d.lhs()] != 1 || uses[d.rhs()] != 1) {
+      dp = plan_dot(*op, target, axis_, threads_);
+      continue;
+    }
+    dot_loads_.emplace(d.lhs()->def, op);
+    dot_loads_.emplace(d.rhs()->def, op);
+  }
   homes_ = std::make_unique<Homes>(fn, axis_, threads_, [this](const ir::Op& dot) -> const Layout& {
     return dots_.at(&dot).acc;
   });

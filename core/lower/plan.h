@@ -30,12 +30,14 @@ namespace tessera::lower {
 
 /// How a dot's multiply-adds are issued.
 enum class DotKind {
-  Fma,      ///< operands staged in shared memory, one fma per product (every target, every dtype)
-  MmaSync,  ///< warp-level tensor-core instructions (PTX mma.sync) on fragments from shared memory
-  Wgmma,    ///< warpgroup-level asynchronous tensor-core instructions (Hopper's wgmma) reading
-            ///< both operands from swizzled shared memory
-  CoopMat,  ///< subgroup-scope cooperative matrices (SPIR-V's KHR extension): operands staged in
-            ///< padded shared memory, the accumulator kept as matrices (an opaque layout)
+  Fma,       ///< operands staged in shared memory, one fma per product (every target, every dtype)
+  MmaSync,   ///< warp-level tensor-core instructions (PTX mma.sync) on fragments from shared memory
+  Wgmma,     ///< warpgroup-level asynchronous tensor-core instructions (Hopper's wgmma) reading
+             ///< both operands from swizzled shared memory
+  CoopMat,   ///< subgroup-scope cooperative matrices (SPIR-V's KHR extension): operands staged in
+             ///< padded shared memory, the accumulator kept as matrices (an opaque layout)
+  CoopMat2,  ///< one workgroup-scope cooperative matrix per program (VK_NV_cooperative_matrix2):
+             ///< A and B (desc_loads) read straight from global memory through tensor layouts
 };
 
 /// How one wgmma operand lies in shared memory: a tile of `rows` x `cols` elements (cols the
@@ -170,6 +172,9 @@ class LoweringPlan {
   /// plan overflows).
   LoweringPlan(const ir::Function& fn, const target::Target& target, const CompileOptions& options,
                bool lean_rings = true);
+  /// Is `op` a desc_load that a workgroup-scope cooperative-matrix dot reads itself (DotKind::
+  /// CoopMat2)? Such a load is not lowered on its own.
+  bool loaded_by_dot(const ir::Op& op) const { return dot_loads_.count(&op) != 0; }
   bool lean_rings() const { return lean_rings_; }
   /// Does a ring's stage count depend on lean_rings (so that re-planning can change anything)?
   bool has_lean_ring() const;
@@ -184,7 +189,9 @@ class LoweringPlan {
   /// The loop's plan (LoopKind::Plain for every loop without another).
   const LoopPlan& loop(const ir::Op& loop) const;
   /// Is `op` lowered by the plan of an enclosing loop (a ring's loads and their transposes)?
-  bool lowered_by_loop(const ir::Op& op) const { return ring_ops_.count(&op) != 0; }
+  bool lowered_by_loop(const ir::Op& op) const {
+    return ring_ops_.count(&op) != 0 || loaded_by_dot(op);
+  }
 
   /// The plans as text: the kernel's tile values, one per line with the op that defines it and
   /// its home ("free" for values recomputed in whatever layout a consumer asks), each dot's plan
@@ -203,7 +210,8 @@ class LoweringPlan {
   std::unordered_map<const ir::Op*, DotPlan> dots_;
   std::unique_ptr<Homes> homes_;
   std::unordered_map<const ir::Op*, LoopPlan> loops_;
-  std::unordered_map<const ir::Op*, const ir::Op*> ring_ops_;  // op -> the loop that lowers it
+  std::unordered_map<const ir::Op*, const ir::Op*> ring_ops_;   // op -> the loop that lowers it
+  std::unordered_map<const ir::Op*, const ir::Op*> dot_loads_;  // desc_load -> its CoopMat2 dot
   LoopPlan plain_;
 };
 
@@ -215,8 +223,13 @@ class LoweringPlan {
 /// the tile is a whole number of instruction tiles for the warps; else the FMA form. A wgmma dot
 /// of 32- or 8-bit elements whose B is loaded N-major and A K-major (axis info) is swapped
 /// (DotPlan::swapped) where the transposed tiling fits.
+/// With `coopmat2` (CompileOptions::coopmat2) on a target with Cap::CooperativeMatrix2, first the
+/// workgroup-scope plan (DotKind::CoopMat2): A and B rank-2 desc_loads of i32 descriptors, the
+/// dtypes and the tile multiples of a workgroup shape's granularity for exactly `threads`
+/// invocations, and the f32 (i32) accumulator fitting the target's shared memory for its
+/// conversion to the epilogue's layout.
 DotPlan plan_dot(const ir::Op& dot, const target::Target& target, const AxisInfoMap& axis,
-                 int64_t threads);
+                 int64_t threads, bool coopmat2 = false);
 /// A wgmma dot's operand layouts in shared memory, once the homes are known (dot_plan.cpp): each
 /// operand contiguous where its source is (so copies and stores run along rows), unless MN-major
 /// is not allowed (tf32, i8: then K-major); swizzle the widest of 128, 64, 32 bytes that the

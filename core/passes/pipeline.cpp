@@ -95,11 +95,28 @@ bool verify(State& s) {
   return false;
 }
 
+/// Is desc_load `op` a rank-2 block read directly by a `dot` of its own region (what a
+/// workgroup-scope cooperative-matrix dot may load itself)?
+bool feeds_dot_directly(const ir::Op& op) {
+  if (!op.parent || op.result()->type.rank() != 2) return false;
+  for (const ir::Op* user : op.parent->ops)
+    if (user->kind == ir::OpKind::Dot &&
+        (user->operand(0) == op.result() || user->operand(1) == op.result()))
+      return true;
+  return false;
+}
+
 bool descriptors(State& s) {
   const ir::Function& fn = s.out.tile->kernel();
   if (s.dumps.has("layouts")) s.dumps.out() << lower::tma_report(fn, s.target);
   // On a target with TMA the loads it can copy into a loop's ring stay for the loop planner
-  // (make_plan expands those it does not take); debug mode checks expanded accesses only.
+  // (debug mode checks expanded accesses only); with coopmat2 (the option and the target's
+  // capability) the loads a dot reads directly stay for the dot planner, in debug mode too: the
+  // SIMT devices always run it, and their interpreter checks every element of a tensor load
+  // itself (on a GPU debug mode does not check these loads). make_plan expands what no plan
+  // takes.
+  const bool coopmat2 = s.options.coopmat2 && s.target.has(target::Cap::CooperativeMatrix2);
+  if (coopmat2) return expand_descriptors(*s.out.tile, feeds_dot_directly);
   if (!s.target.has(target::Cap::Tma) || s.options.debug) return expand_descriptors(*s.out.tile);
   return expand_descriptors(*s.out.tile, [&](const ir::Op& op) {
     return lower::feeds_loop_dot(op) && lower::plan_tma(fn, op, s.target, nullptr);

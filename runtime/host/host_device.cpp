@@ -463,8 +463,13 @@ class HostDevice : public DeviceImpl {
                                                 const LaunchOptions& options) override {
     auto k = std::make_shared<HostKernel>();
     k->simt = subgroup_ != 0;
-    passes::Compiled c = passes::compile(module, target_, options,
-                                         k->simt ? passes::Stage::Simt : passes::Stage::Tile);
+    // A profile with VK_NV_cooperative_matrix2 (simt:vulkan-nvidia-coopmat2) runs with the
+    // coopmat2 option on, so that CI's conformance run takes the workgroup-scope dot plan
+    // wherever it applies (a launcher on the GPU asks for it: the bench's descriptor rows).
+    LaunchOptions o = options;
+    if (target_.has(target::Cap::CooperativeMatrix2)) o.coopmat2 = true;
+    passes::Compiled c =
+        passes::compile(module, target_, o, k->simt ? passes::Stage::Simt : passes::Stage::Tile);
     k->module = k->simt ? std::move(c.simt) : std::move(c.tile);
     k->name = k->module->kernel().name;
     interp::check_interpretable(k->module->kernel(), info_.name);

@@ -53,7 +53,7 @@ constexpr ir::OpTable<Handler> kHandlers = [] {
   t.add(emit_debug, {K::Print, K::Assert, K::Assume, K::MultipleOf, K::MaxContiguous});
   t.add(emit_inline_asm, {K::InlineAsm, K::InlineAsmImpure});
   t.add(emit_coopmat_unsupported, {K::CoopMatFill, K::CoopMatLoad, K::CoopMatStore,
-                                   K::CoopMatMulAdd});
+                                   K::CoopMatMulAdd, K::CoopMatLoadTensor});
   t.add(emit_tile_unsupported, {K::Arange, K::Splat, K::Broadcast, K::ExpandDims, K::Reshape,
                                 K::Permute, K::Cat, K::Load, K::Store, K::DescLoad, K::DescStore,
                                 K::Reduce, K::ReduceGeneric, K::Scan, K::ScanGeneric, K::Dot,

@@ -185,7 +185,8 @@ constexpr ir::OpTable<Family> kFamilies = [] {
   t.add(F::AtomicCas, {K::AtomicCas});
   t.add(F::Shuffle, {K::Shuffle});
   t.add(F::Barrier, {K::Barrier});
-  t.add(F::CoopMat, {K::CoopMatFill, K::CoopMatLoad, K::CoopMatStore, K::CoopMatMulAdd});
+  t.add(F::CoopMat, {K::CoopMatFill, K::CoopMatLoad, K::CoopMatStore, K::CoopMatMulAdd,
+                     K::CoopMatLoadTensor});
   t.add(F::For, {K::For});
   t.add(F::If, {K::If});
   t.add(F::While, {K::While});

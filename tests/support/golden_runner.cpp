@@ -6,12 +6,12 @@
 //   verify      runs the verifier (every diagnostic is collected, see below);
 //   roundtrip   print, parse, print: both prints must be identical;
 //   <pass>      a pass from core/passes/pipeline.h, followed by the verifier;
-//   lower <target> [num_warps=N] [num_stages=S]
+//   lower <target> [num_warps=N] [num_stages=S] [coopmat2=1] (any launch option, name=value)
 //               the pipeline's steps from `plan` on (plans, SIMT IR, its cleanup, the
 //               verifier) for a target profile: the output is the SIMT IR;
 //   descriptor-loads <target>
 //               pointer loads feeding a loop's dot as descriptor loads (descriptor_loads.h);
-//   plans <target> [num_warps=N] [num_stages=S]
+//   plans <target> [name=value]... (launch options, as for lower)
 //               the lowering plans as TESSERA_DUMP=layouts prints them (the last step).
 // Cases are separated by `// -----` lines; each is parsed on its own (line numbers stay those
 // of the file) and run through the pipeline, then its printed result is matched against its
@@ -169,11 +169,9 @@ LowerArgs lower_args(const std::vector<std::string>& words) {
   LowerArgs a{*target, {}};
   for (size_t i = 2; i < words.size(); ++i) {
     const std::string& w = words[i];
-    if (w.starts_with("num_warps="))
-      a.options.num_warps = std::stoi(w.substr(10));
-    else if (w.starts_with("num_stages="))
-      a.options.num_stages = std::stoi(w.substr(11));
-    else
+    const size_t eq = w.find('=');
+    if (eq == std::string::npos ||
+        !tessera::set_option(a.options, w.substr(0, eq), std::stoll(w.substr(eq + 1))))
       throw std::runtime_error(words[0] + ": unknown option '" + w + "'");
   }
   return a;

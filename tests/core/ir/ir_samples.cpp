@@ -276,7 +276,7 @@ void add_tma_function(Module& m) {
 }
 
 /// A SIMT function with the cooperative-matrix family: a filled accumulator, A and B loaded from
-/// shared memory, their product added and stored.
+/// shared memory, their product added and stored; a workgroup-scope A read from a global tensor.
 void add_coopmat_function(Module& m) {
   Function* fn = m.add_function("every_coopmat_op", Location::make("/src/every_op.cpp", 90, 6));
   set_simt_attrs(*fn, 32, 32, "vulkan-nvidia");
@@ -298,6 +298,10 @@ void add_coopmat_function(Module& m) {
           ->result();
   Value* d = b.create(OpKind::CoopMatMulAdd, {a, bm, c}, {acc})->result();
   b.create(OpKind::CoopMatStore, {start, d}, {}, {{"buffer", int64_t{1}}, {"stride", int64_t{16}}});
+  Value* base = m.add_arg(fn->body, Type::pointer(DType::f16));
+  fn->params.push_back(Param{"base", base, {}});
+  b.create(OpKind::CoopMatLoadTensor, {base, start, start, start, start, start, start},
+           {Type::coopmat(DType::f16, 32, 16, MatUse::A, true)}, {{"clamp_zero", int64_t{1}}});
 }
 
 /// A function with both inline-asm kinds (on scalars: the tile forms are in the golden files).

@@ -210,6 +210,16 @@ TEST_CASE("spirv: every op kind of a SIMT function validates or is refused") {
     tessera::ir::walk(module->kernel().body,
                       [&](const tessera::ir::Op* op) { covered.insert(op->kind); });
   }
+  {
+    // VK_NV_cooperative_matrix2's tensor load (coopmat2_emit_test.cpp checks its words).
+    auto module = parse(kernel("%p: ptr<f16>, %n: i32", R"(
+  %a = coopmat_load_tensor %p, %n, %n, %n, %n, %n, %n : wgmat_a<32x16xf16>)",
+                               "", 128, 32));
+    auto a = tessera::spirv::emit(module->kernel(), profile("vulkan-nvidia-coopmat2"));
+    CHECK(tessera::spirv::uses_cooperative_matrix(a.spirv));
+    tessera::ir::walk(module->kernel().body,
+                      [&](const tessera::ir::Op* op) { covered.insert(op->kind); });
+  }
   // mma and ldmatrix have no SPIR-V form: they are refused (errors_test.cpp checks the
   // messages). wgmma and its fences, and the TMA family: Hopper's PTX only; so is inline assembly.
   std::set<OpKind> refused = {OpKind::Mma,
