@@ -238,21 +238,36 @@ constexpr struct {
 
 }  // namespace
 
-int first_launch_child(const std::string& device, const std::string& probe) {
-  for (const auto& entry : kProbes) {
-    if (probe != entry.name) continue;
-    const Device dev = Device::open(device);
-    const Probe p = entry.make(dev);
-    dev.synchronize();  // the buffers' fills are done before the clock starts
-    std::unique_ptr<KernelBase> k = p.make();
-    Clock::time_point t0 = Clock::now();
-    k->launch(LaunchConfig(p.grid, p.options), p.args);
-    dev.synchronize();
-    std::printf("first_launch_ms %.6f\n", ms_since(t0));
-    return 0;
+/// `probes` is one probe's name, or several joined by '+' (a diagnosis: the later probes' first
+/// launches show what the process's first launch of any kernel paid once). Each prints its first
+/// launch's time, split into the enqueue (trace, artifact cache, load, record, submit) and the wait.
+int first_launch_child(const std::string& device, const std::string& probes) {
+  const Device dev = Device::open(device);
+  std::vector<Probe> ps;
+  for (size_t at = 0; at <= probes.size();) {
+    size_t end = probes.find('+', at);
+    if (end == std::string::npos) end = probes.size();
+    const std::string name = probes.substr(at, end - at);
+    at = end + 1;
+    const auto* entry = std::find_if(std::begin(kProbes), std::end(kProbes),
+                                     [&](const auto& e) { return name == e.name; });
+    if (entry == std::end(kProbes)) {
+      std::fprintf(stderr, "tessera bench: no compile probe '%s'\n", name.c_str());
+      return 2;
+    }
+    ps.push_back(entry->make(dev));
   }
-  std::fprintf(stderr, "tessera bench: no compile probe '%s'\n", probe.c_str());
-  return 2;
+  dev.synchronize();  // the buffers' fills are done before the clock starts
+  for (const Probe& p : ps) {
+    std::unique_ptr<KernelBase> k = p.make();
+    const Clock::time_point t0 = Clock::now();
+    k->launch(LaunchConfig(p.grid, p.options), p.args);
+    const double enqueue = ms_since(t0);
+    dev.synchronize();
+    std::printf("first_launch_ms %.6f enqueue_ms %.6f probe %s\n", ms_since(t0), enqueue,
+                p.name.c_str());
+  }
+  return 0;
 }
 
 namespace {
