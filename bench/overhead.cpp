@@ -240,7 +240,8 @@ constexpr struct {
 
 /// `probes` is one probe's name, or several joined by '+' (a diagnosis: the later probes' first
 /// launches show what the process's first launch of any kernel paid once). Each prints its first
-/// launch's time, split into the enqueue (trace, artifact cache, load, record, submit) and the wait.
+/// launch's time, split into the enqueue (trace, artifact cache, load, record, submit) and the
+/// wait.
 int first_launch_child(const std::string& device, const std::string& probes) {
   const Device dev = Device::open(device);
   std::vector<Probe> ps;
