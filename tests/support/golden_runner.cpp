@@ -189,6 +189,8 @@ std::vector<std::string> run_step(const std::string& step, std::unique_ptr<tesse
     if (!w.empty()) words.push_back(w);
   if (words[0] == "lower" || words[0] == "plans") {
     const LowerArgs a = lower_args(words);
+    // The input must be valid tile IR, as the pipeline's `verify` step makes it before `plan`.
+    if (std::vector<std::string> diags = ir::verify_all(*m); !diags.empty()) return diags;
     passes::Compiled c;
     c.tile = std::move(m);
     passes::lower(c, a.target, a.options, tessera::Dumps());
