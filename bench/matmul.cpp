@@ -308,9 +308,13 @@ void run_matmul(Bench& b, const std::string& dtype, Variant variant, MatmulShape
       const uint64_t grid_m = cdiv(s.m, cfg.block_m), grid_n = cdiv(s.n, cfg.block_n);
       // The descriptor rows may take the workgroup-scope cooperative-matrix plan where the device
       // has VK_NV_cooperative_matrix2 (Vulkan with TESSERA_COOPMAT2=1; ignored elsewhere).
+      // TESSERA_BENCH_GROUPED_LAUNCH=0: the hardware's program order (an A/B of the grouped
+      // launch order, core/passes/grouped_launch.h; only the plain 2-D grid's rows take it).
+      const char* grouped = std::getenv("TESSERA_BENCH_GROUPED_LAUNCH");
       const LaunchOptions options{.num_warps = cfg.num_warps,
                                   .num_stages = cfg.num_stages,
-                                  .coopmat2 = variant == Variant::Descriptor};
+                                  .coopmat2 = variant == Variant::Descriptor,
+                                  .grouped_launch = !(grouped && std::string(grouped) == "0")};
       std::function<void()> launch = [&, grid_m, grid_n, options] {
         if (variant == Variant::Grouped)
           in_groups[{Grid(grid_m * grid_n), options}](p.a, p.b, p.c, M, N, K, K, 1, N, 1, N, 1,

@@ -17,6 +17,7 @@
 #include "core/passes/cse.h"
 #include "core/passes/descriptor_loads.h"
 #include "core/passes/descriptors.h"
+#include "core/passes/grouped_launch.h"
 #include "core/passes/dce.h"
 #include "core/passes/fold.h"
 #include "core/passes/rem_version.h"
@@ -132,6 +133,12 @@ bool rem_version(State& s) {
   return version_remainders(*s.out.tile);
 }
 
+bool grouped_launch(State& s) {
+  if (!s.options.grouped_launch || !group_launch_order(*s.out.tile)) return false;
+  optimize(*s.out.tile, pass_options(s));  // the old program ids, now unused, removed
+  return true;
+}
+
 bool contract(State& s) {
   // Only where an fma rounds once (a Vulkan driver may round GLSL Fma twice: lavapipe does).
   if (!s.options.fp_fusion || !s.target.has(target::Cap::FusedFma) || !contract_fp(*s.out.tile))
@@ -222,7 +229,7 @@ struct Step {
   StepFn run;
 };
 
-constexpr std::array<Step, 12> kSteps = {{
+constexpr std::array<Step, 13> kSteps = {{
     {{"verify", Stage::Tile, "check the kernel as traced"}, verify},
     {{"descriptors", Stage::Tile, "tensor-descriptor accesses as masked pointer accesses"},
      descriptors},
@@ -230,6 +237,9 @@ constexpr std::array<Step, 12> kSteps = {{
      optimize_tile},
     {{"rem-version", Stage::Tile, "the code after a `%` copied for a left side a test proves >= 0"},
      rem_version},
+    {{"grouped-launch", Stage::Tile,
+      "grouped_launch: a matmul-like kernel's 2-D grid run in groups of rows, for L2 reuse"},
+     grouped_launch},
     {{"contract", Stage::Tile, "fp_fusion: single-use f32/f64 products fused into their sums"},
      contract},
     {{"bounds", Stage::Tile, "debug mode: every access checked against its buffer"}, bounds},

@@ -10,10 +10,14 @@
 ///     optimize        canonicalize, fold, cse, dce, to a fixed point
 ///     rem-version     the code after a `%` whose left side's sign is unproven, copied for a
 ///                     run-time test that proves it >= 0 (core/passes/rem_version.h)
+///     grouped-launch  CompileOptions::grouped_launch: a matmul-like kernel's 2-D grid renamed
+///                     to run in groups of 8 rows (core/passes/grouped_launch.h), then optimize
 ///     contract        CompileOptions::fp_fusion: a*b+c as fma (core/passes/contract.h), then
 ///                     optimize again
 ///     bounds          debug mode (CompileOptions::debug): every access checked against its
 ///                     buffer (core/passes/bounds.h), then optimize again
+///     descriptor-loads  TMA targets: masked pointer loads feeding a loop's dot as descriptor
+///                     loads where provably the same (core/passes/descriptor_loads.h)
 ///     verify                                      -> Stage::Tile: what the host interpreter runs
 ///     plan            layouts, dot plans, loop plans (core/lower/plan.h)
 ///     to-simt         per-thread code following the plans (core/lower/simt_lowering.h)

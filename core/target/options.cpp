@@ -9,8 +9,9 @@ namespace {
 
 /// A member added to CompileOptions without a row in kOptionFields fails to build here.
 [[maybe_unused]] void every_member_has_a_row(const CompileOptions& o) {
-  [[maybe_unused]] const auto& [num_warps, num_stages, maxnreg, debug, fp_fusion, coopmat2] = o;
-  static_assert(std::size(kOptionFields) == 6, "CompileOptions and kOptionFields differ");
+  [[maybe_unused]] const auto& [num_warps, num_stages, maxnreg, debug, fp_fusion, coopmat2,
+                                grouped_launch] = o;
+  static_assert(std::size(kOptionFields) == 7, "CompileOptions and kOptionFields differ");
 }
 
 }  // namespace

@@ -32,6 +32,10 @@ struct CompileOptions {
   /// with TESSERA_COOPMAT2=1, or a profile that has it), and ignores it everywhere else. Off by
   /// default: the subgroup-scope plan stays the default until the H200 has measured both.
   bool coopmat2 = false;
+  /// The programs of a matmul-like kernel's 2-D grid run in groups of 8 rows of the grid's first
+  /// axis, for L2 reuse (core/passes/grouped_launch.h: which kernels, and why every program still
+  /// runs once with its own ids). On by default; off keeps the hardware's order.
+  bool grouped_launch = true;
   bool operator==(const CompileOptions&) const = default;
 };
 
@@ -47,7 +51,8 @@ struct OptionField {
   bool always_shown;              ///< the short text form shows it at its default value too
   bool captured;                  ///< TESSERA_CAPTURE's options line records it (not debug)
   bool stored_inverted;           ///< AOT entries hold the flag's bit inverted (fp_fusion: entries
-                                  ///< were first written while it was on by default)
+                                  ///< were first written while it was on by default;
+                                  ///< grouped_launch: entries written before it decode as on)
 };
 
 /// The fields in the order every form lists them.
@@ -58,6 +63,7 @@ inline constexpr OptionField kOptionFields[] = {
     {"debug", nullptr, &CompileOptions::debug, false, false, false},
     {"fp_fusion", nullptr, &CompileOptions::fp_fusion, false, true, true},
     {"coopmat2", nullptr, &CompileOptions::coopmat2, false, true, false},
+    {"grouped_launch", nullptr, &CompileOptions::grouped_launch, false, true, true},
 };
 
 /// The value of option `f` in `o` (a flag as 0 or 1).
@@ -68,13 +74,14 @@ void set_option(CompileOptions& o, const OptionField& f, int64_t value);
 const OptionField* find_option(std::string_view name);
 /// Sets the option called `name`; false when no option has that name.
 bool set_option(CompileOptions& o, std::string_view name, int64_t value);
-/// "num_warps, num_stages, maxnreg, debug, fp_fusion, coopmat2": the names, for error messages.
+/// "num_warps, num_stages, maxnreg, debug, fp_fusion, coopmat2, grouped_launch": the names, for
+/// error messages.
 std::string option_names();
 
 /// The text forms of CompileOptions, as space-separated `name=value` words.
 enum class OptionsText {
   Every,    ///< every option ("num_warps=4 num_stages=3 maxnreg=0 debug=0 fp_fusion=0
-            ///< coopmat2=0"): the artifact cache's key
+            ///< coopmat2=0 grouped_launch=1"): the artifact cache's key
   Short,    ///< num_warps and num_stages, the others only where not at their default: AOT
             ///< labels and tessera_add_kernels' specializations
   Capture,  ///< Short, less what a capture does not record: TESSERA_CAPTURE's options line

@@ -9,6 +9,7 @@
 //   lower <target> [num_warps=N] [num_stages=S] [coopmat2=1] (any launch option, name=value)
 //               the pipeline's steps from `plan` on (plans, SIMT IR, its cleanup, the
 //               verifier) for a target profile: the output is the SIMT IR;
+//   grouped-launch  a matmul-like kernel's 2-D grid renamed to run in groups (grouped_launch.h);
 //   descriptor-loads <target>
 //               pointer loads feeding a loop's dot as descriptor loads (descriptor_loads.h);
 //   plans <target> [name=value]... (launch options, as for lower)
@@ -40,6 +41,7 @@
 #include "core/support/error.h"
 
 #include "core/passes/descriptor_loads.h"
+#include "core/passes/grouped_launch.h"
 #include "core/passes/pipeline.h"
 #include "core/target/target.h"
 
@@ -201,6 +203,10 @@ std::vector<std::string> run_step(const std::string& step, std::unique_ptr<tesse
   if (words[0] == "descriptor-loads") {
     const LowerArgs a = lower_args(words);
     passes::pointer_loads_to_descriptors(*m, a.target);
+    return ir::verify_all(*m);
+  }
+  if (step == "grouped-launch") {
+    passes::group_launch_order(*m);
     return ir::verify_all(*m);
   }
   if (step == "verify") return ir::verify_all(*m);

@@ -140,8 +140,8 @@ TEST_CASE("pipeline: the compile steps run in the documented order") {
   std::string names;
   for (const passes::StepInfo& s : passes::all_steps()) names += std::string(s.name) + " ";
   CHECK(names ==
-        "verify descriptors optimize rem-version contract bounds descriptor-loads verify plan "
-        "to-simt simt-optimize verify ");
+        "verify descriptors optimize rem-version grouped-launch contract bounds descriptor-loads "
+        "verify plan to-simt simt-optimize verify ");
 }
 
 /// The seed's matmul walk over pointer tiles, with the facts TMA needs
