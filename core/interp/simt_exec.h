@@ -117,11 +117,12 @@ struct SharedMemory {
 
 /// Thread t's shared-memory access of element `elem` of buffer `buffer` by `op`, for the race
 /// detector (call only when buf.access is not empty); a race is a DeviceFault. A write is checked
-/// before `bytes` replace `old` (the element's current contents).
+/// before `bytes` replace `old` (the element's current contents) and, while a wgmma is in flight,
+/// recorded in m.wgmma.unfenced.
 void on_shared_read(const Machine& m, const ir::Op& op, int64_t buffer, uint32_t t,
                     SharedArray& buf, int64_t elem);
-void on_shared_write(const Machine& m, const ir::Op& op, int64_t buffer, uint32_t t,
-                     SharedArray& buf, int64_t elem, const std::byte* old, const std::byte* bytes);
+void on_shared_write(Machine& m, const ir::Op& op, int64_t buffer, uint32_t t, SharedArray& buf,
+                     int64_t elem, const std::byte* old, const std::byte* bytes);
 /// The first element of a `width`-element access at `index` of `buf` by thread t: a DeviceFault
 /// when it leaves the buffer or is not a multiple of `width`. `access` is "load" or "store".
 int64_t checked_shared_index(const Machine& m, const ir::Op& op, int64_t buffer, uint32_t t,

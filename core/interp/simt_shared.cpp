@@ -48,8 +48,8 @@ void on_shared_read(const Machine& m, const ir::Op& op, int64_t buffer, uint32_t
   }
 }
 
-void on_shared_write(const Machine& m, const ir::Op& op, int64_t buffer, uint32_t t,
-                     SharedArray& buf, int64_t elem, const std::byte* old, const std::byte* bytes) {
+void on_shared_write(Machine& m, const ir::Op& op, int64_t buffer, uint32_t t, SharedArray& buf,
+                     int64_t elem, const std::byte* old, const std::byte* bytes) {
   SharedAccess& a = buf.access[static_cast<size_t>(elem)];
   const uint32_t epoch = m.shared.epoch;
   const auto thread = static_cast<int32_t>(t);
@@ -69,7 +69,7 @@ void on_shared_write(const Machine& m, const ir::Op& op, int64_t buffer, uint32_
   a.write_op = &op;
   if (!m.wgmma.unfenced.empty()) {  // a generic-proxy write wgmma may not see before a fence
     a.unfenced = thread;
-    const_cast<Machine&>(m).wgmma.unfenced[t].push_back({buffer, elem});
+    m.wgmma.unfenced[t].push_back({buffer, elem});
   }
 }
 

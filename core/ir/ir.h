@@ -208,5 +208,13 @@ void walk(Region* region, F&& f) {
     for (Region* r : op->regions) walk(r, f);
   }
 }
+/// walk over a region it may not change: `f` receives `const Op*`.
+template <class F>
+void walk(const Region* region, F&& f) {
+  for (const Op* op : region->ops) {
+    f(op);
+    for (const Region* r : op->regions) walk(r, f);
+  }
+}
 
 }  // namespace tessera::ir

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/support/error.h"
+#include "op_table.h"
 
 namespace tessera::ir {
 
@@ -32,72 +33,64 @@ double erfinv(double y) {
   return std::copysign(t, y);
 }
 
+/// The definition of each math op kind, by arity. The static_asserts fail the build while a
+/// `kMath` row of ops.def has no definition (or one of the wrong arity).
+constexpr OpTable<MathFn> kMathFns = [] {
+  OpTable<MathFn> t;
+  t.add([](double x) { return std::exp(x); }, {OpKind::Exp});
+  t.add([](double x) { return std::exp2(x); }, {OpKind::Exp2});
+  t.add([](double x) { return std::log(x); }, {OpKind::Log});
+  t.add([](double x) { return std::log2(x); }, {OpKind::Log2});
+  t.add([](double x) { return std::sqrt(x); }, {OpKind::Sqrt});
+  t.add([](double x) { return 1.0 / std::sqrt(x); }, {OpKind::Rsqrt});
+  t.add([](double x) { return std::sin(x); }, {OpKind::Sin});
+  t.add([](double x) { return std::cos(x); }, {OpKind::Cos});
+  t.add([](double x) { return std::tanh(x); }, {OpKind::Tanh});
+  t.add([](double x) { return std::erf(x); }, {OpKind::Erf});
+  t.add([](double x) { return std::log1p(x); }, {OpKind::Log1p});
+  t.add([](double x) { return std::expm1(x); }, {OpKind::Expm1});
+  t.add([](double x) { return std::log10(x); }, {OpKind::Log10});
+  t.add([](double x) { return std::sinh(x); }, {OpKind::Sinh});
+  t.add([](double x) { return std::cosh(x); }, {OpKind::Cosh});
+  t.add([](double x) { return std::asin(x); }, {OpKind::Asin});
+  t.add([](double x) { return std::acos(x); }, {OpKind::Acos});
+  t.add([](double x) { return std::atan(x); }, {OpKind::Atan});
+  t.add([](double x) { return std::cbrt(x); }, {OpKind::Cbrt});
+  t.add(erfinv, {OpKind::Erfinv});
+  t.add([](double x) { return std::floor(x); }, {OpKind::Floor});
+  t.add([](double x) { return std::ceil(x); }, {OpKind::Ceil});
+  return t;
+}();
+constexpr OpTable<MathFn2> kMathFns2 = [] {
+  OpTable<MathFn2> t;
+  t.add([](double x, double y) { return std::pow(x, y); }, {OpKind::Pow});
+  t.add([](double x, double y) { return std::atan2(x, y); }, {OpKind::Atan2});
+  t.add([](double x, double y) { return std::hypot(x, y); }, {OpKind::Hypot});
+  return t;
+}();
+
+constexpr bool every_math_row_defined() {
+  for (const OpRow& r : kOpRows) {
+    const bool math = (r.traits & kMath) != 0;
+    if (kMathFns.has(r.kind) != (math && r.max_operands == 1)) return false;
+    if (kMathFns2.has(r.kind) != (math && r.max_operands == 2)) return false;
+    if (math && r.min_operands != r.max_operands) return false;
+  }
+  return true;
+}
+static_assert(every_math_row_defined(),
+              "a kMath row of ops.def has no definition in semantics.cpp");
+
 }  // namespace
 
 MathFn math_fn(OpKind kind) {
-  switch (kind) {
-    case OpKind::Exp:
-      return [](double x) { return std::exp(x); };
-    case OpKind::Exp2:
-      return [](double x) { return std::exp2(x); };
-    case OpKind::Log:
-      return [](double x) { return std::log(x); };
-    case OpKind::Log2:
-      return [](double x) { return std::log2(x); };
-    case OpKind::Sqrt:
-      return [](double x) { return std::sqrt(x); };
-    case OpKind::Rsqrt:
-      return [](double x) { return 1.0 / std::sqrt(x); };
-    case OpKind::Sin:
-      return [](double x) { return std::sin(x); };
-    case OpKind::Cos:
-      return [](double x) { return std::cos(x); };
-    case OpKind::Tanh:
-      return [](double x) { return std::tanh(x); };
-    case OpKind::Erf:
-      return [](double x) { return std::erf(x); };
-    case OpKind::Log1p:
-      return [](double x) { return std::log1p(x); };
-    case OpKind::Expm1:
-      return [](double x) { return std::expm1(x); };
-    case OpKind::Log10:
-      return [](double x) { return std::log10(x); };
-    case OpKind::Sinh:
-      return [](double x) { return std::sinh(x); };
-    case OpKind::Cosh:
-      return [](double x) { return std::cosh(x); };
-    case OpKind::Asin:
-      return [](double x) { return std::asin(x); };
-    case OpKind::Acos:
-      return [](double x) { return std::acos(x); };
-    case OpKind::Atan:
-      return [](double x) { return std::atan(x); };
-    case OpKind::Cbrt:
-      return [](double x) { return std::cbrt(x); };
-    case OpKind::Erfinv:
-      return erfinv;
-    case OpKind::Floor:
-      return [](double x) { return std::floor(x); };
-    case OpKind::Ceil:
-      return [](double x) { return std::ceil(x); };
-    default:
-      TESSERA_CHECK(false, "not a math function: ", ir::op_name(kind));
-      return nullptr;
-  }
+  TESSERA_CHECK(kMathFns.has(kind), "not a math function: ", op_name(kind));
+  return kMathFns[kind];
 }
 
 MathFn2 math_fn2(OpKind kind) {
-  switch (kind) {
-    case OpKind::Pow:
-      return [](double x, double y) { return std::pow(x, y); };
-    case OpKind::Atan2:
-      return [](double x, double y) { return std::atan2(x, y); };
-    case OpKind::Hypot:
-      return [](double x, double y) { return std::hypot(x, y); };
-    default:
-      TESSERA_CHECK(false, "not a binary math function: ", ir::op_name(kind));
-      return nullptr;
-  }
+  TESSERA_CHECK(kMathFns2.has(kind), "not a binary math function: ", op_name(kind));
+  return kMathFns2[kind];
 }
 
 }  // namespace tessera::ir

@@ -44,7 +44,7 @@ bool shiftable(const ir::Region& body, const ir::Value* v) {
 
 int uses(const ir::Region& body, const ir::Value* v) {
   int n = 0;
-  ir::walk(const_cast<ir::Region*>(&body), [&](const ir::Op* op) {
+  ir::walk(&body, [&](const ir::Op* op) {
     for (const ir::Value* x : op->operands) n += x == v;
   });
   return n;

@@ -1,6 +1,8 @@
 /// \file runtime/cuda/api.h over CudaDevice.
 #include "runtime/cuda/api.h"
 
+#include <type_traits>
+
 #include "core/support/error.h"
 #include "runtime/cuda/cubin_cache.h"
 #include "runtime/cuda/device.h"
@@ -8,11 +10,14 @@
 namespace tessera::rt::cuda {
 namespace {
 
-CudaDevice& cuda_device(const DeviceImpl& device, const char* what) {
-  auto* d = dynamic_cast<const CudaDevice*>(&device);
+/// `device` as a CudaDevice, const where `device` is (D: DeviceImpl or const DeviceImpl).
+template <class D>
+auto& cuda_device(D& device, const char* what) {
+  using C = std::conditional_t<std::is_const_v<D>, const CudaDevice, CudaDevice>;
+  auto* d = dynamic_cast<C*>(&device);
   if (!d)
     fail(ErrorKind::Argument, what, ": device '", device.info().name, "' is not a CUDA device");
-  return const_cast<CudaDevice&>(*d);
+  return *d;
 }
 
 }  // namespace

@@ -159,6 +159,7 @@ class CudaDevice : public DeviceImpl {
   CUdevice handle() const { return device_; }
   /// The device's encoded TMA tensor maps, per argument set (the launches of every kernel).
   TensorMapCache& tensor_map_cache() { return tensor_map_cache_; }
+  const TensorMapCache& tensor_map_cache() const { return tensor_map_cache_; }
 
   /// The live context, made (or remade after a fault) on demand.
   std::shared_ptr<Context> context();

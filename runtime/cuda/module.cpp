@@ -44,6 +44,7 @@ std::string jit(CudaDevice& dev, const std::shared_ptr<Context>& ctx, const targ
   CUlinkState state = nullptr;
   dev.check_call(ctx, d.cuLinkCreate(4, options, values, &state), "cuLinkCreate", a.kernel);
   std::string cubin;
+  // cuLinkAddData takes the PTX as `void*` (the C API has no const form); it only reads it.
   CUresult r = d.cuLinkAddData(state, CU_JIT_INPUT_PTX, const_cast<char*>(a.ptx.c_str()),
                                a.ptx.size() + 1, a.kernel.c_str(), 0, nullptr, nullptr);
   const char* call = "cuLinkAddData";

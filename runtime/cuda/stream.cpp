@@ -182,6 +182,8 @@ void CudaStream::launch_packed(const std::shared_ptr<const CompiledKernel>& kern
          ")");
   CUfunction f = k->function(ctx);
   size_t size = k->param_bytes();
+  // cuLaunchKernel's `extra` and `kernelParams` are arrays of `void*` (the C API has no const
+  // form); the driver only reads the parameters, so the casts below drop a const it keeps.
   void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<std::byte*>(params.data()),
                    CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
   // Where the driver lays the parameters out otherwise (a tensor map's alignment), each goes by

@@ -1,6 +1,6 @@
-/// \file The math algorithms of math_algorithms.h instantiated with a backend that emits LLVM IR:
-/// each function becomes one internal function of the module (`__tessera_exp_f32` ...), built the
-/// first time a kernel uses it.
+/// \file The math algorithms of targets/math/algorithms.h instantiated with a backend that emits
+/// LLVM IR: each function becomes one internal function of the module (`__tessera_exp_f32` ...),
+/// built the first time a kernel uses it.
 #include "targets/ptx/math.h"
 
 #include <functional>
@@ -8,6 +8,7 @@
 
 #include "core/support/error.h"
 #include "targets/math/algorithms.h"
+#include "targets/math/functions.h"
 
 namespace tessera::ptx {
 namespace {
@@ -222,160 +223,37 @@ llvm::GlobalVariable* two_over_pi(llvm::Module& module) {
   return gv;
 }
 
-std::string_view function_name(ir::OpKind kind) {
-  switch (kind) {
-    case ir::OpKind::Exp:
-      return "exp";
-    case ir::OpKind::Exp2:
-      return "exp2";
-    case ir::OpKind::Log:
-      return "log";
-    case ir::OpKind::Log2:
-      return "log2";
-    case ir::OpKind::Log1p:
-      return "log1p";
-    case ir::OpKind::Expm1:
-      return "expm1";
-    case ir::OpKind::Log10:
-      return "log10";
-    case ir::OpKind::Sinh:
-      return "sinh";
-    case ir::OpKind::Cosh:
-      return "cosh";
-    case ir::OpKind::Asin:
-      return "asin";
-    case ir::OpKind::Acos:
-      return "acos";
-    case ir::OpKind::Atan:
-      return "atan";
-    case ir::OpKind::Cbrt:
-      return "cbrt";
-    case ir::OpKind::Sin:
-      return "sin";
-    case ir::OpKind::Cos:
-      return "cos";
-    case ir::OpKind::Tanh:
-      return "tanh";
-    case ir::OpKind::Erf:
-      return "erf";
-    case ir::OpKind::Erfinv:
-      return "erfinv";
-    case ir::OpKind::Rem:
-      return "fmod";
-    case ir::OpKind::Pow:
-      return "pow";
-    case ir::OpKind::Atan2:
-      return "atan2";
-    case ir::OpKind::Hypot:
-      return "hypot";
-    default:
-      TESSERA_CHECK(false, "no math function for '", ir::op_name(kind), "'");
-  }
-}
-
 template <bool Single>
-void build_body(IrMath<Single>& m, ir::OpKind kind, llvm::Function* fn) {
+void build_body(IrMath<Single>& m, math::Fn f, llvm::Function* fn) {
   using M = IrMath<Single>;
   math::Algorithms<M> a(m);
   typename M::F x = m.template wrap<0>(fn->getArg(0));
-  typename M::F y;
-  switch (kind) {
-    case ir::OpKind::Exp:  // f32 (and f16/bf16 through f32): from the hardware's ex2
-      if constexpr (Single)
-        y = a.exp_hw(x);
-      else
-        y = a.exp(x);
-      break;
-    case ir::OpKind::Exp2:
-      if constexpr (Single)
-        y = a.exp2_hw(x);
-      else
-        y = a.exp2(x);
-      break;
-    case ir::OpKind::Log:
-      y = a.log(x);
-      break;
-    case ir::OpKind::Log2:
-      y = a.log2(x);
-      break;
-    case ir::OpKind::Log1p:
-      y = a.log1p(x);
-      break;
-    case ir::OpKind::Expm1:
-      y = a.expm1(x);
-      break;
-    case ir::OpKind::Log10:
-      y = a.log10(x);
-      break;
-    case ir::OpKind::Sinh:
-      y = a.sinh(x);
-      break;
-    case ir::OpKind::Cosh:
-      y = a.cosh(x);
-      break;
-    case ir::OpKind::Asin:
-      y = a.asin(x);
-      break;
-    case ir::OpKind::Acos:
-      y = a.acos(x);
-      break;
-    case ir::OpKind::Atan:
-      y = a.atan(x);
-      break;
-    case ir::OpKind::Cbrt:
-      y = a.cbrt(x);
-      break;
-    case ir::OpKind::Sin:
-      y = a.sin(x);
-      break;
-    case ir::OpKind::Cos:
-      y = a.cos(x);
-      break;
-    case ir::OpKind::Tanh:
-      y = a.tanh(x);
-      break;
-    case ir::OpKind::Erf:
-      y = a.erf(x);
-      break;
-    case ir::OpKind::Erfinv:
-      y = a.erfinv(x);
-      break;
-    case ir::OpKind::Rem:
-      y = a.fmod(x, m.template wrap<0>(fn->getArg(1)));
-      break;
-    case ir::OpKind::Pow:
-      y = a.pow(x, m.template wrap<0>(fn->getArg(1)));
-      break;
-    case ir::OpKind::Atan2:
-      y = a.atan2(x, m.template wrap<0>(fn->getArg(1)));
-      break;
-    case ir::OpKind::Hypot:
-      y = a.hypot(x, m.template wrap<0>(fn->getArg(1)));
-      break;
-    default:
-      TESSERA_CHECK(false, "no math function for '", ir::op_name(kind), "'");
+  typename M::F y = math::arity(f) == 2 ? m.template wrap<0>(fn->getArg(1)) : x;
+  if constexpr (Single) {  // f32 (and f16/bf16 through f32): exp and exp2 from the hardware's ex2
+    if (f == math::Fn::Exp) return void(m.b.CreateRet(a.exp_hw(x).v));
+    if (f == math::Fn::Exp2) return void(m.b.CreateRet(a.exp2_hw(x).v));
   }
-  m.b.CreateRet(y.v);
+  m.b.CreateRet(math::apply(a, f, x, y).v);
 }
 
 /// The module's function for `kind` at f32 or f64, built on first use.
 llvm::Function* math_function(Emitter& e, ir::OpKind kind, bool single) {
-  std::string name = "__tessera_" + std::string(function_name(kind)) + (single ? "_f32" : "_f64");
-  if (llvm::Function* f = e.module.getFunction(name)) return f;
+  const math::Fn f = math::function(kind);
+  TESSERA_CHECK(f != math::Fn::None, "no math function for '", ir::op_name(kind), "'");
+  std::string name = "__tessera_" + std::string(math::name(f)) + (single ? "_f32" : "_f64");
+  if (llvm::Function* g = e.module.getFunction(name)) return g;
   llvm::Type* t = single ? e.b.getFloatTy() : e.b.getDoubleTy();
-  const bool binary = kind == ir::OpKind::Rem || kind == ir::OpKind::Pow ||
-                      kind == ir::OpKind::Atan2 || kind == ir::OpKind::Hypot;
-  std::vector<llvm::Type*> args(binary ? 2 : 1, t);
+  std::vector<llvm::Type*> args(math::arity(f), t);
   auto* fn = llvm::Function::Create(llvm::FunctionType::get(t, args, false),
                                     llvm::GlobalValue::InternalLinkage, name, e.module);
   fn->addFnAttr(llvm::Attribute::NoUnwind);
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(e.ctx, "entry", fn));
   if (single) {
     IrMath<true> m(b, fn, two_over_pi(e.module));
-    build_body(m, kind, fn);
+    build_body(m, f, fn);
   } else {
     IrMath<false> m(b, fn, two_over_pi(e.module));
-    build_body(m, kind, fn);
+    build_body(m, f, fn);
   }
   return fn;
 }

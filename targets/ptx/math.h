@@ -1,5 +1,6 @@
-/// \file The PTX target's math library: exp, exp2, log, log2, sin, cos, tanh, erf and fmod built
-/// in LLVM IR from math_algorithms.h (accuracy in ptx.h), as internal functions of the module.
+/// \file The PTX target's math library: the functions of targets/math/functions.h (exp ... hypot
+/// and fmod) built in LLVM IR from targets/math/algorithms.h (accuracy in ptx.h), as internal
+/// functions of the module.
 #pragma once
 
 #include "core/ir/ir.h"
@@ -7,8 +8,8 @@
 
 namespace tessera::ptx {
 
-/// exp, exp2, log, log2, sin, cos, tanh or erf of a half, bfloat, float or double value (narrow
-/// floats compute in f32 and round once).
+/// The library function of unary `kind` (math::function) of a half, bfloat, float or double value
+/// (narrow floats compute in f32 and round once).
 llvm::Value* math_unary(Emitter& e, ir::OpKind kind, llvm::Value* x);
 /// C's fmod (exact) of two values of one float type.
 llvm::Value* math_fmod(Emitter& e, llvm::Value* x, llvm::Value* y);

@@ -4,6 +4,8 @@
 #include <iterator>
 
 #include "core/support/math_coefficients.h"
+#include "core/ir/op_table.h"
+#include "targets/math/functions.h"
 #include "targets/spirv/emitter.h"
 #include "targets/spirv/math_backend.h"
 
@@ -55,6 +57,34 @@ constexpr MathRow kMath[] = {
     {OpKind::Floor, GLSLstd450Floor, F32::Glsl, true},
     {OpKind::Ceil, GLSLstd450Ceil, F32::Glsl, true},
 };
+
+/// kMath by op kind (listing a kind twice is not a constant expression: a build error).
+constexpr ir::OpTable<MathRow> kRows = [] {
+  ir::OpTable<MathRow> t;
+  for (const MathRow& r : kMath) t.put(r.kind, r);
+  return t;
+}();
+
+/// Every kMath row of ops.def (emit.cpp routes them all to emit_math) has a row here, and every
+/// way a row leaves to the math library (f32 Library, f64 without GLSL, two operands) meets a
+/// library function (targets/math/functions.h).
+constexpr bool every_math_row_emitted() {
+  for (const ir::OpRow& r : ir::kOpRows) {
+    const bool math = (r.traits & ir::kMath) != 0;
+    if (math != kRows.has(r.kind)) return false;
+    if (!math) continue;
+    const MathRow& row = kRows[r.kind];
+    const bool library = row.f32 == F32::Library || !row.glsl_f64 || r.min_operands == 2;
+    if (library && math::function(r.kind) == math::Fn::None) return false;
+    if (row.f32 == F32::Glsl && row.instruction == GLSLstd450Bad) return false;
+    const bool own = r.kind == OpKind::Exp || r.kind == OpKind::Exp2 || r.kind == OpKind::Erf ||
+                     r.kind == OpKind::Tanh;  // the functions emit_math has f32 code for
+    if (row.f32 == F32::Own && !own) return false;
+  }
+  return true;
+}
+static_assert(every_math_row_emitted(),
+              "a kMath op has no SPIR-V row, or a row that needs a library function lacks one");
 
 /// erf(x)/x = P(x^2) on |x| < 1 (Chebyshev interpolant, relative error 1.3e-9).
 constexpr float kErfSmall[] = {0x1.20dd74p+0f, -0x1.81273ep-2f,  0x1.ce2d10p-4f, -0x1.b7fabap-6f,
@@ -173,10 +203,7 @@ Value exp_f32_fused(Emitter& e, Value x, bool base2) {
 
 void Emitter::emit_math(const ir::Op& op) {
   DType dtype = op.result()->type.dtype;
-  const MathRow* row = nullptr;
-  for (const MathRow& r : kMath)
-    if (r.kind == op.kind) row = &r;
-  TESSERA_CHECK(row, "SPIR-V: no math row for '", op.name(), "'");
+  const MathRow row = kRows[op.kind];  // every kMath kind has one (static_assert above)
   Value x = get(op.operand(0));
   if (op.operands.size() == 2) {  // pow, atan2, hypot: the library at f32 (narrow) or f64
     Value y = get(op.operand(1));
@@ -185,12 +212,12 @@ void Emitter::emit_math(const ir::Op& op) {
     return set(op.result(), narrow_from_f32(r, dtype));
   }
   if (dtype == DType::f64) {  // the target has f64 (check_support refuses the dtype otherwise)
-    if (row->glsl_f64) return set(op.result(), b.ext(row->instruction, x.type, {x}));
+    if (row.glsl_f64) return set(op.result(), b.ext(row.instruction, x.type, {x}));
     return set(op.result(), library_math(*this, op.kind, x));
   }
   Value x32 = widen_to_f32(x, dtype);
   Value r;
-  if (row->f32 == F32::Library)
+  if (row.f32 == F32::Library)
     r = library_math(*this, op.kind, x32);
   else if (op.kind == OpKind::Erf)
     r = erf_f32(*this, x32);
@@ -200,7 +227,7 @@ void Emitter::emit_math(const ir::Op& op) {
     r = target.has(target::Cap::FusedFma) ? exp_f32_fused(*this, x32, op.kind == OpKind::Exp2)
                                           : exp_f32(*this, x32, op.kind == OpKind::Exp2);
   else
-    r = b.ext(row->instruction, x32.type, {x32});
+    r = b.ext(row.instruction, x32.type, {x32});
   set(op.result(), narrow_from_f32(r, dtype));
 }
 

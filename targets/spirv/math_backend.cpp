@@ -11,6 +11,7 @@
 
 #include "core/support/math_coefficients.h"
 #include "targets/math/algorithms.h"
+#include "targets/math/functions.h"
 
 namespace tessera::spirv::impl {
 
@@ -239,78 +240,24 @@ TESSERA_COMPARE(>=, spv::OpFOrdGreaterThanEqual)
 TESSERA_COMPARE(==, spv::OpFOrdEqual)
 #undef TESSERA_COMPARE
 
+/// `kind`'s library function of `x` (and `y`, for a two-operand one) in f32 or f64.
 template <bool Single>
-Value expand(Emitter& e, ir::OpKind kind, Value x) {
+Value expand(Emitter& e, ir::OpKind kind, Value x, Value y) {
+  const math::Fn f = math::function(kind);
+  TESSERA_CHECK(f != math::Fn::None, "SPIR-V: the math library has no '", ir::op_name(kind), "'");
   SpvMath<Single> m(e);
   math::Algorithms<SpvMath<Single>> a(m);
-  typename SpvMath<Single>::F v = m.template wrap<0>(x);
-  switch (kind) {
-    case ir::OpKind::Exp:
-      return a.exp(v).v;
-    case ir::OpKind::Exp2:
-      return a.exp2(v).v;
-    case ir::OpKind::Log:
-      return a.log(v).v;
-    case ir::OpKind::Log2:
-      return a.log2(v).v;
-    case ir::OpKind::Log1p:
-      return a.log1p(v).v;
-    case ir::OpKind::Expm1:
-      return a.expm1(v).v;
-    case ir::OpKind::Log10:
-      return a.log10(v).v;
-    case ir::OpKind::Sinh:
-      return a.sinh(v).v;
-    case ir::OpKind::Cosh:
-      return a.cosh(v).v;
-    case ir::OpKind::Asin:
-      return a.asin(v).v;
-    case ir::OpKind::Acos:
-      return a.acos(v).v;
-    case ir::OpKind::Atan:
-      return a.atan(v).v;
-    case ir::OpKind::Cbrt:
-      return a.cbrt(v).v;
-    case ir::OpKind::Sin:
-      return a.sin(v).v;
-    case ir::OpKind::Cos:
-      return a.cos(v).v;
-    case ir::OpKind::Tanh:
-      return a.tanh(v).v;
-    case ir::OpKind::Erf:
-      return a.erf(v).v;
-    case ir::OpKind::Erfinv:
-      return a.erfinv(v).v;
-    default:
-      TESSERA_CHECK(false, "SPIR-V: the math library has no '", ir::op_name(kind), "'");
-  }
-}
-
-template <bool Single>
-Value expand2(Emitter& e, ir::OpKind kind, Value x, Value y) {
-  SpvMath<Single> m(e);
-  math::Algorithms<SpvMath<Single>> a(m);
-  typename SpvMath<Single>::F u = m.template wrap<0>(x), v = m.template wrap<0>(y);
-  switch (kind) {
-    case ir::OpKind::Pow:
-      return a.pow(u, v).v;
-    case ir::OpKind::Atan2:
-      return a.atan2(u, v).v;
-    case ir::OpKind::Hypot:
-      return a.hypot(u, v).v;
-    default:
-      TESSERA_CHECK(false, "SPIR-V: the math library has no two-operand '", ir::op_name(kind), "'");
-  }
+  return math::apply(a, f, m.template wrap<0>(x), m.template wrap<0>(y)).v;
 }
 
 }  // namespace
 
 Value library_math(Emitter& e, ir::OpKind kind, Value x) {
-  return e.b.width(x.type) == 32 ? expand<true>(e, kind, x) : expand<false>(e, kind, x);
+  return e.b.width(x.type) == 32 ? expand<true>(e, kind, x, x) : expand<false>(e, kind, x, x);
 }
 
 Value library_math(Emitter& e, ir::OpKind kind, Value x, Value y) {
-  return e.b.width(x.type) == 32 ? expand2<true>(e, kind, x, y) : expand2<false>(e, kind, x, y);
+  return e.b.width(x.type) == 32 ? expand<true>(e, kind, x, y) : expand<false>(e, kind, x, y);
 }
 
 }  // namespace tessera::spirv::impl

@@ -8,10 +8,9 @@
 
 namespace tessera::spirv::impl {
 
-/// `kind` (exp, exp2, log, log2, log1p, sin, cos, tanh, erf, expm1, log10, sinh, cosh, asin, acos,
-/// atan or cbrt) of an f32 or f64 value `x`, as the
-/// math library computes it (with GLSL Fma where the target fuses it, else an fma built from
-/// exact products).
+/// Unary `kind` (one with a library function: targets/math/functions.h) of an f32 or f64 value
+/// `x`, as the math library computes it (with GLSL Fma where the target fuses it, else an fma built
+/// from exact products).
 Value library_math(Emitter& e, ir::OpKind kind, Value x);
 /// pow, atan2 or hypot of two f32 or f64 values of one type, from the math library.
 Value library_math(Emitter& e, ir::OpKind kind, Value x, Value y);
