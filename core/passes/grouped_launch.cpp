@@ -83,7 +83,9 @@ bool group_function(ir::Module& m, ir::Function& fn) {
   auto axis_op = [&](OpKind kind, int64_t axis) {
     return b.create_value(kind, {}, i32, {{attr::kAxis, axis}});
   };
-  auto op2 = [&](OpKind kind, Value* l, Value* r, Type t) { return b.create_value(kind, {l, r}, t); };
+  auto op2 = [&](OpKind kind, Value* l, Value* r, Type t) {
+    return b.create_value(kind, {l, r}, t);
+  };
   auto constant = [&](int64_t v) { return b.constant_int(i32, v); };
   Value* x = axis_op(OpKind::ProgramId, 0);
   Value* y = axis_op(OpKind::ProgramId, 1);

@@ -15,7 +15,8 @@
 /// It is a bijection of the X x Y grid (every group but the last holds G * Y indices, G rows of
 /// Y; the last holds size * Y, since first < X whenever b < X * Y), so every program still runs
 /// exactly once with its own ids; the kernel cannot tell, except by its order, which the model
-/// leaves open. Where X * Y might not fit an i32 (X > 32768 or Y > 65535) the ids stay as they were.
+/// leaves open. Where X * Y might not fit an i32 (X > 32768 or Y > 65535) the ids stay as they
+/// were.
 ///
 /// The step applies (CompileOptions::grouped_launch, on by default) to a kernel that
 ///  - reads program_id(0) and program_id(1) (a 2-D grid of tiles),

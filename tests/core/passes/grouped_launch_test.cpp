@@ -36,7 +36,8 @@ TEST_CASE("grouped launch: the seed matmul's 2-D grid is renamed, unless the opt
   auto matmul = TESSERA_KERNEL(samples::matmul_relu_kernel, a_ptr, b_ptr, c_ptr, M, N, K, stride_am,
                                stride_ak, stride_bk, stride_bn, stride_cm, stride_cn, BLOCK_M,
                                BLOCK_N, BLOCK_K);
-  auto a = host.alloc<float>(64 * 64), b = host.alloc<float>(64 * 64), c = host.alloc<float>(64 * 64);
+  auto a = host.alloc<float>(64 * 64), b = host.alloc<float>(64 * 64),
+       c = host.alloc<float>(64 * 64);
   auto tile = matmul.traced(a, b, c, 64, 64, 64, 64, 1, 64, 1, 64, 1, 16, 16, 16);
   const auto target = *tessera::target::profile("cuda-sm_90a");
   const auto on = passes::compile(*tile, target, {}, passes::Stage::Tile, tessera::Dumps());
@@ -74,8 +75,8 @@ TEST_CASE("grouped launch: every C tile is computed once, whatever the grid") {
       auto a = dev.upload(ha), b = dev.upload(hb);
       auto c = dev.alloc<float>(size_t(m) * n);
       c.fill(NAN);  // a tile no program computed stays NaN
-      matmul[{tessera::Grid(g.x, g.y), {.num_warps = 1}}](a, b, c, m, n, k, k, 1, n, 1, n, 1,
-                                                           block, block, block);
+      matmul[{tessera::Grid(g.x, g.y), {.num_warps = 1}}](a, b, c, m, n, k, k, 1, n, 1, n, 1, block,
+                                                          block, block);
       const std::vector<float> hc = c.download();
       int bad = 0;
       for (int i = 0; i < m; ++i)
@@ -84,8 +85,9 @@ TEST_CASE("grouped launch: every C tile is computed once, whatever the grid") {
           for (int kk = 0; kk < k; ++kk) want += ha[size_t(i) * k + kk] * hb[size_t(kk) * n + j];
           want = std::max(want, 0.0f);
           if (hc[size_t(i) * n + j] == want) continue;
-          if (++bad <= 3) FAIL_CHECK("c[" << i << ", " << j << "] = " << hc[size_t(i) * n + j]
-                                          << ", expected " << want);
+          if (++bad <= 3)
+            FAIL_CHECK("c[" << i << ", " << j << "] = " << hc[size_t(i) * n + j] << ", expected "
+                            << want);
         }
       CHECK(bad == 0);
     }
