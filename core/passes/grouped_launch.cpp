@@ -95,16 +95,23 @@ bool group_function(ir::Module& m, ir::Function& fn) {
   // evaluates function arguments.
   Value* group = constant(kLaunchGroup);
   // The linear index and the group's extent fit an i32 where X <= 2^15 and Y <= 2^16 - 1.
-  Value* x_fits = op2(OpKind::CmpLe, nx, constant(int64_t{1} << 15), i1);
-  Value* y_fits = op2(OpKind::CmpLe, ny, constant((int64_t{1} << 16) - 1), i1);
+  Value* x_limit = constant(int64_t{1} << 15);
+  Value* x_fits = op2(OpKind::CmpLe, nx, x_limit, i1);
+  Value* y_limit = constant((int64_t{1} << 16) - 1);
+  Value* y_fits = op2(OpKind::CmpLe, ny, y_limit, i1);
   Value* fits = op2(OpKind::And, x_fits, y_fits, i1);
-  Value* row_start = op2(OpKind::Mul, y, nx, i32);
+  // The arithmetic below runs whether or not the grid fits; on the extents clamped to the limits
+  // it never overflows nor divides by zero (SPIR-V leaves a division by zero undefined), and
+  // where the grid does not fit the `where`s below discard it.
+  Value* cx = op2(OpKind::Min, nx, x_limit, i32);
+  Value* cy = op2(OpKind::Min, ny, y_limit, i32);
+  Value* row_start = op2(OpKind::Mul, y, cx, i32);
   Value* linear = op2(OpKind::Add, row_start, x, i32);
-  Value* per_group = op2(OpKind::Mul, ny, group, i32);
+  Value* per_group = op2(OpKind::Mul, cy, group, i32);
   Value* group_index = op2(OpKind::Div, linear, per_group, i32);
   Value* first = op2(OpKind::Mul, group_index, group, i32);
   // size >= 1 always (first < X); the max says so to the sign analysis (axis_info's nonneg).
-  Value* rows_left = op2(OpKind::Sub, nx, first, i32);
+  Value* rows_left = op2(OpKind::Sub, cx, first, i32);
   Value* clipped = op2(OpKind::Min, rows_left, group, i32);
   Value* size = op2(OpKind::Max, clipped, constant(1), i32);
   Value* local = op2(OpKind::Rem, linear, per_group, i32);

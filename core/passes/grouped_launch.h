@@ -16,7 +16,8 @@
 /// Y; the last holds size * Y, since first < X whenever b < X * Y), so every program still runs
 /// exactly once with its own ids; the kernel cannot tell, except by its order, which the model
 /// leaves open. Where X * Y might not fit an i32 (X > 32768 or Y > 65535) the ids stay as they
-/// were.
+/// were: the arithmetic runs on the extents clamped to those limits, so it neither overflows nor
+/// divides by zero, and a `where` keeps the hardware's ids.
 ///
 /// The step applies (CompileOptions::grouped_launch, on by default) to a kernel that
 ///  - reads program_id(0) and program_id(1) (a 2-D grid of tiles),
