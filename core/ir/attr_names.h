@@ -38,6 +38,10 @@ inline constexpr std::string_view kCache = "cache";
 inline constexpr std::string_view kEviction = "eviction";
 /// load, SIMT global_load: 1 for a volatile access.
 inline constexpr std::string_view kVolatile = "volatile";
+/// load, store: a group number (> 0) set by single-trip versioning (core/passes/single_trip.h):
+/// where the code runs, a run-time test has proved that the group's stores write none of the
+/// bytes that its loads read, so loads of the group merge across its stores (cse.h).
+inline constexpr std::string_view kDisjoint = "disjoint";
 /// reduce, scan: the combining operation.
 inline constexpr std::string_view kKind = "kind";
 /// scan, scan_generic: 1 to scan from the end.

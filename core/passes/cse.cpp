@@ -1,4 +1,5 @@
-/// \file Scoped common-subexpression elimination: one pre-order walk with a stack of hash sets.
+/// \file Scoped common-subexpression elimination: one pre-order walk with a stack of hash sets;
+/// loads take part between the ops that may change memory.
 #include "core/passes/cse.h"
 
 #include <bit>
@@ -6,6 +7,8 @@
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
+
+#include "core/ir/attr_names.h"
 
 namespace tessera::passes {
 namespace {
@@ -71,8 +74,32 @@ struct OpEqual {
   }
 };
 
+/// A tile load that may merge with an equal earlier one (a volatile load reads every time).
+bool is_mergeable_load(const Op* op) {
+  return op->kind == ir::OpKind::Load && op->int_attr_or(attr::kVolatile, 0) == 0;
+}
+
 bool is_candidate(const Op* op) {
+  if (is_mergeable_load(op)) return true;
   return op->has(ir::kPure) && op->regions.empty() && !op->results.empty();
+}
+
+/// May `op` itself change memory or order accesses (a store, an atomic, a barrier, an impure
+/// asm, a print or assert)?
+bool clobbers(const Op* op) {
+  return op->has(ir::kMemWrite) || op->has(ir::kSideEffect);
+}
+
+/// Does anything in `op`'s regions clobber?
+bool clobbers_inside(Op* op) {
+  bool any = false;
+  for (ir::Region* r : op->regions) ir::walk(r, [&](const Op* inner) { any |= clobbers(inner); });
+  return any;
+}
+
+/// The disjoint group of a load or store (attr::kDisjoint), 0 for none.
+int64_t disjoint_group(const Op* op) {
+  return op->int_attr_or(attr::kDisjoint, 0);
 }
 
 class Cse {
@@ -87,8 +114,15 @@ class Cse {
 
   /// Walks `region` in order: every use comes after its definition, so rewriting operands
   /// through `replaced_` as ops are reached catches every use of a merged result.
+  ///
+  /// A load merges with an equal earlier load only while no op in between (in this order of
+  /// visits) may have changed memory: a clobbering op forgets every load seen so far, and so does
+  /// entering a loop that clobbers anywhere inside (its next iteration follows the clobber). A
+  /// store of a disjoint group (attr::kDisjoint: a run-time test proved that it writes none of
+  /// the bytes that the group's loads read) forgets the other loads only.
   void visit(ir::Region* region) {
     scopes_.emplace_back();
+    loads_.emplace_back();
     std::vector<bool> keep;
     keep.reserve(region->ops.size());
     for (Op* op : region->ops) {
@@ -99,11 +133,32 @@ class Cse {
         merge(op, prior);
         continue;
       }
-      if (is_candidate(op)) scopes_.back().insert(op);
+      if (clobbers(op)) forget_loads(op->kind == ir::OpKind::Store ? disjoint_group(op) : 0);
+      if (is_candidate(op)) {
+        scopes_.back().insert(op);
+        if (op->kind == ir::OpKind::Load) loads_.back().push_back(op);
+      }
+      const bool loop = op->kind == ir::OpKind::For || op->kind == ir::OpKind::While;
+      if (!op->regions.empty() && loop && clobbers_inside(op)) forget_loads(0);
       for (ir::Region* r : op->regions) visit(r);
     }
     remove_merged(region, keep);
+    loads_.pop_back();
     scopes_.pop_back();
+  }
+
+  /// Forgets the loads seen so far, but those of disjoint group `keep_group` (when not 0).
+  void forget_loads(int64_t keep_group) {
+    for (size_t level = 0; level < loads_.size(); ++level) {
+      std::vector<Op*> kept;
+      for (Op* load : loads_[level]) {
+        if (keep_group != 0 && disjoint_group(load) == keep_group)
+          kept.push_back(load);
+        else
+          scopes_[level].erase(load);
+      }
+      loads_[level] = std::move(kept);
+    }
   }
 
   void substitute(Op* op) {
@@ -137,6 +192,7 @@ class Cse {
   }
 
   std::vector<Scope> scopes_;
+  std::vector<std::vector<Op*>> loads_;  ///< the loads in each scope of scopes_
   std::unordered_map<ir::Value*, ir::Value*> replaced_;
   bool changed_ = false;
 };

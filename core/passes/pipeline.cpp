@@ -21,6 +21,7 @@
 #include "core/passes/dce.h"
 #include "core/passes/fold.h"
 #include "core/passes/rem_version.h"
+#include "core/passes/single_trip.h"
 #include "core/support/error.h"
 
 namespace tessera::passes {
@@ -129,6 +130,12 @@ bool optimize_tile(State& s) {
   return false;  // its passes dump themselves
 }
 
+bool single_trip(State& s) {
+  if (!version_single_trips(*s.out.tile)) return false;
+  optimize(*s.out.tile, pass_options(s));  // the opened loops' loads and arithmetic merged
+  return true;
+}
+
 bool rem_version(State& s) {
   return version_remainders(*s.out.tile);
 }
@@ -229,12 +236,15 @@ struct Step {
   StepFn run;
 };
 
-constexpr std::array<Step, 13> kSteps = {{
+constexpr std::array<Step, 14> kSteps = {{
     {{"verify", Stage::Tile, "check the kernel as traced"}, verify},
     {{"descriptors", Stage::Tile, "tensor-descriptor accesses as masked pointer accesses"},
      descriptors},
     {{"optimize", Stage::Tile, "the cleanup passes on the tile IR, to a fixed point"},
      optimize_tile},
+    {{"single-trip", Stage::Tile,
+      "loops over one range reading the same tiles, opened where a test proves one trip each"},
+     single_trip},
     {{"rem-version", Stage::Tile, "the code after a `%` copied for a left side a test proves >= 0"},
      rem_version},
     {{"grouped-launch", Stage::Tile,

@@ -8,6 +8,9 @@
 ///     descriptors     tensor-descriptor loads and stores as masked pointer accesses
 ///                     (core/passes/descriptors.h)
 ///     optimize        canonicalize, fold, cse, dce, to a fixed point
+///     single-trip     loops over one range that load the same tiles, opened up in a copy of the
+///                     code for a run-time test that proves one trip each and the memory between
+///                     them untouched (core/passes/single_trip.h), then optimize
 ///     rem-version     the code after a `%` whose left side's sign is unproven, copied for a
 ///                     run-time test that proves it >= 0 (core/passes/rem_version.h)
 ///     grouped-launch  CompileOptions::grouped_launch: a matmul-like kernel's 2-D grid renamed

@@ -35,6 +35,7 @@ void register_keywords(std::vector<Case>& out);
 void register_barrier(std::vector<Case>& out);
 void register_hints(std::vector<Case>& out);
 void register_rem_contiguity(std::vector<Case>& out);
+void register_single_trip(std::vector<Case>& out);
 void register_fp8(std::vector<Case>& out);
 void register_inline_asm(std::vector<Case>& out);  // H20
 
@@ -48,7 +49,7 @@ constexpr Registrar kCategories[] = {
     register_drivers,  register_attention,   register_random,       register_join,
     register_sort,     register_block_ptr,   register_early_return, register_range_options,
     register_keywords, register_barrier,     register_hints,        register_rem_contiguity,
-    register_fp8,      register_inline_asm,
+    register_fp8,      register_inline_asm,  register_single_trip,
 };
 
 std::vector<Case> build() {

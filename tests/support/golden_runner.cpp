@@ -10,6 +10,8 @@
 //               the pipeline's steps from `plan` on (plans, SIMT IR, its cleanup, the
 //               verifier) for a target profile: the output is the SIMT IR;
 //   grouped-launch  a matmul-like kernel's 2-D grid renamed to run in groups (grouped_launch.h);
+//   single-trip     loops over one range that load the same tiles opened behind a test
+//               (single_trip.h; without the cleanup that follows it in the pipeline);
 //   descriptor-loads <target>
 //               pointer loads feeding a loop's dot as descriptor loads (descriptor_loads.h);
 //   plans <target> [name=value]... (launch options, as for lower)
@@ -43,6 +45,7 @@
 #include "core/passes/descriptor_loads.h"
 #include "core/passes/grouped_launch.h"
 #include "core/passes/pipeline.h"
+#include "core/passes/single_trip.h"
 #include "core/target/target.h"
 
 namespace {
@@ -207,6 +210,10 @@ std::vector<std::string> run_step(const std::string& step, std::unique_ptr<tesse
   }
   if (step == "grouped-launch") {
     passes::group_launch_order(*m);
+    return ir::verify_all(*m);
+  }
+  if (step == "single-trip") {
+    passes::version_single_trips(*m);
     return ir::verify_all(*m);
   }
   if (step == "verify") return ir::verify_all(*m);

@@ -139,9 +139,10 @@ func @mm(%a: ptr<f16>, %c: ptr<f32>, %n: i32) {
 TEST_CASE("pipeline: the compile steps run in the documented order") {
   std::string names;
   for (const passes::StepInfo& s : passes::all_steps()) names += std::string(s.name) + " ";
-  CHECK(names ==
-        "verify descriptors optimize rem-version grouped-launch contract bounds descriptor-loads "
-        "verify plan to-simt simt-optimize verify ");
+  CHECK(
+      names ==
+      "verify descriptors optimize single-trip rem-version grouped-launch contract bounds descriptor-loads "
+      "verify plan to-simt simt-optimize verify ");
 }
 
 /// The seed's matmul walk over pointer tiles, with the facts TMA needs
