@@ -144,33 +144,34 @@ void global_load(Emitter& e, const ir::Op& op) {
   const bool is_volatile = op.int_attr_or(attr::kVolatile, 0) != 0;
   const std::optional<Hints> hints = is_volatile ? std::nullopt : access_hints(e, op);
   const uint64_t bytes = static_cast<uint64_t>(width) * element_bytes(e, t);
-  auto read = [&] {
-    llvm::Type* at = access_type(e, t, width);
-    if (hints && hintable(bytes))
-      return unpack(e, hinted_access(e, *hints, at, ptr, nullptr, bytes), t, width);
+  llvm::Type* at = access_type(e, t, width);
+  auto read = [&]() -> llvm::Value* {
+    if (hints && hintable(bytes)) return hinted_access(e, *hints, at, ptr, nullptr, bytes);
     llvm::LoadInst* v =
         e.b.CreateAlignedLoad(at, ptr, llvm::Align(static_cast<uint64_t>(load.align())));
     v->setVolatile(is_volatile);
-    return unpack(e, v, t, width);
+    return v;
   };
-  if (always(pred)) return e.set_results(op, read());
+  if (always(pred)) return e.set_results(op, unpack(e, read(), t, width));
+  // The branch merges the loaded vector with the `other` values packed alike, so the elements
+  // are unpacked (and converted, f16 -> f32...) once, after it: merging element by element lets
+  // LLVM move each conversion into the branch, which keeps every widened element live at once.
+  std::vector<llvm::Value*> others;
+  for (const ir::Value* v : load.others()) others.push_back(e.get(v));
+  llvm::Value* fallback = pack(e, others, t);
   llvm::BasicBlock* from = e.b.GetInsertBlock();
   llvm::BasicBlock* on = e.block("load");
   llvm::BasicBlock* merge = e.block("loaded");
   e.b.CreateCondBr(pred, on, merge);
   e.b.SetInsertPoint(on);
-  std::vector<llvm::Value*> got = read();
+  llvm::Value* got = read();
   llvm::BasicBlock* on_end = e.b.GetInsertBlock();
   e.b.CreateBr(merge);
   e.b.SetInsertPoint(merge);
-  std::vector<llvm::Value*> out;
-  for (int i = 0; i < width; ++i) {
-    llvm::PHINode* phi = e.b.CreatePHI(got[i]->getType(), 2);
-    phi->addIncoming(got[i], on_end);
-    phi->addIncoming(e.get(load.others()[i]), from);
-    out.push_back(phi);
-  }
-  e.set_results(op, out);
+  llvm::PHINode* phi = e.b.CreatePHI(at, 2);
+  phi->addIncoming(got, on_end);
+  phi->addIncoming(fallback, from);
+  e.set_results(op, unpack(e, phi, t, width));
 }
 
 void global_store(Emitter& e, const ir::Op& op) {
