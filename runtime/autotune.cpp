@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -104,6 +105,7 @@ struct Trial {
   std::string discarded;  ///< why not timed, or ""
   ErrorKind why = ErrorKind::Unsupported;
   double median_ms = -1;
+  int timed_runs = 0;
 };
 
 }  // namespace
@@ -455,7 +457,11 @@ size_t Autotuner::search(std::span<const KernelArg> args, AutotuneReport& report
   rt::adopt_stream(*device, stream_impl, true);
   const Stream stream(stream_impl);
   const int warmup = options_.warmup_runs > 0 ? options_.warmup_runs : info.is_cpu ? 1 : 3;
-  const int timed = options_.timed_runs > 0 ? options_.timed_runs : info.is_cpu ? 3 : 10;
+  const int timed_runs = options_.timed_runs > 0 ? options_.timed_runs : info.is_cpu ? 3 : 10;
+  // Run counts left to the default run for a time as well on a GPU (AutotuneOptions).
+  const bool time_bound_warmup = options_.warmup_runs <= 0 && !info.is_cpu;
+  const bool time_bound_timed = options_.timed_runs <= 0 && !info.is_cpu;
+  const double min_warmup_ms = options_.min_warmup_ms, min_timed_ms = options_.min_timed_ms;
 
   // One run: the outputs restored from the user's buffers, the L2 flushed, the launch.
   auto run = [&](const Trial& t, const Event* start, const Event* stop) {
@@ -473,8 +479,22 @@ size_t Autotuner::search(std::span<const KernelArg> args, AutotuneReport& report
       continue;
     }
     try {
+      // The warm-up's own time estimates a run's (copies, flush, launch) for the time minimums.
+      const Event warm_start(device, device->create_event()),
+          warm_stop(device, device->create_event());
+      warm_start.record(stream);
       for (int r = 0; r < warmup; ++r) run(t, nullptr, nullptr);
+      warm_stop.record(stream);
       stream.synchronize();
+      const double per_run_ms = std::max(warm_stop.elapsed_since(warm_start) / warmup, 1e-3);
+      auto runs_for = [&](double ms, int at_least) {
+        return std::max(at_least, static_cast<int>(std::min(std::ceil(ms / per_run_ms), 1000.0)));
+      };
+      if (time_bound_warmup) {
+        const int more = runs_for(min_warmup_ms, warmup) - warmup;
+        for (int r = 0; r < more; ++r) run(t, nullptr, nullptr);
+      }
+      const int timed = time_bound_timed ? runs_for(min_timed_ms, timed_runs) : timed_runs;
       std::vector<Event> starts, stops;
       for (int r = 0; r < timed; ++r) {
         starts.emplace_back(device, device->create_event());
@@ -485,6 +505,7 @@ size_t Autotuner::search(std::span<const KernelArg> args, AutotuneReport& report
       std::vector<double> ms;
       for (int r = 0; r < timed; ++r) ms.push_back(stops[r].elapsed_since(starts[r]));
       t.median_ms = median_of(ms);
+      t.timed_runs = timed;
     } catch (const Error& e) {
       if (!discardable(e.kind())) throw;
       t.discarded = std::string("failed when run: ") + e.what();
@@ -496,7 +517,8 @@ size_t Autotuner::search(std::span<const KernelArg> args, AutotuneReport& report
   size_t best = configs.size();
   for (size_t c = 0; c < configs.size(); ++c) {
     const Trial& t = trials[c];
-    report.candidates.push_back({configs[c], t.discarded.empty() ? t.median_ms : -1, t.discarded});
+    report.candidates.push_back(
+        {configs[c], t.discarded.empty() ? t.median_ms : -1, t.discarded, t.timed_runs});
     if (t.discarded.empty() && (best == configs.size() || t.median_ms < trials[best].median_ms))
       best = c;
   }
@@ -506,7 +528,7 @@ size_t Autotuner::search(std::span<const KernelArg> args, AutotuneReport& report
     for (const AutotuneCandidate& c : report.candidates)
       if (c.discarded.empty())
         std::fprintf(stderr, "  %s: %.4f ms (median of %d)\n", c.config.label().c_str(),
-                     c.median_ms, timed);
+                     c.median_ms, c.timed_runs);
       else
         std::fprintf(stderr, "  %s: discarded: %s\n", c.config.label().c_str(),
                      c.discarded.c_str());

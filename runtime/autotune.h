@@ -97,6 +97,12 @@ struct AutotuneOptions {
   int warmup_runs = 0;
   /// Timed runs of each candidate (their median is its time); 0: 10 on a GPU, 3 on a CPU device.
   int timed_runs = 0;
+  /// Where warmup_runs (timed_runs) is left 0 on a GPU, the runs continue until they have taken
+  /// at least this many milliseconds (Triton's do_bench: 25 and 100): a GPU keeps its highest
+  /// clocks for a short burst only, and a configuration that draws more power slows down more
+  /// when it runs on, as every run of the application does. Ignored on CPU devices.
+  double min_warmup_ms = 25;
+  double min_timed_ms = 100;
 };
 
 /// One candidate of a search, as the log and AutotuneReport show it.
@@ -104,6 +110,7 @@ struct AutotuneCandidate {
   Config config;          ///< the configuration
   double median_ms = -1;  ///< its time (the median of the timed runs); -1 when discarded
   std::string discarded;  ///< why it was not timed (pruned, unsupported, failed), or ""
+  int timed_runs = 0;     ///< how many timed runs the median is of
 };
 
 /// The outcome of the tuning of one key value.

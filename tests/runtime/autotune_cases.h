@@ -98,11 +98,35 @@ inline void chosen_and_uncorrupted(const tessera::Device& dev) {
   for (const tessera::AutotuneCandidate& c : r.candidates) {
     CHECK(c.discarded == "");
     CHECK(c.median_ms >= 0);
+    CHECK(c.timed_runs == 2);  // counts given: exactly those, on every device
   }
   // The same key: no new search; all arguments given (BLOCK replaced by the choice) also works.
   tuned(in.dx, in.dy, int32_t{200}, 4096);
   CHECK(in.dy.download() == in.expected(2, 200));
   CHECK(tuned.search_count() == 1);
+}
+
+/// Run counts left to the default: 3 timed runs on a CPU device; on a GPU at least 10, and as
+/// many more as fill AutotuneOptions::min_timed_ms (a GPU's short bursts run at clocks that it
+/// does not keep).
+inline void default_run_counts(const tessera::Device& dev) {
+  TempCache cache;
+  tessera::AutotuneOptions o = options();
+  o.warmup_runs = 0;
+  o.timed_runs = 0;
+  const auto tuned = tessera::autotune(accumulate(), o);
+  Inputs in(dev, 200);
+  tuned(in.dx, in.dy, int32_t{200});
+  CHECK(in.dy.download() == in.expected(1, 200));
+  const tessera::AutotuneReport r = tuned.last_report();
+  REQUIRE(r.candidates.size() == 3);
+  for (const tessera::AutotuneCandidate& c : r.candidates) {
+    if (dev.info().is_cpu)
+      CHECK(c.timed_runs == 3);
+    else
+      CHECK(c.timed_runs >= 10);
+    CHECK(c.timed_runs <= 1000);
+  }
 }
 
 /// Every buffer is treated as written when .outputs is empty; an output passed twice (as x and

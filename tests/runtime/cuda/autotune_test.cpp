@@ -12,6 +12,7 @@ TEST_CASE("cuda autotune: the choice is a configuration, the output holds one la
   CUDA_DEVICE_OR_SKIP(dev);
   ac::chosen_and_uncorrupted(dev);
   ac::default_outputs_and_aliasing(dev);
+  ac::default_run_counts(dev);
 }
 
 TEST_CASE("cuda autotune: the disk entry is reused, a damaged one searched again") {

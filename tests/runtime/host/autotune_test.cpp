@@ -19,6 +19,13 @@ TEST_CASE("autotune: the choice is a configuration, the output holds one launch'
   }
 }
 
+TEST_CASE("autotune: run counts left to the default are 3 timed runs on a CPU device") {
+  for (const char* name : kDevices) {
+    CAPTURE(name);
+    ac::default_run_counts(tessera::Device::open(name));
+  }
+}
+
 TEST_CASE("autotune: default outputs copy every buffer, an aliased output stays one buffer") {
   for (const char* name : kDevices) {
     CAPTURE(name);

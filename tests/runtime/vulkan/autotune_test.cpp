@@ -11,6 +11,7 @@ TEST_CASE("vulkan autotune: the choice is a configuration, the output holds one 
   VKTEST_DEVICE(dev);
   ac::chosen_and_uncorrupted(dev);
   ac::default_outputs_and_aliasing(dev);
+  ac::default_run_counts(dev);
 }
 
 TEST_CASE("vulkan autotune: the disk entry is reused, a damaged one searched again") {
