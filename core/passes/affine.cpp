@@ -22,6 +22,13 @@ constexpr int kMaxDepth = 64;
 /// and elements up to 16 bytes, a pointer (below 2^57) plus four such terms stays below 2^63.
 constexpr size_t kMaxAddressTerms = 4;
 
+/// Ops that only place a tile's elements (copy, repeat, reshape): each result element is an
+/// operand element, so a form of the operand is a form of the result.
+bool places_elements(OpKind k) {
+  return k == OpKind::Splat || k == OpKind::Broadcast || k == OpKind::ExpandDims ||
+         k == OpKind::Reshape || k == OpKind::Permute;
+}
+
 }  // namespace
 
 bool Affine::bounded() const {
@@ -79,17 +86,13 @@ std::optional<Affine> AffineAnalysis::affine(Value* v, int depth) const {
   if (!v->type.is_tile() && available(v)) return Affine::scalar(v);
   const Op* op = v->def;
   if (!op) return std::nullopt;
+  if (places_elements(op->kind)) return affine(op->operand(0), depth + 1);
   switch (op->kind) {
     case OpKind::Arange: {
       const ir::ArangeOp a(op);
       if (a.end() <= a.start()) return std::nullopt;
       return Affine::range(a.start(), a.end() - 1);
     }
-    case OpKind::Splat:
-    case OpKind::Broadcast:
-    case OpKind::ExpandDims:
-    case OpKind::Reshape:
-    case OpKind::Permute:
     case OpKind::MultipleOf:
     case OpKind::MaxContiguous:
       return affine(op->operand(0), depth + 1);
@@ -128,17 +131,8 @@ std::optional<Address> AffineAnalysis::address(Value* v, int depth) const {
     return a;
   }
   if (!v->type.is_tile() && available(v)) return Address{v, {}};
-  if (!op) return std::nullopt;
-  switch (op->kind) {
-    case OpKind::Splat:
-    case OpKind::Broadcast:
-    case OpKind::ExpandDims:
-    case OpKind::Reshape:
-    case OpKind::Permute:
-      return address(op->operand(0), depth + 1);
-    default:
-      return std::nullopt;
-  }
+  if (!op || !places_elements(op->kind)) return std::nullopt;
+  return address(op->operand(0), depth + 1);
 }
 
 Value* TestBuilder::constant(int64_t x) {

@@ -52,12 +52,11 @@ struct Write {
 
 /// One group of loops, as the policy reads it.
 struct Plan {
-  std::vector<size_t> loops;            ///< top-level indices, ascending
-  std::vector<Op*> repeated_loads;      ///< loads whose form occurs in two loops
-  std::vector<Address> repeated_forms;  ///< their distinct forms, with the bytes of one element
-  std::vector<int64_t> repeated_bytes;
-  std::vector<Write> writes;  ///< the stores between the loops
-  bool tag = false;           ///< every write has a form: loads merge across them
+  std::vector<size_t> loops;                          ///< top-level indices, ascending
+  std::vector<Op*> repeated_loads;                    ///< loads whose form occurs in two loops
+  std::vector<std::pair<Address, int64_t>> repeated;  ///< their distinct forms, bytes an element
+  std::vector<Write> writes;                          ///< the stores between the loops
+  bool tag = false;  ///< every write has a form: loads merge across them
 };
 
 /// Reads group `loops` (same bounds, ascending) of `fn`; none where no load form repeats.
@@ -82,11 +81,9 @@ std::optional<Plan> read_group(const ir::Function& fn, const std::vector<size_t>
     });
     if (!repeats) continue;
     plan.repeated_loads.push_back(load);
-    if (std::find(plan.repeated_forms.begin(), plan.repeated_forms.end(), form) ==
-        plan.repeated_forms.end()) {
-      plan.repeated_forms.push_back(form);
-      plan.repeated_bytes.push_back(ir::dtype_bytes(load->result()->type.dtype));
-    }
+    if (std::none_of(plan.repeated.begin(), plan.repeated.end(),
+                     [&](const auto& r) { return r.first == form; }))
+      plan.repeated.emplace_back(form, ir::dtype_bytes(load->result()->type.dtype));
   }
   if (plan.repeated_loads.empty()) return std::nullopt;
   // What runs between the loops, outside them.
@@ -106,7 +103,7 @@ std::optional<Plan> read_group(const ir::Function& fn, const std::vector<size_t>
     visit(ops[i]);
     for (ir::Region* r : ops[i]->regions) ir::walk(r, visit);
   }
-  for (const Address& form : plan.repeated_forms)
+  for (const auto& [form, bytes] : plan.repeated)
     if (!TestBuilder::testable(form)) plan.tag = false;
   if (!plan.tag) plan.writes.clear();
   return plan;
@@ -182,9 +179,8 @@ bool version_function(ir::Module& m, ir::Function& fn) {
             trip.add(Affine::scalar(first.lower()), -1);
           test.in_range(trip, 1, constant_value(first.step())->i);  // lo < hi <= lo + step
           for (const Write& w : plan->writes)
-            for (size_t k = 0; k < plan->repeated_forms.size(); ++k)
-              TESSERA_CHECK(test.disjoint(w.address, w.bytes, plan->repeated_forms[k],
-                                          plan->repeated_bytes[k]),
+            for (const auto& [form, bytes] : plan->repeated)
+              TESSERA_CHECK(test.disjoint(w.address, w.bytes, form, bytes),
                             "single-trip: an address the plan found testable is not");
           return test.result();
         });
