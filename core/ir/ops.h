@@ -41,7 +41,8 @@
 ///                          = pow(1, y) = 1, a negative x NaN unless y is an integer ...)
 ///                          float only; results within the target's documented ulp of the
 ///                          correctly rounded value (the interpreter computes in double and
-///                          rounds once).
+///                          rounds once); f32 exp2 may flush results below 2^-126 to +0 (PTX
+///                          does: ex2.approx.ftz, as Triton's tl.exp2).
 ///   fma %a, %b, %c         a*b+c with one rounding.
 ///   where %c, %a, %b       %c (i1) ? %a : %b; %a and %b share a type, %c its shape.
 ///   cast %x                to the result dtype. int->int truncates or extends by the source's

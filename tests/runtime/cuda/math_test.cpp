@@ -1,6 +1,11 @@
 /// \file The PTX math library on the GPU: bit for bit the algorithms that tests/targets/ptx
 /// measures on the CPU (every step is an IEEE operation), and f16/bf16 within one ulp of the
 /// interpreter's correctly rounded results.
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <iterator>
+#include <limits>
 #include <random>
 
 #include "helpers.h"
@@ -85,15 +90,18 @@ void check_bitwise(const Device& dev, std::string_view op,
   CHECK(wrong == 0);
 }
 
-/// f32 exp and exp2 come from the hardware's ex2.approx (math_algorithms.h: exp_hw, exp2_hw), whose
-/// bits no CPU computes: within `max_ulps` of the correctly rounded value instead (the CPU test
-/// bounds exp_hw at 2.5 ulp with ex2 at its documented worst; exp2 is ex2's 2 ulp).
+/// f32 exp and exp2 come from the hardware's ex2.approx (math_algorithms.h: exp_hw; exp2 is
+/// ex2.approx.ftz), whose bits no CPU computes: within `max_ulps` of the correctly rounded value
+/// instead (the CPU test bounds exp_hw at 2.5 ulp with ex2 at its documented worst; exp2 is ex2's
+/// 2 ulp). exp2's results below 2^-126 are +0 (flushed, as Triton's tl.exp2), its inputs here
+/// stop short of them but for -149.5 (2^-149.5 rounds to 0 or the least subnormal: within 1 ulp).
 void check_ulps(const Device& dev, std::string_view op, long double (*ref)(long double),
                 double max_ulps) {
   CAPTURE(op);
   std::vector<float> in = inputs<float>(op);
   size_t at = in.size();  // the last inputs: near underflow and overflow (the grid covers all)
-  for (float x : {-104.5f, -88.0f, 88.5f, 89.0f, 127.9f, -149.5f, 128.5f}) in[--at] = x;
+  for (float x : {-104.5f, -88.0f, 88.5f, 89.0f, 127.9f, -149.5f, 128.5f, -126.0f, -125.5f})
+    in[--at] = x;
   auto out = run(dev, load(dev, unary(op, "f32")), Grid(64),
                  {buffer(in), buffer(std::vector<float>(in.size()))});
   std::vector<float> got = as<float>(out[1]);
@@ -110,6 +118,28 @@ TEST_CASE("cuda math: f32 exp and exp2 from ex2.approx are within 2.5 and 2 ulp"
   CUDA_DEVICE_OR_SKIP(dev);
   check_ulps(dev, "exp", expl, 2.5);
   check_ulps(dev, "exp2", exp2l, 2.0);
+}
+
+TEST_CASE("cuda math: f32 exp2 flushes results below 2^-126 to +0; exp keeps them") {
+  CUDA_DEVICE_OR_SKIP(dev);
+  // One program of `unary`'s kernel reads 128 elements; the rest are 0 (2^0 = e^0 = 1).
+  std::vector<float> in(128, 0.0f);
+  const float x[] = {-126.0f, -126.5f, -130.0f, -140.0f, -149.0f, -160.0f, -100.0f};
+  std::copy(std::begin(x), std::end(x), in.begin());
+  auto run_op = [&](const char* op) {
+    return as<float>(run(dev, load(dev, unary(op, "f32")), Grid(1),
+                         {buffer(in), buffer(std::vector<float>(in.size(), -1.0f))})[1]);
+  };
+  std::vector<float> two = run_op("exp2"), e = run_op("exp");
+  CHECK(two[0] == std::ldexp(1.0f, -126));  // the least normal stays
+  for (size_t i = 1; i < 6; ++i) {
+    CAPTURE(in[i]);
+    CHECK(std::bit_cast<uint32_t>(two[i]) == 0u);  // +0
+  }
+  CHECK(two[127] == 1.0f);
+  // exp's subnormal results: e^-100 = 2^-144.3, about 2^4.7 times the least subnormal.
+  CHECK(e[6] > 0.0f);
+  CHECK(e[6] < std::numeric_limits<float>::min());
 }
 
 TEST_CASE("cuda math: the GPU computes the algorithms' bits (f32 and f64)") {

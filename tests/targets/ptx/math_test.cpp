@@ -43,5 +43,25 @@ TEST_CASE("ptx: every math op assembles for f16, bf16, f32 and f64") {
   }
 }
 
+/// exp2 at f32 (and f16/bf16 through it) is ex2.approx.ftz: results below 2^-126 flush to +0, as
+/// Triton's tl.exp2 does; exp keeps the plain ex2.approx, whose subnormal results it needs down to
+/// e^-104.
+TEST_CASE("ptx: f32 exp2 is ex2.approx.ftz, exp the plain ex2.approx") {
+  for (const char* op : {"exp2", "exp"}) {
+    CAPTURE(op);
+    Emitted e = emit_both(kernel("%p: ptr<f32>",
+                                 "  %tr = constant {value = 1} : i1\n"
+                                 "  %z = constant {value = 0.0} : f32\n"
+                                 "  %a = global_load %p, %tr, %z {align = 4, width = 1} : f32\n"
+                                 "  %r = " +
+                                     std::string(op) +
+                                     " %a : f32\n"
+                                     "  global_store %p, %tr, %r {align = 4, width = 1}"));
+    const bool two = std::string(op) == "exp2";
+    CHECK(e.count("ex2.approx.ftz.f32") == (two ? 1 : 0));
+    CHECK(e.count("ex2.approx.f32") == (two ? 0 : 1));
+  }
+}
+
 }  // namespace
 }  // namespace ptx_test
