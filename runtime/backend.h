@@ -5,11 +5,13 @@
 /// hands its artifact to core/interp, the executable definition of the IR).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -261,6 +263,12 @@ class DeviceImpl : public std::enable_shared_from_this<DeviceImpl> {
 
   /// The public layer's cross-stream order (runtime/ordering.h); backends leave it alone.
   DeviceOrder ordering;
+  /// The most programs a launch's grid may have along each axis, from info().target: set once,
+  /// at the first launch (runtime/kernel.cpp, under grid_limits_mutex, then grid_limits_known),
+  /// so that later launches read three numbers.
+  std::array<int64_t, 3> grid_limits{};
+  std::atomic<bool> grid_limits_known{false};
+  std::mutex grid_limits_mutex;
   /// Unique in the process and never reused, unlike the object's address: what the caches of
   /// compiled kernels key on (a device opened after another was destroyed may get its address).
   const uint64_t serial = next_serial();

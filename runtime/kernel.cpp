@@ -96,27 +96,25 @@ void put_scalar(std::span<std::byte> block, uint32_t offset, ir::DType t, const 
 
 /// The most programs a launch's grid may have along each axis on `device`, from its target
 /// description (DeviceInfo::target: the live device's limits where the backend reads them), parsed
-/// once per description and thread. SPIR-V devices are the exception: Vulkan folds a grid past its
-/// workgroup counts into the ones it has (runtime/vulkan/stream.cpp) for Tessera's kernels, which
-/// carry the logical grid, so no axis is limited there below Grid's 2^32-1 and the backend refuses
-/// a grid that does not fold (ErrorKind::Unsupported).
-std::array<int64_t, 3> grid_limits(const DeviceInfo& device) {
-  struct Seen {
-    std::string target;
-    std::array<int64_t, 3> limits;
-  };
-  thread_local std::vector<Seen> seen;
-  for (const Seen& s : seen)
-    if (s.target == device.target) return s.limits;
-  std::string error;
-  std::optional<target::Target> t = target::parse_target(device.target, &error);
-  TESSERA_CHECK(t.has_value(), "device '", device.name, "': its target description '",
-                device.target, "' does not parse: ", error);
-  std::array<int64_t, 3> limits = {t->max_grid[0], t->max_grid[1], t->max_grid[2]};
-  if (t->isa.starts_with("spirv")) limits.fill(std::numeric_limits<uint32_t>::max());
-  if (seen.size() == 8) seen.erase(seen.begin());  // a few devices per thread at most
-  seen.push_back({device.target, limits});
-  return limits;
+/// at its first launch. SPIR-V devices are the exception: Vulkan folds a grid past its workgroup
+/// counts into the ones it has (runtime/vulkan/stream.cpp) for Tessera's kernels, which carry the
+/// logical grid, so no axis is limited there below Grid's 2^32-1 and the backend refuses a grid
+/// that does not fold (ErrorKind::Unsupported).
+/// (Not std::call_once: libstdc++'s sets thread-local state on every call.)
+const std::array<int64_t, 3>& grid_limits(rt::DeviceImpl& device) {
+  if (device.grid_limits_known.load(std::memory_order_acquire)) return device.grid_limits;
+  std::lock_guard<std::mutex> lock(device.grid_limits_mutex);
+  if (!device.grid_limits_known.load(std::memory_order_relaxed)) {
+    const DeviceInfo& info = device.info();
+    std::string error;
+    std::optional<target::Target> t = target::parse_target(info.target, &error);
+    TESSERA_CHECK(t.has_value(), "device '", info.name, "': its target description '",
+                  info.target, "' does not parse: ", error);
+    device.grid_limits = {t->max_grid[0], t->max_grid[1], t->max_grid[2]};
+    if (t->isa.starts_with("spirv")) device.grid_limits.fill(std::numeric_limits<uint32_t>::max());
+    device.grid_limits_known.store(true, std::memory_order_release);
+  }
+  return device.grid_limits;
 }
 
 }  // namespace
@@ -384,7 +382,7 @@ void KernelBase::launch(const LaunchConfig& config, std::span<const KernelArg> a
   if (config.options.maxnreg != 0 && (config.options.maxnreg < 16 || config.options.maxnreg > 255))
     fail(ErrorKind::Argument, "kernel '", name_,
          "': maxnreg must be 0 (no limit) or in 16..255, got ", config.options.maxnreg);
-  const std::array<int64_t, 3> max_grid = grid_limits(device->info());
+  const std::array<int64_t, 3>& max_grid = grid_limits(*device);
   const uint32_t grid[3] = {config.grid.x, config.grid.y, config.grid.z};
   for (int axis = 0; axis < 3; ++axis)
     if (grid[axis] > max_grid[axis])
