@@ -108,8 +108,8 @@ const std::array<int64_t, 3>& grid_limits(rt::DeviceImpl& device) {
     const DeviceInfo& info = device.info();
     std::string error;
     std::optional<target::Target> t = target::parse_target(info.target, &error);
-    TESSERA_CHECK(t.has_value(), "device '", info.name, "': its target description '",
-                  info.target, "' does not parse: ", error);
+    TESSERA_CHECK(t.has_value(), "device '", info.name, "': its target description '", info.target,
+                  "' does not parse: ", error);
     device.grid_limits = {t->max_grid[0], t->max_grid[1], t->max_grid[2]};
     if (t->isa.starts_with("spirv")) device.grid_limits.fill(std::numeric_limits<uint32_t>::max());
     device.grid_limits_known.store(true, std::memory_order_release);
