@@ -115,9 +115,20 @@ void run_softmax(Bench& b, int64_t m, int64_t n) {
   }));
 }
 
-void run_row_sum(Bench& b, int64_t m, int64_t n) {
+/// The autotuned row sum's candidates: BLOCK_SIZE from 1024 to 8192 (at most the row's next
+/// power of two), with 2 to 16 warps that leave each thread at least 4 elements of a tile.
+std::vector<Config> row_sum_configs(int max_block) {
+  std::vector<Config> out;
+  for (int block = std::min(1024, max_block); block <= std::min(8192, max_block); block *= 2)
+    for (int warps : {2, 4, 8, 16})
+      if (block / (warps * 32) >= 4) out.push_back({{{"BLOCK_SIZE", block}}, warps, 1});
+  return out;
+}
+
+void run_row_sum(Bench& b, int64_t m, int64_t n, bool autotuned) {
   const Device& dev = b.device();
   Row row = base_row("row_sum", "fp32", m, n);
+  if (autotuned) row.workload += " autotuned";
   row.bytes = (double(m) * n + m) * sizeof(float);
   row.config = warps_label(kRowSumBlock, kRowSumWarps);
   b.add(guarded(row, [&] {
@@ -125,10 +136,22 @@ void run_row_sum(Bench& b, int64_t m, int64_t n) {
     auto x = dev.upload(hx);
     auto out = dev.alloc<float>(m);
     auto row_sum = TESSERA_KERNEL(samples::row_sum_kernel, x_ptr, out_ptr, N, BLOCK_SIZE);
-    auto launch = [&] {
-      row_sum[{Grid(m), LaunchOptions{.num_warps = kRowSumWarps}}](x, out, static_cast<int32_t>(n),
-                                                                   kRowSumBlock);
+    const auto cols = static_cast<int32_t>(n);
+    std::function<void()> launch = [&] {
+      row_sum[{Grid(m), LaunchOptions{.num_warps = kRowSumWarps}}](x, out, cols, kRowSumBlock);
     };
+    std::optional<Autotuner> tuned;
+    if (autotuned) {
+      const std::vector<Config> configs = row_sum_configs(next_power_of_2(n));
+      tuned.emplace(row_sum, AutotuneOptions{.configs = configs,
+                                             .key = {"N"},
+                                             .grid = [m](const Meta&) { return Grid(m); },
+                                             .outputs = {"out_ptr"}});
+      launch = [&] { (*tuned)(x, out, cols); };
+      const Config chosen = tuned->best_config(x, out, cols);
+      row.config =
+          warps_label(static_cast<int>(chosen["BLOCK_SIZE"]), chosen.num_warps) + " autotuned";
+    }
     b.poison(out);
     launch();
     auto h = out.download();
@@ -228,8 +251,10 @@ void add_row_cases(std::vector<Case>& cases, bool small) {
     cases.push_back(
         {"softmax fp32 " + shape_label({s.m, s.n}), [s](Bench& b) { run_softmax(b, s.m, s.n); }});
   const Shape sum = small ? Shape{129, 5001} : Shape{4096, 16384};
-  cases.push_back({"row_sum fp32 " + shape_label({sum.m, sum.n}),
-                   [sum](Bench& b) { run_row_sum(b, sum.m, sum.n); }});
+  for (bool autotuned : {false, true})
+    cases.push_back(
+        {"row_sum fp32 " + shape_label({sum.m, sum.n}) + (autotuned ? " autotuned" : ""),
+         [sum, autotuned](Bench& b) { run_row_sum(b, sum.m, sum.n, autotuned); }});
   const Shape ln = small ? Shape{64, 1000} : Shape{4096, 8192};
   for (bool autotuned : {false, true}) {
     const std::string suffix = autotuned ? " autotuned" : "";
