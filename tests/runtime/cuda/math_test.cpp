@@ -125,7 +125,7 @@ TEST_CASE("cuda math: f32 exp and exp2 from ex2.approx are within 2.5 and 2 ulp"
   check_ulps(dev, "exp2", exp2l, 2.0, /*flush=*/true);
 }
 
-TEST_CASE("cuda math: f32 exp2 flushes results below 2^-126 to +0; exp keeps them") {
+TEST_CASE("cuda math: f32 exp2 flushes results below 2^-126 to +0, exp keeps them") {
   CUDA_DEVICE_OR_SKIP(dev);
   // One program of `unary`'s kernel reads 128 elements; the rest are 0 (2^0 = e^0 = 1).
   std::vector<float> in(128, 0.0f);
