@@ -20,7 +20,7 @@
 ///   u_from_i(I) (zero-extending)  i_from_u(U) (truncating)  f_from_u(U) (rounding)  table(U)
 ///   if_else(B, then_fn, else_fn)   runs one of two functions returning F (a branch on a GPU)
 ///   sqrt(F)  a square root within a few ulp (the algorithms correct it by one Newton step)
-///   ex2(F)   a hardware 2^x within 2 ulp (only for exp_hw and exp2_hw, which only f32 uses)
+///   ex2(F)   a hardware 2^x within 2 ulp (only for exp_hw, which only f32 uses)
 ///   loop(std::array<U, N> init, cond_fn, body_fn)   a while loop over N u64 values
 #pragma once
 
@@ -128,9 +128,6 @@ class Algorithms {
     F y = m.fma(e, p.lo * m.c(0.6931471805599453), e);
     return m.sel(m.isnan(y), e, y);
   }
-
-  /// 2^x straight from the hardware (within 2 ulp; ex2 maps -inf to 0, +inf to inf, NaN to NaN).
-  F exp2_hw(F x) { return m.ex2(x); }
 
   F log(F x) {
     Reduced r = reduce_log(x);

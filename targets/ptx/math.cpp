@@ -58,17 +58,15 @@ struct IrMath {
   F abs(F x) { return wrap<0>(call(llvm::Intrinsic::fabs, {x.v})); }
   /// sqrt.rn (llvm.sqrt without fast-math flags rounds correctly on NVPTX).
   F sqrt(F x) { return wrap<0>(call(llvm::Intrinsic::sqrt, {x.v})); }
-  /// ex2.approx.f32 (not .ftz: subnormal results are kept), for exp.
-  F ex2(F x) {
+  /// ex2.approx.f32 (subnormal results kept), for exp; with `ftz` ex2.approx.ftz.f32, for exp2:
+  /// results below 2^-126 flushed to +0, as Triton's tl.exp2 does. ptxas keeps subnormal
+  /// results of the plain form with a compare and two scalings around the MUFU; attention's
+  /// loop spent a sixth of its instructions on them.
+  F ex2(F x, bool ftz = false) {
     static_assert(Single, "ex2.approx is used at f32 only");
-    return wrap<0>(b.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_f, {}, {x.v}));
-  }
-  /// ex2.approx.ftz.f32, for exp2: results below 2^-126 are flushed to +0, as Triton's tl.exp2
-  /// does. ptxas keeps subnormal results of the plain form with a compare and two scalings
-  /// around the MUFU; attention's loop spent a sixth of its instructions on them.
-  F ex2_ftz(F x) {
-    static_assert(Single, "ex2.approx is used at f32 only");
-    return wrap<0>(b.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_ftz_f, {}, {x.v}));
+    return wrap<0>(b.CreateIntrinsic(
+        ftz ? llvm::Intrinsic::nvvm_ex2_approx_ftz_f : llvm::Intrinsic::nvvm_ex2_approx_f, {},
+        {x.v}));
   }
   F copysign(F x, F y) { return wrap<0>(call(llvm::Intrinsic::copysign, {x.v, y.v})); }
   B isnan(F x) { return wrap<3>(b.CreateFCmpUNO(x.v, x.v)); }
@@ -238,7 +236,7 @@ void build_body(IrMath<Single>& m, math::Fn f, llvm::Function* fn) {
   typename M::F y = math::arity(f) == 2 ? m.template wrap<0>(fn->getArg(1)) : x;
   if constexpr (Single) {  // f32 (and f16/bf16 through f32): exp and exp2 from the hardware's ex2
     if (f == math::Fn::Exp) return void(m.b.CreateRet(a.exp_hw(x).v));
-    if (f == math::Fn::Exp2) return void(m.b.CreateRet(m.ex2_ftz(x).v));
+    if (f == math::Fn::Exp2) return void(m.b.CreateRet(m.ex2(x, /*ftz=*/true).v));
   }
   m.b.CreateRet(math::apply(a, f, x, y).v);
 }

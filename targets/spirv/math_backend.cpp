@@ -66,7 +66,7 @@ struct SpvMath {
   F abs(F x) { return wrap<0>(b.ext(GLSLstd450FAbs, fty, {x.v})); }
   /// GLSL Sqrt (Vulkan bounds it by 3 ulp at f32; the algorithms correct it by a Newton step).
   F sqrt(F x) { return wrap<0>(b.ext(GLSLstd450Sqrt, fty, {x.v})); }
-  /// The driver's 2^x (exp_hw and exp2_hw; GLSL Exp2 at f32 only).
+  /// The driver's 2^x (exp_hw; GLSL Exp2 at f32 only).
   F ex2(F x) {
     static_assert(Single, "GLSL Exp2 is used at f32 only");
     return wrap<0>(b.ext(GLSLstd450Exp2, fty, {x.v}));
