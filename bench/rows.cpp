@@ -46,14 +46,21 @@ int layer_norm_block(int64_t n, int elem_bytes) {
 int layer_norm_warps(int block) {
   return std::clamp(block / 256, 1, 8);
 }
-/// The autotuned layer norm's candidates: BLOCK_SIZE from 1024 to the tutorial's, with 2 to 16
-/// warps that leave each thread at least 2 elements of a tile.
-std::vector<Config> layer_norm_configs(int max_block) {
+/// An autotuned row kernel's candidates: BLOCK_SIZE the powers of two from 1024 (or max_block,
+/// if less) to max_block, each with those of 2, 4, 8 and 16 warps that leave every thread at
+/// least `per_thread` elements of a tile.
+std::vector<Config> block_warp_configs(int max_block, int per_thread) {
   std::vector<Config> out;
   for (int block = std::min(1024, max_block); block <= max_block; block *= 2)
     for (int warps : {2, 4, 8, 16})
-      if (block / (warps * 32) >= 2) out.push_back({{{"BLOCK_SIZE", block}}, warps, 1});
+      if (block / (warps * 32) >= per_thread) out.push_back({{{"BLOCK_SIZE", block}}, warps, 1});
   return out;
+}
+
+/// The autotuned layer norm's candidates: BLOCK_SIZE from 1024 to the tutorial's, with 2 to 16
+/// warps that leave each thread at least 2 elements of a tile.
+std::vector<Config> layer_norm_configs(int max_block) {
+  return block_warp_configs(max_block, 2);
 }
 
 Row base_row(const std::string& kernel, const std::string& dtype, int64_t m, int64_t n) {
@@ -118,11 +125,7 @@ void run_softmax(Bench& b, int64_t m, int64_t n) {
 /// The autotuned row sum's candidates: BLOCK_SIZE from 1024 to 8192 (at most the row's next
 /// power of two), with 2 to 16 warps that leave each thread at least 4 elements of a tile.
 std::vector<Config> row_sum_configs(int max_block) {
-  std::vector<Config> out;
-  for (int block = std::min(1024, max_block); block <= std::min(8192, max_block); block *= 2)
-    for (int warps : {2, 4, 8, 16})
-      if (block / (warps * 32) >= 4) out.push_back({{{"BLOCK_SIZE", block}}, warps, 1});
-  return out;
+  return block_warp_configs(std::min(8192, max_block), 4);
 }
 
 void run_row_sum(Bench& b, int64_t m, int64_t n, bool autotuned) {
