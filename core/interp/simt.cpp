@@ -111,8 +111,13 @@ void run_simt(const ir::Function& fn, std::span<const std::byte> params, Grid gr
     m.shared.begin_workgroup();
     m.async.begin_workgroup(m.threads);
     m.wgmma.begin_workgroup(m.threads, m.shared);
-    m.tma.begin_workgroup();
+    m.tma.begin_workgroup(m.threads, m.shared);
     m.run_block(0, m.all());
+    uint32_t t = 0;
+    if (const simt::PendingStore* p = m.tma.store_in_flight(&t))
+      m.fault(*p->op, static_cast<int>(t), "a tma_store still in flight as the program ends",
+              " (no tma_store_wait retired its group: the shared memory it reads goes with the "
+              "program)");
   }
 }
 

@@ -48,7 +48,7 @@ constexpr ir::OpTable<Family> kFamilies = [] {
   t.add(F::Matrix, {K::Mma, K::LdMatrix, K::CpAsync, K::CpAsyncCommit, K::CpAsyncWait});
   t.add(F::Wgmma, {K::Wgmma, K::WgmmaFence, K::WgmmaCommit, K::WgmmaWait, K::FenceAsyncShared});
   t.add(F::Tma, {K::MbarrierInit, K::MbarrierArriveTx, K::MbarrierWait, K::MbarrierInval,
-                  K::TmaLoad});
+                  K::TmaLoad, K::TmaStore, K::TmaStoreCommit, K::TmaStoreWait});
   t.add(F::CoopMat, {K::CoopMatFill, K::CoopMatLoad, K::CoopMatStore, K::CoopMatMulAdd,
                       K::CoopMatLoadTensor});
   t.add(F::TileOnly, {K::Arange, K::Splat, K::Broadcast, K::ExpandDims, K::Reshape, K::Permute,
@@ -185,7 +185,7 @@ class Compiler {
       case Family::Wgmma:
         return select_wgmma(instr, m_);
       case Family::Tma:
-        return select_tma(instr, m_.shared);
+        return select_tma(instr, m_);
       case Family::CoopMat:
         return select_coopmat(instr);
       case Family::TileOnly:

@@ -23,6 +23,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -83,8 +84,8 @@ struct Block {
 /// Per-element access history for the race detector, in barrier intervals ("epochs").
 struct SharedAccess {
   int32_t unfenced = -1;       ///< the thread whose write no fence_async_shared followed yet, or -1
-  uint32_t wgmma_readers = 0;  ///< wgmma ops in flight that read the element
-  const ir::Op* wgmma_op = nullptr;  ///< one of them
+  uint32_t async_readers = 0;  ///< wgmma and tma_store ops in flight that read the element
+  const ir::Op* async_op = nullptr;  ///< one of them
   uint32_t write_epoch = 0;
   uint32_t read_epoch = 0;
   int32_t writer = -1;
@@ -179,17 +180,30 @@ struct PendingTma {
   std::vector<std::byte> bytes;         ///< the box, swizzled, as it will land
 };
 
+/// One tma_store whose group no tma_store_wait has retired: it reads shared memory (and writes
+/// the tensor) when retired (simt_tma.cpp).
+struct PendingStore {
+  const ir::Op* op = nullptr;
+  ir::TmaCopy copy;
+  int64_t buffer = 0;                              ///< the source buffer
+  int64_t byte_offset = 0;                         ///< ... and its first byte
+  std::vector<std::pair<int64_t, int64_t>> reads;  ///< (buffer, element) marked as read (races)
+};
+
 /// The workgroup's mbarriers (by buffer and element) and its TMA copies in flight: a copy lands,
 /// and completes its bytes on its mbarrier, when a thread next arrives at or waits on that
-/// mbarrier, so a missing wait reads stale (poisoned) shared memory.
+/// mbarrier, so a missing wait reads stale (poisoned) shared memory. Each thread's tensor stores
+/// wait in their groups until a tma_store_wait retires them.
 struct TmaState {
   std::map<std::pair<int64_t, int64_t>, ir::MBarrier> barriers;
   std::vector<PendingTma> pending;
+  std::vector<std::vector<PendingStore>> open_stores;  ///< per thread, since its last commit
+  std::vector<std::deque<std::vector<PendingStore>>> store_groups;  ///< per thread, committed
 
-  void begin_workgroup() {
-    barriers.clear();
-    pending.clear();
-  }
+  /// Forgets the last workgroup's state (clearing its stores' read marks in `shared`).
+  void begin_workgroup(uint32_t threads, SharedMemory& shared);
+  /// The first store of the workgroup still in flight, or null (the thread in *thread).
+  const PendingStore* store_in_flight(uint32_t* thread) const;
 };
 
 class Machine {
@@ -257,8 +271,8 @@ Handler select_debug(Instr& instr);  ///< simt_debug.cpp: print, assert, assume
 Handler select_matrix(Instr& instr, const SharedMemory& shared);
 /// simt_wgmma.cpp: wgmma, wgmma_fence, wgmma_commit, wgmma_wait, fence_async_shared
 Handler select_wgmma(Instr& instr, Machine& m);
-/// simt_tma.cpp: mbarrier_init, mbarrier_arrive_tx, mbarrier_wait, tma_load
-Handler select_tma(Instr& instr, const SharedMemory& shared);
+/// simt_tma.cpp: mbarrier_init, mbarrier_arrive_tx, mbarrier_wait, tma_load, the tma_store family
+Handler select_tma(Instr& instr, Machine& m);
 /// simt_coopmat.cpp: coopmat_fill, coopmat_load, coopmat_store, coopmat_mul_add,
 /// coopmat_load_tensor
 Handler select_coopmat(Instr& instr);

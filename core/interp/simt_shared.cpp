@@ -53,11 +53,12 @@ void on_shared_write(Machine& m, const ir::Op& op, int64_t buffer, uint32_t t, S
   SharedAccess& a = buf.access[static_cast<size_t>(elem)];
   const uint32_t epoch = m.shared.epoch;
   const auto thread = static_cast<int32_t>(t);
-  if (a.wgmma_readers > 0)
+  if (a.async_readers > 0)
     fail(ErrorKind::DeviceFault, "shared-memory race in kernel '", m.fn.name, "' at ", op.loc.str(),
-         ": thread ", t, " writes ", element_name(buffer, elem), " while the wgmma at ",
-         a.wgmma_op->loc.str(), " that reads it is in flight (no wgmma_wait retired it; program (",
-         m.pid[0], ", ", m.pid[1], ", ", m.pid[2], "))");
+         ": thread ", t, " writes ", element_name(buffer, elem), " while the ", a.async_op->name(),
+         " at ", a.async_op->loc.str(), " that reads it is in flight (no ",
+         a.async_op->kind == ir::OpKind::Wgmma ? "wgmma_wait" : "tma_store_wait",
+         " retired it; program (", m.pid[0], ", ", m.pid[1], ", ", m.pid[2], "))");
   if (a.read_epoch == epoch) {
     if (a.reader != thread) race(m, op, t, "writes", buffer, elem, "read", a.reader, a.read_op);
     if (a.reader2 >= 0) race(m, op, t, "writes", buffer, elem, "read", a.reader2, a.read_op2);

@@ -2,9 +2,12 @@
 /// copies with ir::tma_copy's zero fill and swizzle (core/ir/tma.h). A copy reads global memory
 /// when issued and lands when its mbarrier is next used (arrive or wait), so that lock-step
 /// threads see it exactly where a wait allows them to; a wait that cannot complete then is a
-/// fault, where a GPU would hang.
+/// fault, where a GPU would hang. A tensor store reads shared memory and writes the tensor when
+/// the tma_store_wait that retires its group runs; until then its source is marked as read (a
+/// write there is a race), and a program that ends with one in flight is a fault.
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <string>
 
 #include "core/interp/simt_exec.h"
@@ -149,10 +152,10 @@ int64_t map_value(const Machine& m, const ir::TensorMapValue& v) {
   return v.param >= 0 ? param_value(m, v.param) : v.constant;
 }
 
-/// tma_load %index, %bar, %c... {buffer = imm[0], barrier = imm[1], map}.
-void tma_load(Machine& m, const Instr& in, const Mask& mask) {
-  const ir::TmaLoadOp op(in.op);
-  const ir::TensorMapParam map = ir::tensor_maps(m.fn).at(static_cast<size_t>(op.map()));
+/// The map of a tma_load or tma_store as a copy with this program's parameters (coordinates
+/// left empty).
+ir::TmaCopy map_copy(const Machine& m, int64_t index) {
+  const ir::TensorMapParam map = ir::tensor_maps(m.fn).at(static_cast<size_t>(index));
   ir::TmaCopy copy;
   copy.base = static_cast<uint64_t>(param_value(m, map.base_param));
   copy.elem_bytes = ir::dtype_bytes(map.dtype);
@@ -162,27 +165,42 @@ void tma_load(Machine& m, const Instr& in, const Mask& mask) {
     copy.dims.push_back(map_value(m, map.dims[static_cast<size_t>(d)]));
     copy.strides.push_back(map_value(m, map.strides[static_cast<size_t>(d)]) * copy.elem_bytes);
   }
-  SharedArray& buf = m.shared.buffers[static_cast<size_t>(in.imm[0])];
+  return copy;
+}
+
+/// Faults unless element `index` of `buf` starts a box of `copy` where TMA can put it: at a
+/// 128-byte boundary (and 8 x the swizzle), the box inside the buffer.
+void check_box(Machine& m, const Instr& in, uint32_t t, const SharedArray& buf, int64_t buffer,
+               int32_t index, const ir::TmaCopy& copy) {
   const int64_t align = std::max<int64_t>(128, 8 * int64_t{copy.swizzle});
+  const int64_t first = int64_t{index} * buf.elem_bytes;
+  if (index < 0 || first % align != 0 || first + copy.bytes() > buf.count * buf.elem_bytes)
+    m.fault(*in.op, static_cast<int>(t),
+            in.op->kind == ir::OpKind::TmaLoad ? "bad TMA destination" : "bad TMA source",
+            ": element " + std::to_string(index) + " of shared buffer " + std::to_string(buffer) +
+                " (" + std::to_string(buf.count) + " elements) for a box of " +
+                std::to_string(copy.bytes()) + " bytes at a " + std::to_string(align) +
+                "-byte boundary");
+}
+
+/// tma_load %index, %bar, %c... {buffer = imm[0], barrier = imm[1], map}.
+void tma_load(Machine& m, const Instr& in, const Mask& mask) {
+  const ir::TmaLoadOp op(in.op);
+  ir::TmaCopy copy = map_copy(m, op.map());
+  SharedArray& buf = m.shared.buffers[static_cast<size_t>(in.imm[0])];
   const int32_t* index = in.in[0].as<int32_t>();
   const int32_t* bar = in.in[1].as<int32_t>();
   for (uint32_t t = 0; t < m.threads; ++t) {
     if (!mask.on[t]) continue;
     const Key key = barrier_key(m, in, t, in.imm[1], bar[t]);
     initialized(m, in, t, key);
-    const int64_t first = int64_t{index[t]} * buf.elem_bytes;
-    if (index[t] < 0 || first % align != 0 || first + copy.bytes() > buf.count * buf.elem_bytes)
-      m.fault(*in.op, static_cast<int>(t), "bad TMA destination",
-              ": element " + std::to_string(index[t]) + " of shared buffer " +
-                  std::to_string(in.imm[0]) + " (" + std::to_string(buf.count) +
-                  " elements) for a box of " + std::to_string(copy.bytes()) + " bytes at a " +
-                  std::to_string(align) + "-byte boundary");
+    check_box(m, in, t, buf, in.imm[0], index[t], copy);
     copy.coords.clear();
     for (size_t d = 2; d < in.in.size(); ++d) copy.coords.push_back(*(in.in[d].as<int32_t>() + t));
     PendingTma p;
     p.barrier = key;
     p.buffer = in.imm[0];
-    p.byte_offset = first;
+    p.byte_offset = int64_t{index[t]} * buf.elem_bytes;
     p.bytes.resize(static_cast<size_t>(copy.bytes()));
     ir::tma_copy(
         copy,
@@ -196,9 +214,100 @@ void tma_load(Machine& m, const Instr& in, const Mask& mask) {
   }
 }
 
+/// tma_store %index, %c... {buffer = imm[0], map}: the store joins the thread's open group; its
+/// source must be fenced for the async proxy, and is marked as read until the store retires.
+void tma_store(Machine& m, const Instr& in, const Mask& mask) {
+  const ir::TmaStoreOp op(in.op);
+  ir::TmaCopy copy = map_copy(m, op.map());
+  SharedArray& buf = m.shared.buffers[static_cast<size_t>(in.imm[0])];
+  const int32_t* index = in.in[0].as<int32_t>();
+  for (uint32_t t = 0; t < m.threads; ++t) {
+    if (!mask.on[t]) continue;
+    check_box(m, in, t, buf, in.imm[0], index[t], copy);
+    copy.coords.clear();
+    for (size_t d = 1; d < in.in.size(); ++d) copy.coords.push_back(*(in.in[d].as<int32_t>() + t));
+    PendingStore p{in.op, copy, in.imm[0], int64_t{index[t]} * buf.elem_bytes, {}};
+    if (!buf.access.empty()) {
+      const int64_t first = index[t], count = copy.bytes() / buf.elem_bytes;
+      for (int64_t e = first; e < first + count; ++e) {
+        SharedAccess& a = buf.access[static_cast<size_t>(e)];
+        if (a.unfenced >= 0)
+          m.fault(*in.op, static_cast<int>(t), "tma_store reads shared memory not fenced for it",
+                  ": " + ir::shared_buffer_attr(in.imm[0]) + "[" + std::to_string(e) +
+                      "] was written by thread " + std::to_string(a.unfenced) + " at " +
+                      a.write_op->loc.str() + " with no fence_async_shared after the write");
+        on_shared_read(m, *in.op, in.imm[0], t, buf, e);
+        ++a.async_readers;
+        a.async_op = in.op;
+        p.reads.push_back({in.imm[0], e});
+      }
+    }
+    m.tma.open_stores[t].push_back(std::move(p));
+  }
+}
+
+void tma_store_commit(Machine& m, const Instr&, const Mask& mask) {
+  for (uint32_t t = 0; t < m.threads; ++t) {
+    if (!mask.on[t]) continue;
+    m.tma.store_groups[t].push_back(std::move(m.tma.open_stores[t]));
+    m.tma.open_stores[t].clear();
+  }
+}
+
+/// Drops the read marks of store `p`.
+void unmark(SharedMemory& shared, const PendingStore& p) {
+  for (const auto& [buffer, elem] : p.reads)
+    --shared.buffers[static_cast<size_t>(buffer)].access[static_cast<size_t>(elem)].async_readers;
+}
+
+/// tma_store_wait {pending = imm[0]}: the thread's oldest groups beyond `pending` are performed
+/// (their boxes read from shared memory now, written to the tensors).
+void tma_store_wait(Machine& m, const Instr& in, const Mask& mask) {
+  for (uint32_t t = 0; t < m.threads; ++t) {
+    if (!mask.on[t]) continue;
+    auto& groups = m.tma.store_groups[t];
+    while (static_cast<int64_t>(groups.size()) > in.imm[0]) {
+      for (const PendingStore& p : groups.front()) {
+        const SharedArray& buf = m.shared.buffers[static_cast<size_t>(p.buffer)];
+        unmark(m.shared, p);
+        ir::tma_store_copy(
+            p.copy, buf.data.data() + p.byte_offset,
+            [&](uint64_t address, const std::byte* bytes, size_t n) {
+              if (auto bad = check_access(m.memory, "store", address, static_cast<int>(n), 1))
+                m.fault(*p.op, static_cast<int>(t), bad->what, bad->detail);
+              std::memcpy(reinterpret_cast<std::byte*>(address), bytes, n);
+            });
+      }
+      groups.pop_front();
+    }
+  }
+}
+
 }  // namespace
 
-Handler select_tma(Instr& in, const SharedMemory& shared) {
+void TmaState::begin_workgroup(uint32_t threads, SharedMemory& shared) {
+  barriers.clear();
+  pending.clear();
+  for (auto& list : open_stores)
+    for (const PendingStore& p : list) unmark(shared, p);
+  for (auto& groups : store_groups)
+    for (const auto& group : groups)
+      for (const PendingStore& p : group) unmark(shared, p);
+  open_stores.assign(threads, {});
+  store_groups.assign(threads, {});
+}
+
+const PendingStore* TmaState::store_in_flight(uint32_t* thread) const {
+  for (uint32_t t = 0; t < open_stores.size(); ++t) {
+    *thread = t;
+    if (!open_stores[t].empty()) return &open_stores[t].front();
+    if (!store_groups[t].empty()) return &store_groups[t].front().front();
+  }
+  return nullptr;
+}
+
+Handler select_tma(Instr& in, Machine& m) {
+  const SharedMemory& shared = m.shared;
   auto checked = [&](int64_t buffer) {
     TESSERA_CHECK(buffer >= 0 && static_cast<size_t>(buffer) < shared.buffers.size(), "'",
                   in.op->name(), "' of an undeclared buffer");
@@ -221,6 +330,15 @@ Handler select_tma(Instr& in, const SharedMemory& shared) {
       in.imm[0] = checked(in.op->int_attr(attr::kBuffer));
       in.imm[1] = checked(in.op->int_attr(attr::kBarrier));
       return &tma_load;
+    case ir::OpKind::TmaStore:
+      in.imm[0] = checked(in.op->int_attr(attr::kBuffer));
+      m.wgmma.used = true;  // the race checks track unfenced writes for its reads too
+      return &tma_store;
+    case ir::OpKind::TmaStoreCommit:
+      return &tma_store_commit;
+    case ir::OpKind::TmaStoreWait:
+      in.imm[0] = in.op->int_attr(attr::kPending);
+      return &tma_store_wait;
     default:
       return nullptr;
   }

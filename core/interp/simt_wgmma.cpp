@@ -88,8 +88,8 @@ void read_operand(Machine& m, const Instr& in, uint32_t g, const ir::WgmmaSmem& 
                       a.write_op->loc.str() + " with no fence_async_shared after the write");
         on_shared_read(m, *in.op, s.buffer, t0, buf, elem);
         SharedAccess& held = buf.access[static_cast<size_t>(elem)];
-        ++held.wgmma_readers;
-        held.wgmma_op = in.op;
+        ++held.async_readers;
+        held.async_op = in.op;
         record.reads.push_back({s.buffer, elem});
       }
       const std::byte* p = buf.data.data() + byte;
@@ -189,7 +189,7 @@ void wgmma_wait(Machine& m, const Instr& in, const Mask& mask) {
       for (const auto& [buffer, elem] : p.reads)
         --m.shared.buffers[static_cast<size_t>(buffer)]
               .access[static_cast<size_t>(elem)]
-              .wgmma_readers;
+              .async_readers;
     }
     queue.resize(kept);
   }
@@ -220,7 +220,7 @@ void WgmmaState::begin_workgroup(uint32_t threads, SharedMemory& shared) {
       for (const auto& [buffer, elem] : p.reads)
         --shared.buffers[static_cast<size_t>(buffer)]
               .access[static_cast<size_t>(elem)]
-              .wgmma_readers;
+              .async_readers;
   for (const auto& list : unfenced)
     for (const auto& [buffer, elem] : list)
       shared.buffers[static_cast<size_t>(buffer)].access[static_cast<size_t>(elem)].unfenced = -1;

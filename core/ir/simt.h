@@ -148,6 +148,23 @@
 ///                            copy then completes the box's bytes on the mbarrier at element %bar
 ///                            of buffer `barrier`. Nothing may read or write the destination
 ///                            before a wait on that mbarrier sees the phase complete.
+///   tma_store %index, %c0, ... {buffer, map}
+///                            each active thread issues one TMA tensor store
+///                            (cp.async.bulk.tensor, shared to global, in a bulk async-group): the
+///                            box of tensor map `map` at coordinates %c0, ... (as tma_load's) is
+///                            read from shared buffer `buffer` from element %index, laid out as
+///                            tma_load writes it, and written to the tensor; the box's elements
+///                            outside the tensor are not written. The thread's writes to those
+///                            shared bytes must be followed by fence_async_shared before it (and
+///                            other threads' by that fence and a barrier). Nothing may write the
+///                            source before a tma_store_wait retires the store's group.
+///   tma_store_commit         closes this thread's group of tma_stores issued since its last
+///                            commit (PTX cp.async.bulk.commit_group).
+///   tma_store_wait {pending} waits until at most `pending` (>= 0) of this thread's committed
+///                            groups of stores still read shared memory (PTX
+///                            cp.async.bulk.wait_group.read). A program must retire every store
+///                            so before it ends (its shared memory goes with it); the SIMT
+///                            interpreter reports one that does not.
 ///   coopmat_fill %x          a cooperative matrix (the result's type, coopmat_a/_b/_acc<RxCxD>)
 ///                            every element of which is %x (a scalar of D).
 ///   coopmat_load %index {buffer, stride, col_major?}
@@ -405,6 +422,16 @@ struct TmaLoadOp : OpView<OpKind::TmaLoad> {
   }
   int64_t buffer() const { return op->int_attr(attr::kBuffer); }
   int64_t barrier() const { return op->int_attr(attr::kBarrier); }
+  int64_t map() const { return op->int_attr(attr::kMap); }
+};
+
+struct TmaStoreOp : OpView<OpKind::TmaStore> {
+  using OpView::OpView;
+  Value* index() const { return op->operand(0); }
+  std::span<Value* const> coords() const {
+    return {op->operands.data() + 1, op->operands.size() - 1};
+  }
+  int64_t buffer() const { return op->int_attr(attr::kBuffer); }
   int64_t map() const { return op->int_attr(attr::kMap); }
 };
 

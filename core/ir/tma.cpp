@@ -23,14 +23,18 @@ int64_t TmaCopy::bytes() const {
   return n;
 }
 
-void tma_copy(const TmaCopy& c, const ReadGlobal& read, std::byte* smem) {
+namespace {
+
+/// Calls visit(r, address, lo, hi) for each innermost row r of `c`'s box: its elements lo .. hi
+/// - 1 lie inside the tensor, the first of them at global `address` (lo == hi: none).
+template <class Visit>
+void for_each_row(const TmaCopy& c, Visit&& visit) {
   const size_t rank = c.box.size();
   TESSERA_CHECK(
       rank >= 1 && c.dims.size() == rank && c.strides.size() == rank && c.coords.size() == rank,
       "a TMA copy needs one dim, stride, box and coordinate per dimension");
   const int64_t row = c.box.back();  // elements per innermost row of the box
   const int64_t rows = c.bytes() / (row * c.elem_bytes);
-  std::vector<std::byte> line(static_cast<size_t>(row * c.elem_bytes));
   for (int64_t r = 0; r < rows; ++r) {
     // The outer coordinates of row r (the box's outer dimensions, row-major).
     bool inside = true;
@@ -41,21 +45,43 @@ void tma_copy(const TmaCopy& c, const ReadGlobal& read, std::byte* smem) {
       inside = inside && i >= 0 && i < c.dims[static_cast<size_t>(d)];
       address += static_cast<uint64_t>(i * c.strides[static_cast<size_t>(d)]);
     }
-    std::fill(line.begin(), line.end(), std::byte{0});
     const int64_t c0 = c.coords.back();
     const int64_t lo = std::clamp<int64_t>(-c0, 0, row);
-    const int64_t hi = std::clamp<int64_t>(c.dims.back() - c0, 0, row);
-    if (inside && lo < hi)
-      read(address + static_cast<uint64_t>((c0 + lo) * c.elem_bytes),
-           line.data() + lo * c.elem_bytes, static_cast<size_t>((hi - lo) * c.elem_bytes));
+    const int64_t hi = inside ? std::clamp<int64_t>(c.dims.back() - c0, 0, row) : lo;
+    visit(r, address + static_cast<uint64_t>((c0 + lo) * c.elem_bytes), lo, std::max(lo, hi));
+  }
+}
+
+}  // namespace
+
+void tma_copy(const TmaCopy& c, const ReadGlobal& read, std::byte* smem) {
+  const int64_t line_bytes = c.box.back() * c.elem_bytes;
+  std::vector<std::byte> line(static_cast<size_t>(line_bytes));
+  for_each_row(c, [&](int64_t r, uint64_t address, int64_t lo, int64_t hi) {
+    std::fill(line.begin(), line.end(), std::byte{0});
+    if (lo < hi)
+      read(address, line.data() + lo * c.elem_bytes, static_cast<size_t>((hi - lo) * c.elem_bytes));
     // 16-byte chunks keep their bytes together: swizzle each chunk's offset.
-    const int64_t line_bytes = row * c.elem_bytes;
     for (int64_t b = 0; b < line_bytes; b += 16) {
       const int64_t n = std::min<int64_t>(16, line_bytes - b);
       std::memcpy(smem + tma_swizzle(r * line_bytes + b, c.swizzle), line.data() + b,
                   static_cast<size_t>(n));
     }
-  }
+  });
+}
+
+void tma_store_copy(const TmaCopy& c, const std::byte* smem, const WriteGlobal& write) {
+  const int64_t line_bytes = c.box.back() * c.elem_bytes;
+  std::vector<std::byte> line(static_cast<size_t>(line_bytes));
+  for_each_row(c, [&](int64_t r, uint64_t address, int64_t lo, int64_t hi) {
+    if (lo >= hi) return;
+    for (int64_t b = 0; b < line_bytes; b += 16) {
+      const int64_t n = std::min<int64_t>(16, line_bytes - b);
+      std::memcpy(line.data() + b, smem + tma_swizzle(r * line_bytes + b, c.swizzle),
+                  static_cast<size_t>(n));
+    }
+    write(address, line.data() + lo * c.elem_bytes, static_cast<size_t>((hi - lo) * c.elem_bytes));
+  });
 }
 
 void MBarrier::init(int64_t arrivals) {

@@ -5,6 +5,8 @@
 ///     a tensor in global memory, elements outside the tensor read as zero, and writes it to
 ///     shared memory densely, innermost dimension fastest, with the 16-byte chunks of each row
 ///     swizzled (tma_swizzle); it then completes the box's bytes on an mbarrier;
+///   * a tensor store (cp.async.bulk.tensor, shared to global) reads a box so laid out and writes
+///     the elements that lie inside the tensor;
 ///   * an mbarrier counts the arrivals its current phase still expects and the bytes of
 ///     transactions (copies) it still expects; when both reach zero the phase completes and the
 ///     next begins with the initial arrival count. A wait names the parity of the phase it waits
@@ -44,6 +46,14 @@ using ReadGlobal = std::function<void(uint64_t address, std::byte* out, size_t n
 /// Performs `c` into `smem` (at least c.bytes() bytes, at a multiple of 8 x swizzle bytes):
 /// elements inside the tensor read through `read`, the others zero.
 void tma_copy(const TmaCopy& c, const ReadGlobal& read, std::byte* smem);
+
+/// Writes `n` bytes from `in` to global memory at `address`.
+using WriteGlobal = std::function<void(uint64_t address, const std::byte* in, size_t n)>;
+
+/// Performs the tensor store of `c` (PTX cp.async.bulk.tensor, shared to global): the box, laid
+/// out in `smem` as tma_copy writes it, goes to the tensor through `write`; elements outside
+/// the tensor are not written.
+void tma_store_copy(const TmaCopy& c, const std::byte* smem, const WriteGlobal& write);
 
 /// One mbarrier's state (PTX mbarrier: arrival count, pending arrivals, tx-count, phase).
 class MBarrier {

@@ -1,5 +1,5 @@
 /// \file Verifier rules of the SIMT IR's TMA family (core/ir/simt.h): the tensor-map attributes,
-/// mbarrier_init / mbarrier_arrive_tx / mbarrier_wait and tma_load.
+/// mbarrier_init / mbarrier_arrive_tx / mbarrier_wait, tma_load and the tma_store family.
 #include "core/ir/printer.h"
 #include "core/ir/verifier_checks.h"
 
@@ -52,16 +52,24 @@ void check_mbarrier(OpChecker& c) {
   check_barrier_buffer(c);
 }
 
-void check_tma_load(OpChecker& c) {
-  c.expect_type("operand #0 (the destination's index)", c.in(0), kI32);
-  c.expect_type("operand #1 (the mbarrier's index)", c.in(1), kI32);
-  for (size_t i = 2; i < c.num_in(); ++i)
+/// tma_load (%index, %bar, coordinates) and tma_store (%index, coordinates): i32 operands, a
+/// tensor map of the function with one coordinate per dimension, and a shared buffer of the
+/// map's dtype that holds a box.
+void check_tma_copy(OpChecker& c) {
+  const bool load = c.op.kind == OpKind::TmaLoad;
+  const size_t first = load ? 2 : 1;  // the first coordinate
+  c.expect_type(load ? "operand #0 (the destination's index)" : "operand #0 (the source's index)",
+                c.in(0), kI32);
+  if (load) c.expect_type("operand #1 (the mbarrier's index)", c.in(1), kI32);
+  for (size_t i = first; i < c.num_in(); ++i)
     c.expect_type("operand #" + std::to_string(i) + " (a coordinate)", c.in(i), kI32);
-  const SharedBuffer* dst = buffer_attr(c);
-  const SharedBuffer* bar = buffer_attr(c, attr::kBarrier);
-  if (bar && bar->dtype != DType::i64)
-    c.fail("expects attribute 'barrier' to name a buffer of i64 (mbarriers), got one of ",
-           dtype_name(bar->dtype));
+  const SharedBuffer* smem = buffer_attr(c);
+  if (load) {
+    const SharedBuffer* bar = buffer_attr(c, attr::kBarrier);
+    if (bar && bar->dtype != DType::i64)
+      c.fail("expects attribute 'barrier' to name a buffer of i64 (mbarriers), got one of ",
+             dtype_name(bar->dtype));
+  }
   std::optional<int64_t> map = c.int_attr(attr::kMap);
   if (!map) return;
   auto it = c.simt->maps.find(*map);
@@ -72,14 +80,16 @@ void check_tma_load(OpChecker& c) {
   }
   if (!it->second) return;  // reported with the function
   const TensorMapParam& m = *it->second;
-  if (c.num_in() != static_cast<size_t>(m.rank()) + 2)
-    c.fail("expects ", m.rank() + 2, " operands (the index, the mbarrier's index and ", m.rank(),
-           " coordinates of map ", *map, "), got ", c.num_in());
-  if (dst && dst->dtype != m.dtype)
+  if (c.num_in() != static_cast<size_t>(m.rank()) + first)
+    c.fail("expects ", m.rank() + static_cast<int>(first), " operands (the index, ",
+           load ? "the mbarrier's index and " : "", m.rank(), " coordinates of map ", *map,
+           "), got ", c.num_in());
+  if (smem && smem->dtype != m.dtype)
     c.fail("expects attribute 'buffer' to name a buffer of the map's dtype ", dtype_name(m.dtype),
-           ", got one of ", dtype_name(dst->dtype));
-  if (dst && m.box_bytes() > dst->bytes())
-    c.fail("copies a box of ", m.box_bytes(), " bytes into a buffer of ", dst->bytes());
+           ", got one of ", dtype_name(smem->dtype));
+  if (smem && m.box_bytes() > smem->bytes())
+    c.fail(load ? "copies a box of " : "stores a box of ", m.box_bytes(), " bytes ",
+           load ? "into" : "from", " a buffer of ", smem->bytes());
 }
 
 }  // namespace
@@ -123,8 +133,18 @@ std::map<int64_t, std::optional<TensorMapParam>> check_tensor_maps(
 
 void check_tma_family(OpChecker& c) {
   TESSERA_CHECK(c.simt, "SIMT op '", c.op.name(), "' checked outside a SIMT function");
-  if (c.op.kind == OpKind::TmaLoad) return check_tma_load(c);
-  check_mbarrier(c);
+  switch (c.op.kind) {
+    case OpKind::TmaLoad:
+    case OpKind::TmaStore:
+      return check_tma_copy(c);
+    case OpKind::TmaStoreCommit:
+      return;
+    case OpKind::TmaStoreWait:
+      c.int_attr_in(attr::kPending, 0, 16);  // as cp_async_wait's
+      return;
+    default:
+      return check_mbarrier(c);
+  }
 }
 
 }  // namespace tessera::ir::verifier_detail

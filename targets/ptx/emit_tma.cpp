@@ -1,6 +1,8 @@
 /// \file PTX of the SIMT IR's TMA family (core/ir/simt.h): mbarriers in shared memory and
-/// cp.async.bulk.tensor copies from the kernel's tensor-map parameters, in the instruction forms
+/// cp.async.bulk.tensor copies (loads into shared memory, stores from it in bulk groups) through
+/// the kernel's tensor-map parameters, in the instruction forms
 /// that tests/targets/ptx/tma_box_ptx.h checks by hand (sm_90a).
+#include <span>
 #include <string>
 #include <vector>
 
@@ -58,30 +60,52 @@ void mbarrier(Emitter& e, const ir::Op& op) {
   }
 }
 
-void tma_load(Emitter& e, const ir::Op& op) {
-  const ir::TmaLoadOp t(&op);
-  const auto coords = t.coords();
-  const int rank = static_cast<int>(coords.size());
-  // The map's generic address: its kernel parameter (after the user's, map i at
-  // params + i), through the param window.
+/// The generic address of tensor map `index`: its kernel parameter (after the user's, map i at
+/// params + i), through the param window.
+llvm::Value* map_address(Emitter& e, int64_t index) {
   const std::string param = kernel_symbol(e.fn.name) + "_param_" +
-                            std::to_string(e.fn.params.size() + static_cast<size_t>(t.map()));
-  llvm::Value* map = statement(e, e.b.getInt64Ty(),
-                               "mov.u64 $0, " + param + ";\n\tcvta.param.u64 $0, $0;", "=l", {},
-                               /*pure=*/true);
+                            std::to_string(e.fn.params.size() + static_cast<size_t>(index));
+  return statement(e, e.b.getInt64Ty(), "mov.u64 $0, " + param + ";\n\tcvta.param.u64 $0, $0;",
+                   "=l", {}, /*pure=*/true);
+}
+
+/// Appends `coords` (outermost first) to `args` innermost first, as PTX lists them, and returns
+/// their operand list "{$first, ...}".
+std::string coordinate_list(Emitter& e, std::span<ir::Value* const> coords, int first,
+                            std::vector<llvm::Value*>& args, std::string& constraints) {
   std::string list;
-  for (int i = 0; i < rank; ++i) list += (i ? ", $" : "$") + std::to_string(3 + i);
-  std::string constraints = "r,l,r";
-  std::vector<llvm::Value*> args = {shared_address(e, t.buffer(), t.index()), map,
-                                    shared_address(e, t.barrier(), t.barrier_index())};
-  for (int i = rank - 1; i >= 0; --i) {  // PTX lists coordinates innermost first
+  const int rank = static_cast<int>(coords.size());
+  for (int i = 0; i < rank; ++i) list += (i ? ", $" : "{$") + std::to_string(first + i);
+  for (int i = rank - 1; i >= 0; --i) {
     args.push_back(e.get(coords[static_cast<size_t>(i)]));
     constraints += ",r";
   }
+  return list + "}";
+}
+
+void tma_load(Emitter& e, const ir::Op& op) {
+  const ir::TmaLoadOp t(&op);
+  std::string constraints = "r,l,r";
+  std::vector<llvm::Value*> args = {shared_address(e, t.buffer(), t.index()),
+                                    map_address(e, t.map()),
+                                    shared_address(e, t.barrier(), t.barrier_index())};
+  const std::string list = coordinate_list(e, t.coords(), 3, args, constraints);
   statement(e, e.b.getVoidTy(),
-            "cp.async.bulk.tensor." + std::to_string(rank) +
-                "d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {" + list +
-                "}], [$2];",
+            "cp.async.bulk.tensor." + std::to_string(t.coords().size()) +
+                "d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, " + list +
+                "], [$2];",
+            constraints + ",~{memory}", args);
+}
+
+void tma_store(Emitter& e, const ir::Op& op) {
+  const ir::TmaStoreOp t(&op);
+  std::string constraints = "l,r";
+  std::vector<llvm::Value*> args = {map_address(e, t.map()),
+                                    shared_address(e, t.buffer(), t.index())};
+  const std::string list = coordinate_list(e, t.coords(), 2, args, constraints);
+  statement(e, e.b.getVoidTy(),
+            "cp.async.bulk.tensor." + std::to_string(t.coords().size()) +
+                "d.global.shared::cta.bulk_group [$0, " + list + "], [$1];",
             constraints + ",~{memory}", args);
 }
 
@@ -90,8 +114,23 @@ void tma_load(Emitter& e, const ir::Op& op) {
 void emit_tma(Emitter& e, const ir::Op& op) {
   if (!e.target.has(target::Cap::Tma))
     e.unsupported(op, "TMA copies and mbarriers need sm_90 or newer (capability 'tma')");
-  if (op.kind == ir::OpKind::TmaLoad) return tma_load(e, op);
-  mbarrier(e, op);
+  switch (op.kind) {
+    case ir::OpKind::TmaLoad:
+      return tma_load(e, op);
+    case ir::OpKind::TmaStore:
+      return tma_store(e, op);
+    case ir::OpKind::TmaStoreCommit:
+      statement(e, e.b.getVoidTy(), "cp.async.bulk.commit_group;", "~{memory}", {});
+      return;
+    case ir::OpKind::TmaStoreWait:
+      statement(
+          e, e.b.getVoidTy(),
+          "cp.async.bulk.wait_group.read " + std::to_string(op.int_attr(attr::kPending)) + ";",
+          "~{memory}", {});
+      return;
+    default:
+      return mbarrier(e, op);
+  }
 }
 
 }  // namespace tessera::ptx

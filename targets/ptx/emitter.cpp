@@ -49,7 +49,7 @@ constexpr ir::OpTable<Handler> kHandlers = [] {
   t.add(emit_matrix, {K::Mma, K::LdMatrix, K::CpAsync, K::CpAsyncCommit, K::CpAsyncWait, K::Wgmma,
                       K::WgmmaFence, K::WgmmaCommit, K::WgmmaWait, K::FenceAsyncShared});
   t.add(emit_tma, {K::MbarrierInit, K::MbarrierArriveTx, K::MbarrierWait, K::MbarrierInval,
-                  K::TmaLoad});
+                  K::TmaLoad, K::TmaStore, K::TmaStoreCommit, K::TmaStoreWait});
   t.add(emit_debug, {K::Print, K::Assert, K::Assume, K::MultipleOf, K::MaxContiguous});
   t.add(emit_inline_asm, {K::InlineAsm, K::InlineAsmImpure});
   t.add(emit_coopmat_unsupported, {K::CoopMatFill, K::CoopMatLoad, K::CoopMatStore,

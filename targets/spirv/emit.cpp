@@ -180,7 +180,7 @@ constexpr ir::OpTable<Family> kFamilies = [] {
   t.add(F::Mma, {K::Mma, K::LdMatrix});
   t.add(F::Wgmma, {K::Wgmma, K::WgmmaFence, K::WgmmaCommit, K::WgmmaWait, K::FenceAsyncShared});
   t.add(F::Tma, {K::MbarrierInit, K::MbarrierArriveTx, K::MbarrierWait, K::MbarrierInval,
-                   K::TmaLoad});
+                   K::TmaLoad, K::TmaStore, K::TmaStoreCommit, K::TmaStoreWait});
   t.add(F::AtomicRmw, {K::AtomicRmw});
   t.add(F::AtomicCas, {K::AtomicCas});
   t.add(F::Shuffle, {K::Shuffle});

@@ -3,6 +3,9 @@
 // 16-byte chunks swizzled, once an mbarrier_wait sees the phase complete; the phases advance
 // (parity 0, then 1); and the faults where a GPU would hang or misbehave: a wait that can never
 // complete, an uninitialized mbarrier, an arrival the phase does not expect, a misaligned box.
+// tma_store writes a box's elements inside the tensor when its wait retires it; unfenced
+// sources, a source written while the store reads it, and a program ending with a store in
+// flight are faults.
 #include <string>
 #include <vector>
 
@@ -186,5 +189,101 @@ TEST_CASE("simt tma: mbarrier_inval with a copy in flight to the mbarrier is a f
   const std::string e =
       error_of([&] { kernel.run(mem, Grid{}, mem.add(src), mem.add(out), m, k, 0, 0); });
   CHECK(e.find("mbarrier_inval with a copy in flight to it in kernel 'tma_box'") !=
+        std::string::npos);
+}
+
+namespace {
+
+/// Every thread writes 4 elements of %in, as they lie, into shared memory (the 8 x 64 f16 box
+/// as TMA lays it out, {SWIZZLE}); then {BEFORE}, and thread 0 stores the box at (%r0, %c0) of
+/// the [%m x %k] tensor at %dst by TMA ({AFTER_STORE} between the store and its wait).
+constexpr const char* kStoreKernel = R"tir(
+func @tma_box_store(%dst: ptr<f16> {divisibility = 16}, %in: ptr<f16>, %m: i32, %k: i32, %r0: i32, %c0: i32) attributes {shared_0 = tile<512xf16>, stage = "simt", subgroup = 32, tensor_map_0 = "tensor_map(%0: f16 [%2 x %3] strides [%3, 1] box [8 x 64] swizzle {SWIZZLE})", threads = 128} {
+  %lane = lane_id : i32
+  %sg = subgroup_id : i32
+  %c32 = constant {value = 32} : i32
+  %t0 = mul %sg, %c32 : i32
+  %tid = add %t0, %lane : i32
+  %zero = constant {value = 0} : i32
+  %c4 = constant {value = 4} : i32
+  %e = mul %tid, %c4 : i32
+  %src = ptr_add %in, %e : ptr<f16>
+  %true = constant {value = 1} : i1
+  %z = constant {value = 0.0} : f16
+  %v0, %v1, %v2, %v3 = global_load %src, %true, %z, %z, %z, %z {align = 8, width = 4} : f16, f16, f16, f16
+  shared_store %e, %v0, %v1, %v2, %v3 {buffer = 0, width = 4}
+  {BEFORE}
+  %first = cmp_eq %tid, %zero : i1
+  if %first ({
+    tma_store %zero, %r0, %c0 {buffer = 0, map = 0}
+    tma_store_commit
+    {AFTER_STORE}
+    {WAIT}
+    yield
+  }, {
+    yield
+  })
+  barrier
+}
+)tir";
+
+std::string store_kernel(int swizzle = 128, std::string before = "fence_async_shared\n  barrier",
+                         std::string after = "", bool wait = true) {
+  return subst(kStoreKernel, {{"SWIZZLE", std::to_string(swizzle)},
+                              {"BEFORE", before},
+                              {"AFTER_STORE", after},
+                              {"WAIT", wait ? "tma_store_wait {pending = 0}" : ""}});
+}
+
+}  // namespace
+
+TEST_CASE("simt tma: tma_store writes a box's elements inside the tensor, unswizzled") {
+  const int m = 10, k = 96;
+  std::vector<uint16_t> in(512);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint16_t>(0x4000 + i);
+  struct Case {
+    int r0, c0, swizzle;
+  };
+  for (const Case& c :
+       {Case{0, 0, 128}, Case{5, 64, 128}, Case{-3, -40, 128}, Case{2, 32, 0}, Case{20, 0, 128}}) {
+    CAPTURE(c.r0);
+    CAPTURE(c.c0);
+    CAPTURE(c.swizzle);
+    SimtKernel kernel(store_kernel(c.swizzle));
+    std::vector<uint16_t> out(m * k, 0xffff), expected = out;
+    // Element (r, c) of the box lies at byte (r * 64 + c) * 2, swizzled, of shared memory.
+    for (int r = 0; r < 8; ++r)
+      for (int col = 0; col < 64; ++col) {
+        const int gr = c.r0 + r, gc = c.c0 + col;
+        if (gr < 0 || gr >= m || gc < 0 || gc >= k) continue;
+        const int64_t at = tessera::ir::tma_swizzle((r * 64 + col) * 2, c.swizzle) / 2;
+        expected[static_cast<size_t>(gr * k + gc)] = in[static_cast<size_t>(at)];
+      }
+    HostMemory mem;
+    kernel.run(mem, Grid{}, mem.add(out), mem.add(in), m, k, c.r0, c.c0);
+    CHECK(out == expected);
+  }
+}
+
+TEST_CASE("simt tma: tma_store misuse is a fault naming the op") {
+  const int m = 8, k = 64;
+  std::vector<uint16_t> in(512, 0x3c00), out(m * k);
+  auto error = [&](const std::string& text) {
+    SimtKernel kernel(text);
+    HostMemory mem;
+    return error_of([&] { kernel.run(mem, Grid{}, mem.add(out), mem.add(in), m, k, 0, 0); });
+  };
+  // The shared stores not fenced for the async proxy.
+  std::string e = error(store_kernel(128, "barrier"));
+  CHECK(e.find("tma_store reads shared memory not fenced for it in kernel 'tma_box_store'") !=
+        std::string::npos);
+  // The source written again before the wait retired the store.
+  e = error(store_kernel(128, "fence_async_shared\n  barrier",
+                         "shared_store %zero, %v0 {buffer = 0, width = 1}"));
+  CHECK(e.find("while the tma_store at k.tir:") != std::string::npos);
+  CHECK(e.find("no tma_store_wait retired it") != std::string::npos);
+  // No wait at all: the program ends with the store reading its shared memory.
+  e = error(store_kernel(128, "fence_async_shared\n  barrier", "", false));
+  CHECK(e.find("a tma_store still in flight as the program ends in kernel 'tma_box_store'") !=
         std::string::npos);
 }

@@ -273,6 +273,9 @@ void add_tma_function(Module& m) {
            {{"barrier", int64_t{1}}, {"buffer", int64_t{0}}, {"map", int64_t{0}}});
   b.create(OpKind::MbarrierWait, {c0, c0}, {}, bar);
   b.create(OpKind::MbarrierInval, {c0}, {}, bar);
+  b.create(OpKind::TmaStore, {c0, rows, c0}, {}, {{"buffer", int64_t{0}}, {"map", int64_t{0}}});
+  b.create(OpKind::TmaStoreCommit, {}, {});
+  b.create(OpKind::TmaStoreWait, {}, {}, {{"pending", int64_t{0}}});
 }
 
 /// A SIMT function with the cooperative-matrix family: a filled accumulator, A and B loaded from

@@ -100,3 +100,43 @@ TEST_CASE("ptx tma: a target without TMA refuses the family, naming the op") {
   CHECK(message.find("'mbarrier_init' is not supported on") != std::string::npos);
   CHECK(message.find("TMA copies and mbarriers need sm_90 or newer") != std::string::npos);
 }
+
+TEST_CASE("ptx tma: tma_store, its commit and its wait emit the bulk-group forms") {
+  // Every thread writes an element of the box; fence, barrier; thread 0 stores the 64 x 64 f16
+  // box at (%r0, %c0) of map 0 and waits until it has read shared memory.
+  constexpr const char* kStore = R"tir(
+func @tma_store(%a: ptr<f16> {divisibility = 16}, %m: i32, %k: i32 {divisibility = 16}, %r0: i32, %c0: i32) attributes {shared_0 = tile<4096xf16>, stage = "simt", subgroup = 32, tensor_map_0 = "tensor_map(%0: f16 [%1 x %2] strides [%2, 1] box [64 x 64] swizzle 128)", threads = 128} {
+  %lane = lane_id : i32
+  %sg = subgroup_id : i32
+  %c32 = constant {value = 32} : i32
+  %t0 = mul %sg, %c32 : i32
+  %tid = add %t0, %lane : i32
+  %zero = constant {value = 0} : i32
+  %x = constant {value = 1.0} : f16
+  shared_store %tid, %x {buffer = 0, width = 1}
+  fence_async_shared
+  barrier
+  %first = cmp_eq %tid, %zero : i1
+  if %first ({
+    tma_store %zero, %r0, %c0 {buffer = 0, map = 0}
+    tma_store_commit
+    tma_store_wait {pending = 0}
+    yield
+  }, {
+    yield
+  })
+  barrier
+}
+)tir";
+  const ptx_test::Emitted e = ptx_test::emit(kStore, ptx_test::profile("cuda-sm_90a"));
+  CHECK(e.has("fence.proxy.async.shared::cta"));
+  CHECK(e.count("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [") == 1);
+  CHECK(e.has("cp.async.bulk.commit_group;"));
+  CHECK(e.has("cp.async.bulk.wait_group.read 0;"));
+  REQUIRE(e.artifact.tensor_maps.size() == 1);
+  CHECK(e.artifact.params.slots.size() == 6);
+  auto [kind, message] =
+      ptx_test::error_of([&] { ptx_test::emit(kStore, ptx_test::profile("cuda-sm_80")); });
+  CHECK(kind == tessera::ErrorKind::Unsupported);
+  CHECK(message.find("'tma_store' is not supported on") != std::string::npos);
+}

@@ -183,6 +183,15 @@ std::string refused_kernel(OpKind kind) {
                     "  tma_load %i, %i, %i {barrier = 1, buffer = 0, map = 0}",
                     "shared_0 = tile<512xf16>, shared_1 = tile<1xi64>, tensor_map_0 = "
                     "\"tensor_map(%0: f16 [%1] strides [1] box [64] swizzle 0)\"");
+    case OpKind::TmaStore:
+      return kernel("%a: ptr<f16> {divisibility = 16}, %i: i32",
+                    "  tma_store %i, %i {buffer = 0, map = 0}",
+                    "shared_0 = tile<512xf16>, tensor_map_0 = "
+                    "\"tensor_map(%0: f16 [%1] strides [1] box [64] swizzle 0)\"");
+    case OpKind::TmaStoreCommit:
+      return kernel("", "  tma_store_commit", "");
+    case OpKind::TmaStoreWait:
+      return kernel("", "  tma_store_wait {pending = 0}", "");
     default:
       return kernel("%h: f16, %f: f32",
                     R"(  %d0, %d1, %d2, %d3 = mma %h, %h, %h, %h, %h, %h, %h, %h, %h, %h, %h, %h,
@@ -233,7 +242,10 @@ TEST_CASE("spirv: every op kind of a SIMT function validates or is refused") {
                               OpKind::MbarrierArriveTx,
                               OpKind::MbarrierWait,
                               OpKind::MbarrierInval,
-                              OpKind::TmaLoad};
+                              OpKind::TmaLoad,
+                              OpKind::TmaStore,
+                              OpKind::TmaStoreCommit,
+                              OpKind::TmaStoreWait};
   refused.insert({OpKind::InlineAsm, OpKind::InlineAsmImpure});  // H20
   for (OpKind kind : refused) {
     CAPTURE(tessera::ir::op_name(kind));
