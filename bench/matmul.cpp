@@ -28,14 +28,16 @@ constexpr size_t kTimedSmall = 2;
 constexpr int kGroupM = 8;
 
 /// The kernel of a row: the seed's (plain 2-D program order), grouped, grouped with tensor
-/// descriptors, or Triton's tutorial source (grouped, `%`-wrapped rows and columns).
-enum class Variant { Plain, Grouped, Descriptor, Tutorial };
+/// descriptors (its C stored by masked stores, or with the `tma_store` option: by TMA on
+/// sm_90a), or Triton's tutorial source (grouped, `%`-wrapped rows and columns).
+enum class Variant { Plain, Grouped, Descriptor, DescriptorTmaStore, Tutorial };
 
 std::string kernel_name(Variant v) {
-  return v == Variant::Plain      ? "matmul_relu"
-         : v == Variant::Grouped  ? "matmul_relu_grouped"
-         : v == Variant::Tutorial ? "matmul_relu_tutorial"
-                                  : "matmul_relu_desc";
+  return v == Variant::Plain                ? "matmul_relu"
+         : v == Variant::Grouped            ? "matmul_relu_grouped"
+         : v == Variant::Tutorial           ? "matmul_relu_tutorial"
+         : v == Variant::DescriptorTmaStore ? "matmul_relu_desc_tma_store"
+                                            : "matmul_relu_desc";
 }
 
 }  // namespace
@@ -311,10 +313,12 @@ void run_matmul(Bench& b, const std::string& dtype, Variant variant, MatmulShape
       // TESSERA_BENCH_GROUPED_LAUNCH=0: the hardware's program order (an A/B of the grouped
       // launch order, core/passes/grouped_launch.h; only the plain 2-D grid's rows take it).
       const char* grouped = std::getenv("TESSERA_BENCH_GROUPED_LAUNCH");
+      const bool desc = variant == Variant::Descriptor || variant == Variant::DescriptorTmaStore;
       const LaunchOptions options{.num_warps = cfg.num_warps,
                                   .num_stages = cfg.num_stages,
-                                  .coopmat2 = variant == Variant::Descriptor,
-                                  .grouped_launch = !(grouped && std::string(grouped) == "0")};
+                                  .coopmat2 = desc,
+                                  .grouped_launch = !(grouped && std::string(grouped) == "0"),
+                                  .tma_store = variant == Variant::DescriptorTmaStore};
       std::function<void()> launch = [&, grid_m, grid_n, options] {
         if (variant == Variant::Grouped)
           in_groups[{Grid(grid_m * grid_n), options}](p.a, p.b, p.c, M, N, K, K, 1, N, 1, N, 1,
@@ -324,7 +328,7 @@ void run_matmul(Bench& b, const std::string& dtype, Variant variant, MatmulShape
           tutorial[{Grid(grid_m * grid_n), options}](p.a, p.b, p.c, M, N, K, K, 1, N, 1, N, 1,
                                                      cfg.block_m, cfg.block_n, cfg.block_k,
                                                      kGroupM);
-        else if (variant == Variant::Descriptor)
+        else if (desc)
           with_desc[{Grid(grid_m * grid_n), options}](p.a, p.b, p.c, M, N, K, K, N, N, cfg.block_m,
                                                       cfg.block_n, cfg.block_k, kGroupM);
         else
@@ -368,6 +372,10 @@ void add_matmul_cases(std::vector<Case>& cases, bool small) {
   for (Variant v : kAll) add("bf16", mid, v, run_matmul<bfloat16>);
   for (Variant v : kAll) add("fp16", big, v, run_matmul<half>);
   for (Variant v : kAll) add("bf16", big, v, run_matmul<bfloat16>);
+  // The descriptor kernel with a TMA-store epilogue (the `tma_store` option), beside it.
+  add("fp16", mid, Variant::DescriptorTmaStore, run_matmul<half>);
+  add("fp16", big, Variant::DescriptorTmaStore, run_matmul<half>);
+  add("bf16", big, Variant::DescriptorTmaStore, run_matmul<bfloat16>);
   // Triton's tutorial source (its `%` wrapping) under the same table, beside the peers'.
   add("fp16", mid, Variant::Tutorial, run_matmul<half>);
   add("fp16", big, Variant::Tutorial, run_matmul<half>);

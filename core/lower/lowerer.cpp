@@ -434,8 +434,9 @@ void Lowerer::lower_op(const ir::Op& op) {
     case OpKind::InlineAsm:
     case OpKind::InlineAsmImpure:
       return lower_inline_asm(op);
-    case OpKind::DescLoad:
-    case OpKind::DescStore:  // no target plans them yet: passes::compile expands them first
+    case OpKind::DescStore:  // kept only where the plan stores it by TMA
+      return lower_tma_store(op);
+    case OpKind::DescLoad:  // kept only where a plan takes it: passes::compile expands the others
       TESSERA_CHECK(false, op.loc.str(), ": '", op.name(),
                     "' reached the lowering; the `descriptors` step expands it");
     default:

@@ -182,6 +182,7 @@ class Lowerer : public ValueSource {
   void lower_inline_asm(const ir::Op& op);   ///< inline_asm, inline_asm_impure (same file)
   void lower_load(const ir::Op& op);         ///< lower_memory.cpp
   void lower_store(const ir::Op& op);
+  void lower_tma_store(const ir::Op& op);  ///< a desc_store (lower_tma_store.cpp)
   void lower_atomic(const ir::Op& op);
   void lower_print(const ir::Op& op);
   void lower_assert(const ir::Op& op);

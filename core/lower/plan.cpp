@@ -7,6 +7,7 @@
 #include "core/ir/limits.h"
 #include "core/ir/ops.h"
 #include "core/ir/printer.h"
+#include "core/lower/tma.h"
 #include "core/support/error.h"
 
 namespace tessera::lower {
@@ -133,6 +134,9 @@ LoweringPlan::LoweringPlan(const ir::Function& fn, const target::Target& target,
     }
     if (op->kind == ir::OpKind::Dot)
       dots_.emplace(op, plan_dot(*op, target, axis_, threads_, options.coopmat2));
+    if (op->kind == ir::OpKind::DescStore)
+      if (std::optional<ir::TensorMapParam> map = plan_tma_store(fn, *op, target, nullptr))
+        tma_stores_.emplace(op, std::move(*map));
   });
   // A workgroup-scope dot reads its two desc_loads itself: where a load has another user, the
   // dot takes the next plan instead.
@@ -191,6 +195,14 @@ bool LoweringPlan::has_lean_ring() const {
   return false;
 }
 
+const ir::TensorMapParam& LoweringPlan::tma_store(const ir::Op& op) const {
+  auto it = tma_stores_.find(&op);
+  TESSERA_CHECK(it != tma_stores_.end(), op.loc.str(),
+                ": desc_store reached the lowering, but TMA cannot store it on ", target_.name,
+                " (the `descriptors` step expands such stores)");
+  return it->second;
+}
+
 const LoopPlan& LoweringPlan::loop(const ir::Op& loop) const {
   auto it = loops_.find(&loop);
   return it == loops_.end() ? plain_ : it->second;
@@ -212,6 +224,8 @@ std::string LoweringPlan::str() const {
       for (const ir::Value* a : region->args) value(a, std::string(op->name()) + " argument");
     if (op->kind == ir::OpKind::Dot)
       os << "  dot " << name_of(names, op->result()) << ": " << dot(*op).str() << "\n";
+    if (op->kind == ir::OpKind::DescStore && tma_stores_.count(op))
+      os << "  desc_store at " << op->loc.str() << ": tma_store " << tma_store(*op).str() << "\n";
     if (op->kind == ir::OpKind::For && loop(*op).kind != LoopKind::Plain)
       os << "  loop over " << name_of(names, op->regions[0]->args[0]) << ": "
          << loop(*op).str(names) << "\n";

@@ -1,6 +1,6 @@
 /// \file The lowering's decisions, made before any SIMT IR is emitted and kept as data that can be
 /// printed (TESSERA_DUMP=layouts) and tested: the layout every tile value lives in (its home),
-/// how each `dot` runs, and how each loop is pipelined.
+/// how each `dot` runs, how each loop is pipelined and the tensor map of each TMA store.
 ///
 /// A new hardware feature is a new plan kind (a DotKind or a LoopKind) with its own emission, never
 /// a hook in the shared walk: the walk asks the plan what to do.
@@ -188,6 +188,9 @@ class LoweringPlan {
   const DotPlan& dot(const ir::Op& dot) const;
   /// The loop's plan (LoopKind::Plain for every loop without another).
   const LoopPlan& loop(const ir::Op& loop) const;
+  /// The tensor map through which TMA stores desc_store `op` (lower::plan_tma_store's; the
+  /// `descriptors` step keeps only such stores, with CompileOptions::tma_store).
+  const ir::TensorMapParam& tma_store(const ir::Op& op) const;
   /// Is `op` lowered by the plan of an enclosing loop (a ring's loads and their transposes)?
   bool lowered_by_loop(const ir::Op& op) const {
     return ring_ops_.count(&op) != 0 || loaded_by_dot(op);
@@ -212,6 +215,7 @@ class LoweringPlan {
   std::unordered_map<const ir::Op*, LoopPlan> loops_;
   std::unordered_map<const ir::Op*, const ir::Op*> ring_ops_;   // op -> the loop that lowers it
   std::unordered_map<const ir::Op*, const ir::Op*> dot_loads_;  // desc_load -> its CoopMat2 dot
+  std::unordered_map<const ir::Op*, ir::TensorMapParam> tma_stores_;  // desc_store -> its map
   LoopPlan plain_;
 };
 

@@ -1,4 +1,4 @@
-/// \file Can a tensor-descriptor load be copied by TMA (tma.h).
+/// \file Can a tensor-descriptor load or store be copied by TMA (tma.h).
 #include "core/lower/tma.h"
 
 #include <cstdlib>
@@ -58,16 +58,20 @@ std::optional<ir::TensorMapParam> fail(std::string* why, std::string reason) {
 
 }  // namespace
 
-std::optional<ir::TensorMapParam> plan_tma(const ir::Function& fn, const ir::Op& load,
+std::optional<ir::TensorMapParam> plan_tma(const ir::Function& fn, const ir::Op& access,
                                            const target::Target& target, std::string* why) {
   if (!target.has(target::Cap::Tma)) return fail(why, "the target has no TMA");
-  if (load.kind != OpKind::DescLoad) return fail(why, "not a descriptor load");
-  const ir::DescOperands desc = ir::DescLoadOp(&load).desc();
+  if (access.kind != OpKind::DescLoad && access.kind != OpKind::DescStore)
+    return fail(why, "not a descriptor access");
+  const bool load = access.kind == OpKind::DescLoad;
+  const ir::DescOperands desc =
+      load ? ir::DescLoadOp(&access).desc() : ir::DescStoreOp(&access).desc();
   if (desc.rank > kMaxRank)
     return fail(why, "rank " + std::to_string(desc.rank) + " is over TMA's 5");
+  const ir::Type& block = load ? access.result()->type : ir::DescStoreOp(&access).value()->type;
   ir::TensorMapParam map;
-  map.dtype = load.result()->type.dtype;
-  map.box = load.result()->type.shape;
+  map.dtype = block.dtype;
+  map.box = block.shape;
   const int64_t elem = ir::dtype_bytes(map.dtype);
   map.base_param = param_index(fn, desc.base());
   if (map.base_param < 0 || divisibility(fn, map.base_param) % kAlign != 0)
@@ -106,6 +110,21 @@ std::optional<ir::TensorMapParam> plan_tma(const ir::Function& fn, const ir::Op&
   return map;
 }
 
+std::optional<ir::TensorMapParam> plan_tma_store(const ir::Function& fn, const ir::Op& store,
+                                                 const target::Target& target, std::string* why) {
+  if (store.kind != OpKind::DescStore) return fail(why, "not a descriptor store");
+  std::optional<ir::TensorMapParam> map = plan_tma(fn, store, target, why);
+  if (!map) return map;
+  if (map->rank() != 2)
+    return fail(
+        why, "TMA stores are planned for rank-2 blocks, not rank " + std::to_string(map->rank()));
+  // Box i of a wide row starts at i x rows x 128 bytes, which must be a multiple of 1024.
+  if (map->copies > 1 && map->box[0] % 8 != 0)
+    return fail(why, "a block row over 128 bytes needs a multiple of 8 rows, not " +
+                         std::to_string(map->box[0]));
+  return map;
+}
+
 bool feeds_loop_dot(const ir::Op& load) {
   const ir::Region* body = load.parent;
   if (!body || !body->parent || body->parent->kind != OpKind::For) return false;
@@ -124,12 +143,14 @@ std::string tma_report(const ir::Function& fn, const target::Target& target) {
   if (!target.has(target::Cap::Tma)) return {};
   std::string out;
   ir::walk(fn.body, [&](const ir::Op* op) {
-    if (op->kind != OpKind::DescLoad) return;
+    if (op->kind != OpKind::DescLoad && op->kind != OpKind::DescStore) return;
+    const bool load = op->kind == OpKind::DescLoad;
     std::string why;
-    const std::optional<ir::TensorMapParam> map = plan_tma(fn, *op, target, &why);
-    out += "// tma: desc_load at " + op->loc.str() + ": ";
-    out += map ? map->str() : "masked loads (" + why + ")";
-    out += feeds_loop_dot(*op) ? " feeding a loop's dot\n" : "\n";
+    const std::optional<ir::TensorMapParam> map =
+        load ? plan_tma(fn, *op, target, &why) : plan_tma_store(fn, *op, target, &why);
+    out += "// tma: " + std::string(op->name()) + " at " + op->loc.str() + ": ";
+    out += map ? map->str() : (load ? "masked loads (" : "masked stores (") + why + ")";
+    out += load && feeds_loop_dot(*op) ? " feeding a loop's dot\n" : "\n";
   });
   return out;
 }

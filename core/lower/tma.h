@@ -21,23 +21,30 @@
 
 namespace tessera::lower {
 
-/// The tensor map that copies the blocks of desc_load `load` (an op of `fn`) by TMA on `target`,
+/// The tensor map that copies the blocks of desc_load or desc_store `access` (an op of `fn`) by
+/// TMA on `target`,
 /// with the widest swizzle the innermost box fills (128 bytes for 64 f16 per row; none where the
 /// row is not 32, 64 or 128 bytes); a row wider than 128 bytes (a multiple of 128) is copied as
 /// several 128-byte boxes (TensorMapParam::copies), as wgmma reads it. nullopt, with the reason in
 /// `*why` ("the base is not a kernel parameter known to be 16-byte aligned"), where TMA cannot copy
 /// it.
-std::optional<ir::TensorMapParam> plan_tma(const ir::Function& fn, const ir::Op& load,
+std::optional<ir::TensorMapParam> plan_tma(const ir::Function& fn, const ir::Op& access,
                                            const target::Target& target, std::string* why);
+
+/// The tensor map through which TMA stores desc_store `store`'s blocks: plan_tma's, for a rank-2
+/// block (a row over 128 bytes in a multiple of 8 rows, so that each of its boxes starts at a
+/// 1024-byte boundary). nullopt, with the reason in `*why`, where the store stays masked stores.
+std::optional<ir::TensorMapParam> plan_tma_store(const ir::Function& fn, const ir::Op& store,
+                                                 const target::Target& target, std::string* why);
 
 /// Does desc_load `load` feed a `dot` of the loop whose body holds it (directly or through its
 /// transpose), as the TMA ring needs?
 bool feeds_loop_dot(const ir::Op& load);
 
-/// One line per desc_load of `fn` on a target with TMA: what TMA would copy, or why the load
-/// stays masked loads ("// tma: desc_load at k.cpp:12:7: tensor_map(...) feeding a loop's dot");
-/// empty on other targets. TESSERA_DUMP=layouts prints it before planning (the loads a ring
-/// does not take are then expanded as on other targets).
+/// One line per desc_load and desc_store of `fn` on a target with TMA: what TMA would copy, or
+/// why the access stays masked loads (stores) ("// tma: desc_load at k.cpp:12:7: tensor_map(...)
+/// feeding a loop's dot"); empty on other targets. TESSERA_DUMP=layouts prints it before planning
+/// (the loads a ring does not take are then expanded as on other targets).
 std::string tma_report(const ir::Function& fn, const target::Target& target);
 
 }  // namespace tessera::lower

@@ -98,7 +98,7 @@ bool expand_descriptors(ir::Module& m, const std::function<bool(const ir::Op&)>&
   std::vector<Op*> accesses;
   for (auto& fn : m.functions)
     ir::walk(fn->body, [&](Op* op) {
-      if (op->kind == OpKind::DescStore || (op->kind == OpKind::DescLoad && !keep(*op)))
+      if ((op->kind == OpKind::DescStore || op->kind == OpKind::DescLoad) && !keep(*op))
         accesses.push_back(op);
     });
   for (Op* op : accesses) {

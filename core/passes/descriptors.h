@@ -22,10 +22,10 @@ namespace tessera::passes {
 /// Rewrites every desc_load and desc_store of the module; returns true if there was one.
 bool expand_descriptors(ir::Module& m);
 
-/// Rewrites every desc_store, and every desc_load for which `keep` is false; returns true if
-/// there was one. On a target with TMA the pipeline keeps the loads that TMA can copy into a
-/// loop's ring (lower::plan_tma and lower::feeds_loop_dot) for the loop planner, and expands
-/// whatever it did not take.
+/// Rewrites every desc_load and desc_store for which `keep` is false; returns true if there was
+/// one. On a target with TMA the pipeline keeps the loads that TMA can copy into a loop's ring
+/// (lower::plan_tma and lower::feeds_loop_dot) for the loop planner, and expands whatever it did
+/// not take; with CompileOptions::tma_store, the stores lower::plan_tma_store accepts.
 bool expand_descriptors(ir::Module& m, const std::function<bool(const ir::Op&)>& keep);
 
 }  // namespace tessera::passes

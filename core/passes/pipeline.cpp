@@ -100,7 +100,7 @@ bool verify(State& s) {
 /// Is desc_load `op` a rank-2 block read directly by a `dot` of its own region (what a
 /// workgroup-scope cooperative-matrix dot may load itself)?
 bool feeds_dot_directly(const ir::Op& op) {
-  if (!op.parent || op.result()->type.rank() != 2) return false;
+  if (op.kind != ir::OpKind::DescLoad || !op.parent || op.result()->type.rank() != 2) return false;
   for (const ir::Op* user : op.parent->ops)
     if (user->kind == ir::OpKind::Dot &&
         (user->operand(0) == op.result() || user->operand(1) == op.result()))
@@ -117,12 +117,22 @@ bool descriptors(State& s) {
   // SIMT devices always run it, and their interpreter checks every element of a tensor load
   // itself (on a GPU debug mode does not check these loads). make_plan expands what no plan
   // takes.
+  // With tma_store, the stores TMA can write stay for the plan too (lower::plan_tma_store).
   const bool coopmat2 = s.options.coopmat2 && s.target.has(target::Cap::CooperativeMatrix2);
   if (coopmat2) return expand_descriptors(*s.out.tile, feeds_dot_directly);
   if (!s.target.has(target::Cap::Tma) || s.options.debug) return expand_descriptors(*s.out.tile);
   return expand_descriptors(*s.out.tile, [&](const ir::Op& op) {
+    if (op.kind == ir::OpKind::DescStore)
+      return s.options.tma_store && lower::plan_tma_store(fn, op, s.target, nullptr).has_value();
     return lower::feeds_loop_dot(op) && lower::plan_tma(fn, op, s.target, nullptr);
   });
+}
+
+bool has_desc_store(const ir::Module& m) {
+  bool found = false;
+  ir::walk(m.kernel().body,
+           [&](const ir::Op* op) { found = found || op->kind == ir::OpKind::DescStore; });
+  return found;
 }
 
 bool optimize_tile(State& s) {
@@ -200,8 +210,9 @@ bool plan_kernel(State& s, bool lean_rings, std::string_view heading) {
       round = -1;  // the kernel's own descriptor loads, as if planned first
       continue;
     }
-    expand_descriptors(*s.out.tile,
-                       [&](const ir::Op& op) { return round == 0 && taken.count(&op) != 0; });
+    expand_descriptors(*s.out.tile, [&](const ir::Op& op) {
+      return op.kind == ir::OpKind::DescStore || (round == 0 && taken.count(&op) != 0);
+    });
     optimize(*s.out.tile, pass_options(s));
     plan("// re-planned with the descriptor loads no ring copies by TMA expanded\n");
   }
@@ -212,18 +223,28 @@ bool make_plan(State& s) {
 }
 
 bool to_simt(State& s) {
-  try {
-    s.out.simt = lower::to_simt(*s.out.plan);
-  } catch (const Error& e) {
-    // A lean ring (wgmma's, or a register ring) counts on reusing its buffers after the loop;
-    // where the kernel needs more (a conversion of another dtype), plan the rings with room
-    // beside them and lower again (a ring that no longer fits leaves its descriptor loads to
-    // the expansion).
-    if (e.kind() != ErrorKind::Unsupported || !s.out.plan->has_lean_ring()) throw;
-    plan_kernel(s, /*lean_rings=*/false, "// re-planned with room beside the rings\n");
-    s.out.simt = lower::to_simt(*s.out.plan);
+  for (;;) {
+    try {
+      s.out.simt = lower::to_simt(*s.out.plan);
+      return true;
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::Unsupported) throw;
+      // A lean ring (wgmma's, or a register ring) counts on reusing its buffers after the loop;
+      // where the kernel needs more (a conversion of another dtype), plan the rings with room
+      // beside them and lower again (a ring that no longer fits leaves its descriptor loads to
+      // the expansion).
+      if (s.out.plan->lean_rings() && s.out.plan->has_lean_ring()) {
+        plan_kernel(s, /*lean_rings=*/false, "// re-planned with room beside the rings\n");
+        continue;
+      }
+      // A TMA store's staging buffer that does not fit: the stores as masked stores.
+      if (!has_desc_store(*s.out.tile)) throw;
+      expand_descriptors(*s.out.tile,
+                         [](const ir::Op& op) { return op.kind != ir::OpKind::DescStore; });
+      optimize(*s.out.tile, pass_options(s));
+      plan_kernel(s, /*lean_rings=*/true, "// re-planned with the descriptor stores expanded\n");
+    }
   }
-  return true;
 }
 
 bool optimize_simt(State& s) {

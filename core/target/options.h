@@ -36,6 +36,11 @@ struct CompileOptions {
   /// axis, for L2 reuse (core/passes/grouped_launch.h: which kernels, and why every program still
   /// runs once with its own ids). On by default; off keeps the hardware's order.
   bool grouped_launch = true;
+  /// On a target with TMA (sm_90+), a rank-2 desc_store whose descriptor TMA can copy
+  /// (lower::plan_tma) is written through shared memory and stored by TMA (a TMA-store
+  /// epilogue), not as masked stores; every other target ignores it. Off by default until the
+  /// H200 has measured it (docs/performance.md).
+  bool tma_store = false;
   bool operator==(const CompileOptions&) const = default;
 };
 
@@ -64,6 +69,7 @@ inline constexpr OptionField kOptionFields[] = {
     {"fp_fusion", nullptr, &CompileOptions::fp_fusion, false, true, true},
     {"coopmat2", nullptr, &CompileOptions::coopmat2, false, true, false},
     {"grouped_launch", nullptr, &CompileOptions::grouped_launch, false, true, true},
+    {"tma_store", nullptr, &CompileOptions::tma_store, false, true, false},
 };
 
 /// The value of option `f` in `o` (a flag as 0 or 1).
@@ -74,14 +80,15 @@ void set_option(CompileOptions& o, const OptionField& f, int64_t value);
 const OptionField* find_option(std::string_view name);
 /// Sets the option called `name`; false when no option has that name.
 bool set_option(CompileOptions& o, std::string_view name, int64_t value);
-/// "num_warps, num_stages, maxnreg, debug, fp_fusion, coopmat2, grouped_launch": the names, for
+/// "num_warps, num_stages, maxnreg, debug, fp_fusion, coopmat2, grouped_launch, tma_store": the
+/// names, for
 /// error messages.
 std::string option_names();
 
 /// The text forms of CompileOptions, as space-separated `name=value` words.
 enum class OptionsText {
   Every,    ///< every option ("num_warps=4 num_stages=3 maxnreg=0 debug=0 fp_fusion=0
-            ///< coopmat2=0 grouped_launch=1"): the artifact cache's key
+            ///< coopmat2=0 grouped_launch=1 tma_store=0"): the artifact cache's key
   Short,    ///< num_warps and num_stages, the others only where not at their default: AOT
             ///< labels and tessera_add_kernels' specializations
   Capture,  ///< Short, less what a capture does not record: TESSERA_CAPTURE's options line

@@ -3,7 +3,8 @@
 /// and are never written), padded row strides, ranks 1 to 3, i64 index arithmetic, and matmuls
 /// whose operands and output go through descriptors with M, N and K not multiples of the block,
 /// with strides of any size and with 16-byte strides (TMA's, on sm_90a), plain and persistent
-/// (fewer programs than tiles, a loop over tiles around the K loop).
+/// (fewer programs than tiles, a loop over tiles around the K loop); with CompileOptions::
+/// tma_store, blocks stored by TMA on sm_90a.
 #include <cmath>
 
 #include "tests/conformance/framework.h"
@@ -67,16 +68,21 @@ void add(std::vector<Case>& out, std::string name, std::vector<Need> needs,
   out.push_back({"descriptor/" + std::move(name), std::move(needs), "", std::move(body)});
 }
 
-void copy_case(Context& ctx, DType t) {
+/// With `tma_store`, y's row stride is 64 elements (a multiple of 16 bytes, so that on sm_90a
+/// its blocks are stored by TMA: 32 columns of f32, f16 and i8 are rows of 128, 64 and 32
+/// bytes, each swizzle once); else 50.
+void copy_case(Context& ctx, DType t, bool tma_store = false) {
   auto k = TESSERA_KERNEL(desc_copy_kernel, x, y, rows, cols, sx, sy, dr, dc, BR, BC);
-  const int rows = 37, cols = 45, sx = 48, sy = 50, BR = 16, BC = 32;
+  const int rows = 37, cols = 45, sx = 48, sy = tma_store ? 64 : 50, BR = 16, BC = 32;
+  const CompileOptions options{.tma_store = tma_store};
   HostArray x = ctx.random_full(t, size_t(rows) * sx);
   DevArray dx = ctx.upload(x);
   const int shifts[][2] = {{0, 0}, {-1, -3}, {5, 7}, {-20, 40}};
   for (const auto& s : shifts) {
     const int dr = s[0], dc = s[1];
     DevArray o = ctx.poisoned(t, size_t(rows) * sy);
-    k[{Grid(cdiv(rows, BR), cdiv(cols, BC))}](dx.buf, o.buf, rows, cols, sx, sy, dr, dc, BR, BC);
+    k[{Grid(cdiv(rows, BR), cdiv(cols, BC)), options}](dx.buf, o.buf, rows, cols, sx, sy, dr, dc,
+                                                       BR, BC);
     HostArray want(t, size_t(rows) * sy);
     for (int r = 0; r < rows; ++r)
       for (int c = 0; c < sy; ++c) {
@@ -117,16 +123,17 @@ struct MatmulShape {
   int M, N, K, BM, BN, BK;
 };
 
-void matmul_case(Context& ctx, DType t, bool persistent, MatmulShape s) {
+void matmul_case(Context& ctx, DType t, bool persistent, MatmulShape s, bool tma_store = false) {
+  const CompileOptions options{.tma_store = tma_store};
   auto k = TESSERA_KERNEL(desc_matmul_kernel, a, b, c, M, N, K, BM, BN, BK);
   auto kp = TESSERA_KERNEL(desc_persistent_matmul_kernel, a, b, c, M, N, K, BM, BN, BK);
   const auto [M, N, K, BM, BN, BK] = s;
   HostArray a = ctx.random(t, size_t(M) * K, -1, 1), b = ctx.random(t, size_t(K) * N, -1, 1);
   DevArray da = ctx.upload(a), db = ctx.upload(b), o = ctx.poisoned(DType::f32, size_t(M) * N);
   if (persistent)  // two programs fewer than tiles: two programs take two tiles
-    kp[{cdiv(M, BM) * cdiv(N, BN) - 2}](da.buf, db.buf, o.buf, M, N, K, BM, BN, BK);
+    kp[{cdiv(M, BM) * cdiv(N, BN) - 2, options}](da.buf, db.buf, o.buf, M, N, K, BM, BN, BK);
   else
-    k[{Grid(cdiv(M, BM), cdiv(N, BN))}](da.buf, db.buf, o.buf, M, N, K, BM, BN, BK);
+    k[{Grid(cdiv(M, BM), cdiv(N, BN)), options}](da.buf, db.buf, o.buf, M, N, K, BM, BN, BK);
   std::vector<double> want(size_t(M) * N), scale(want.size());
   for (int i = 0; i < M; ++i)
     for (int j = 0; j < N; ++j)
@@ -152,6 +159,11 @@ constexpr MatmulShape kTma = {100, 48, 80, 64, 32, 32};
 void register_descriptors(std::vector<Case>& out) {
   for (DType t : {DType::f32, DType::f16, DType::i8})
     add(out, "copy_2d/" + dname(t), needs_of(t), [t](Context& ctx) { copy_case(ctx, t); });
+  // With tma_store (CompileOptions): on sm_90a the blocks are stored by TMA (each swizzle once),
+  // elsewhere the option changes nothing.
+  for (DType t : {DType::f32, DType::f16, DType::i8})
+    add(out, "copy_2d_tma_store/" + dname(t), needs_of(t),
+        [t](Context& ctx) { copy_case(ctx, t, true); });
   add(out, "rank_1_and_3", {Need::Int64}, rank_case);
   for (DType t : {DType::f16, DType::bf16}) {
     add(out, "matmul/" + dname(t), needs_of(t),
@@ -163,6 +175,11 @@ void register_descriptors(std::vector<Case>& out) {
       [](Context& ctx) { matmul_case(ctx, DType::f16, true, kMasked); });
   add(out, "persistent_matmul_16b_strides/f16", needs_of(DType::f16),
       [](Context& ctx) { matmul_case(ctx, DType::f16, true, kTma); });
+  // The TMA ring and a TMA-store epilogue (sm_90a), in a plain and a persistent kernel.
+  add(out, "matmul_16b_strides_tma_store/f16", needs_of(DType::f16),
+      [](Context& ctx) { matmul_case(ctx, DType::f16, false, kTma, true); });
+  add(out, "persistent_matmul_16b_strides_tma_store/f16", needs_of(DType::f16),
+      [](Context& ctx) { matmul_case(ctx, DType::f16, true, kTma, true); });
 }
 
 }  // namespace tessera::conformance

@@ -340,3 +340,107 @@ TEST_CASE("tma: the TMA ring's kernel computes the matmul on the SIMT interprete
     CHECK(wrong == 0);
   }
 }
+
+TEST_CASE("tma: a desc_store TMA can write, with the reasons it stays masked stores") {
+  auto store = [](const std::string& block, const std::string& facts = " {divisibility = 16}") {
+    return "func @k(%a: ptr<f16>" + facts + ", %m: i32, %k: i32, %s: i32 {divisibility = 16}, " +
+           "%o: i32) {\n  %one = constant {value = 1} : i32\n" +
+           "  %v = constant {value = 1.0} : tile<" + block + "xf16>\n" +
+           "  desc_store %a, %m, %k, %s, %one, %o, %o, %v\n}\n";
+  };
+  auto plan_store = [](const std::string& text, std::string* why) {
+    static std::unique_ptr<ir::Module> m;
+    m = ir::parse(text);
+    return lower::plan_tma_store(m->kernel(), *m->kernel().body->ops.back(),
+                                 *target::profile("cuda-sm_90a"), why);
+  };
+  std::string why;
+  auto map = plan_store(store("64x128"), &why);
+  REQUIRE_MESSAGE(map, why);
+  CHECK(map->str() ==
+        "tensor_map(%0: f16 [%1 x %2] strides [%3, 1] box [64 x 64] swizzle 128) x 2 copies");
+  CHECK_FALSE(plan_store(store("4x128"), &why));
+  CHECK(why == "a block row over 128 bytes needs a multiple of 8 rows, not 4");
+  CHECK(plan_store(store("4x64"), &why));  // one box per row: any number of rows
+  CHECK_FALSE(plan_store(store("64x64", ""), &why));
+  CHECK(why == "the base is not a kernel parameter known to be 16-byte aligned");
+  const std::string line =
+      "func @k(%a: ptr<f32> {divisibility = 16}, %n: i32, %o: i32) {\n"
+      "  %one = constant {value = 1} : i32\n"
+      "  %v = constant {value = 1.0} : tile<64xf32>\n"
+      "  desc_store %a, %n, %one, %o, %v\n}\n";
+  CHECK_FALSE(plan_store(line, &why));
+  CHECK(why == "TMA stores are planned for rank-2 blocks, not rank 1");
+}
+
+namespace {
+
+/// kDescMatmul compiled to SIMT with `options` on `profile`, and its SIMT text.
+std::pair<tessera::passes::Compiled, std::string> desc_matmul_simt(
+    const tessera::CompileOptions& options, const char* profile = "cuda-sm_90a") {
+  static std::unique_ptr<ir::Module> m;  // the plan reads it
+  m = ir::parse(kDescMatmul);
+  tessera::passes::Compiled c = tessera::passes::compile(*m, *target::profile(profile), options,
+                                                         tessera::passes::Stage::Simt);
+  REQUIRE(c.simt);
+  std::string text = ir::print(*c.simt);
+  return {std::move(c), std::move(text)};
+}
+
+size_t occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("tma: with tma_store the matmul's desc_store is stored by TMA, on sm_90a only") {
+  const tessera::CompileOptions on{.num_warps = 4, .num_stages = 3, .tma_store = true};
+  auto [c, simt] = desc_matmul_simt(on);
+  CAPTURE(simt);
+  // C's 128 f32 per row: four 128-byte boxes, one bulk group, waited for before the barrier.
+  CHECK(c.plan->str().find(": tma_store tensor_map(%5: f32 [%2 x %3] strides [%3, 1] box "
+                           "[128 x 32] swizzle 128) x 4 copies") != std::string::npos);
+  CHECK(occurrences(simt, "tma_store %") == 4);
+  CHECK(occurrences(simt, "tma_store_commit") == 1);
+  CHECK(occurrences(simt, "tma_store_wait {pending = 0}") == 1);
+  CHECK(occurrences(simt, "global_store") == 0);
+  // Off (the default), or without TMA: masked stores.
+  const tessera::CompileOptions off{.num_warps = 4, .num_stages = 3};
+  CHECK(occurrences(desc_matmul_simt(off).second, "tma_store") == 0);
+  CHECK(occurrences(desc_matmul_simt(on, "cuda-sm_80").second, "tma_store") == 0);
+}
+
+TEST_CASE("tma: the TMA store epilogue's kernel computes the matmul on the SIMT interpreter") {
+  // M = 100 and N = 112: the rows and columns past them are not written (they would land in
+  // the next rows of C, or past its end: the interpreter's bounds checks).
+  for (const auto& [rows, cols] : {std::pair{128, 128}, {100, 112}}) {
+    const int M = rows, N = cols, K = 192;
+    CAPTURE(M);
+    CAPTURE(N);
+    const tessera::CompileOptions on{.num_warps = 4, .num_stages = 3, .tma_store = true};
+    auto [c, simt] = desc_matmul_simt(on);
+    REQUIRE(simt.find("tma_store %") != std::string::npos);
+    std::vector<tessera::half> a(static_cast<size_t>(M * K)), b(static_cast<size_t>(K * N));
+    for (size_t i = 0; i < a.size(); ++i) a[i] = tessera::half(static_cast<float>(i % 7) - 3.0f);
+    for (size_t i = 0; i < b.size(); ++i) b[i] = tessera::half(static_cast<float>(i % 5) * 0.5f);
+    std::vector<float> out(static_cast<size_t>(M * N), -1.0f);
+    interp_test::HostMemory mem;
+    const ir::Function& fn = c.simt->kernel();
+    tessera::interp::run_simt(fn,
+                              interp_test::pack(fn, mem.add(a), mem.add(b), int32_t{M}, int32_t{N},
+                                                int32_t{K}, mem.add(out)),
+                              tessera::interp::Grid{}, mem);
+    int wrong = 0;
+    for (int i = 0; i < M; ++i)
+      for (int j = 0; j < N; ++j) {
+        double want = 0;
+        for (int k = 0; k < K; ++k)
+          want += static_cast<double>(a[static_cast<size_t>(i * K + k)]) *
+                  static_cast<double>(b[static_cast<size_t>(k * N + j)]);
+        wrong += out[static_cast<size_t>(i * N + j)] != static_cast<float>(want);
+      }
+    CHECK(wrong == 0);
+  }
+}
