@@ -50,7 +50,8 @@ void Lowerer::lower_tma_store(const ir::Op& op) {
   };
   ir::Value* row = coord(st.desc().offset(0));
   ir::Value* col = coord(st.desc().offset(1));
-  ir::Value* first = emit(OpKind::CmpEq, {tid(), const_int(DType::i32, 0)}, Type::scalar(DType::i1));
+  ir::Value* first =
+      emit(OpKind::CmpEq, {tid(), const_int(DType::i32, 0)}, Type::scalar(DType::i1));
   guarded(first, [&] {
     const int64_t box_cols = map.box[1];
     for (int c = 0; c < map.copies; ++c) {

@@ -222,6 +222,32 @@ std::string desc_loop_plan(const target::Target& t) {
   return out;
 }
 
+/// Runs kDescMatmul compiled to SIMT (`c`) on the SIMT interpreter, one program, for A [M x K]
+/// and B [K x N] of small multiples of 1/2 (exact in f32), C poisoned with -1; the number of
+/// elements of C that differ from the exact product.
+int wrong_products(const tessera::passes::Compiled& c, int M, int N, int K) {
+  std::vector<tessera::half> a(static_cast<size_t>(M * K)), b(static_cast<size_t>(K * N));
+  for (size_t i = 0; i < a.size(); ++i) a[i] = tessera::half(static_cast<float>(i % 7) - 3.0f);
+  for (size_t i = 0; i < b.size(); ++i) b[i] = tessera::half(static_cast<float>(i % 5) * 0.5f);
+  std::vector<float> out(static_cast<size_t>(M * N), -1.0f);
+  interp_test::HostMemory mem;
+  const ir::Function& fn = c.simt->kernel();
+  tessera::interp::run_simt(fn,
+                            interp_test::pack(fn, mem.add(a), mem.add(b), int32_t{M}, int32_t{N},
+                                              int32_t{K}, mem.add(out)),
+                            tessera::interp::Grid{}, mem);
+  int wrong = 0;
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      double want = 0;
+      for (int k = 0; k < K; ++k)
+        want += static_cast<double>(a[static_cast<size_t>(i * K + k)]) *
+                static_cast<double>(b[static_cast<size_t>(k * N + j)]);
+      wrong += out[static_cast<size_t>(i * N + j)] != static_cast<float>(want);
+    }
+  return wrong;
+}
+
 }  // namespace
 
 TEST_CASE("tma: the wgmma ring plans the descriptor loads as TMA copies on sm_90a only") {
@@ -318,26 +344,7 @@ TEST_CASE("tma: the TMA ring's kernel computes the matmul on the SIMT interprete
                                                            options, tessera::passes::Stage::Simt);
     REQUIRE(c.simt);
     REQUIRE(ir::print(*c.simt).find("tma_load") != std::string::npos);
-    std::vector<tessera::half> a(static_cast<size_t>(M * K)), b(static_cast<size_t>(K * N));
-    for (size_t i = 0; i < a.size(); ++i) a[i] = tessera::half(static_cast<float>(i % 7) - 3.0f);
-    for (size_t i = 0; i < b.size(); ++i) b[i] = tessera::half(static_cast<float>(i % 5) * 0.5f);
-    std::vector<float> out(static_cast<size_t>(M * N), -1.0f);
-    interp_test::HostMemory mem;
-    const ir::Function& fn = c.simt->kernel();
-    tessera::interp::run_simt(fn,
-                              interp_test::pack(fn, mem.add(a), mem.add(b), int32_t{M}, int32_t{N},
-                                                int32_t{K}, mem.add(out)),
-                              tessera::interp::Grid{}, mem);
-    int wrong = 0;
-    for (int i = 0; i < M; ++i)
-      for (int j = 0; j < N; ++j) {
-        double want = 0;
-        for (int k = 0; k < K; ++k)
-          want += static_cast<double>(a[static_cast<size_t>(i * K + k)]) *
-                  static_cast<double>(b[static_cast<size_t>(k * N + j)]);
-        wrong += out[static_cast<size_t>(i * N + j)] != static_cast<float>(want);
-      }
-    CHECK(wrong == 0);
+    CHECK(wrong_products(c, M, N, K) == 0);
   }
 }
 
@@ -422,25 +429,6 @@ TEST_CASE("tma: the TMA store epilogue's kernel computes the matmul on the SIMT 
     const tessera::CompileOptions on{.num_warps = 4, .num_stages = 3, .tma_store = true};
     auto [c, simt] = desc_matmul_simt(on);
     REQUIRE(simt.find("tma_store %") != std::string::npos);
-    std::vector<tessera::half> a(static_cast<size_t>(M * K)), b(static_cast<size_t>(K * N));
-    for (size_t i = 0; i < a.size(); ++i) a[i] = tessera::half(static_cast<float>(i % 7) - 3.0f);
-    for (size_t i = 0; i < b.size(); ++i) b[i] = tessera::half(static_cast<float>(i % 5) * 0.5f);
-    std::vector<float> out(static_cast<size_t>(M * N), -1.0f);
-    interp_test::HostMemory mem;
-    const ir::Function& fn = c.simt->kernel();
-    tessera::interp::run_simt(fn,
-                              interp_test::pack(fn, mem.add(a), mem.add(b), int32_t{M}, int32_t{N},
-                                                int32_t{K}, mem.add(out)),
-                              tessera::interp::Grid{}, mem);
-    int wrong = 0;
-    for (int i = 0; i < M; ++i)
-      for (int j = 0; j < N; ++j) {
-        double want = 0;
-        for (int k = 0; k < K; ++k)
-          want += static_cast<double>(a[static_cast<size_t>(i * K + k)]) *
-                  static_cast<double>(b[static_cast<size_t>(k * N + j)]);
-        wrong += out[static_cast<size_t>(i * N + j)] != static_cast<float>(want);
-      }
-    CHECK(wrong == 0);
+    CHECK(wrong_products(c, M, N, K) == 0);
   }
 }
