@@ -124,6 +124,12 @@ void on_shared_read(const Machine& m, const ir::Op& op, int64_t buffer, uint32_t
                     SharedArray& buf, int64_t elem);
 void on_shared_write(Machine& m, const ir::Op& op, int64_t buffer, uint32_t t, SharedArray& buf,
                      int64_t elem, const std::byte* old, const std::byte* bytes);
+/// The checks of a write by an asynchronous copy that thread t issues (a TMA copy, which may
+/// land at any time after its issue): no asynchronous read of the element in flight, and no read
+/// by another thread since the last barrier. Nothing is recorded (its bytes land later, through
+/// the async proxy, so no fence is due).
+void on_async_write(const Machine& m, const ir::Op& op, int64_t buffer, uint32_t t,
+                    const SharedArray& buf, int64_t elem);
 /// The first element of a `width`-element access at `index` of `buf` by thread t: a DeviceFault
 /// when it leaves the buffer or is not a multiple of `width`. `access` is "load" or "store".
 int64_t checked_shared_index(const Machine& m, const ir::Op& op, int64_t buffer, uint32_t t,

@@ -48,10 +48,9 @@ void on_shared_read(const Machine& m, const ir::Op& op, int64_t buffer, uint32_t
   }
 }
 
-void on_shared_write(Machine& m, const ir::Op& op, int64_t buffer, uint32_t t, SharedArray& buf,
-                     int64_t elem, const std::byte* old, const std::byte* bytes) {
-  SharedAccess& a = buf.access[static_cast<size_t>(elem)];
-  const uint32_t epoch = m.shared.epoch;
+void on_async_write(const Machine& m, const ir::Op& op, int64_t buffer, uint32_t t,
+                    const SharedArray& buf, int64_t elem) {
+  const SharedAccess& a = buf.access[static_cast<size_t>(elem)];
   const auto thread = static_cast<int32_t>(t);
   if (a.async_readers > 0)
     fail(ErrorKind::DeviceFault, "shared-memory race in kernel '", m.fn.name, "' at ", op.loc.str(),
@@ -59,10 +58,18 @@ void on_shared_write(Machine& m, const ir::Op& op, int64_t buffer, uint32_t t, S
          " at ", a.async_op->loc.str(), " that reads it is in flight (no ",
          a.async_op->kind == ir::OpKind::Wgmma ? "wgmma_wait" : "tma_store_wait",
          " retired it; program (", m.pid[0], ", ", m.pid[1], ", ", m.pid[2], "))");
-  if (a.read_epoch == epoch) {
+  if (a.read_epoch == m.shared.epoch) {
     if (a.reader != thread) race(m, op, t, "writes", buffer, elem, "read", a.reader, a.read_op);
     if (a.reader2 >= 0) race(m, op, t, "writes", buffer, elem, "read", a.reader2, a.read_op2);
   }
+}
+
+void on_shared_write(Machine& m, const ir::Op& op, int64_t buffer, uint32_t t, SharedArray& buf,
+                     int64_t elem, const std::byte* old, const std::byte* bytes) {
+  SharedAccess& a = buf.access[static_cast<size_t>(elem)];
+  const uint32_t epoch = m.shared.epoch;
+  const auto thread = static_cast<int32_t>(t);
+  on_async_write(m, op, buffer, t, buf, elem);
   if (a.write_epoch == epoch && a.writer != thread && std::memcmp(old, bytes, buf.elem_bytes) != 0)
     race(m, op, t, "writes", buffer, elem, "written", a.writer, a.write_op);
   a.write_epoch = epoch;

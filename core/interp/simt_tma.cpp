@@ -195,6 +195,9 @@ void tma_load(Machine& m, const Instr& in, const Mask& mask) {
     const Key key = barrier_key(m, in, t, in.imm[1], bar[t]);
     initialized(m, in, t, key);
     check_box(m, in, t, buf, in.imm[0], index[t], copy);
+    if (!buf.access.empty())  // the copy may land any time from now
+      for (int64_t e = index[t]; e < index[t] + copy.bytes() / buf.elem_bytes; ++e)
+        on_async_write(m, *in.op, in.imm[0], t, buf, e);
     copy.coords.clear();
     for (size_t d = 2; d < in.in.size(); ++d) copy.coords.push_back(*(in.in[d].as<int32_t>() + t));
     PendingTma p;

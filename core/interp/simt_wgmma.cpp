@@ -170,7 +170,8 @@ void wgmma_commit(Machine& m, const Instr& in, const Mask& mask) {
 }
 
 /// wgmma_wait {pending = imm[0]}: retires the warpgroup's groups but the newest `pending` (their
-/// elements are free to be written again); passes the accumulators through.
+/// elements are free to be written again, after a barrier by other threads: the reads are
+/// recorded as the warpgroup's, now); passes the accumulators through.
 void wgmma_wait(Machine& m, const Instr& in, const Mask& mask) {
   const uint64_t keep = static_cast<uint64_t>(in.imm[0]);
   for (uint32_t g = 0; g * kGroup < m.threads; ++g) {
@@ -186,10 +187,13 @@ void wgmma_wait(Machine& m, const Instr& in, const Mask& mask) {
         ++kept;
         continue;
       }
-      for (const auto& [buffer, elem] : p.reads)
-        --m.shared.buffers[static_cast<size_t>(buffer)]
-              .access[static_cast<size_t>(elem)]
-              .async_readers;
+      // The reads complete here, by the warpgroup: a write by another thread before the next
+      // barrier races with them (a barrier must order the retiring wait before the writes).
+      for (const auto& [buffer, elem] : p.reads) {
+        SharedArray& buf = m.shared.buffers[static_cast<size_t>(buffer)];
+        --buf.access[static_cast<size_t>(elem)].async_readers;
+        on_shared_read(m, *p.op, buffer, g * kGroup, buf, elem);
+      }
     }
     queue.resize(kept);
   }

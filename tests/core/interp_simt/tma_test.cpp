@@ -41,6 +41,7 @@ func @tma_box(%src: ptr<f16> {divisibility = 16}, %out: ptr<f16>, %m: i32, %k: i
     yield
   })
   barrier
+  {BEFORE}
   %parity = for %zero, %rounds, %one, %zero ({
   ^(%i: i32, %p: i32):
     if %first ({
@@ -65,13 +66,14 @@ func @tma_box(%src: ptr<f16> {divisibility = 16}, %out: ptr<f16>, %m: i32, %k: i
 )tir";
 
 std::string box_kernel(int swizzle = 128, int rounds = 1, std::string bytes = "1024",
-                       std::string bar = "0", bool arrive = true) {
+                       std::string bar = "0", bool arrive = true, std::string before = "") {
   return subst(kBoxKernel,
                {{"SWIZZLE", std::to_string(swizzle)},
                 {"ROUNDS", std::to_string(rounds)},
                 {"BYTES", bytes},
                 {"BAR", bar},
-                {"ARRIVE", arrive ? "mbarrier_arrive_tx %zero, %bytes {buffer = 1}" : ""}});
+                {"ARRIVE", arrive ? "mbarrier_arrive_tx %zero, %bytes {buffer = 1}" : ""},
+                {"BEFORE", before}});
 }
 
 /// The box as TMA writes it, from PTX's description: row r, column c of the box at byte
@@ -141,6 +143,12 @@ TEST_CASE("simt tma: misuse a GPU would hang on or corrupt is a fault naming the
   // The copy completes on mbarrier 1, never initialized.
   e = error(box_kernel(128, 1, "1024", "1"));
   CHECK(e.find("use of an uninitialized mbarrier in kernel 'tma_box'") != std::string::npos);
+  // Every thread reads the destination, then thread 0 issues the copy with no barrier between:
+  // the copy may land before the other threads' reads.
+  const std::string read = "%old = shared_load %zero {buffer = 0, width = 1} : f16";
+  e = error(box_kernel(128, 1, "1024", "0", true, read));
+  CHECK(e.find("thread 0 writes shared_0[0] read by thread 1 at") != std::string::npos);
+  CHECK(error(box_kernel(128, 1, "1024", "0", true, read + "\n  barrier")) == "");
 }
 
 TEST_CASE("simt tma: an mbarrier is initialized again only after mbarrier_inval") {

@@ -50,9 +50,10 @@ std::string name(DType t) {
 
 /// 128 threads copy `count` elements of the image into shared memory, fence, and one wgmma
 /// reads A at element a_start and B at b_start; each thread stores its N / 2 results. `after`
-/// goes between the wgmma and its commit; `guard` wraps the wgmma in `if %tid < guard`.
+/// goes between the wgmma and its commit, `after_wait` after its wait.
 std::string wgmma_kernel(const Case& c, int count, int a_start, int b_start, bool fence = true,
-                         const std::string& after = "", const std::string& a_index = "%as") {
+                         const std::string& after = "", const std::string& a_index = "%as",
+                         const std::string& after_wait = "") {
   const std::string acc = name(c.acc), in = name(c.in);
   const int n = c.n / 2;
   std::string zeros, types, results, waited;
@@ -89,7 +90,7 @@ std::string wgmma_kernel(const Case& c, int count, int a_start, int b_start, boo
           c.a + "\", a_smem = " + smem(c.la) + ", b_smem = " + smem(c.lb) + ", shape = \"m64n" +
           std::to_string(c.n) + "k" + std::to_string(c.k) + "\"} : " + types + "\n";
   body += after + "  wgmma_commit\n  " + waited + " = wgmma_wait " + results +
-          " {pending = 0} : " + types + "\n";
+          " {pending = 0} : " + types + "\n" + after_wait;
   body +=
       "  %nn = constant {value = " + std::to_string(n) + "} : i32\n  %ob = mul %tid, %nn : i32\n";
   for (int i = 0; i < n; ++i) {
@@ -225,8 +226,9 @@ namespace {
 const Case kF16 = {"f16", DType::f16, DType::f32, 8, 16, k_major(32), k_major(32), 0};
 
 /// Runs kF16 with the given changes to the kernel; the error it raises ("" if none).
-std::string fault(bool fence, const std::string& after, const std::string& a_index = "%as") {
-  SimtKernel k(wgmma_kernel(kF16, 2048, 0, 1024, fence, after, a_index));
+std::string fault(bool fence, const std::string& after, const std::string& a_index = "%as",
+                  const std::string& after_wait = "") {
+  SimtKernel k(wgmma_kernel(kF16, 2048, 0, 1024, fence, after, a_index, after_wait));
   std::vector<uint16_t> image(2048, 0);
   std::vector<float> out(128 * 4);
   HostMemory mem;
@@ -245,4 +247,16 @@ TEST_CASE("simt wgmma: the correct kernel runs, each hazard is a device fault") 
   CHECK(race.find("writes shared_0[0] while the wgmma") != std::string::npos);
   CHECK(fault(true, "", "%tid").find("wgmma with operands that differ across its warpgroup") !=
         std::string::npos);
+  // After the wait retires the wgmma, its reads count as the warpgroup's (thread 0's) until the
+  // next barrier: another thread's write before one races with them, as on a GPU, where the
+  // wait orders only the waiting warp. (A barrier between the wgmma and its wait, so that only
+  // the wait's record of the reads can catch it.)
+  const std::string by_thread_5 =
+      "  %c5 = constant {value = 5} : i32\n  %is5 = cmp_eq %tid, %c5 : i1\n  if %is5 ({\n"
+      "    %h = constant {value = 1.0} : f16\n"
+      "    shared_store %c0, %h {buffer = 0, width = 1}\n    yield\n  }, {\n    yield\n  })\n";
+  race = fault(true, "  barrier\n", "%as", by_thread_5);
+  CHECK(race.find("thread 5 writes shared_0[0] read by thread 0 at") != std::string::npos);
+  CHECK(race.find("with no barrier between") != std::string::npos);
+  CHECK(fault(true, "  barrier\n", "%as", "  barrier\n" + by_thread_5) == "");
 }
