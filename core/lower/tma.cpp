@@ -118,6 +118,8 @@ std::optional<ir::TensorMapParam> plan_tma_store(const ir::Function& fn, const i
   if (map->rank() != 2)
     return fail(
         why, "TMA stores are planned for rank-2 blocks, not rank " + std::to_string(map->rank()));
+  if (map->dtype == ir::DType::i1)
+    return fail(why, "i1 blocks are stored as masked stores (shared memory holds no i1)");
   // Box i of a wide row starts at i x rows x 128 bytes, which must be a multiple of 1024.
   if (map->copies > 1 && map->box[0] % 8 != 0)
     return fail(why, "a block row over 128 bytes needs a multiple of 8 rows, not " +

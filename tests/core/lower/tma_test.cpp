@@ -378,6 +378,13 @@ TEST_CASE("tma: a desc_store TMA can write, with the reasons it stays masked sto
       "  desc_store %a, %n, %one, %o, %v\n}\n";
   CHECK_FALSE(plan_store(line, &why));
   CHECK(why == "TMA stores are planned for rank-2 blocks, not rank 1");
+  const std::string bits =
+      "func @k(%a: ptr<i1> {divisibility = 16}, %n: i32 {divisibility = 16}, %o: i32) {\n"
+      "  %one = constant {value = 1} : i32\n"
+      "  %v = constant {value = 1} : tile<16x16xi1>\n"
+      "  desc_store %a, %n, %n, %n, %one, %o, %o, %v\n}\n";
+  CHECK_FALSE(plan_store(bits, &why));
+  CHECK(why == "i1 blocks are stored as masked stores (shared memory holds no i1)");
 }
 
 namespace {
