@@ -46,7 +46,8 @@ constexpr ir::OpTable<Family> kFamilies = [] {
   t.add(F::Control, {K::For, K::If, K::While, K::Barrier, K::Shuffle});
   t.add(F::Debug, {K::Print, K::Assert, K::Assume});
   t.add(F::Matrix, {K::Mma, K::LdMatrix, K::CpAsync, K::CpAsyncCommit, K::CpAsyncWait});
-  t.add(F::Wgmma, {K::Wgmma, K::WgmmaFence, K::WgmmaCommit, K::WgmmaWait, K::FenceAsyncShared});
+  t.add(F::Wgmma, {K::Wgmma, K::WgmmaFence, K::WgmmaCommit, K::WgmmaWait, K::FenceAsyncShared,
+                   K::SetMaxNReg});
   t.add(F::Tma, {K::MbarrierInit, K::MbarrierArriveTx, K::MbarrierWait, K::MbarrierInval,
                   K::TmaLoad, K::TmaStore, K::TmaStoreCommit, K::TmaStoreWait});
   t.add(F::CoopMat, {K::CoopMatFill, K::CoopMatLoad, K::CoopMatStore, K::CoopMatMulAdd,

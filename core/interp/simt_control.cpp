@@ -120,7 +120,27 @@ void run_while(Machine& m, const Instr& in, const Mask& mask) {
   }
 }
 
+/// barrier {threads = imm[0]} (imm[0] = 0: the whole workgroup's). A named barrier (PTX bar.sync
+/// id, N) completes when N threads, whole warps, arrive: in lock step, exactly the active ones.
+/// It advances the race detector's one epoch, as a workgroup barrier does: accesses of threads
+/// outside it are not checked against those inside across it (a missed race, never a false one).
 void barrier(Machine& m, const Instr& in, const Mask& mask) {
+  if (in.imm[0] > 0) {
+    const auto expected = static_cast<uint32_t>(in.imm[0]);
+    for (uint32_t w = 0; w < m.threads; w += 32) {
+      uint32_t on = 0;
+      for (uint32_t t = w; t < w + 32 && t < m.threads; ++t) on += mask.on[t];
+      if (on != 0 && on != 32)
+        m.fault(*in.op, static_cast<int>(w), "named barrier reached by part of a warp",
+                ": " + std::to_string(on) + " of the 32 threads of warp " + std::to_string(w / 32));
+    }
+    if (mask.count != expected)
+      m.fault(*in.op, -1, "named barrier that cannot complete (a GPU hangs)",
+              ": it waits for " + std::to_string(expected) + " threads, " +
+                  std::to_string(mask.count) + " reach it");
+    m.shared.barrier();
+    return;
+  }
   if (mask.count != m.threads) {
     const auto absent = std::find(mask.on, mask.on + m.threads, 0) - mask.on;
     m.fault(*in.op, -1, "barrier in divergent control flow",
@@ -194,6 +214,7 @@ Handler select_control(Instr& in, uint32_t threads) {
     case ir::OpKind::While:
       return run_while;
     case ir::OpKind::Barrier:
+      in.imm[0] = op.int_attr_or(attr::kThreadCount, 0);
       return barrier;
     case ir::OpKind::For:
       return dispatch(op.region(0)->args.at(0)->type.dtype, [](auto t) -> Handler {

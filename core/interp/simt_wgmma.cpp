@@ -201,6 +201,11 @@ void wgmma_wait(Machine& m, const Instr& in, const Mask& mask) {
     copy_slot_masked(in.out[i], in.in[i], mask.on, m.threads);
 }
 
+/// setmaxnreg: registers are not modeled; each warpgroup that executes it must be converged.
+void setmaxnreg(Machine& m, const Instr& in, const Mask& mask) {
+  for (uint32_t g = 0; g * kGroup < m.threads; ++g) whole_warpgroup(m, in, mask, g);
+}
+
 /// fence_async_shared: the thread's earlier shared writes become visible to wgmma.
 void fence_async_shared(Machine& m, const Instr&, const Mask& mask) {
   if (m.wgmma.unfenced.empty()) return;
@@ -250,6 +255,8 @@ Handler select_wgmma(Instr& in, Machine& m) {
       return &wgmma_wait;
     case ir::OpKind::FenceAsyncShared:
       return &fence_async_shared;
+    case ir::OpKind::SetMaxNReg:
+      return &setmaxnreg;
     default:
       return nullptr;
   }

@@ -97,6 +97,13 @@ inline constexpr std::string_view kTensorMapPrefix = "tensor_map_";
 // ---- SIMT ops ----------------------------------------------------------------------------
 /// barrier: 1 when global memory is ordered too (debug_barrier).
 inline constexpr std::string_view kGlobal = "global";
+/// barrier: the named barrier's number (0 to 15; absent: 0).
+inline constexpr std::string_view kBarrierId = "id";
+/// barrier: how many threads the named barrier waits for (absent: the workgroup's).
+inline constexpr std::string_view kThreadCount = "threads";
+/// setmaxnreg: the new register limit per thread; setmaxnreg: 1 to raise it, 0 to lower it.
+inline constexpr std::string_view kRegisters = "registers";
+inline constexpr std::string_view kIncrease = "inc";
 /// shuffle: "xor", "idx", "up" or "down".
 inline constexpr std::string_view kMode = "mode";
 /// shared_load, shared_store, ldmatrix, cp_async, mbarrier_init, mbarrier_arrive_tx,

@@ -36,10 +36,21 @@
 /// Ops only the SIMT IR has (trait kSimt):
 ///   lane_id                  i32 in [0, S)
 ///   subgroup_id              i32 in [0, T / S)
-///   barrier {global}         every thread of the workgroup waits for the others; shared-memory
+///   barrier {global, id, threads}
+///                            every thread of the workgroup waits for the others; shared-memory
 ///                            writes before it are visible to reads after it, and global-memory
 ///                            ones too with `global = 1` (tl::debug_barrier). It must be reached
-///                            by all threads (uniform control flow).
+///                            by all threads (uniform control flow). With `threads = N` (a multiple
+///                            of 32, at most the workgroup's) it is named barrier `id` (1 to 15;
+///                            PTX bar.sync id, N): exactly N threads, whole warps, reach it
+///                            together and wait for each other (the consumers of a
+///                            warp-specialized loop, without the producer).
+///   setmaxnreg {registers, inc}
+///                            each warpgroup that executes it (all 128 threads, converged) sets
+///                            its register limit per thread to `registers` (24 to 256, a multiple
+///                            of 8), raising it (inc = 1) or lowering it (inc = 0) (PTX
+///                            setmaxnreg, sm_90a); values are kept. The SIMT interpreter checks
+///                            the warpgroup and the numbers; nothing else changes.
 ///   shuffle %v, %n {mode}    the value of %v (a scalar or a pointer; the result has its type)
 ///                            in another lane of the same subgroup, %n an i32:
 ///                            mode "xor": lane ^ n; "idx": lane n; "up": lane - n; "down": lane + n

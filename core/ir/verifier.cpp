@@ -164,7 +164,7 @@ constexpr OpTable<Check> kChecks = [] {
                      K::SharedStore, K::GlobalLoad, K::GlobalStore, K::Mma, K::LdMatrix,
                      K::CpAsync, K::CpAsyncCommit, K::CpAsyncWait});
   t.add(check_wgmma_family, {K::Wgmma, K::WgmmaFence, K::WgmmaCommit, K::WgmmaWait,
-                             K::FenceAsyncShared});
+                             K::FenceAsyncShared, K::SetMaxNReg});
   t.add(check_tma_family, {K::MbarrierInit, K::MbarrierArriveTx, K::MbarrierWait, K::MbarrierInval,
                           K::TmaLoad, K::TmaStore, K::TmaStoreCommit, K::TmaStoreWait});
   t.add(check_coopmat_family, {K::CoopMatFill, K::CoopMatLoad, K::CoopMatStore,

@@ -306,6 +306,21 @@ std::optional<int64_t> rank_attr(OpChecker& c) {
   return r;
 }
 
+/// barrier {global, id, threads}: a named barrier (id 1 to 15) counts whole warps of the
+/// workgroup; id 0 (or none) is the whole workgroup's.
+void check_barrier(OpChecker& c) {
+  c.flag_attr(attr::kGlobal);  // 1: global memory too (debug_barrier)
+  const bool named = c.op.has_attr(attr::kBarrierId) || c.op.has_attr(attr::kThreadCount);
+  if (!named) return;
+  std::optional<int64_t> id = c.int_attr_in(attr::kBarrierId, 1, 15);
+  std::optional<int64_t> n = c.int_attr(attr::kThreadCount);
+  if (!id || !n) return;
+  if (*n < 32 || *n % 32 != 0)
+    c.fail("expects attribute 'threads' to be a positive multiple of 32 (whole warps), got ", *n);
+  else if (c.simt->threads && *n > *c.simt->threads)
+    c.fail("waits for ", *n, " threads, but the function has threads = ", *c.simt->threads);
+}
+
 }  // namespace
 
 const SharedBuffer* buffer_attr(OpChecker& c, std::string_view name) {
@@ -371,9 +386,7 @@ void check_simt(OpChecker& c) {
     case OpKind::LaneId: case OpKind::SubgroupId:
       c.expect_type("result", c.out(), kI32);
       return;
-    case OpKind::Barrier:
-      c.flag_attr(attr::kGlobal);  // 1: global memory too (debug_barrier)
-      return;
+    case OpKind::Barrier: return check_barrier(c);
     case OpKind::Shuffle: return check_shuffle(c);
     case OpKind::SharedLoad: return check_shared(c, /*is_store=*/false);
     case OpKind::SharedStore: return check_shared(c, /*is_store=*/true);

@@ -107,6 +107,15 @@ void check_wgmma_wait(OpChecker& c) {
                    types_of(c.op.operands));
 }
 
+/// setmaxnreg {registers, inc}: whole warpgroups, 24 to 256 registers in steps of 8.
+void check_setmaxnreg(OpChecker& c) {
+  check_warpgroup(c);
+  c.flag_attr(attr::kIncrease);
+  if (!c.op.has_attr(attr::kIncrease)) c.fail("expects an integer attribute 'inc' (1 or 0)");
+  std::optional<int64_t> n = c.int_attr_in(attr::kRegisters, 24, 256);
+  if (n && *n % 8 != 0) c.fail("expects attribute 'registers' to be a multiple of 8, got ", *n);
+}
+
 }  // namespace
 
 void check_wgmma_family(OpChecker& c) {
@@ -121,6 +130,8 @@ void check_wgmma_family(OpChecker& c) {
       return check_warpgroup(c);
     case OpKind::FenceAsyncShared:
       return;
+    case OpKind::SetMaxNReg:
+      return check_setmaxnreg(c);
     default:
       TESSERA_CHECK(false, "not a wgmma op: ", c.op.name());
   }

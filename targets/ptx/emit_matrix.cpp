@@ -274,7 +274,8 @@ void collective(Emitter& e, const std::string& text) {
 
 void emit_matrix(Emitter& e, const ir::Op& op) {
   const bool warpgroup = op.kind == ir::OpKind::Wgmma || op.kind == ir::OpKind::WgmmaFence ||
-                         op.kind == ir::OpKind::WgmmaCommit || op.kind == ir::OpKind::WgmmaWait;
+                         op.kind == ir::OpKind::WgmmaCommit || op.kind == ir::OpKind::WgmmaWait ||
+                         op.kind == ir::OpKind::SetMaxNReg;
   if (warpgroup && !e.target.has(target::Cap::Wgmma))
     fail(ErrorKind::Unsupported, "kernel '", e.fn.name, "': '", op.name(), "' at ", op.loc.str(),
          " needs the 'wgmma' capability (sm_90a), which target '", e.target.name, "' lacks");
@@ -305,6 +306,10 @@ void emit_matrix(Emitter& e, const ir::Op& op) {
     case ir::OpKind::FenceAsyncShared:
       call_asm(e, e.b.getVoidTy(), {"fence.proxy.async.shared::cta;", "~{memory}", true}, {});
       return;
+    case ir::OpKind::SetMaxNReg:
+      return collective(
+          e, std::string("setmaxnreg.") + (op.int_attr(attr::kIncrease) ? "inc" : "dec") +
+                 ".sync.aligned.u32 " + std::to_string(op.int_attr(attr::kRegisters)) + ";");
     default:
       TESSERA_CHECK(false, "not a matrix op: ", op.name());
   }

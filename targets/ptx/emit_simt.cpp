@@ -83,6 +83,12 @@ void emit_simt(Emitter& e, const ir::Op& op) {
     case ir::OpKind::Shuffle:
       return shuffle(e, op);
     case ir::OpKind::Barrier:  // bar.sync orders global memory too, so `global` needs no more
+      if (op.has_attr(attr::kThreadCount)) {  // a named barrier: barrier.sync id, threads
+        e.intrinsic(I::nvvm_barrier_sync_cnt, {},
+                    {b.getInt32(static_cast<uint32_t>(op.int_attr(attr::kBarrierId))),
+                     b.getInt32(static_cast<uint32_t>(op.int_attr(attr::kThreadCount)))});
+        return;
+      }
       e.intrinsic(I::nvvm_barrier0, {}, {});
       return;
     default:

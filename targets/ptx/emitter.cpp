@@ -47,7 +47,8 @@ constexpr ir::OpTable<Handler> kHandlers = [] {
                     K::Barrier});
   t.add(emit_control, {K::For, K::If, K::While});
   t.add(emit_matrix, {K::Mma, K::LdMatrix, K::CpAsync, K::CpAsyncCommit, K::CpAsyncWait, K::Wgmma,
-                      K::WgmmaFence, K::WgmmaCommit, K::WgmmaWait, K::FenceAsyncShared});
+                      K::WgmmaFence, K::WgmmaCommit, K::WgmmaWait, K::FenceAsyncShared,
+                      K::SetMaxNReg});
   t.add(emit_tma, {K::MbarrierInit, K::MbarrierArriveTx, K::MbarrierWait, K::MbarrierInval,
                   K::TmaLoad, K::TmaStore, K::TmaStoreCommit, K::TmaStoreWait});
   t.add(emit_debug, {K::Print, K::Assert, K::Assume, K::MultipleOf, K::MaxContiguous});

@@ -178,7 +178,8 @@ constexpr ir::OpTable<Family> kFamilies = [] {
   t.add(F::CpAsync, {K::CpAsync});
   t.add(F::Nothing, {K::CpAsyncCommit, K::CpAsyncWait, K::Assume});
   t.add(F::Mma, {K::Mma, K::LdMatrix});
-  t.add(F::Wgmma, {K::Wgmma, K::WgmmaFence, K::WgmmaCommit, K::WgmmaWait, K::FenceAsyncShared});
+  t.add(F::Wgmma, {K::Wgmma, K::WgmmaFence, K::WgmmaCommit, K::WgmmaWait, K::FenceAsyncShared,
+                   K::SetMaxNReg});
   t.add(F::Tma, {K::MbarrierInit, K::MbarrierArriveTx, K::MbarrierWait, K::MbarrierInval,
                    K::TmaLoad, K::TmaStore, K::TmaStoreCommit, K::TmaStoreWait});
   t.add(F::AtomicRmw, {K::AtomicRmw});

@@ -78,6 +78,10 @@ void Emitter::emit_shuffle(const ir::Op& op) {
 /// workgroup (Vulkan memory model: shared and global accesses are NonPrivatePointer); with
 /// `global = 1` (debug_barrier) global-memory (UniformMemory) writes too.
 void Emitter::emit_barrier(const ir::Op& op) {
+  if (op.has_attr(attr::kThreadCount))
+    unsupported(&op,
+                "a named barrier of part of the workgroup (SPIR-V's barriers are the whole "
+                "workgroup's),");
   uint32_t semantics = spv::MemorySemanticsAcquireReleaseMask |
                        spv::MemorySemanticsWorkgroupMemoryMask |
                        spv::MemorySemanticsMakeAvailableMask | spv::MemorySemanticsMakeVisibleMask;

@@ -177,3 +177,28 @@ TEST_CASE("simt control: a barrier in a loop some threads have left is a DeviceF
         "barrier in divergent control flow in kernel 'loops' at loop.cpp:9, program (0, 0, "
         "0): only 54 of 64 threads reach it (thread 0 does not)");
 }
+
+TEST_CASE("simt control: a named barrier waits for exactly its threads, whole warps") {
+  // The branchy kernel with named barrier 1 of 64 threads in the branch that %k threads take.
+  std::string text = kBranchBarrier;
+  const std::string plain = "barrier loc(\"bar.cpp\":4:1)";
+  text.replace(text.find(plain), plain.size(),
+               "barrier {id = 1, threads = 64} loc(\"bar.cpp\":4:1)");
+  SimtKernel k(text);
+  std::vector<int32_t> out(128, -1);
+  HostMemory mem;
+  // The first 64 threads (two warps) take the branch: the barrier completes; each reads the
+  // element its mirror thread stored before it.
+  k.run(mem, Grid{}, mem.add(out), int32_t{32}, int32_t{64});
+  for (int t = 0; t < 64; ++t) CHECK(out[static_cast<size_t>(t)] == 127 - t);
+  // 96 threads arrive at a barrier of 64: on a GPU the extra warp waits for a second round that
+  // never comes.
+  CHECK(error_of([&] { k.run(mem, Grid{}, mem.add(out), int32_t{32}, int32_t{96}); }) ==
+        "named barrier that cannot complete (a GPU hangs) in kernel 'branchy' at bar.cpp:4, "
+        "program (0, 0, 0): it waits for 64 threads, 96 reach it");
+  // Part of a warp: bar.sync counts whole warps.
+  CHECK(error_of([&] {
+          k.run(mem, Grid{}, mem.add(out), int32_t{32}, int32_t{48});
+        }).find("named barrier reached by part of a warp in kernel 'branchy' at bar.cpp:4") !=
+        std::string::npos);
+}

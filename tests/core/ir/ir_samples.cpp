@@ -229,6 +229,7 @@ void add_wgmma_function(Module& m) {
   Builder b(m, fn->body);
   b.set_loc(Location::make("/src/every_op.cpp", 81, 3));
   Value* zero = b.constant_float(f32(), 0.0);
+  b.create(OpKind::SetMaxNReg, {}, {}, {{"inc", int64_t{1}}, {"registers", int64_t{232}}});
   b.create(OpKind::FenceAsyncShared, {}, {});
   b.create(OpKind::WgmmaFence, {}, {});
   const std::vector<int64_t> layout = {0, 128, 0, 1024, 0};

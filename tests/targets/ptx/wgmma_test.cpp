@@ -287,3 +287,32 @@ TEST_CASE("ptx wgmma: swapped tf32 and i8 matmuls (B N-major) match a reference 
 
 }  // namespace
 }  // namespace ptx_test
+
+TEST_CASE("ptx wgmma: setmaxnreg and a named barrier, the warp-specialized loop's pieces") {
+  // The first warpgroup raises its register limit and waits at named barrier 1 with its 128
+  // threads; the second lowers its limit.
+  constexpr const char* kRoles = R"tir(
+func @roles(%s: i32) attributes {stage = "simt", subgroup = 32, threads = 256} {
+  %lane = lane_id : i32
+  %sg = subgroup_id : i32
+  %c4 = constant {value = 4} : i32
+  %consumer = cmp_lt %sg, %c4 : i1
+  if %consumer ({
+    setmaxnreg {inc = 1, registers = 232}
+    barrier {id = 1, threads = 128}
+    yield
+  }, {
+    setmaxnreg {inc = 0, registers = 40}
+    yield
+  })
+}
+)tir";
+  const ptx_test::Emitted e = ptx_test::emit(kRoles, ptx_test::profile("cuda-sm_90a"));
+  CHECK(e.has("setmaxnreg.inc.sync.aligned.u32 232;"));
+  CHECK(e.has("setmaxnreg.dec.sync.aligned.u32 40;"));
+  CHECK(e.has("barrier.sync \t1, 128;"));  // LLVM 19 prints a tab after the opcode
+  auto [kind, message] =
+      ptx_test::error_of([&] { ptx_test::emit(kRoles, ptx_test::profile("cuda-sm_80")); });
+  CHECK(kind == tessera::ErrorKind::Unsupported);
+  CHECK(message.find("'setmaxnreg' at") != std::string::npos);
+}

@@ -165,6 +165,8 @@ std::string refused_kernel(OpKind kind) {
       return kernel("", "  wgmma_wait {pending = 0}", "", 128, 32);
     case OpKind::FenceAsyncShared:
       return kernel("", "  fence_async_shared", "", 128, 32);
+    case OpKind::SetMaxNReg:
+      return kernel("", "  setmaxnreg {inc = 1, registers = 232}", "", 128, 32);
     case OpKind::InlineAsm:
     case OpKind::InlineAsmImpure:
       return kernel("%i: i32", "  %r = " + std::string(tessera::ir::op_name(kind)) +
@@ -238,6 +240,7 @@ TEST_CASE("spirv: every op kind of a SIMT function validates or is refused") {
                               OpKind::WgmmaCommit,
                               OpKind::WgmmaWait,
                               OpKind::FenceAsyncShared,
+                              OpKind::SetMaxNReg,
                               OpKind::MbarrierInit,
                               OpKind::MbarrierArriveTx,
                               OpKind::MbarrierWait,
@@ -251,6 +254,9 @@ TEST_CASE("spirv: every op kind of a SIMT function validates or is refused") {
     CAPTURE(tessera::ir::op_name(kind));
     emit_error(refused_kernel(kind), profile("vulkan-nvidia"), ErrorKind::Unsupported);
   }
+  // A named barrier of part of the workgroup has no SPIR-V form either.
+  emit_error(kernel("", "  barrier {id = 1, threads = 32}", "", 64, 32), profile("vulkan-nvidia"),
+             ErrorKind::Unsupported);
   for (int k = 0; k < tessera::ir::num_op_kinds(); ++k) {
     auto kind = static_cast<OpKind>(k);
     if (tessera::ir::has_trait(kind, tessera::ir::kTileOnly)) continue;
