@@ -52,6 +52,7 @@ Machine::Machine(const ir::Function& fn, const MemoryMap& memory, const SimtOpti
   }
   order_state_ = splitmix64(state);
   shared.init(fn, options.check_races);
+  sync.init(fn, threads, options.check_races);
 }
 
 const uint32_t* Machine::schedule() {
@@ -109,6 +110,7 @@ void run_simt(const ir::Function& fn, std::span<const std::byte> params, Grid gr
            "' before program (", m.pid[0], ", ", m.pid[1], ", ", m.pid[2], ") of grid (", grid.x,
            ", ", grid.y, ", ", grid.z, ")");
     m.shared.begin_workgroup();
+    m.sync.begin_workgroup();
     m.async.begin_workgroup(m.threads);
     m.wgmma.begin_workgroup(m.threads, m.shared);
     m.tma.begin_workgroup(m.threads, m.shared);

@@ -43,7 +43,7 @@ constexpr ir::OpTable<Family> kFamilies = [] {
                     K::Cast, K::PtrAdd});
   t.add(F::Memory, {K::AtomicRmw, K::AtomicCas, K::GlobalLoad, K::GlobalStore});
   t.add(F::Shared, {K::SharedLoad, K::SharedStore});
-  t.add(F::Control, {K::For, K::If, K::While, K::Barrier, K::Shuffle});
+  t.add(F::Control, {K::For, K::If, K::While, K::Barrier, K::Shuffle, K::WarpSpecialize});
   t.add(F::Debug, {K::Print, K::Assert, K::Assume});
   t.add(F::Matrix, {K::Mma, K::LdMatrix, K::CpAsync, K::CpAsyncCommit, K::CpAsyncWait});
   t.add(F::Wgmma, {K::Wgmma, K::WgmmaFence, K::WgmmaCommit, K::WgmmaWait, K::FenceAsyncShared,
@@ -151,7 +151,7 @@ class Compiler {
     instr.op = &op;
     for (const ir::Value* v : op.operands) instr.in.push_back(use(v));
     for (const ir::Value* r : op.results) instr.out.push_back(define(r));
-    for (size_t i = 0; i < op.regions.size(); ++i) instr.blocks[i] = compile_region(*op.region(i));
+    for (const ir::Region* r : op.regions) instr.blocks.push_back(compile_region(*r));
     instr.run = select(instr);
     TESSERA_CHECK(instr.run, "no SIMT handler for '", op.name(), "' on ",
                   op.operands.empty() ? "no operands" : op.operand(0)->type.str());

@@ -122,8 +122,10 @@ void run_while(Machine& m, const Instr& in, const Mask& mask) {
 
 /// barrier {threads = imm[0]} (imm[0] = 0: the whole workgroup's). A named barrier (PTX bar.sync
 /// id, N) completes when N threads, whole warps, arrive: in lock step, exactly the active ones.
-/// It advances the race detector's one epoch, as a workgroup barrier does: accesses of threads
-/// outside it are not checked against those inside across it (a missed race, never a false one).
+/// Where the race detector keeps clocks (a function with mbarriers: warp_specialize's roles), it
+/// orders exactly its threads' accesses (SyncClocks::meet), so an access across it by a thread
+/// outside it is still checked; elsewhere it advances the detector's one epoch, as a workgroup
+/// barrier does (then such an access goes unchecked: a missed race, never a false one).
 void barrier(Machine& m, const Instr& in, const Mask& mask) {
   if (in.imm[0] > 0) {
     const auto expected = static_cast<uint32_t>(in.imm[0]);
@@ -138,7 +140,10 @@ void barrier(Machine& m, const Instr& in, const Mask& mask) {
       m.fault(*in.op, -1, "named barrier that cannot complete (a GPU hangs)",
               ": it waits for " + std::to_string(expected) + " threads, " +
                   std::to_string(mask.count) + " reach it");
-    m.shared.barrier();
+    if (m.sync.on)
+      m.sync.meet(mask.on);
+    else
+      m.shared.barrier();
     return;
   }
   if (mask.count != m.threads) {
@@ -213,6 +218,8 @@ Handler select_control(Instr& in, uint32_t threads) {
       return run_if;
     case ir::OpKind::While:
       return run_while;
+    case ir::OpKind::WarpSpecialize:
+      return run_warp_specialize;
     case ir::OpKind::Barrier:
       in.imm[0] = op.int_attr_or(attr::kThreadCount, 0);
       return barrier;

@@ -14,7 +14,9 @@
 /// (simt_shared.cpp) finds the orderings lock-step hides. One fiber per thread would let threads
 /// drift apart between synchronization points, but costs a context switch per thread and op
 /// window and makes the per-thread loops scalar; lock-step keeps the interpreter as fast as the
-/// tile interpreter while the detector still reports every missing barrier.
+/// tile interpreter while the detector still reports every missing barrier. The one exception
+/// is warp_specialize: its roles wait for each other through mbarriers, so each runs in lock step
+/// over its own threads as a cooperative task (simt_roles.cpp).
 ///
 /// Constants, lane_id and subgroup_id are computed into their slots at compile time; bitcast,
 /// multiple_of and max_contiguous share their operand's slot.
@@ -62,12 +64,12 @@ using Handler = void (*)(Machine&, const Instr&, const Mask&);
 struct Instr {
   Handler run = nullptr;
   const ir::Op* op = nullptr;
-  std::vector<Slot> in;     ///< operand slots, in operand order
-  std::vector<Slot> out;    ///< result slots
-  int64_t imm[2] = {};      ///< op-specific immediates (see each family's selector)
-  MathFn math = nullptr;    ///< unary math ops: the function
-  MathFn2 math2 = nullptr;  ///< binary math ops: the function
-  uint32_t blocks[2] = {};  ///< control flow: the regions' blocks
+  std::vector<Slot> in;          ///< operand slots, in operand order
+  std::vector<Slot> out;         ///< result slots
+  int64_t imm[2] = {};           ///< op-specific immediates (see each family's selector)
+  MathFn math = nullptr;         ///< unary math ops: the function
+  MathFn2 math2 = nullptr;       ///< binary math ops: the function
+  std::vector<uint32_t> blocks;  ///< control flow: the regions' blocks, in region order
   /// Control-flow and shuffle scratch, sized `threads` at compile time.
   mutable std::vector<uint8_t> masks[2];
   mutable std::vector<int64_t> lanes;
@@ -88,6 +90,9 @@ struct SharedAccess {
   const ir::Op* async_op = nullptr;  ///< one of them
   uint32_t write_epoch = 0;
   uint32_t read_epoch = 0;
+  uint32_t write_clock = 0;  ///< the writer's SyncClocks clock at the write
+  uint32_t read_clock = 0;   ///< ... the reader's at its last read
+  uint32_t read_clock2 = 0;  ///< ... reader2's
   int32_t writer = -1;
   int32_t reader = -1;   ///< the first reader in read_epoch
   int32_t reader2 = -1;  ///< another reader in read_epoch, if any
@@ -114,6 +119,29 @@ struct SharedMemory {
   /// Poisons every buffer (0xCD bytes) and starts a fresh interval.
   void begin_workgroup();
   void barrier();
+};
+
+/// Happens-before through mbarriers, for the race detector (on when races are checked and the
+/// function arrives on mbarriers, as the roles of a warp_specialize synchronize): each thread's
+/// clock advances at its arrivals; seen(t, u) is the latest clock of thread u that thread t is
+/// ordered after, through an mbarrier phase that u's arrival helped complete and t waited on. An
+/// access by u at clock c is ordered before t's when seen(t, u) >= c, even without a barrier
+/// between. (Barriers are the epochs' business: SharedMemory::epoch.)
+struct SyncClocks {
+  bool on = false;
+  uint32_t threads = 0;
+  std::vector<uint32_t> own;   ///< per thread: its clock (from 1)
+  std::vector<uint32_t> seen;  ///< threads x threads
+
+  void init(const ir::Function& fn, uint32_t threads, bool check_races);
+  void begin_workgroup();
+  /// The threads whose `on` byte is set meet at a barrier: each is ordered after what all of
+  /// them did before it.
+  void meet(const uint8_t* on);
+  uint32_t now(uint32_t t) const { return on ? own[t] : 0; }
+  bool ordered(uint32_t t, int32_t u, uint32_t clock) const {
+    return on && seen[size_t{t} * threads + static_cast<uint32_t>(u)] >= clock;
+  }
 };
 
 /// Thread t's shared-memory access of element `elem` of buffer `buffer` by `op`, for the race
@@ -196,13 +224,26 @@ struct PendingStore {
   std::vector<std::pair<int64_t, int64_t>> reads;  ///< (buffer, element) marked as read (races)
 };
 
+/// One mbarrier's SyncClocks: the join of what its current phase's arrivals have seen (each
+/// arriving thread's own clock included), and that of the last completed phase, which a wait
+/// that sees the phase complete joins into its thread's view.
+struct BarrierClocks {
+  int64_t phase = 0;
+  std::vector<uint32_t> arriving;
+  std::vector<uint32_t> completed;
+};
+
 /// The workgroup's mbarriers (by buffer and element) and its TMA copies in flight: a copy lands,
 /// and completes its bytes on its mbarrier, when a thread next arrives at or waits on that
 /// mbarrier, so a missing wait reads stale (poisoned) shared memory. Each thread's tensor stores
 /// wait in their groups until a tma_store_wait retires them.
 struct TmaState {
   std::map<std::pair<int64_t, int64_t>, ir::MBarrier> barriers;
+  std::map<std::pair<int64_t, int64_t>, BarrierClocks> clocks;  ///< when SyncClocks are on
   std::vector<PendingTma> pending;
+  /// Counts what can complete an mbarrier phase (inits, arrivals, copies issued and landed): a
+  /// warp_specialize role that waits again with the count unchanged cannot have been helped.
+  uint64_t changes = 0;
   std::vector<std::vector<PendingStore>> open_stores;  ///< per thread, since its last commit
   std::vector<std::deque<std::vector<PendingStore>>> store_groups;  ///< per thread, committed
 
@@ -211,6 +252,8 @@ struct TmaState {
   /// The first store of the workgroup still in flight, or null (the thread in *thread).
   const PendingStore* store_in_flight(uint32_t* thread) const;
 };
+
+class Roles;
 
 class Machine {
  public:
@@ -231,6 +274,8 @@ class Machine {
   AsyncCopies async;
   WgmmaState wgmma;
   TmaState tma;
+  SyncClocks sync;
+  Roles* roles = nullptr;  ///< the running warp_specialize's roles (simt_roles.cpp), or null
 
   Mask all() const { return {all_on_.data(), threads}; }
   void run_block(uint32_t block, const Mask& mask) {
@@ -258,6 +303,16 @@ class Machine {
   std::vector<std::vector<uint32_t>> orders_;
   uint64_t order_state_ = 0;
 };
+
+/// warp_specialize {roles} (simt_roles.cpp): each region runs its role's threads as a cooperative
+/// task, in region order, one at a time.
+void run_warp_specialize(Machine& m, const Instr& in, const Mask& mask);
+/// Called by a wait that cannot complete yet (mbarrier_wait): inside a warp_specialize role, the
+/// other roles run until this one's turn comes back, then true (check the wait again); outside
+/// one, false (nothing else can complete it). `what` says what the role waits for; when every
+/// role waits and no mbarrier has changed since each last looked, the DeviceFault (the hang a GPU
+/// shows) names each role's wait.
+bool wait_for_other_roles(Machine& m, const ir::Op& op, const std::string& what);
 
 /// Compiles `m.fn` into m.blocks with the parameters' values (simt_compile.cpp).
 void compile(Machine& m, const std::vector<RuntimeValue>& params);

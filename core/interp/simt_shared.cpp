@@ -7,7 +7,10 @@
 /// remembers, for the current barrier interval (epoch), its last writer and up to two readers:
 /// a read of another thread's write, a write over another thread's read, or a write of a
 /// different value over another thread's write, all without a barrier between, is a race on a GPU
-/// (the threads may run in either order) and a DeviceFault here.
+/// (the threads may run in either order) and a DeviceFault here. An mbarrier phase orders too:
+/// what its arriving threads did before they arrived comes before what a thread that waited on it
+/// does after (SyncClocks), which is how the roles of a warp_specialize hand stages over.
+#include <algorithm>
 #include <cstring>
 
 #include "core/interp/simt_exec.h"
@@ -35,16 +38,21 @@ void on_shared_read(const Machine& m, const ir::Op& op, int64_t buffer, uint32_t
   SharedAccess& a = buf.access[static_cast<size_t>(elem)];
   const uint32_t epoch = m.shared.epoch;
   const auto thread = static_cast<int32_t>(t);
-  if (a.write_epoch == epoch && a.writer != thread)
+  if (a.write_epoch == epoch && a.writer != thread && !m.sync.ordered(t, a.writer, a.write_clock))
     race(m, op, t, "reads", buffer, elem, "written", a.writer, a.write_op);
+  const uint32_t now = m.sync.now(t);
   if (a.read_epoch != epoch) {
     a.read_epoch = epoch;
     a.reader = thread;
     a.reader2 = -1;
     a.read_op = a.read_op2 = &op;
-  } else if (a.reader != thread && a.reader2 < 0) {
+    a.read_clock = now;
+  } else if (a.reader == thread) {
+    a.read_clock = now;
+  } else if (a.reader2 < 0 || a.reader2 == thread) {
     a.reader2 = thread;
     a.read_op2 = &op;
+    a.read_clock2 = now;
   }
 }
 
@@ -59,8 +67,10 @@ void on_async_write(const Machine& m, const ir::Op& op, int64_t buffer, uint32_t
          a.async_op->kind == ir::OpKind::Wgmma ? "wgmma_wait" : "tma_store_wait",
          " retired it; program (", m.pid[0], ", ", m.pid[1], ", ", m.pid[2], "))");
   if (a.read_epoch == m.shared.epoch) {
-    if (a.reader != thread) race(m, op, t, "writes", buffer, elem, "read", a.reader, a.read_op);
-    if (a.reader2 >= 0) race(m, op, t, "writes", buffer, elem, "read", a.reader2, a.read_op2);
+    if (a.reader != thread && !m.sync.ordered(t, a.reader, a.read_clock))
+      race(m, op, t, "writes", buffer, elem, "read", a.reader, a.read_op);
+    if (a.reader2 >= 0 && a.reader2 != thread && !m.sync.ordered(t, a.reader2, a.read_clock2))
+      race(m, op, t, "writes", buffer, elem, "read", a.reader2, a.read_op2);
   }
 }
 
@@ -70,11 +80,13 @@ void on_shared_write(Machine& m, const ir::Op& op, int64_t buffer, uint32_t t, S
   const uint32_t epoch = m.shared.epoch;
   const auto thread = static_cast<int32_t>(t);
   on_async_write(m, op, buffer, t, buf, elem);
-  if (a.write_epoch == epoch && a.writer != thread && std::memcmp(old, bytes, buf.elem_bytes) != 0)
+  if (a.write_epoch == epoch && a.writer != thread &&
+      std::memcmp(old, bytes, buf.elem_bytes) != 0 && !m.sync.ordered(t, a.writer, a.write_clock))
     race(m, op, t, "writes", buffer, elem, "written", a.writer, a.write_op);
   a.write_epoch = epoch;
   a.writer = thread;
   a.write_op = &op;
+  a.write_clock = m.sync.now(t);
   if (!m.wgmma.unfenced.empty()) {  // a generic-proxy write wgmma may not see before a fence
     a.unfenced = thread;
     m.wgmma.unfenced[t].push_back({buffer, elem});
@@ -165,6 +177,31 @@ void SharedMemory::init(const ir::Function& fn, bool check_races) {
     if (check_races) a.access.resize(static_cast<size_t>(b.count));
     buffers.push_back(std::move(a));
   }
+}
+
+void SyncClocks::init(const ir::Function& fn, uint32_t n, bool check_races) {
+  threads = n;
+  on = false;
+  if (!check_races) return;
+  ir::walk(fn.body, [&](const ir::Op* op) { on = on || op->kind == ir::OpKind::MbarrierArriveTx; });
+}
+
+void SyncClocks::begin_workgroup() {
+  if (!on) return;
+  own.assign(threads, 1);
+  seen.assign(size_t{threads} * threads, 0);
+}
+
+void SyncClocks::meet(const uint8_t* on) {
+  std::vector<uint32_t> joined(threads, 0);
+  for (uint32_t u = 0; u < threads; ++u) {
+    if (!on[u]) continue;
+    const uint32_t* row = seen.data() + size_t{u} * threads;
+    for (uint32_t v = 0; v < threads; ++v) joined[v] = std::max(joined[v], row[v]);
+    joined[u] = std::max(joined[u], own[u]++);
+  }
+  for (uint32_t t = 0; t < threads; ++t)
+    if (on[t]) std::copy(joined.begin(), joined.end(), seen.begin() + size_t{t} * threads);
 }
 
 void SharedMemory::begin_workgroup() {

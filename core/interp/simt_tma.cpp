@@ -42,8 +42,43 @@ void land(Machine& m, const Key& key) {
     SharedArray& buf = m.shared.buffers[static_cast<size_t>(c.buffer)];
     std::memcpy(buf.data.data() + c.byte_offset, c.bytes.data(), c.bytes.size());
     m.tma.barriers[key].complete_tx(static_cast<int64_t>(c.bytes.size()));
+    ++m.tma.changes;
   }
   queue.resize(kept);
+}
+
+/// The clocks of mbarrier `key` (SyncClocks on): once its phase has advanced, what the arrivals
+/// saw is the completed phase's.
+BarrierClocks& settled(Machine& m, const Key& key) {
+  BarrierClocks& c = m.tma.clocks[key];
+  if (c.arriving.empty()) {
+    c.arriving.assign(m.threads, 0);
+    c.completed.assign(m.threads, 0);
+  }
+  const int64_t phase = m.tma.barriers[key].phase();
+  if (c.phase != phase) {
+    c.completed = c.arriving;
+    std::fill(c.arriving.begin(), c.arriving.end(), 0u);
+    c.phase = phase;
+  }
+  return c;
+}
+
+/// Thread u arrives on `key`: what it has seen, and its own clock, go with the phase.
+void release(Machine& m, const Key& key, uint32_t u) {
+  if (!m.sync.on) return;
+  BarrierClocks& c = settled(m, key);
+  const uint32_t* row = m.sync.seen.data() + size_t{u} * m.threads;
+  for (uint32_t v = 0; v < m.threads; ++v) c.arriving[v] = std::max(c.arriving[v], row[v]);
+  c.arriving[u] = std::max(c.arriving[u], m.sync.own[u]++);
+}
+
+/// Thread t saw `key`'s phase complete: it is ordered after what the phase's arrivals saw.
+void acquire(Machine& m, const Key& key, uint32_t t) {
+  if (!m.sync.on) return;
+  const BarrierClocks& c = settled(m, key);
+  uint32_t* row = m.sync.seen.data() + size_t{t} * m.threads;
+  for (uint32_t v = 0; v < m.threads; ++v) row[v] = std::max(row[v], c.completed[v]);
 }
 
 ir::MBarrier& initialized(Machine& m, const Instr& in, uint32_t t, const Key& key) {
@@ -70,6 +105,8 @@ void mbarrier_init(Machine& m, const Instr& in, const Mask& mask) {
               ": element " + std::to_string(key.second) + " of shared buffer " +
                   std::to_string(key.first) + " (undefined in PTX: mbarrier_inval it first)");
     m.tma.barriers[key].init(count[t]);
+    m.tma.clocks.erase(key);
+    ++m.tma.changes;
   }
 }
 
@@ -86,6 +123,8 @@ void mbarrier_inval(Machine& m, const Instr& in, const Mask& mask) {
                 ": element " + std::to_string(key.second) + " of shared buffer " +
                     std::to_string(key.first) + " (wait for its phase first)");
     m.tma.barriers.erase(key);
+    m.tma.clocks.erase(key);
+    ++m.tma.changes;
   }
 }
 
@@ -102,32 +141,42 @@ void mbarrier_arrive_tx(Machine& m, const Instr& in, const Mask& mask) {
       m.fault(*in.op, static_cast<int>(t), "mbarrier_arrive_tx with negative bytes",
               ": " + std::to_string(bytes[t]));
     b.expect_tx(bytes[t]);
+    if (m.sync.on) settled(m, key);  // (a copy landed above may have completed a phase)
+    release(m, key, t);
     if (!b.arrive())
       m.fault(*in.op, static_cast<int>(t), "an arrival the mbarrier does not expect",
               " (" + b.pending() + ")");
+    ++m.tma.changes;
   }
 }
 
 /// mbarrier_wait %index, %parity {buffer = imm[0]}: every copy in flight to the mbarrier lands;
-/// if the phase has still not completed, nothing else can complete it (the other threads are at
-/// this op too): a GPU would hang.
+/// if the phase has still not completed, only another warp_specialize role can complete it (the
+/// other threads of this one are at this op too): the roles take their turns until one does, or
+/// all wait, which is the fault a GPU hangs on.
 void mbarrier_wait(Machine& m, const Instr& in, const Mask& mask) {
   const int32_t* index = in.in[0].as<int32_t>();
   const int32_t* parity = in.in[1].as<int32_t>();
   for (uint32_t t = 0; t < m.threads; ++t) {
     if (!mask.on[t]) continue;
     const Key key = barrier_key(m, in, t, in.imm[0], index[t]);
-    ir::MBarrier& b = initialized(m, in, t, key);
-    land(m, key);
     if (parity[t] != 0 && parity[t] != 1)
       m.fault(*in.op, static_cast<int>(t), "mbarrier_wait with a parity other than 0 or 1",
               ": " + std::to_string(parity[t]));
-    if (!b.test_wait(parity[t]))
-      m.fault(*in.op, static_cast<int>(t), "mbarrier_wait that can never complete (a GPU hangs)",
-              ": it waits for the phase of parity " + std::to_string(parity[t]) +
-                  " of the mbarrier at element " + std::to_string(key.second) +
-                  " of shared buffer " + std::to_string(key.first) + ", which has " + b.pending() +
-                  " and no copy in flight");
+    for (;;) {
+      // (Looked up again after the other roles ran: an inval and init may have replaced it.)
+      ir::MBarrier& b = initialized(m, in, t, key);
+      land(m, key);
+      if (b.test_wait(parity[t])) break;
+      const std::string what = "the phase of parity " + std::to_string(parity[t]) +
+                               " of the mbarrier at element " + std::to_string(key.second) +
+                               " of shared buffer " + std::to_string(key.first) + ", which has " +
+                               b.pending() + " and no copy in flight";
+      if (!wait_for_other_roles(m, *in.op, what))
+        m.fault(*in.op, static_cast<int>(t), "mbarrier_wait that can never complete (a GPU hangs)",
+                ": it waits for " + what);
+    }
+    acquire(m, key, t);
   }
 }
 
@@ -214,6 +263,7 @@ void tma_load(Machine& m, const Instr& in, const Mask& mask) {
         },
         p.bytes.data());
     m.tma.pending.push_back(std::move(p));
+    ++m.tma.changes;
   }
 }
 
@@ -290,6 +340,7 @@ void tma_store_wait(Machine& m, const Instr& in, const Mask& mask) {
 
 void TmaState::begin_workgroup(uint32_t threads, SharedMemory& shared) {
   barriers.clear();
+  clocks.clear();
   pending.clear();
   for (auto& list : open_stores)
     for (const PendingStore& p : list) unmark(shared, p);

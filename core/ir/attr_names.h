@@ -104,6 +104,9 @@ inline constexpr std::string_view kThreadCount = "threads";
 /// setmaxnreg: the new register limit per thread; setmaxnreg: 1 to raise it, 0 to lower it.
 inline constexpr std::string_view kRegisters = "registers";
 inline constexpr std::string_view kIncrease = "inc";
+/// warp_specialize: each role's thread count, in region order (role k runs the threads after
+/// the first k roles').
+inline constexpr std::string_view kRoles = "roles";
 /// shuffle: "xor", "idx", "up" or "down".
 inline constexpr std::string_view kMode = "mode";
 /// shared_load, shared_store, ldmatrix, cp_async, mbarrier_init, mbarrier_arrive_tx,

@@ -51,6 +51,18 @@
 ///                            of 8), raising it (inc = 1) or lowering it (inc = 0) (PTX
 ///                            setmaxnreg, sm_90a); values are kept. The SIMT interpreter checks
 ///                            the warpgroup and the numbers; nothing else changes.
+///   warp_specialize {roles = [n0, n1, ...]} ({ role 0 }, { role 1 }, ...)
+///                            the workgroup splits into roles: region k runs the n_k threads
+///                            after the first k roles' (n0 + n1 + ... = T, each a multiple of
+///                            32), all roles at once; the op ends when every role has. At the
+///                            function's top level only; the regions take no arguments and yield
+///                            nothing. The roles run independently (a producer warpgroup and its
+///                            consumers): they synchronize through mbarriers, and a role's own
+///                            threads through named barriers (a workgroup barrier inside a role
+///                            is an error). The SIMT interpreter runs the roles as cooperative
+///                            tasks in order: a role runs until it waits on an mbarrier phase not
+///                            yet complete, then the next; every role waiting is a fault (the
+///                            hang a GPU shows), naming each role's wait.
 ///   shuffle %v, %n {mode}    the value of %v (a scalar or a pointer; the result has its type)
 ///                            in another lane of the same subgroup, %n an i32:
 ///                            mode "xor": lane ^ n; "idx": lane n; "up": lane - n; "down": lane + n

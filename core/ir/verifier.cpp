@@ -159,7 +159,7 @@ constexpr OpTable<Check> kChecks = [] {
   t.add(check_debug, {K::Print, K::Assert});
   t.add(check_hint_or_debug, {K::MultipleOf, K::MaxContiguous, K::Assume});
   t.add(check_nothing, {K::DebugBarrier});
-  t.add(check_control, {K::For, K::If, K::While, K::Yield, K::Condition});
+  t.add(check_control, {K::For, K::If, K::While, K::Yield, K::Condition, K::WarpSpecialize});
   t.add(check_simt, {K::LaneId, K::SubgroupId, K::Barrier, K::Shuffle, K::SharedLoad,
                      K::SharedStore, K::GlobalLoad, K::GlobalStore, K::Mma, K::LdMatrix,
                      K::CpAsync, K::CpAsyncCommit, K::CpAsyncWait});
@@ -301,8 +301,11 @@ class FunctionVerifier {
     if (info.num_results >= 0 && results != info.num_results)
       ok = c.fail("expects ", count_str(info.num_results, "result"), ", got ", results);
     int regions = static_cast<int>(op.regions.size());
-    if (regions != info.num_regions)
-      ok = c.fail("expects ", count_str(info.num_regions, "region"), ", got ", regions);
+    if (info.num_regions >= 0 ? regions != info.num_regions : regions < 1)
+      ok = c.fail("expects ",
+                  info.num_regions >= 0 ? count_str(info.num_regions, "region")
+                                        : arity_str(1, -1, "region"),
+                  ", got ", regions);
     for (size_t i = 0; i < op.operands.size(); ++i)
       if (!op.operands[i]) ok = c.fail("operand #", i, " is null");
     return ok;

@@ -14,6 +14,7 @@ std::optional<OpKind> expected_terminator(const Op& parent, size_t k) {
   // clang-format off
   switch (parent.kind) {
     case OpKind::For: case OpKind::If: case OpKind::ReduceGeneric: case OpKind::ScanGeneric:
+    case OpKind::WarpSpecialize:
       return OpKind::Yield;
     case OpKind::While: return k == 0 ? OpKind::Condition : OpKind::Yield;
     default:
@@ -36,6 +37,9 @@ std::optional<std::vector<Type>> passed_types(const Op& parent, size_t k, std::s
     case OpKind::For: case OpKind::If:
       *what = "the results" + of;
       return types_of(parent.results);
+    case OpKind::WarpSpecialize:
+      *what = "nothing (its roles pass no values on)";
+      return std::vector<Type>{};
     case OpKind::While:
       *what = (k == 0 ? "the results" : "the initial values") + of;
       return types_of(k == 0 ? parent.results : parent.operands);
@@ -119,6 +123,49 @@ void check_while(OpChecker& c) {
                  types_of(c.op.results));
 }
 
+/// warp_specialize {roles = [n0, n1, ...]} (region k, role k): whole warps each, the function's
+/// threads in all, at the function's top level (every thread reaches it), regions without
+/// arguments, and no workgroup barrier inside (the other roles never reach it: a role's barriers
+/// are named ones of its own threads).
+void check_warp_specialize(OpChecker& c) {
+  check_terminators(c);
+  if (!c.simt) return;  // check_stage reports it
+  const Region* home = c.op.parent;
+  if (home && home->parent)
+    c.fail("must be at the function's top level (every thread reaches it), not inside '",
+           home->parent->name(), "'");
+  for (size_t k = 0; k < c.op.regions.size(); ++k)
+    if (!c.op.region(k)->args.empty())
+      c.fail("expects region #", k, " to have no arguments, got ",
+             types_str(types_of(c.op.region(k)->args)));
+  const std::vector<int64_t>* roles = c.ints_attr(attr::kRoles);
+  if (!roles) return;
+  if (roles->size() != c.op.regions.size()) {
+    c.fail("has ", c.op.regions.size(), " regions but attribute 'roles' lists ", roles->size(),
+           " thread counts (one per role)");
+    return;
+  }
+  int64_t total = 0;
+  for (size_t k = 0; k < roles->size(); ++k) {
+    const int64_t n = (*roles)[k];
+    if (n < 32 || n % 32 != 0) {
+      c.fail("expects role ", k, "'s thread count to be a positive multiple of 32, got ", n);
+      return;
+    }
+    total += n;
+  }
+  if (c.simt->threads && total != *c.simt->threads)
+    c.fail("roles of ", total,
+           " threads in all, but the function has threads = ", *c.simt->threads);
+  for (size_t k = 0; k < c.op.regions.size(); ++k)
+    walk(c.op.region(k), [&](const Op* op) {
+      if (op->kind == OpKind::Barrier && !op->has_attr(attr::kThreadCount))
+        c.fail("role ", k, " holds a workgroup barrier at ", op->loc.str(),
+               ", which the other roles never reach (a GPU hangs): a role synchronizes its own "
+               "threads with barrier {id, threads}");
+    });
+}
+
 }  // namespace
 
 void check_terminators(OpChecker& c) {
@@ -141,6 +188,7 @@ void check_control(OpChecker& c) {
     case OpKind::For: return check_for(c);
     case OpKind::If: return check_if(c);
     case OpKind::While: return check_while(c);
+    case OpKind::WarpSpecialize: return check_warp_specialize(c);
     case OpKind::Yield: case OpKind::Condition:
       return check_terminator_op(c);
     default:

@@ -1,5 +1,7 @@
 /// \file Structured control flow as basic blocks: `for` and `while` become a header block whose
-/// phis carry the iteration values, `if` a diamond whose merge block's phis are its results.
+/// phis carry the iteration values, `if` a diamond whose merge block's phis are its results,
+/// `warp_specialize` a branch per role on the thread index.
+#include "core/ir/attr_names.h"
 #include "core/ir/ops.h"
 #include "core/support/error.h"
 #include "targets/ptx/emitter.h"
@@ -117,6 +119,36 @@ void emit_while(Emitter& e, const ir::Op& op) {
   e.set_results(op, std::vector<llvm::Value*>(cond.begin() + 1, cond.end()));
 }
 
+/// warp_specialize {roles}: each thread branches to its role's region by its thread index (role
+/// k runs threads [first_k, first_k + n_k)); every role ends at one join block.
+void emit_warp_specialize(Emitter& e, const ir::Op& op) {
+  auto& b = e.b;
+  const std::vector<int64_t>& roles = op.ints_attr(attr::kRoles);
+  TESSERA_CHECK(roles.size() == op.regions.size(), "warp_specialize with ", op.regions.size(),
+                " regions and ", roles.size(), " roles");
+  llvm::Value* tid = e.intrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, {}, {});
+  llvm::BasicBlock* join = e.block("roles.end");
+  int64_t end = 0;
+  for (size_t k = 0; k < roles.size(); ++k) {
+    end += roles[k];
+    llvm::BasicBlock* role = e.block("role");
+    if (k + 1 < roles.size()) {
+      llvm::BasicBlock* next = e.block("roles.next");
+      b.CreateCondBr(b.CreateICmpULT(tid, b.getInt32(static_cast<uint32_t>(end))), role, next);
+      b.SetInsertPoint(role);
+      e.emit_region(op.region(k));
+      b.CreateBr(join);
+      b.SetInsertPoint(next);
+    } else {  // the last role: every thread past the others'
+      b.CreateBr(role);
+      b.SetInsertPoint(role);
+      e.emit_region(op.region(k));
+      b.CreateBr(join);
+    }
+  }
+  b.SetInsertPoint(join);
+}
+
 }  // namespace
 
 void emit_control(Emitter& e, const ir::Op& op) {
@@ -127,6 +159,8 @@ void emit_control(Emitter& e, const ir::Op& op) {
       return emit_if(e, op);
     case ir::OpKind::While:
       return emit_while(e, op);
+    case ir::OpKind::WarpSpecialize:
+      return emit_warp_specialize(e, op);
     default:
       TESSERA_CHECK(false, "not control flow: ", op.name());
   }

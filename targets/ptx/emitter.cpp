@@ -45,7 +45,7 @@ constexpr ir::OpTable<Handler> kHandlers = [] {
   t.add(emit_atomic, {K::AtomicRmw, K::AtomicCas});
   t.add(emit_simt, {K::ProgramId, K::NumPrograms, K::LaneId, K::SubgroupId, K::Shuffle,
                     K::Barrier});
-  t.add(emit_control, {K::For, K::If, K::While});
+  t.add(emit_control, {K::For, K::If, K::While, K::WarpSpecialize});
   t.add(emit_matrix, {K::Mma, K::LdMatrix, K::CpAsync, K::CpAsyncCommit, K::CpAsyncWait, K::Wgmma,
                       K::WgmmaFence, K::WgmmaCommit, K::WgmmaWait, K::FenceAsyncShared,
                       K::SetMaxNReg});

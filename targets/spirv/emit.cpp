@@ -137,6 +137,7 @@ enum class Family : uint8_t {
   Mma,
   Wgmma,
   Tma,
+  WarpSpecialize,
   AtomicRmw,
   AtomicCas,
   Shuffle,
@@ -182,6 +183,7 @@ constexpr ir::OpTable<Family> kFamilies = [] {
                    K::SetMaxNReg});
   t.add(F::Tma, {K::MbarrierInit, K::MbarrierArriveTx, K::MbarrierWait, K::MbarrierInval,
                    K::TmaLoad, K::TmaStore, K::TmaStoreCommit, K::TmaStoreWait});
+  t.add(F::WarpSpecialize, {K::WarpSpecialize});
   t.add(F::AtomicRmw, {K::AtomicRmw});
   t.add(F::AtomicCas, {K::AtomicCas});
   t.add(F::Shuffle, {K::Shuffle});
@@ -245,6 +247,9 @@ void Emitter::emit_op(const ir::Op& op) {
       unsupported(&op, concat("'", op.name(), "' (Hopper's TMA copies and mbarriers) needs the ",
                               "'tma' capability; Vulkan stages descriptor loads with ordinary ",
                               "loads"));
+    case Family::WarpSpecialize:
+      unsupported(&op, concat("'", op.name(), "' (roles that hand stages over through mbarriers) ",
+                              "needs the 'tma' capability; Vulkan's workgroups run one role"));
     case Family::AtomicRmw:   return emit_atomic_rmw(op);
     case Family::AtomicCas:   return emit_atomic_cas(op);
     case Family::Shuffle:     return emit_shuffle(op);

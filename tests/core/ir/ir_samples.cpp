@@ -219,7 +219,8 @@ void add_simt_function(Module& m) {
            {{"a", std::string("tf32")}, {"shape", std::string("m16n8k8")}});
 }
 
-/// A SIMT function with the warpgroup matrix family (Hopper's wgmma: core/ir/wgmma.h).
+/// A SIMT function with the warpgroup matrix family (Hopper's wgmma: core/ir/wgmma.h), ending
+/// in a warp_specialize of one role.
 void add_wgmma_function(Module& m) {
   Function* fn = m.add_function("every_wgmma_op", Location::make("/src/every_op.cpp", 80, 6));
   set_simt_attrs(*fn, 128, 32, "cuda-sm_90a");
@@ -242,6 +243,11 @@ void add_wgmma_function(Module& m) {
   b.create(OpKind::WgmmaCommit, {}, {});
   b.create(OpKind::WgmmaWait, std::vector<Value*>(w->results.begin(), w->results.end()),
            {f32(), f32(), f32(), f32()}, {{"pending", int64_t{0}}});
+  // One role of the whole warpgroup.
+  Op* roles = b.create(OpKind::WarpSpecialize, {}, {}, {{"roles", std::vector<int64_t>{128}}});
+  Builder role(m, b.add_region(roles));
+  role.set_loc(Location::make("/src/every_op.cpp", 90, 5));
+  role.create(OpKind::Yield, {}, {});
 }
 
 /// A SIMT function with the TMA family: a tensor map, an mbarrier initialized, armed with the

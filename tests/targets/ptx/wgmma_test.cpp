@@ -288,21 +288,21 @@ TEST_CASE("ptx wgmma: swapped tf32 and i8 matmuls (B N-major) match a reference 
 }  // namespace
 }  // namespace ptx_test
 
-TEST_CASE("ptx wgmma: setmaxnreg and a named barrier, the warp-specialized loop's pieces") {
-  // The first warpgroup raises its register limit and waits at named barrier 1 with its 128
-  // threads; the second lowers its limit.
+TEST_CASE("ptx wgmma: warp_specialize's roles, setmaxnreg and a named barrier assemble") {
+  // Role 0, the first warpgroup, raises its register limit and waits at named barrier 1 with its
+  // 128 threads; role 1, the second, lowers its limit and stores its thread index.
   constexpr const char* kRoles = R"tir(
-func @roles(%s: i32) attributes {stage = "simt", subgroup = 32, threads = 256} {
+func @roles(%out: ptr<i32>) attributes {stage = "simt", subgroup = 32, threads = 256} {
   %lane = lane_id : i32
-  %sg = subgroup_id : i32
-  %c4 = constant {value = 4} : i32
-  %consumer = cmp_lt %sg, %c4 : i1
-  if %consumer ({
+  %true = constant {value = 1} : i1
+  warp_specialize {roles = [128, 128]} ({
     setmaxnreg {inc = 1, registers = 232}
     barrier {id = 1, threads = 128}
     yield
   }, {
     setmaxnreg {inc = 0, registers = 40}
+    %p = ptr_add %out, %lane : ptr<i32>
+    global_store %p, %true, %lane {align = 4, width = 1}
     yield
   })
 }
@@ -311,6 +311,8 @@ func @roles(%s: i32) attributes {stage = "simt", subgroup = 32, threads = 256} {
   CHECK(e.has("setmaxnreg.inc.sync.aligned.u32 232;"));
   CHECK(e.has("setmaxnreg.dec.sync.aligned.u32 40;"));
   CHECK(e.has("barrier.sync \t1, 128;"));  // LLVM 19 prints a tab after the opcode
+  CHECK(e.has("%tid.x"));                  // the roles' branch on the thread index
+  CHECK(e.has("st.global.u32"));
   auto [kind, message] =
       ptx_test::error_of([&] { ptx_test::emit(kRoles, ptx_test::profile("cuda-sm_80")); });
   CHECK(kind == tessera::ErrorKind::Unsupported);

@@ -167,6 +167,10 @@ std::string refused_kernel(OpKind kind) {
       return kernel("", "  fence_async_shared", "", 128, 32);
     case OpKind::SetMaxNReg:
       return kernel("", "  setmaxnreg {inc = 1, registers = 232}", "", 128, 32);
+    case OpKind::WarpSpecialize:
+      return kernel("",
+                    "  warp_specialize {roles = [64, 64]} ({\n    yield\n  }, {\n    yield\n  })",
+                    "", 128, 32);
     case OpKind::InlineAsm:
     case OpKind::InlineAsmImpure:
       return kernel("%i: i32", "  %r = " + std::string(tessera::ir::op_name(kind)) +
@@ -241,6 +245,7 @@ TEST_CASE("spirv: every op kind of a SIMT function validates or is refused") {
                               OpKind::WgmmaWait,
                               OpKind::FenceAsyncShared,
                               OpKind::SetMaxNReg,
+                              OpKind::WarpSpecialize,
                               OpKind::MbarrierInit,
                               OpKind::MbarrierArriveTx,
                               OpKind::MbarrierWait,
