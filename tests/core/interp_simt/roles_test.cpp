@@ -3,7 +3,8 @@
 // run (whichever side ran first would wait for the other forever); the hang a GPU would show when
 // the roles wait for each other is a fault naming both waits; the race detector orders what an
 // mbarrier's arrivals did before what its waiters do after, and still reports a stage refilled
-// while a consumer that did not arrive may be reading it.
+// (by stores or by TMA) while a consumer that did not arrive may be reading it, and a named
+// barrier orders its own threads only.
 #include <string>
 #include <vector>
 
@@ -253,4 +254,104 @@ TEST_CASE("simt roles: a named barrier orders its own threads only") {
   const std::string e = error_of([&] { unordered.run(mem, Grid{}, mem.add(out), int32_t{32}); });
   CHECK(e.find("shared-memory race in kernel 'across' at k.tir:") == 0);
   CHECK(e.find(": thread 64 reads shared_0[0] written by thread 0 at k.tir:") != std::string::npos);
+}
+
+namespace {
+
+/// The ring of kRing with its stages filled by TMA (two producer warps: a whole warpgroup in
+/// all, as fence_async_shared needs): the producer's first thread waits for the stage to be
+/// free, arms full[s] with the stage's 256 bytes and copies rows 2i and 2i + 1 of the
+/// [rows x 32] i32 tensor at %src (a box of 2 x 32) into it. The copy lands when a consumer's
+/// wait on full[s] looks; each consumer adds element t of the stage (src[64 i + t] of a tensor
+/// holding 0, 1, 2, ...) and frees the stage ({FREE}; empty[s] expects {EMPTY_COUNT} arrivals).
+constexpr const char* kTmaRing = R"tir(
+func @tma_ring(%src: ptr<i32> {divisibility = 16}, %out: ptr<i32>, %n: i32, %rows: i32, %cols: i32, %s: i32) attributes {shared_0 = tile<128xi32>, shared_1 = tile<4xi64>, stage = "simt", subgroup = 32, tensor_map_0 = "tensor_map(%0: i32 [%3 x %4] strides [%4, 1] box [2 x 32] swizzle 0)", threads = 128} {
+  %lane = lane_id : i32
+  %sg = subgroup_id : i32
+  %tbase = mul %sg, %s : i32
+  %tid = add %tbase, %lane : i32
+  %c0 = constant {value = 0} : i32
+  %c1 = constant {value = 1} : i32
+  %c2 = constant {value = 2} : i32
+  %c3 = constant {value = 3} : i32
+  %c64 = constant {value = 64} : i32
+  %c256 = constant {value = 256} : i32
+  %empty_count = constant {value = {EMPTY_COUNT}} : i32
+  %true = constant {value = 1} : i1
+  %first = cmp_eq %tid, %c0 : i1
+  if %first ({
+    mbarrier_init %c0, %c1 {buffer = 1}
+    mbarrier_init %c1, %c1 {buffer = 1}
+    mbarrier_init %c2, %empty_count {buffer = 1}
+    mbarrier_init %c3, %empty_count {buffer = 1}
+    fence_async_shared
+    yield
+  }, {
+    yield
+  })
+  barrier
+  warp_specialize {roles = [64, 64]} ({
+    %sum = for %c0, %n, %c1, %c0 ({
+    ^(%i: i32, %acc: i32):
+      %st = and %i, %c1 : i32
+      %use = shr %i, %c1 : i32
+      %parity = and %use, %c1 : i32
+      mbarrier_wait %st, %parity {buffer = 1}
+      %base = mul %st, %c64 : i32
+      %e = add %base, %tid : i32
+      %v = shared_load %e {buffer = 0, width = 1} : i32
+      %empty = add %st, %c2 : i32
+      {FREE}
+      %acc2 = add %acc, %v : i32
+      yield %acc2
+    }) : i32
+    %dst = ptr_add %out, %tid : ptr<i32>
+    global_store %dst, %true, %sum {align = 4, width = 1}
+    yield
+  }, {
+    %issuer = cmp_eq %tid, %c64 : i1
+    if %issuer ({
+      for %c0, %n, %c1 ({
+      ^(%p_i: i32):
+        %p_st = and %p_i, %c1 : i32
+        %p_use = shr %p_i, %c1 : i32
+        %used = and %p_use, %c1 : i32
+        %p_parity = xor %used, %c1 : i32
+        %p_empty = add %p_st, %c2 : i32
+        mbarrier_wait %p_empty, %p_parity {buffer = 1}
+        mbarrier_arrive_tx %p_st, %c256 {buffer = 1}
+        %p_base = mul %p_st, %c64 : i32
+        %row = mul %p_i, %c2 : i32
+        tma_load %p_base, %p_st, %row, %c0 {barrier = 1, buffer = 0, map = 0}
+        yield
+      })
+      yield
+    }, {
+      yield
+    })
+    yield
+  })
+}
+)tir";
+
+}  // namespace
+
+TEST_CASE("simt roles: a TMA producer fills the ring its consumers free") {
+  const int n = 5;
+  std::vector<int32_t> src(64 * n);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<int32_t>(i);
+  std::vector<int32_t> want(64);
+  for (int t = 0; t < 64; ++t) want[static_cast<size_t>(t)] = 64 * n * (n - 1) / 2 + n * t;
+  SimtKernel k(subst(kTmaRing, {{"FREE", kEachFrees}, {"EMPTY_COUNT", "64"}}));
+  std::vector<int32_t> out(64, -1);
+  HostMemory mem;
+  k.run(mem, Grid{2}, mem.add(src), mem.add(out), n, 2 * n, 32, int32_t{32});
+  CHECK(out == want);
+  // Thread 0 alone freeing the stage: the copy into stage 0 for iteration 2 may land while
+  // thread 1 still reads it.
+  SimtKernel alone(subst(kTmaRing, {{"FREE", kOneFreesAlone}, {"EMPTY_COUNT", "1"}}));
+  const std::string e = error_of(
+      [&] { alone.run(mem, Grid{}, mem.add(src), mem.add(out), n, 2 * n, 32, int32_t{32}); });
+  CHECK(e.find("shared-memory race in kernel 'tma_ring' at k.tir:") == 0);
+  CHECK(e.find(": thread 64 writes shared_0[1] read by thread 1 at k.tir:") != std::string::npos);
 }
