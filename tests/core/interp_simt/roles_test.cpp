@@ -14,40 +14,31 @@ using namespace simt_test;
 
 namespace {
 
-/// 64 consumer threads (role 0) and a producer warp (role 1). Iteration i uses stage i % 2 (64
-/// i32s of shared_0) for its (i / 2)-th time: the producer waits until the consumers have freed
-/// the stage (empty[s], the previous use's parity: the first use passes at once), writes element
-/// e as i * 1000 + e (two per thread), and arrives on full[s]; the consumers wait on full[s], add
-/// their element to a running sum, and free the stage ({FREE}). Each consumer then stores its sum.
-/// mbarriers: full[0], full[1] (32 arrivals: the producer's threads), empty[0], empty[1]
-/// ({EMPTY_COUNT} arrivals).
-constexpr const char* kRing = R"tir(
-func @ring(%out: ptr<i32>, %n: i32, %s: i32) attributes {shared_0 = tile<128xi32>, shared_1 = tile<4xi64>, stage = "simt", subgroup = 32, threads = 96} {
-  %lane = lane_id : i32
-  %sg = subgroup_id : i32
-  %tbase = mul %sg, %s : i32
-  %tid = add %tbase, %lane : i32
-  %c0 = constant {value = 0} : i32
-  %c1 = constant {value = 1} : i32
+/// The rings' mbarriers, initialized by thread 0 before the roles: full[0], full[1] ({FULL_COUNT}
+/// arrivals each), empty[0], empty[1] ({EMPTY_COUNT}), then {FENCE}.
+constexpr const char* kSetup = R"tir(
   %c2 = constant {value = 2} : i32
   %c3 = constant {value = 3} : i32
-  %c32 = constant {value = 32} : i32
   %c64 = constant {value = 64} : i32
-  %c1000 = constant {value = 1000} : i32
+  %full_count = constant {value = {FULL_COUNT}} : i32
   %empty_count = constant {value = {EMPTY_COUNT}} : i32
-  %true = constant {value = 1} : i1
   %first = cmp_eq %tid, %c0 : i1
   if %first ({
-    mbarrier_init %c0, %c32 {buffer = 1}
-    mbarrier_init %c1, %c32 {buffer = 1}
+    mbarrier_init %c0, %full_count {buffer = 1}
+    mbarrier_init %c1, %full_count {buffer = 1}
     mbarrier_init %c2, %empty_count {buffer = 1}
     mbarrier_init %c3, %empty_count {buffer = 1}
+    {FENCE}
     yield
   }, {
     yield
   })
-  barrier
-  warp_specialize {roles = [64, 32]} ({
+  barrier)tir";
+
+/// The consumers' role of the rings below: iteration i waits on full[i % 2] (parity (i / 2) & 1),
+/// adds its element of the stage to a running sum and frees the stage ({FREE}); each consumer
+/// then stores its sum to out[tid].
+constexpr const char* kConsumers = R"tir(
     %sum = for %c0, %n, %c1, %c0 ({
     ^(%i: i32, %acc: i32):
       %st = and %i, %c1 : i32
@@ -63,7 +54,30 @@ func @ring(%out: ptr<i32>, %n: i32, %s: i32) attributes {shared_0 = tile<128xi32
       yield %acc2
     }) : i32
     %dst = ptr_add %out, %tid : ptr<i32>
-    global_store %dst, %true, %sum {align = 4, width = 1}
+    global_store %dst, %true, %sum {align = 4, width = 1})tir";
+
+/// `text` with {IDS} (helpers.h's thread ids and constants), {SETUP} and {CONSUMERS} written
+/// out.
+std::string with_ids(std::string_view text) {
+  return subst(std::string(text),
+               {{"IDS", std::string(kThreadId)}, {"SETUP", kSetup}, {"CONSUMERS", kConsumers}});
+}
+
+/// 64 consumer threads (role 0) and a producer warp (role 1). Iteration i uses stage i % 2 (64
+/// i32s of shared_0) for its (i / 2)-th time: the producer waits until the consumers have freed
+/// the stage (empty[s], the previous use's parity: the first use passes at once), writes element
+/// e as i * 1000 + e (two per thread), and arrives on full[s]; the consumers wait on full[s], add
+/// their element to a running sum, and free the stage ({FREE}). Each consumer then stores its sum.
+/// mbarriers: full[0], full[1] (32 arrivals: the producer's threads), empty[0], empty[1]
+/// ({EMPTY_COUNT} arrivals).
+constexpr const char* kRing = R"tir(
+func @ring(%out: ptr<i32>, %n: i32, %s: i32) attributes {shared_0 = tile<128xi32>, shared_1 = tile<4xi64>, stage = "simt", subgroup = 32, threads = 96} {
+{IDS}
+{SETUP}
+  %c32 = constant {value = 32} : i32
+  %c1000 = constant {value = 1000} : i32
+  warp_specialize {roles = [64, 32]} ({
+{CONSUMERS}
     yield
   }, {
     %p = sub %tid, %c64 : i32
@@ -114,9 +128,11 @@ constexpr const char* kOneFreesAlone = R"(%leader = cmp_eq %tid, %c0 : i1
 
 std::string ring(const std::string& free, int empty_count,
                  const std::string& empty_parity = "%p_parity") {
-  return subst(kRing, {{"FREE", free},
-                       {"EMPTY_COUNT", std::to_string(empty_count)},
-                       {"EMPTY_PARITY", empty_parity}});
+  return subst(with_ids(kRing), {{"FREE", free},
+                                 {"FULL_COUNT", "32"},
+                                 {"FENCE", ""},
+                                 {"EMPTY_COUNT", std::to_string(empty_count)},
+                                 {"EMPTY_PARITY", empty_parity}});
 }
 
 /// What consumer t stores after n iterations: the sum over i of i * 1000 + t.
@@ -205,14 +221,8 @@ namespace {
 /// and stores it to out[p].
 constexpr const char* kAcross = R"tir(
 func @across(%out: ptr<i32>, %s: i32) attributes {shared_0 = tile<64xi32>, shared_1 = tile<1xi64>, stage = "simt", subgroup = 32, threads = 96} {
-  %lane = lane_id : i32
-  %sg = subgroup_id : i32
-  %tbase = mul %sg, %s : i32
-  %tid = add %tbase, %lane : i32
-  %c0 = constant {value = 0} : i32
-  %c1 = constant {value = 1} : i32
+{IDS}
   %c64 = constant {value = 64} : i32
-  %true = constant {value = 1} : i1
   %first = cmp_eq %tid, %c0 : i1
   if %first ({
     mbarrier_init %c0, %c64 {buffer = 1}
@@ -243,14 +253,14 @@ func @across(%out: ptr<i32>, %s: i32) attributes {shared_0 = tile<64xi32>, share
 
 TEST_CASE("simt roles: a named barrier orders its own threads only") {
   // With the wait, the producer reads after every consumer's arrival: consumer p's value.
-  SimtKernel ordered(subst(kAcross, {{"WAIT", "mbarrier_wait %c0, %c0 {buffer = 1}"}}));
+  SimtKernel ordered(subst(with_ids(kAcross), {{"WAIT", "mbarrier_wait %c0, %c0 {buffer = 1}"}}));
   std::vector<int32_t> out(32, -1);
   HostMemory mem;
   ordered.run(mem, Grid{2}, mem.add(out), int32_t{32});
   for (int p = 0; p < 32; ++p) CHECK(out[static_cast<size_t>(p)] == p);
   // Without it, the consumers' barrier does not order the producer's read (it did not take
   // part): a race, though lock step happens to run the consumers first.
-  SimtKernel unordered(subst(kAcross, {{"WAIT", ""}}));
+  SimtKernel unordered(subst(with_ids(kAcross), {{"WAIT", ""}}));
   const std::string e = error_of([&] { unordered.run(mem, Grid{}, mem.add(out), int32_t{32}); });
   CHECK(e.find("shared-memory race in kernel 'across' at k.tir:") == 0);
   CHECK(e.find(": thread 64 reads shared_0[0] written by thread 0 at k.tir:") != std::string::npos);
@@ -266,47 +276,11 @@ namespace {
 /// holding 0, 1, 2, ...) and frees the stage ({FREE}; empty[s] expects {EMPTY_COUNT} arrivals).
 constexpr const char* kTmaRing = R"tir(
 func @tma_ring(%src: ptr<i32> {divisibility = 16}, %out: ptr<i32>, %n: i32, %rows: i32, %cols: i32, %s: i32) attributes {shared_0 = tile<128xi32>, shared_1 = tile<4xi64>, stage = "simt", subgroup = 32, tensor_map_0 = "tensor_map(%0: i32 [%3 x %4] strides [%4, 1] box [2 x 32] swizzle 0)", threads = 128} {
-  %lane = lane_id : i32
-  %sg = subgroup_id : i32
-  %tbase = mul %sg, %s : i32
-  %tid = add %tbase, %lane : i32
-  %c0 = constant {value = 0} : i32
-  %c1 = constant {value = 1} : i32
-  %c2 = constant {value = 2} : i32
-  %c3 = constant {value = 3} : i32
-  %c64 = constant {value = 64} : i32
+{IDS}
+{SETUP}
   %c256 = constant {value = 256} : i32
-  %empty_count = constant {value = {EMPTY_COUNT}} : i32
-  %true = constant {value = 1} : i1
-  %first = cmp_eq %tid, %c0 : i1
-  if %first ({
-    mbarrier_init %c0, %c1 {buffer = 1}
-    mbarrier_init %c1, %c1 {buffer = 1}
-    mbarrier_init %c2, %empty_count {buffer = 1}
-    mbarrier_init %c3, %empty_count {buffer = 1}
-    fence_async_shared
-    yield
-  }, {
-    yield
-  })
-  barrier
   warp_specialize {roles = [64, 64]} ({
-    %sum = for %c0, %n, %c1, %c0 ({
-    ^(%i: i32, %acc: i32):
-      %st = and %i, %c1 : i32
-      %use = shr %i, %c1 : i32
-      %parity = and %use, %c1 : i32
-      mbarrier_wait %st, %parity {buffer = 1}
-      %base = mul %st, %c64 : i32
-      %e = add %base, %tid : i32
-      %v = shared_load %e {buffer = 0, width = 1} : i32
-      %empty = add %st, %c2 : i32
-      {FREE}
-      %acc2 = add %acc, %v : i32
-      yield %acc2
-    }) : i32
-    %dst = ptr_add %out, %tid : ptr<i32>
-    global_store %dst, %true, %sum {align = 4, width = 1}
+{CONSUMERS}
     yield
   }, {
     %issuer = cmp_eq %tid, %c64 : i1
@@ -342,14 +316,20 @@ TEST_CASE("simt roles: a TMA producer fills the ring its consumers free") {
   for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<int32_t>(i);
   std::vector<int32_t> want(64);
   for (int t = 0; t < 64; ++t) want[static_cast<size_t>(t)] = 64 * n * (n - 1) / 2 + n * t;
-  SimtKernel k(subst(kTmaRing, {{"FREE", kEachFrees}, {"EMPTY_COUNT", "64"}}));
+  SimtKernel k(subst(with_ids(kTmaRing), {{"FREE", kEachFrees},
+                                          {"EMPTY_COUNT", "64"},
+                                          {"FULL_COUNT", "1"},
+                                          {"FENCE", "fence_async_shared"}}));
   std::vector<int32_t> out(64, -1);
   HostMemory mem;
   k.run(mem, Grid{2}, mem.add(src), mem.add(out), n, 2 * n, 32, int32_t{32});
   CHECK(out == want);
   // Thread 0 alone freeing the stage: the copy into stage 0 for iteration 2 may land while
   // thread 1 still reads it.
-  SimtKernel alone(subst(kTmaRing, {{"FREE", kOneFreesAlone}, {"EMPTY_COUNT", "1"}}));
+  SimtKernel alone(subst(with_ids(kTmaRing), {{"FREE", kOneFreesAlone},
+                                              {"EMPTY_COUNT", "1"},
+                                              {"FULL_COUNT", "1"},
+                                              {"FENCE", "fence_async_shared"}}));
   const std::string e = error_of(
       [&] { alone.run(mem, Grid{}, mem.add(src), mem.add(out), n, 2 * n, 32, int32_t{32}); });
   CHECK(e.find("shared-memory race in kernel 'tma_ring' at k.tir:") == 0);

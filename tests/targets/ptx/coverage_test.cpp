@@ -133,7 +133,8 @@ TEST_CASE("ptx: one kernel holds every SIMT op kind and assembles") {
     if (tessera::ir::has_trait(kind, tessera::ir::kTileOnly)) continue;
     // The warpgroup family needs sm_90a: wgmma_test.cpp assembles it there.
     if (kind == OpKind::Wgmma || kind == OpKind::WgmmaFence || kind == OpKind::WgmmaCommit ||
-        kind == OpKind::WgmmaWait || kind == OpKind::FenceAsyncShared || kind == OpKind::SetMaxNReg ||
+        kind == OpKind::WgmmaWait || kind == OpKind::FenceAsyncShared ||
+        kind == OpKind::SetMaxNReg ||
         kind == OpKind::WarpSpecialize)  // (its roles' pieces are this family's)
       continue;
     // The TMA family too: tma_test.cpp assembles it there.
