@@ -71,6 +71,9 @@ inline constexpr std::string_view kNumStages = "num_stages";
 inline constexpr std::string_view kLoopUnrollFactor = "loop_unroll_factor";
 /// for: 1 to flatten a loop nest (carried, not used yet).
 inline constexpr std::string_view kFlatten = "flatten";
+/// for: 1 to ask for a producer warpgroup that feeds the loop's dots by TMA (LoopKind::
+/// WarpSpecialized).
+inline constexpr std::string_view kWarpSpecialize = "warp_specialize";
 
 // ---- kernel parameters -------------------------------------------------------------------
 /// A parameter (tile and SIMT functions): the integer or address is a multiple of this.

@@ -94,6 +94,7 @@ Range range(const Operand& lo, const Operand& hi, const Operand& step, const Ran
   positive(options.num_stages, attr::kNumStages);
   positive(options.loop_unroll_factor, attr::kLoopUnrollFactor);
   if (options.flatten) attrs.push_back({attr::kFlatten, int64_t{1}});
+  if (options.warp_specialize) attrs.push_back({attr::kWarpSpecialize, int64_t{1}});
   ir::Value* l = detail::require_scalar(lo, "for", "the lower bound", loc);
   ir::Value* h = detail::require_scalar(hi, "for", "the upper bound", loc);
   ir::Value* s = detail::require_scalar(step, "for", "the step", loc);

@@ -566,11 +566,15 @@ Range range(const Operand& lo, const Operand& hi, const Operand& step = 1,
 /// honored where the compiler pipelines a loop (the cp.async and register rings of loops
 /// feeding a dot): it replaces the launch's num_stages for that loop (1 turns pipelining off).
 /// loop_unroll_factor and flatten are accepted and carried but not used yet: the loop is
-/// emitted as without them (the same results).
+/// emitted as without them (the same results). warp_specialize asks that a producer warpgroup
+/// feed the loop's wgmma dots by TMA while the kernel's warps compute (sm_90a; a loop at the
+/// kernel's top level whose dot operands are descriptor loads): elsewhere the loop is pipelined
+/// as without it, and TESSERA_DUMP=layouts says which.
 struct RangeOptions {
   std::optional<int> num_stages;          ///< software-pipelining depth of this loop (>= 1)
   std::optional<int> loop_unroll_factor;  ///< unroll hint (>= 1; carried, not used yet)
   bool flatten = false;                   ///< flatten a nest into one loop (carried, not used)
+  bool warp_specialize = false;           ///< a TMA producer warpgroup (Triton's keyword)
 };
 /// An IR loop with Triton's per-loop options (see tl::RangeOptions).
 Range range(const Operand& lo, const Operand& hi, const Operand& step, const RangeOptions& options,

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <unordered_set>
 
 #include "core/ir/ops.h"
 #include "core/lower/mma_operand.h"
@@ -236,6 +237,37 @@ LoopPlan plan_register_ring(const ir::ForOp& f, const ir::Op* dot, const Lowerin
   return p;
 }
 
+/// Can a producer role compute by itself what it needs of `loop`, its bounds and each fed
+/// descriptor load's offsets? Yes when they are pure scalar ops (no regions, no inline assembly)
+/// of the kernel's parameters and the induction variable, defined in the kernel's body or the
+/// loop's: the producer lowers them again in its own role.
+bool producer_can_compute(const ir::Op& loop, const std::vector<RingFeed>& feeds) {
+  ir::ForOp f(&loop);
+  const ir::Region* top = loop.parent;
+  std::vector<const ir::Value*> todo = {f.lower(), f.upper(), f.step()};
+  for (const RingFeed& feed : feeds) {
+    const ir::DescOperands d = ir::DescLoadOp(feed.load.load).desc();
+    for (int i = 0; i < d.rank; ++i) todo.push_back(d.offset(i));
+  }
+  std::unordered_set<const ir::Value*> seen;
+  while (!todo.empty()) {
+    const ir::Value* v = todo.back();
+    todo.pop_back();
+    if (!seen.insert(v).second || v == f.iv()) continue;
+    if (v->type.is_tile()) return false;
+    if (v->is_arg()) {
+      if (v->owner != top) return false;  // a loop-carried value
+      continue;                           // a parameter
+    }
+    const ir::Op& op = *v->def;
+    if (op.parent != top && op.parent != f.body()) return false;
+    if (!op.regions.empty() || !ir::has_trait(op.kind, ir::kPure) || op.kind == OpKind::InlineAsm)
+      return false;
+    for (const ir::Value* x : op.operands) todo.push_back(x);
+  }
+  return true;
+}
+
 }  // namespace
 
 LoopPlan plan_loop(const ir::Op& loop, const LoweringPlan& plan) {
@@ -312,9 +344,19 @@ LoopPlan plan_loop(const ir::Op& loop, const LoweringPlan& plan) {
     for (const ir::Op* dot : dots)
       reserve = std::max(reserve, fixed + staging_elements(dot->result()->type.shape, 4) * 4);
   // A stage copied by TMA has its mbarrier (one i64) beside its tiles.
+  const bool all_tma = std::all_of(p.feeds.begin(), p.feeds.end(),
+                                   [](const RingFeed& f) { return f.load.tma.has_value(); });
   if (std::any_of(p.feeds.begin(), p.feeds.end(),
                   [](const RingFeed& f) { return f.load.tma.has_value(); }))
     per_stage += 8;
+  // Warp specialization, where asked and possible: a producer warpgroup issues the copies; each
+  // stage has an *empty* mbarrier too.
+  const ir::Region* top = loop.parent;
+  if (loop.int_attr_or(attr::kWarpSpecialize, 0) && wgmma && all_tma && top && !top->parent &&
+      plan.target().has(target::Cap::Wgmma) && producer_can_compute(loop, p.feeds)) {
+    p.kind = LoopKind::WarpSpecialized;
+    per_stage += 8;
+  }
   p.stages = fit_stages(num_stages, 2, per_stage, reserve, plan.target());
   if (p.stages < 2) return plain;
   p.prefetch = p.stages - 1;

@@ -47,6 +47,7 @@ void Lowerer::lower_for(const ir::Op& op) {
       return emit_for(op, nullptr);
     case LoopKind::CpAsyncRing:
     case LoopKind::RegisterRing:
+    case LoopKind::WarpSpecialized:
       return lower_ring_loop(op, plan);
   }
 }

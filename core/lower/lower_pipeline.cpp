@@ -22,6 +22,19 @@
 /// parity (i / S) & 1, the i / S-th use of that mbarrier. Every copy issued is waited for by its
 /// iteration, so after the loop thread 0 invalidates the mbarriers (mbarrier_inval) and the
 /// buffer is released like the stages'.
+///
+/// A warp-specialized ring (LoopKind::WarpSpecialized) splits the copies from the compute: the
+/// kernel is a warp_specialize whose first role, the kernel's warps, runs the whole body and
+/// whose second, a producer warpgroup, runs only the loop's copies (Lowerer::open_roles). Before
+/// the roles split, thread 0 initializes each stage's *full* mbarrier (the producer's arrival
+/// with the stage's bytes) and *empty* one (an arrival per consumer warpgroup). The producer's
+/// first thread computes the loop's bounds and each iteration's box coordinates again (Shifted
+/// over the whole kernel: the consumers' values are not visible to it), waits for iteration j's
+/// stage to be empty (parity ((j / S) & 1) ^ 1: the first use passes), arms *full* and issues
+/// the boxes. The consumers wait on *full* as the ring does, run the dot, and once the wgmma
+/// group that read a stage has retired, each warpgroup's first thread arrives on its *empty*.
+/// No barrier in the loop: the mbarriers order everything. After the loop, the consumers meet at
+/// their named barrier and thread 0 invalidates the 2 S mbarriers.
 #include <algorithm>
 #include <cmath>
 
@@ -43,13 +56,17 @@ bool is_body_value(const ir::Region& body, const ir::Value* v) {
 
 /// Values of the loop body at iteration iv' (iv' given): recomputes what the body computes from
 /// the induction variable (emitting at the builder's point); everything from outside the loop
-/// comes from the lowering as usual.
+/// comes from the lowering as usual, or, with `outside`, is computed again too (the scalars of
+/// a warp-specialized loop's producer, which sees none of the consumers' values; parameters
+/// still come from the lowering).
 class Shifted : public ValueSource {
  public:
-  Shifted(Lowerer& lw, const ir::Region& body, ir::Value* iv) : lw_(lw), body_(body), iv_(iv) {}
+  Shifted(Lowerer& lw, const ir::Region& body, ir::Value* iv, bool outside = false)
+      : lw_(lw), body_(body), iv_(iv), outside_(outside) {}
+  void set_iv(ir::Value* iv) { iv_ = iv; }
 
   ir::Value* scalar(const ir::Value* v) override {
-    if (!is_body_value(body_, v)) return lw_.scalar(v);
+    if (!is_body_value(body_, v) && !(outside_ && v->def)) return lw_.scalar(v);
     if (v == body_.args[0]) return iv_;
     auto it = scalars_.find(v);
     if (it != scalars_.end()) return it->second;
@@ -80,6 +97,7 @@ class Shifted : public ValueSource {
   Lowerer& lw_;
   const ir::Region& body_;
   ir::Value* iv_;
+  bool outside_;
   std::unordered_map<const ir::Value*, ir::Value*> scalars_;
   std::unordered_map<std::string, Regs> tiles_;
 };
@@ -170,7 +188,11 @@ std::vector<ir::Value*> tma_coords(Lowerer& lw, const RingLoad& p, Shifted& at) 
 /// iterations done).
 struct Ring : LoopExtension {
   Ring(Lowerer& lw, const ir::Op& loop, const LoopPlan& plan)
-      : lw(lw), loop(loop), plan(plan), kind(lw.plan().dot(*plan.feeds[0].dot).kind) {
+      : lw(lw),
+        loop(loop),
+        plan(plan),
+        kind(lw.plan().dot(*plan.feeds[0].dot).kind),
+        ws(plan.kind == LoopKind::WarpSpecialized) {
     const size_t n = plan.feeds.size();
     ops.resize(n);
     stage_size.resize(n);
@@ -218,7 +240,8 @@ struct Ring : LoopExtension {
                        0, lw.threads());
       stage_size[i] = o.tile.size();
     }
-    if (stage_bytes) bars = lw.new_buffer(DType::i64, plan.stages);
+    // (Warp-specialized: each stage's *full* mbarrier, then each one's *empty* one.)
+    if (stage_bytes) bars = lw.new_buffer(DType::i64, ws ? 2 * plan.stages : plan.stages);
   }
 
   /// Stores the held operands; prefetches stages 0 .. prefetch-1.
@@ -231,6 +254,16 @@ struct Ring : LoopExtension {
           store_wgmma_operand(lw, lw.plan().dot(*h.dot), h.is_a, h.is_a ? d.lhs() : d.rhs());
       held_buffers.push_back(o.tile.buffer);
       set_staged(h.dot, h.is_a, o);
+    }
+    if (ws) {
+      open_stages();
+      emit_producer();
+      if (!plan.held.empty()) {  // wgmma reads the held operands through the async proxy
+        lw.b().create(OpKind::FenceAsyncShared, {}, {});
+        lw.barrier();
+      }
+      return {lw.const_int(DType::i32, 0), lw.const_int(DType::i32, 0),
+              lw.const_int(DType::i32, 0)};
     }
     if (bars >= 0) {
       lw.guarded(first_thread(), [&] {
@@ -280,10 +313,22 @@ struct Ring : LoopExtension {
   void issue_tma(Shifted& at, ir::Value* slot, ir::Value* valid) {
     if (bars < 0) return;
     // The coordinates first, outside the branch: `at` keeps the values it computes.
+    std::vector<std::vector<ir::Value*>> coords = tma_coords_of(at);
+    lw.guarded(lw.and_(first_thread(), valid), [&] { copy_stage(coords, slot); });
+  }
+
+  /// Each TMA-fed operand's box coordinates at the iteration `at` evaluates (empty for others).
+  std::vector<std::vector<ir::Value*>> tma_coords_of(Shifted& at) {
     std::vector<std::vector<ir::Value*>> coords(plan.feeds.size());
     for (size_t i = 0; i < plan.feeds.size(); ++i)
       if (load(i).tma) coords[i] = tma_coords(lw, load(i), at);
-    lw.guarded(lw.and_(first_thread(), valid), [&] {
+    return coords;
+  }
+
+  /// Arms mbarrier `slot` with the stage's bytes and copies the TMA operands' boxes at `coords`
+  /// into stage `slot` (by the thread that runs it).
+  void copy_stage(const std::vector<std::vector<ir::Value*>>& coords, ir::Value* slot) {
+    {
       lw.b().create(OpKind::MbarrierArriveTx, {slot, lw.const_int(DType::i32, stage_bytes)}, {},
                     {{attr::kBuffer, int64_t{bars}}});
       for (size_t i = 0; i < plan.feeds.size(); ++i) {
@@ -304,6 +349,93 @@ struct Ring : LoopExtension {
                          {attr::kMap, maps[i]}});
         }
       }
+    }
+  }
+
+  /// (Warp-specialized) Before the roles split: thread 0 initializes each stage's *full*
+  /// mbarrier (one arrival: the producer's, with the stage's bytes) and *empty* one (one arrival
+  /// per consumer warpgroup) and fences them for the async proxy; the workgroup meets.
+  void open_stages() {
+    Lowerer::InsertPointGuard guard(lw);
+    lw.b().set_insertion_before(lw.roles_op());
+    const Type i1 = Type::scalar(DType::i1);
+    ir::Value* first = lw.emit(OpKind::CmpEq, {lw.tid(), lw.const_int(DType::i32, 0)}, i1);
+    lw.guarded(first, [&] {
+      const int64_t consumer_groups = lw.threads() / 128;
+      for (int s = 0; s < plan.stages; ++s)
+        for (const auto& [index, count] :
+             {std::pair<int64_t, int64_t>{s, 1}, {plan.stages + s, consumer_groups}})
+          lw.b().create(OpKind::MbarrierInit,
+                        {lw.const_int(DType::i32, index), lw.const_int(DType::i32, count)}, {},
+                        {{attr::kBuffer, int64_t{bars}}});
+      lw.b().create(OpKind::FenceAsyncShared, {}, {});
+    });
+    lw.b().create(OpKind::Barrier, {}, {});  // every thread: the roles have not split yet
+  }
+
+  /// (Warp-specialized) The producer's role: its register limit lowered, its first thread
+  /// computes the loop's bounds and runs its iterations: the j-th waits until stage j % S is
+  /// empty (the phase its previous use freed: parity ((j / S) & 1) ^ 1, which passes at once on
+  /// the first use), arms the stage's *full* mbarrier and issues its boxes.
+  void emit_producer() {
+    ir::ForOp f(&loop);
+    Lowerer::InsertPointGuard guard(lw);
+    lw.b().set_insertion_end(lw.producer_region());
+    lw.b().create(OpKind::SetMaxNReg, {}, {},
+                  {{attr::kIncrease, int64_t{0}}, {attr::kRegisters, kProducerRegisters}});
+    const Type i1 = Type::scalar(DType::i1), i32 = Type::scalar(DType::i32);
+    ir::Value* issuer =
+        lw.emit(OpKind::CmpEq, {lw.tid(), lw.const_int(DType::i32, lw.threads())}, i1);
+    lw.guarded(issuer, [&] {
+      Shifted at(lw, *f.body(), nullptr, /*outside=*/true);
+      ir::Value* lo = at.scalar(f.lower());
+      ir::Value* hi = at.scalar(f.upper());
+      ir::Value* step = at.scalar(f.step());
+      ir::Op* l = lw.b().create(OpKind::For, {lo, hi, step, lw.const_int(DType::i32, 0)}, {i32});
+      ir::Region* body = lw.b().add_region(l);
+      ir::Value* iv = lw.out_module().add_arg(body, lo->type);
+      ir::Value* j = lw.out_module().add_arg(body, i32);
+      lw.b().set_insertion_end(body);
+      at.set_iv(iv);
+      ir::Value* stages = lw.const_int(DType::i32, plan.stages);
+      ir::Value* slot = lw.emit(OpKind::Rem, {j, stages}, i32);
+      ir::Value* uses = lw.emit(OpKind::Div, {j, stages}, i32);
+      ir::Value* one = lw.const_int(DType::i32, 1);
+      ir::Value* parity = lw.emit(OpKind::Xor, {lw.and_(uses, one), one}, i32);
+      lw.b().create(OpKind::MbarrierWait, {lw.add(slot, stages), parity}, {},
+                    {{attr::kBuffer, int64_t{bars}}});
+      copy_stage(tma_coords_of(at), slot);
+      lw.b().create(OpKind::Yield, {lw.add(j, one)}, {});
+      lw.b().set_insertion_after(l);
+    });
+  }
+
+  /// (Warp-specialized) A stage whose wgmma group has retired is free again: the first thread
+  /// of each consumer warpgroup (whose reads the retirement counts) arrives on its *empty*
+  /// mbarrier. An async dot's wait retired the previous iteration's group (none before the
+  /// second iteration); a synchronous dot's, this iteration's.
+  void free_stage() {
+    const Type i1 = Type::scalar(DType::i1), i32 = Type::scalar(DType::i32);
+    ir::Value* leader = lw.at_entry("tid%128==0", [&] {
+      ir::Value* lane = lw.and_(lw.tid(), lw.const_int(DType::i32, 127));
+      return lw.emit(OpKind::CmpEq, {lane, lw.const_int(DType::i32, 0)}, i1);
+    });
+    ir::Value* stage = read;
+    ir::Value* when = leader;
+    if (plan.async_dot) {
+      ir::Value* zero = lw.const_int(DType::i32, 0);
+      ir::Value* wrap = lw.emit(OpKind::CmpEq, {read, zero}, i1);
+      stage = lw.emit(OpKind::Where,
+                      {wrap, lw.const_int(DType::i32, plan.stages - 1),
+                       lw.emit(OpKind::Sub, {read, lw.const_int(DType::i32, 1)}, i32)},
+                      i32);
+      when = lw.and_(leader, lw.emit(OpKind::CmpGt, {count, zero}, i1));
+    }
+    lw.guarded(when, [&] {
+      lw.b().create(
+          OpKind::MbarrierArriveTx,
+          {lw.add(stage, lw.const_int(DType::i32, plan.stages)), lw.const_int(DType::i32, 0)}, {},
+          {{attr::kBuffer, int64_t{bars}}});
     });
   }
   /// The induction variable `n` iterations after `from`.
@@ -362,6 +494,10 @@ struct Ring : LoopExtension {
       ir::Value* uses = lw.emit(OpKind::Div, {count, lw.const_int(DType::i32, plan.stages)}, i32);
       ir::Value* parity = lw.emit(OpKind::And, {uses, lw.const_int(DType::i32, 1)}, i32);
       lw.b().create(OpKind::MbarrierWait, {read, parity}, {}, {{attr::kBuffer, int64_t{bars}}});
+    }
+    if (ws) {  // the stage is the producer's copy; nothing else to order
+      for (size_t i = 0; i < plan.feeds.size(); ++i) stage_reads(i);
+      return;
     }
     // wgmma reads the copies (and the held operands' stores) through the async proxy, where
     // TMA writes.
@@ -425,7 +561,9 @@ struct Ring : LoopExtension {
   /// An async dot's wait retired this warpgroup's wgmma of the previous iteration; after a
   /// barrier every warpgroup's has retired, and its stage is refilled.
   std::vector<ir::Value*> next() override {
-    if (plan.async_dot) {
+    if (ws)
+      free_stage();
+    else if (plan.async_dot) {
       lw.barrier();
       prefetch(false);
     }
@@ -456,7 +594,7 @@ struct Ring : LoopExtension {
     if (bars >= 0) {
       // Every copy issued was waited for by its iteration: the mbarriers are idle.
       lw.guarded(first_thread(), [&] {
-        for (int s = 0; s < plan.stages; ++s)
+        for (int s = 0; s < (ws ? 2 : 1) * plan.stages; ++s)
           lw.b().create(OpKind::MbarrierInval, {lw.const_int(DType::i32, s)}, {},
                         {{attr::kBuffer, int64_t{bars}}});
       });
@@ -491,6 +629,7 @@ struct Ring : LoopExtension {
   const ir::Op& loop;
   const LoopPlan& plan;
   DotKind kind;                 ///< the fed dots' kind (one, unless all are wgmma)
+  bool ws;                      ///< LoopKind::WarpSpecialized: a producer role issues the copies
   std::vector<Operand> ops;     ///< per fed operand: its stage tile (stage 0 at element 0)
   CoopStage coop[2];            ///< a cooperative-matrix dot's stage tiles instead, in one buffer
   int64_t coop_offset[2] = {};  ///< ... from these elements (A's stages, then B's)

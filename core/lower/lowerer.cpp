@@ -48,10 +48,13 @@ Lowerer::Lowerer(const LoweringPlan& plan)
 std::unique_ptr<ir::Module> Lowerer::run() {
   fn_ = out_->add_function(src_.name, src_.loc);
   fn_->set_attr(attr::kStage, std::string("simt"));
-  fn_->set_attr(attr::kThreads, threads_);
+  const bool roles = plan_.warp_specialized_loop() != nullptr;
+  fn_->set_attr(attr::kThreads, threads_ + plan_.producer_threads());
   fn_->set_attr(attr::kSubgroup, int64_t{subgroup_});
   fn_->set_attr(attr::kTarget, target_.str());
-  if (plan_.options().maxnreg > 0) fn_->set_attr(attr::kMaxnreg, int64_t{plan_.options().maxnreg});
+  // (The roles of a warp-specialized kernel set their register limits themselves.)
+  if (plan_.options().maxnreg > 0 && !roles)
+    fn_->set_attr(attr::kMaxnreg, int64_t{plan_.options().maxnreg});
   scopes_.push_back(Scope{fn_->body});
   b_.set_insertion_end(fn_->body);
   for (const ir::Param& p : src_.params) {
@@ -63,7 +66,14 @@ std::unique_ptr<ir::Module> Lowerer::run() {
   lane_ = emit(OpKind::LaneId, {}, Type::scalar(ir::DType::i32));
   subgroup_id_ = emit(OpKind::SubgroupId, {}, Type::scalar(ir::DType::i32));
   tid_ = add(mul(subgroup_id_, const_int(ir::DType::i32, subgroup_)), lane_);
-  lower_region(*src_.body, fn_->body);
+  if (roles) open_roles();
+  lower_region(*src_.body, scopes_[0].dst);
+  if (roles) {
+    for (ir::Region* r : roles_->regions) {
+      b_.set_insertion_end(r);
+      b_.create(OpKind::Yield, {}, {});
+    }
+  }
   for (size_t i = 0; i < buffers_.size(); ++i)
     fn_->set_attr(ir::shared_buffer_attr(static_cast<int64_t>(i)),
                   Type::tile(buffers_[i].dtype, {buffers_[i].count}));
@@ -107,8 +117,30 @@ ir::Value* Lowerer::and_(ir::Value* a, ir::Value* b) {
   return emit(OpKind::And, {a, b}, a->type);
 }
 
-void Lowerer::barrier() {
-  b_.create(OpKind::Barrier, {}, {});
+void Lowerer::barrier(bool global) {
+  std::vector<ir::Attribute> attrs;
+  if (global) attrs.push_back({attr::kGlobal, int64_t{1}});
+  if (roles_) {  // the consumers' own: named barrier 1
+    attrs.push_back({attr::kBarrierId, int64_t{1}});
+    attrs.push_back({attr::kThreadCount, threads_});
+  }
+  b_.create(OpKind::Barrier, {}, {}, std::move(attrs));
+}
+
+/// The kernel splits into the consumers' role (the kernel's warps: the whole body is lowered
+/// into it, its register limit raised) and the producer warpgroup's (filled by the
+/// warp-specialized loop's lowering, lower_pipeline.cpp). The producer keeps 40 registers per
+/// thread; the consumers share the rest of the SM's 65,536, at most 256 each.
+void Lowerer::open_roles() {
+  roles_ = b_.create(OpKind::WarpSpecialize, {}, {},
+                     {{attr::kRoles, std::vector<int64_t>{threads_, plan_.producer_threads()}}});
+  ir::Region* consumers = b_.add_region(roles_);
+  b_.add_region(roles_);
+  scopes_[0].dst = consumers;
+  b_.set_insertion_end(consumers);
+  const int64_t share = (65536 - plan_.producer_threads() * kProducerRegisters) / threads_ / 8 * 8;
+  b_.create(OpKind::SetMaxNReg, {}, {},
+            {{attr::kIncrease, int64_t{1}}, {attr::kRegisters, std::min<int64_t>(256, share)}});
 }
 
 int64_t Lowerer::tensor_map(const ir::TensorMapParam& map) {
@@ -412,8 +444,7 @@ void Lowerer::lower_op(const ir::Op& op) {
     case OpKind::Assert:
       return lower_assert(op);
     case OpKind::DebugBarrier:  // every thread waits; global memory is ordered too
-      b_.create(OpKind::Barrier, {}, {}, {{attr::kGlobal, int64_t{1}}});
-      return;
+      return barrier(/*global=*/true);
     case OpKind::Reduce:
       return lower_reduce(op);
     case OpKind::ReduceGeneric:

@@ -58,6 +58,9 @@ class LoopExtension {
   virtual void after() = 0;
 };
 
+/// A warp-specialized kernel's producer warpgroup keeps this many registers per thread.
+inline constexpr int64_t kProducerRegisters = 40;
+
 class Lowerer : public ValueSource {
  public:
   explicit Lowerer(const LoweringPlan& plan);
@@ -158,7 +161,13 @@ class Lowerer : public ValueSource {
   /// Ends a dedicated buffer's use (after its loop): later scratch() calls of its dtype may reuse
   /// it. A buffer of a multiple of 1024 bytes keeps that when it grows (wgmma's alignment).
   void release_buffer(int buffer);
-  void barrier();
+  /// Every thread of the kernel's warps waits for the others (`global`: global memory ordered
+  /// too). Inside the consumers' role of a warp-specialized kernel, a named barrier of theirs.
+  void barrier(bool global = false);
+  /// A warp-specialized kernel's warp_specialize op (its regions: the consumers', the
+  /// producer's), or null.
+  ir::Op* roles_op() const { return roles_; }
+  ir::Region* producer_region() const { return roles_ ? roles_->regions[1] : nullptr; }
   /// The index of tensor map `map` among the kernel's (declared on the first request).
   int64_t tensor_map(const ir::TensorMapParam& map);
 
@@ -242,6 +251,7 @@ class Lowerer : public ValueSource {
   /// Runs `f` with the builder at the end of scope `d`'s code so far (before its open op).
   template <class F>
   auto at_depth(int d, F&& f);
+  void open_roles();
   int depth_of(const ir::Value* v) const;
   std::string key(const ir::Value* v, const Layout& l) const;
   const Regs* find(const ir::Value* v, const Layout& l) const;
@@ -252,6 +262,7 @@ class Lowerer : public ValueSource {
   const target::Target& target_;
   int64_t threads_;
   int subgroup_;
+  ir::Op* roles_ = nullptr;
   std::unique_ptr<ir::Module> out_;
   ir::Function* fn_ = nullptr;
   ir::Builder b_;

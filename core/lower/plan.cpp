@@ -45,6 +45,8 @@ std::string_view loop_kind_name(LoopKind kind) {
       return "cp_async_ring";
     case LoopKind::RegisterRing:
       return "register_ring";
+    case LoopKind::WarpSpecialized:
+      return "warp_specialized";
   }
   return "?";
 }
@@ -167,6 +169,12 @@ void LoweringPlan::plan_loops(const ir::Region& r) {
     if (op->kind != ir::OpKind::For) continue;
     LoopPlan p = plan_loop(*op, *this);
     if (p.kind == LoopKind::Plain) continue;
+    if (p.kind == LoopKind::WarpSpecialized) {  // the kernel's one pair of roles
+      if (ws_loop_)
+        p.kind = LoopKind::CpAsyncRing;
+      else
+        ws_loop_ = op;
+    }
     for (const ir::Op* dot : p.dots()) dots_.at(dot).ring = op;
     for (const HeldOperand& h : p.held) dots_.at(h.dot).ring = op;
     for (const RingFeed& f : p.feeds) {
@@ -189,7 +197,8 @@ const DotPlan& LoweringPlan::dot(const ir::Op& dot) const {
 
 bool LoweringPlan::has_lean_ring() const {
   for (const auto& [op, loop] : loops_)
-    if ((loop.kind == LoopKind::CpAsyncRing && dot(*loop.feeds[0].dot).kind == DotKind::Wgmma) ||
+    if (((loop.kind == LoopKind::CpAsyncRing || loop.kind == LoopKind::WarpSpecialized) &&
+         dot(*loop.feeds[0].dot).kind == DotKind::Wgmma) ||
         loop.kind == LoopKind::RegisterRing)
       return true;
   return false;

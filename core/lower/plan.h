@@ -102,6 +102,14 @@ enum class LoopKind {
                  ///< issued an iteration before their stores into the other of two shared
                  ///< buffers: one barrier per iteration, a load's latency hidden by an iteration
                  ///< (one buffer where two do not fit: a second barrier after the stores)
+  /// (sm_90a, asked with tl::RangeOptions::warp_specialize) a ring of TMA-copied stages whose
+  /// copies a producer warpgroup issues, handing each stage over through a *full* and an *empty*
+  /// mbarrier, while the kernel's warps (the consumers) run the wgmma dots: the kernel becomes a
+  /// warp_specialize of the consumers' role (the whole body) and the producer's (the loop's
+  /// copies). Only for a loop at the kernel's top level, every fed operand a TMA copy, whose
+  /// bounds and descriptor offsets are scalar arithmetic of parameters, program ids and the
+  /// induction variable (the producer computes them again in its own role).
+  WarpSpecialized,
 };
 std::string_view loop_kind_name(LoopKind kind);
 
@@ -182,7 +190,12 @@ class LoweringPlan {
   const ir::Function& function() const { return fn_; }
   const target::Target& target() const { return target_; }
   const CompileOptions& options() const { return options_; }
+  /// The kernel's warps' threads (32 x num_warps): the threads its layouts describe.
   int64_t threads() const { return threads_; }
+  /// The loop planned LoopKind::WarpSpecialized (at most one per kernel), or null.
+  const ir::Op* warp_specialized_loop() const { return ws_loop_; }
+  /// The producer warpgroup's threads, beside threads(): 128 with a warp-specialized loop.
+  int64_t producer_threads() const { return ws_loop_ ? 128 : 0; }
   const AxisInfoMap& axis() const { return axis_; }
   const Homes& homes() const { return *homes_; }
   const DotPlan& dot(const ir::Op& dot) const;
@@ -217,6 +230,7 @@ class LoweringPlan {
   std::unordered_map<const ir::Op*, const ir::Op*> dot_loads_;  // desc_load -> its CoopMat2 dot
   std::unordered_map<const ir::Op*, ir::TensorMapParam> tma_stores_;  // desc_store -> its map
   LoopPlan plain_;
+  const ir::Op* ws_loop_ = nullptr;
 };
 
 /// The plan of one dot (dot_plan.cpp): wgmma where the target has it (Cap::Wgmma), the dtypes

@@ -34,15 +34,17 @@ void desc_rank_kernel(tl::ptr<float> x, tl::ptr<float> y, tl::ptr<float> v, tl::
   dw.store({i * BN}, dv.load({i * BN - 1}) + 1.0f);  // v shifted by one: v[-1] reads zero
 }
 
-/// C = A B (f32 accumulation) with every operand and the output through descriptors.
+/// C = A B (f32 accumulation) with every operand and the output through descriptors; WS: the K
+/// loop asks for warp specialization.
 void desc_matmul_kernel(tl::pointer a, tl::pointer b, tl::ptr<float> c, tl::i32 M, tl::i32 N,
-                        tl::i32 K, int BM, int BN, int BK) {
+                        tl::i32 K, int BM, int BN, int BK, int WS) {
   auto da = tl::make_tensor_descriptor(a, {M, K}, {K, 1}, {BM, BK});
   auto db = tl::make_tensor_descriptor(b, {K, N}, {N, 1}, {BK, BN});
   auto dc = tl::make_tensor_descriptor(c, {M, N}, {N, 1}, {BM, BN});
   auto m0 = tl::program_id(0) * BM, n0 = tl::program_id(1) * BN;
   auto acc = tl::zeros<float>({BM, BN});
-  for (auto k : tl::range(0, K, BK)) acc = tl::dot(da.load({m0, k}), db.load({k, n0}), acc);
+  for (auto k : tl::range(0, K, BK, {.warp_specialize = WS != 0}))
+    acc = tl::dot(da.load({m0, k}), db.load({k, n0}), acc);
   dc.store({m0, n0}, acc);
 }
 
@@ -123,9 +125,10 @@ struct MatmulShape {
   int M, N, K, BM, BN, BK;
 };
 
-void matmul_case(Context& ctx, DType t, bool persistent, MatmulShape s, bool tma_store = false) {
+void matmul_case(Context& ctx, DType t, bool persistent, MatmulShape s, bool tma_store = false,
+                 bool ws = false) {
   const CompileOptions options{.tma_store = tma_store};
-  auto k = TESSERA_KERNEL(desc_matmul_kernel, a, b, c, M, N, K, BM, BN, BK);
+  auto k = TESSERA_KERNEL(desc_matmul_kernel, a, b, c, M, N, K, BM, BN, BK, WS);
   auto kp = TESSERA_KERNEL(desc_persistent_matmul_kernel, a, b, c, M, N, K, BM, BN, BK);
   const auto [M, N, K, BM, BN, BK] = s;
   HostArray a = ctx.random(t, size_t(M) * K, -1, 1), b = ctx.random(t, size_t(K) * N, -1, 1);
@@ -133,7 +136,8 @@ void matmul_case(Context& ctx, DType t, bool persistent, MatmulShape s, bool tma
   if (persistent)  // two programs fewer than tiles: two programs take two tiles
     kp[{cdiv(M, BM) * cdiv(N, BN) - 2, options}](da.buf, db.buf, o.buf, M, N, K, BM, BN, BK);
   else
-    k[{Grid(cdiv(M, BM), cdiv(N, BN)), options}](da.buf, db.buf, o.buf, M, N, K, BM, BN, BK);
+    k[{Grid(cdiv(M, BM), cdiv(N, BN)), options}](da.buf, db.buf, o.buf, M, N, K, BM, BN, BK,
+                                                 ws ? 1 : 0);
   std::vector<double> want(size_t(M) * N), scale(want.size());
   for (int i = 0; i < M; ++i)
     for (int j = 0; j < N; ++j)
@@ -180,6 +184,12 @@ void register_descriptors(std::vector<Case>& out) {
       [](Context& ctx) { matmul_case(ctx, DType::f16, false, kTma, true); });
   add(out, "persistent_matmul_16b_strides_tma_store/f16", needs_of(DType::f16),
       [](Context& ctx) { matmul_case(ctx, DType::f16, true, kTma, true); });
+  // The K loop warp-specialized (sm_90a: a TMA producer warpgroup; elsewhere the same kernel as
+  // without the option), with masked and TMA stores.
+  add(out, "matmul_16b_strides_ws/f16", needs_of(DType::f16),
+      [](Context& ctx) { matmul_case(ctx, DType::f16, false, kTma, false, true); });
+  add(out, "matmul_16b_strides_ws_tma_store/f16", needs_of(DType::f16),
+      [](Context& ctx) { matmul_case(ctx, DType::f16, false, kTma, true, true); });
 }
 
 }  // namespace tessera::conformance

@@ -86,7 +86,9 @@ namespace {
 
 void range_options(tl::ptr<float> p, tl::i32 n) {
   auto acc = tl::load(p);
-  for (auto i : tl::range(0, n, 1, {.num_stages = 3, .loop_unroll_factor = 4, .flatten = true}))
+  for (auto i : tl::range(
+           0, n, 1,
+           {.num_stages = 3, .loop_unroll_factor = 4, .flatten = true, .warp_specialize = true}))
     acc += i.to(tl::float32);
   for (auto i : tl::range(0, n)) acc += i.to(tl::float32);
   tl::store(p, acc);
@@ -109,7 +111,8 @@ TEST_CASE("lang: tl::range's options are attributes of its for op, checked") {
   auto m = tl::trace(range_options, "k", {"p", "n"}, specs);
   const std::string ir = tessera::ir::print(*m);
   INFO(ir);
-  CHECK(ir.find("flatten = 1, loop_unroll_factor = 4, num_stages = 3") != std::string::npos);
+  CHECK(ir.find("flatten = 1, loop_unroll_factor = 4, num_stages = 3, warp_specialize = 1") !=
+        std::string::npos);
   // The loop without options has no attributes.
   CHECK(ir.find("num_stages") == ir.rfind("num_stages"));
   std::string got = trace_error(range_bad_stages);  // sets g_line before at() reads it

@@ -439,3 +439,73 @@ TEST_CASE("tma: the TMA store epilogue's kernel computes the matmul on the SIMT 
     CHECK(wrong_products(c, M, N, K) == 0);
   }
 }
+
+namespace {
+
+/// kDescMatmul with its loop asking for warp specialization (tl::RangeOptions::warp_specialize).
+std::string ws_matmul() {
+  std::string text = kDescMatmul;
+  const std::string loop = "%r = for %zero, %K, %st, %acc0 ({";
+  text.replace(text.find(loop), loop.size(),
+               "%r = for %zero, %K, %st, %acc0 {warp_specialize = 1} ({");
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("tma: a warp-specialized loop: a producer warpgroup copies, the kernel's warps compute") {
+  for (const int warps : {4, 8}) {
+    CAPTURE(warps);
+    auto m = ir::parse(ws_matmul());
+    const tessera::CompileOptions options{.num_warps = warps, .num_stages = 3};
+    tessera::passes::Compiled c = tessera::passes::compile(*m, *target::profile("cuda-sm_90a"),
+                                                           options, tessera::passes::Stage::Simt);
+    REQUIRE(c.plan);
+    const std::string p = c.plan->str();
+    CAPTURE(p);
+    CHECK(p.find("warp_specialized, 3 stages") != std::string::npos);
+    REQUIRE(c.simt);
+    const std::string simt = ir::print(*c.simt);
+    const int consumers = 32 * warps;
+    CHECK(simt.find("threads = " + std::to_string(consumers + 128)) != std::string::npos);
+    CHECK(simt.find("warp_specialize {roles = [" + std::to_string(consumers) + ", 128]}") !=
+          std::string::npos);
+    CHECK(simt.find("setmaxnreg {inc = 0, registers = 40}") != std::string::npos);
+    CHECK(simt.find("setmaxnreg {inc = 1, registers = " + std::to_string(warps == 4 ? 256 : 232) +
+                    "}") != std::string::npos);
+    // The consumers' barriers are theirs alone.
+    CHECK(simt.find("barrier {id = 1, threads = " + std::to_string(consumers) + "}") !=
+          std::string::npos);
+    // K = 64: one iteration; 192: each stage once; 320: the stages reused (empty phases).
+    for (const auto& [rows, depth] : {std::pair{128, 64}, {128, 192}, {100, 320}}) {
+      CAPTURE(rows);
+      CAPTURE(depth);
+      CHECK(wrong_products(c, rows, 128, depth) == 0);
+    }
+  }
+}
+
+TEST_CASE("tma: warp specialization asked where it cannot be: the ring as without it") {
+  // sm_80: no TMA (the loads are expanded), no wgmma.
+  auto m80 = ir::parse(ws_matmul());
+  const tessera::CompileOptions options{.num_warps = 4, .num_stages = 3};
+  tessera::passes::Compiled c80 = tessera::passes::compile(*m80, *target::profile("cuda-sm_80"),
+                                                           options, tessera::passes::Stage::Simt);
+  REQUIRE(c80.simt);
+  CHECK(ir::print(*c80.simt).find("warp_specialize") == std::string::npos);
+  // The loop's bound read from memory: the producer could not compute it by itself.
+  std::string text = ws_matmul();
+  const std::string bound = "%r = for %zero, %K,";
+  text.replace(text.find(bound), bound.size(), "%r = for %zero, %Kl,");
+  const std::string acc = "  %acc0 = constant";
+  text.replace(text.find(acc), 0, "  %Kl = load %kp : i32\n");
+  const std::string last = "%c: ptr<f32> {divisibility = 16})";
+  text.replace(text.find(last), last.size(), "%c: ptr<f32> {divisibility = 16}, %kp: ptr<i32>)");
+  auto m = ir::parse(text);
+  tessera::passes::Compiled c = tessera::passes::compile(*m, *target::profile("cuda-sm_90a"),
+                                                         options, tessera::passes::Stage::Simt);
+  REQUIRE(c.plan);
+  CHECK(c.plan->str().find("cp_async_ring, 3 stages") != std::string::npos);
+  REQUIRE(c.simt);
+  CHECK(ir::print(*c.simt).find("warp_specialize") == std::string::npos);
+}
