@@ -155,18 +155,20 @@ using ::samples::matmul_relu_tutorial_kernel;
 
 /// matmul_relu_grouped_kernel with tensor descriptors (Triton 3's tl.make_tensor_descriptor) for
 /// A, B and C instead of pointer tiles: the descriptors clip the edges, so the kernel needs no
-/// masks. Row-major operands (unit inner strides), as a descriptor's last stride must be.
+/// masks. Row-major operands (unit inner strides), as a descriptor's last stride must be. WS
+/// (0 or 1): the K loop asks for warp specialization (Triton's `tl.range(...,
+/// warp_specialize=True)`).
 inline void matmul_relu_desc_kernel(tl::pointer a_ptr, tl::pointer b_ptr, tl::pointer c_ptr,
                                     tl::i32 M, tl::i32 N, tl::i32 K, tl::i32 stride_am,
                                     tl::i32 stride_bk, tl::i32 stride_cm, int BLOCK_M, int BLOCK_N,
-                                    int BLOCK_K, int GROUP_M) {
+                                    int BLOCK_K, int GROUP_M, int WS) {
   auto [pid_m, pid_n] = grouped_program(M, N, BLOCK_M, BLOCK_N, GROUP_M);
   auto a_desc = tl::make_tensor_descriptor(a_ptr, {M, K}, {stride_am, 1}, {BLOCK_M, BLOCK_K});
   auto b_desc = tl::make_tensor_descriptor(b_ptr, {K, N}, {stride_bk, 1}, {BLOCK_K, BLOCK_N});
   auto c_desc = tl::make_tensor_descriptor(c_ptr, {M, N}, {stride_cm, 1}, {BLOCK_M, BLOCK_N});
   auto m0 = pid_m * BLOCK_M, n0 = pid_n * BLOCK_N;
   auto acc = tl::zeros<float>({BLOCK_M, BLOCK_N});
-  for (auto k : tl::range(0, K, BLOCK_K)) {
+  for (auto k : tl::range(0, K, BLOCK_K, {.warp_specialize = WS != 0})) {
     auto a = a_desc.load({m0, k});
     auto b = b_desc.load({k, n0});
     acc = tl::dot(a, b, acc);

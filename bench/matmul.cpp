@@ -29,15 +29,37 @@ constexpr int kGroupM = 8;
 
 /// The kernel of a row: the seed's (plain 2-D program order), grouped, grouped with tensor
 /// descriptors (its C stored by masked stores, or with the `tma_store` option: by TMA on
-/// sm_90a), or Triton's tutorial source (grouped, `%`-wrapped rows and columns).
-enum class Variant { Plain, Grouped, Descriptor, DescriptorTmaStore, Tutorial };
+/// sm_90a), the descriptor kernel with its K loop warp-specialized (`warp_specialize`: a TMA
+/// producer warpgroup beside the consumers, on sm_90a; elsewhere the same kernel unspecialized),
+/// or Triton's tutorial source (grouped, `%`-wrapped rows and columns).
+enum class Variant {
+  Plain,
+  Grouped,
+  Descriptor,
+  DescriptorTmaStore,
+  DescriptorWs,
+  DescriptorWsTmaStore,
+  Tutorial
+};
+
+bool uses_descriptors(Variant v) {
+  return v == Variant::Descriptor || v == Variant::DescriptorTmaStore ||
+         v == Variant::DescriptorWs || v == Variant::DescriptorWsTmaStore;
+}
+bool stores_by_tma(Variant v) {
+  return v == Variant::DescriptorTmaStore || v == Variant::DescriptorWsTmaStore;
+}
+bool warp_specialized(Variant v) {
+  return v == Variant::DescriptorWs || v == Variant::DescriptorWsTmaStore;
+}
 
 std::string kernel_name(Variant v) {
-  return v == Variant::Plain                ? "matmul_relu"
-         : v == Variant::Grouped            ? "matmul_relu_grouped"
-         : v == Variant::Tutorial           ? "matmul_relu_tutorial"
-         : v == Variant::DescriptorTmaStore ? "matmul_relu_desc_tma_store"
-                                            : "matmul_relu_desc";
+  if (uses_descriptors(v))
+    return std::string("matmul_relu_desc") + (warp_specialized(v) ? "_ws" : "") +
+           (stores_by_tma(v) ? "_tma_store" : "");
+  return v == Variant::Plain     ? "matmul_relu"
+         : v == Variant::Grouped ? "matmul_relu_grouped"
+                                 : "matmul_relu_tutorial";
 }
 
 }  // namespace
@@ -288,7 +310,7 @@ void run_matmul(Bench& b, const std::string& dtype, Variant variant, MatmulShape
                                     stride_cn, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M);
     auto with_desc =
         TESSERA_KERNEL(matmul_relu_desc_kernel, a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk,
-                       stride_cm, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M);
+                       stride_cm, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, WS);
     auto tutorial = TESSERA_KERNEL(matmul_relu_tutorial_kernel, a_ptr, b_ptr, c_ptr, M, N, K,
                                    stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
                                    BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M);
@@ -313,12 +335,12 @@ void run_matmul(Bench& b, const std::string& dtype, Variant variant, MatmulShape
       // TESSERA_BENCH_GROUPED_LAUNCH=0: the hardware's program order (an A/B of the grouped
       // launch order, core/passes/grouped_launch.h; only the plain 2-D grid's rows take it).
       const char* grouped = std::getenv("TESSERA_BENCH_GROUPED_LAUNCH");
-      const bool desc = variant == Variant::Descriptor || variant == Variant::DescriptorTmaStore;
+      const bool desc = uses_descriptors(variant);
       const LaunchOptions options{.num_warps = cfg.num_warps,
                                   .num_stages = cfg.num_stages,
                                   .coopmat2 = desc,
                                   .grouped_launch = !(grouped && std::string(grouped) == "0"),
-                                  .tma_store = variant == Variant::DescriptorTmaStore};
+                                  .tma_store = stores_by_tma(variant)};
       std::function<void()> launch = [&, grid_m, grid_n, options] {
         if (variant == Variant::Grouped)
           in_groups[{Grid(grid_m * grid_n), options}](p.a, p.b, p.c, M, N, K, K, 1, N, 1, N, 1,
@@ -330,7 +352,8 @@ void run_matmul(Bench& b, const std::string& dtype, Variant variant, MatmulShape
                                                      kGroupM);
         else if (desc)
           with_desc[{Grid(grid_m * grid_n), options}](p.a, p.b, p.c, M, N, K, K, N, N, cfg.block_m,
-                                                      cfg.block_n, cfg.block_k, kGroupM);
+                                                      cfg.block_n, cfg.block_k, kGroupM,
+                                                      warp_specialized(variant) ? 1 : 0);
         else
           plain[{Grid(grid_m, grid_n), options}](p.a, p.b, p.c, M, N, K, K, 1, N, 1, N, 1,
                                                  cfg.block_m, cfg.block_n, cfg.block_k);
@@ -376,6 +399,11 @@ void add_matmul_cases(std::vector<Case>& cases, bool small) {
   add("fp16", mid, Variant::DescriptorTmaStore, run_matmul<half>);
   add("fp16", big, Variant::DescriptorTmaStore, run_matmul<half>);
   add("bf16", big, Variant::DescriptorTmaStore, run_matmul<bfloat16>);
+  // Its K loop warp-specialized (the `warp_specialize` range option), with either epilogue.
+  add("fp16", mid, Variant::DescriptorWs, run_matmul<half>);
+  add("fp16", big, Variant::DescriptorWs, run_matmul<half>);
+  add("bf16", big, Variant::DescriptorWs, run_matmul<bfloat16>);
+  add("fp16", big, Variant::DescriptorWsTmaStore, run_matmul<half>);
   // Triton's tutorial source (its `%` wrapping) under the same table, beside the peers'.
   add("fp16", mid, Variant::Tutorial, run_matmul<half>);
   add("fp16", big, Variant::Tutorial, run_matmul<half>);
