@@ -112,7 +112,7 @@ void run_simt(const ir::Function& fn, std::span<const std::byte> params, Grid gr
     m.shared.begin_workgroup();
     m.sync.begin_workgroup();
     m.async.begin_workgroup(m.threads);
-    m.wgmma.begin_workgroup(m.threads, m.shared);
+    m.wgmma.begin_workgroup(m.threads, m.shared, ir::simt_maxnreg(m.fn));
     m.tma.begin_workgroup(m.threads, m.shared);
     m.run_block(0, m.all());
     uint32_t t = 0;

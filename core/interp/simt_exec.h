@@ -201,9 +201,14 @@ struct WgmmaState {
   /// Per thread, (buffer, element) written since its last fence_async_shared (race checks on).
   std::vector<std::vector<std::pair<int64_t, int64_t>>> unfenced;
   bool used = false;  ///< the function has wgmma ops
+  /// setmaxnreg's accounts: per warpgroup its register limit per thread, and the workgroup's
+  /// pool (registers that lowered limits gave up and no raise has taken).
+  std::vector<int64_t> registers;
+  int64_t register_pool = 0;
 
-  /// Forgets the last workgroup's groups and unfenced writes (clearing their marks in `shared`).
-  void begin_workgroup(uint32_t threads, SharedMemory& shared);
+  /// Forgets the last workgroup's groups and unfenced writes (clearing their marks in `shared`);
+  /// every warpgroup starts with `maxnreg` registers per thread, the pool with none.
+  void begin_workgroup(uint32_t threads, SharedMemory& shared, int64_t maxnreg);
 };
 
 /// One TMA copy whose bytes have not landed in shared memory yet (simt_tma.cpp).
@@ -241,8 +246,9 @@ struct TmaState {
   std::map<std::pair<int64_t, int64_t>, ir::MBarrier> barriers;
   std::map<std::pair<int64_t, int64_t>, BarrierClocks> clocks;  ///< when SyncClocks are on
   std::vector<PendingTma> pending;
-  /// Counts what can complete an mbarrier phase (inits, arrivals, copies issued and landed): a
-  /// warp_specialize role that waits again with the count unchanged cannot have been helped.
+  /// Counts what can end a role's wait (mbarrier inits, arrivals, copies issued and landed, and
+  /// registers a setmaxnreg gave to the pool): a warp_specialize role that waits again with the
+  /// count unchanged cannot have been helped.
   uint64_t changes = 0;
   std::vector<std::vector<PendingStore>> open_stores;  ///< per thread, since its last commit
   std::vector<std::deque<std::vector<PendingStore>>> store_groups;  ///< per thread, committed

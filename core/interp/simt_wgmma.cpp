@@ -201,9 +201,36 @@ void wgmma_wait(Machine& m, const Instr& in, const Mask& mask) {
     copy_slot_masked(in.out[i], in.in[i], mask.on, m.threads);
 }
 
-/// setmaxnreg: registers are not modeled; each warpgroup that executes it must be converged.
+/// setmaxnreg: each warpgroup that executes it (converged) moves its registers to or from the
+/// workgroup's pool; a raise the pool cannot meet waits for another role to lower its limit, and
+/// is a fault when none can (a GPU waits forever).
 void setmaxnreg(Machine& m, const Instr& in, const Mask& mask) {
-  for (uint32_t g = 0; g * kGroup < m.threads; ++g) whole_warpgroup(m, in, mask, g);
+  const int64_t want = in.op->int_attr(attr::kRegisters);
+  const bool inc = in.op->int_attr(attr::kIncrease) != 0;
+  for (uint32_t g = 0; g * kGroup < m.threads; ++g) {
+    if (!whole_warpgroup(m, in, mask, g)) continue;
+    int64_t& have = m.wgmma.registers[g];
+    const int thread = static_cast<int>(g * kGroup);
+    if (inc ? want < have : want > have)
+      m.fault(*in.op, thread,
+              std::string("setmaxnreg.") + (inc ? "inc below" : "dec above") +
+                  " the warpgroup's register limit",
+              ": warpgroup " + std::to_string(g) + " holds " + std::to_string(have) +
+                  " per thread, the op asks for " + std::to_string(want));
+    const int64_t delta = (want - have) * kGroup;  // > 0: taken from the pool
+    while (delta > m.wgmma.register_pool) {
+      const std::string what = std::to_string(delta) + " registers in the pool (warpgroup " +
+                               std::to_string(g) + " raising " + std::to_string(have) + " to " +
+                               std::to_string(want) + " per thread), which holds " +
+                               std::to_string(m.wgmma.register_pool);
+      if (!wait_for_other_roles(m, *in.op, what))
+        m.fault(*in.op, thread, "setmaxnreg.inc that can never complete (a GPU hangs)",
+                ": it waits for " + what);
+    }
+    m.wgmma.register_pool -= delta;
+    have = want;
+    if (delta < 0) ++m.tma.changes;  // a raise elsewhere may now go on
+  }
 }
 
 /// fence_async_shared: the thread's earlier shared writes become visible to wgmma.
@@ -222,7 +249,7 @@ void fence_async_shared(Machine& m, const Instr&, const Mask& mask) {
 
 }  // namespace
 
-void WgmmaState::begin_workgroup(uint32_t threads, SharedMemory& shared) {
+void WgmmaState::begin_workgroup(uint32_t threads, SharedMemory& shared, int64_t maxnreg) {
   // A workgroup that ended with wgmma in flight leaves no readers behind.
   for (const auto& queue : pending)
     for (const PendingWgmma& p : queue)
@@ -237,6 +264,8 @@ void WgmmaState::begin_workgroup(uint32_t threads, SharedMemory& shared) {
   pending.assign(threads / kGroup + 1, {});
   const bool track = used && !shared.buffers.empty() && !shared.buffers[0].access.empty();
   unfenced.assign(track ? threads : 0, {});
+  registers.assign(threads / kGroup + 1, maxnreg);
+  register_pool = 0;
 }
 
 Handler select_wgmma(Instr& in, Machine& m) {

@@ -17,6 +17,10 @@
 ///                        uninitialized when the workgroup starts. Other attribute names that
 ///                        start with `shared` are errors.
 ///   target = "<text>"    the target description it was lowered for (core/target); optional
+///   maxnreg = R          registers per thread (1 to 255), optional: PTX `.maxnreg R`. A function
+///                        that uses setmaxnreg needs it: ptxas then allocates exactly R (measured
+///                        with CUDA 13's ptxas; without `.maxnreg` it allocates what the code
+///                        needs), so the workgroup starts with R per thread, the pool's basis.
 ///   tensor_map_<i> = "<map>"
 ///                        TMA tensor map i (numbered densely from 0, written as shared_<i> is):
 ///                        the text of ir::TensorMapParam::str() (core/ir/abi.h), which parameters
@@ -49,8 +53,13 @@
 ///                            each warpgroup that executes it (all 128 threads, converged) sets
 ///                            its register limit per thread to `registers` (24 to 256, a multiple
 ///                            of 8), raising it (inc = 1) or lowering it (inc = 0) (PTX
-///                            setmaxnreg, sm_90a); values are kept. The SIMT interpreter checks
-///                            the warpgroup and the numbers; nothing else changes.
+///                            setmaxnreg, sm_90a); values are kept. Every warpgroup starts with
+///                            the function's `maxnreg` (required) per thread and the workgroup's
+///                            pool with none: lowering gives the difference to the pool, raising
+///                            takes it and waits until the pool holds enough (forever, if no
+///                            other warpgroup lowers its limit: a GPU hangs). The SIMT interpreter
+///                            keeps the counts: a raise below or a lowering above the current
+///                            limit, and a raise that can never be met, are faults.
 ///   warp_specialize {roles = [n0, n1, ...]} ({ role 0 }, { role 1 }, ...)
 ///                            the workgroup splits into roles: region k runs the n_k threads
 ///                            after the first k roles' (n0 + n1 + ... = T, each a multiple of

@@ -34,6 +34,8 @@ struct SimtContext {
   std::optional<int64_t> threads;
   /// The declared TMA tensor maps by number; nullopt for one whose attribute is malformed.
   std::map<int64_t, std::optional<TensorMapParam>> maps;
+  /// The function's `maxnreg` (registers per thread at launch); 0 when absent.
+  int64_t maxnreg = 0;
 };
 
 /// The checks of one op: typed access to its operands and attributes, and one way to report.

@@ -47,8 +47,16 @@ class FunctionAttrChecker {
     const AttrValue* target = find_attr(fn_.attrs, attr::kTarget);
     if (target && !std::holds_alternative<std::string>(*target))
       fail("(SIMT) expects attribute 'target' to be a string, got ", print_attr_value(*target));
+    int64_t maxnreg = 0;
+    if (find_attr(fn_.attrs, attr::kMaxnreg)) {
+      std::optional<int64_t> n = int_attr(attr::kMaxnreg);
+      if (n && (*n < 1 || *n > 255))
+        fail("(SIMT) expects attribute 'maxnreg' in 1..255, got ", *n);
+      else if (n)
+        maxnreg = *n;
+    }
     return SimtContext{buffers(), subgroup_ok ? subgroup : std::nullopt, threads,
-                       check_tensor_maps(fn_, [&](const std::string& m) { fail(m); })};
+                       check_tensor_maps(fn_, [&](const std::string& m) { fail(m); }), maxnreg};
   }
 
  private:

@@ -107,9 +107,15 @@ void check_wgmma_wait(OpChecker& c) {
                    types_of(c.op.operands));
 }
 
-/// setmaxnreg {registers, inc}: whole warpgroups, 24 to 256 registers in steps of 8.
+/// setmaxnreg {registers, inc}: whole warpgroups, 24 to 256 registers in steps of 8, in a
+/// function whose `maxnreg` fixes the registers each thread holds at launch (the pool's start).
 void check_setmaxnreg(OpChecker& c) {
   check_warpgroup(c);
+  if (c.simt->maxnreg == 0)
+    c.fail(
+        "needs the function's 'maxnreg' attribute (the registers per thread at launch, which "
+        "setmaxnreg moves through the workgroup's pool): without it the launch allocation is "
+        "the assembler's choice, and an increase the pool cannot meet waits forever");
   c.flag_attr(attr::kIncrease);
   if (!c.op.has_attr(attr::kIncrease)) c.fail("expects an integer attribute 'inc' (1 or 0)");
   std::optional<int64_t> n = c.int_attr_in(attr::kRegisters, 24, 256);

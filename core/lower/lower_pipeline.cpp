@@ -382,7 +382,7 @@ struct Ring : LoopExtension {
     Lowerer::InsertPointGuard guard(lw);
     lw.b().set_insertion_end(lw.producer_region());
     lw.b().create(OpKind::SetMaxNReg, {}, {},
-                  {{attr::kIncrease, int64_t{0}}, {attr::kRegisters, kProducerRegisters}});
+                  {{attr::kIncrease, int64_t{0}}, {attr::kRegisters, lw.registers().producer}});
     const Type i1 = Type::scalar(DType::i1), i32 = Type::scalar(DType::i32);
     ir::Value* issuer =
         lw.emit(OpKind::CmpEq, {lw.tid(), lw.const_int(DType::i32, lw.threads())}, i1);

@@ -52,8 +52,9 @@ std::unique_ptr<ir::Module> Lowerer::run() {
   fn_->set_attr(attr::kThreads, threads_ + plan_.producer_threads());
   fn_->set_attr(attr::kSubgroup, int64_t{subgroup_});
   fn_->set_attr(attr::kTarget, target_.str());
-  // (The roles of a warp-specialized kernel set their register limits themselves.)
-  if (plan_.options().maxnreg > 0 && !roles)
+  if (roles)  // the launch count, which the roles' setmaxnreg move through the pool
+    fn_->set_attr(attr::kMaxnreg, registers().launch);
+  else if (plan_.options().maxnreg > 0)
     fn_->set_attr(attr::kMaxnreg, int64_t{plan_.options().maxnreg});
   scopes_.push_back(Scope{fn_->body});
   b_.set_insertion_end(fn_->body);
@@ -138,9 +139,24 @@ void Lowerer::open_roles() {
   b_.add_region(roles_);
   scopes_[0].dst = consumers;
   b_.set_insertion_end(consumers);
-  const int64_t share = (65536 - plan_.producer_threads() * kProducerRegisters) / threads_ / 8 * 8;
   b_.create(OpKind::SetMaxNReg, {}, {},
-            {{attr::kIncrease, int64_t{1}}, {attr::kRegisters, std::min<int64_t>(256, share)}});
+            {{attr::kIncrease, int64_t{1}}, {attr::kRegisters, registers().consumers}});
+}
+
+RegisterSplit Lowerer::registers() const {
+  return register_split(threads_, plan_.producer_threads(), plan_.options().maxnreg);
+}
+
+RegisterSplit register_split(int64_t consumer_threads, int64_t producer_threads, int maxnreg) {
+  constexpr int64_t kRegistersPerSm = 65536, kMaxLaunch = 248, kMaxRaise = 256, kProducer = 40;
+  const int64_t threads = consumer_threads + producer_threads;
+  RegisterSplit s;
+  s.launch = std::min(kMaxLaunch, kRegistersPerSm / threads / 8 * 8);
+  if (maxnreg > 0) s.launch = std::max(kProducer, std::min<int64_t>(s.launch, maxnreg / 8 * 8));
+  s.producer = std::min(kProducer, s.launch);
+  const int64_t pool = threads * s.launch - producer_threads * s.producer;
+  s.consumers = std::min(kMaxRaise, pool / consumer_threads / 8 * 8);
+  return s;
 }
 
 int64_t Lowerer::tensor_map(const ir::TensorMapParam& map) {

@@ -58,8 +58,19 @@ class LoopExtension {
   virtual void after() = 0;
 };
 
-/// A warp-specialized kernel's producer warpgroup keeps this many registers per thread.
-inline constexpr int64_t kProducerRegisters = 40;
+/// The registers per thread of a warp-specialized kernel (setmaxnreg moves them through the
+/// workgroup's pool, so what the consumers take is what the producer gave up):
+/// - launch: what every thread holds at launch, the function's maxnreg, which ptxas then allocates
+///   exactly: an equal share of the SM's 64 Ki registers (the workgroup takes them whole; at most
+///   248), or the launch option's maxnreg where smaller (but at least the producer's 40);
+/// - producer: what the producer warpgroup lowers its limit to (40: it only issues copies);
+/// - consumers: what the consumers raise theirs to (at most 256), with the registers it freed.
+/// Without the fixed launch count ptxas allocates what the code needs, and a raise past what the
+/// producer frees waits forever (a 4-warp kernel at 58 registers raising to 256 did).
+struct RegisterSplit {
+  int64_t launch = 0, producer = 0, consumers = 0;
+};
+RegisterSplit register_split(int64_t consumer_threads, int64_t producer_threads, int maxnreg);
 
 class Lowerer : public ValueSource {
  public:
@@ -167,6 +178,8 @@ class Lowerer : public ValueSource {
   /// A warp-specialized kernel's warp_specialize op (its regions: the consumers', the
   /// producer's), or null.
   ir::Op* roles_op() const { return roles_; }
+  /// (Warp-specialized) the registers per thread at launch and of each role.
+  RegisterSplit registers() const;
   ir::Region* producer_region() const { return roles_ ? roles_->regions[1] : nullptr; }
   /// The index of tensor map `map` among the kernel's (declared on the first request).
   int64_t tensor_map(const ir::TensorMapParam& map);

@@ -4,7 +4,8 @@
 // the roles wait for each other is a fault naming both waits; the race detector orders what an
 // mbarrier's arrivals did before what its waiters do after, and still reports a stage refilled
 // (by stores or by TMA) while a consumer that did not arrive may be reading it, and a named
-// barrier orders its own threads only.
+// barrier orders its own threads only; setmaxnreg moves registers through the workgroup's pool,
+// a raise waiting for the producer's lowering and faulting when none can meet it.
 #include <string>
 #include <vector>
 
@@ -334,4 +335,86 @@ TEST_CASE("simt roles: a TMA producer fills the ring its consumers free") {
       [&] { alone.run(mem, Grid{}, mem.add(src), mem.add(out), n, 2 * n, 32, int32_t{32}); });
   CHECK(e.find("shared-memory race in kernel 'tma_ring' at k.tir:") == 0);
   CHECK(e.find(": thread 64 writes shared_0[1] read by thread 1 at k.tir:") != std::string::npos);
+}
+
+namespace {
+
+/// Two warpgroups that start with {LAUNCH} registers per thread: role 0 raises its limit to
+/// {RAISE} ({CONSUMER}), role 1 lowers its own to 40 ({PRODUCER}); then each stores its thread
+/// index.
+constexpr const char* kRegisters = R"tir(
+func @registers(%out: ptr<i32>, %s: i32) attributes {maxnreg = {LAUNCH}, stage = "simt", subgroup = 32, threads = 256} {
+{IDS}
+  warp_specialize {roles = [128, 128]} ({
+    {CONSUMER}
+    %dst = ptr_add %out, %tid : ptr<i32>
+    global_store %dst, %true, %tid {align = 4, width = 1}
+    yield
+  }, {
+    {PRODUCER}
+    %dst2 = ptr_add %out, %tid : ptr<i32>
+    global_store %dst2, %true, %tid {align = 4, width = 1}
+    yield
+  })
+}
+)tir";
+
+/// kRegisters at `launch`, the consumers raising to `raise`; the error it raises ("" if none).
+std::string registers(int launch, int raise, bool producer_lowers = true,
+                      const std::string& consumer = "setmaxnreg {inc = 1, registers = {RAISE}}") {
+  std::string text = subst(with_ids(kRegisters),
+                           {{"CONSUMER", consumer},
+                            {"PRODUCER", producer_lowers ? "setmaxnreg {inc = 0, registers = 40}"
+                                                         : "%unused = add %tid, %c1 : i32"}});
+  text = subst(text, {{"LAUNCH", std::to_string(launch)}, {"RAISE", std::to_string(raise)}});
+  SimtKernel k(text);
+  std::vector<int32_t> out(256, -1);
+  HostMemory mem;
+  std::string e = error_of([&] { k.run(mem, Grid{2}, mem.add(out), int32_t{32}); });
+  if (e.empty())
+    for (int t = 0; t < 256; ++t) CHECK(out[t] == t);
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("simt roles: setmaxnreg raises a limit with the registers another role gave up") {
+  // Launch 168 (384-thread kernels' share), 144, 248: the producer frees 128 x (launch - 40); the
+  // consumers take 128 x (raise - launch). Role 0 runs first and waits for role 1's lowering.
+  CHECK(registers(168, 256) == "");  // 16384 freed, 11264 taken
+  CHECK(registers(144, 248) == "");  // 13312 freed, 13312 taken: all of it
+  CHECK(registers(248, 256) == "");
+  // One more step of 8 than the pool holds: the consumers wait for registers no role will free.
+  const std::string e = registers(144, 256);
+  CHECK(e.find("warp_specialize roles that all wait (a GPU hangs) in kernel 'registers'") == 0);
+  CHECK(e.find("role 0 (threads 0 to 127) at k.tir:") != std::string::npos);
+  CHECK(e.find("waits for 14336 registers in the pool (warpgroup 0 raising 144 to 256 per "
+               "thread), which holds 13312") != std::string::npos);
+  // Without the producer's lowering, or without roles, nothing can fill the pool.
+  CHECK(registers(168, 176, false).find("waits for 1024 registers in the pool") !=
+        std::string::npos);
+  SimtKernel alone(
+      kernel("func @alone(%s: i32) attributes {maxnreg = 168, stage = \"simt\", subgroup = 32, "
+             "threads = 128} {",
+             "  setmaxnreg {inc = 1, registers = 176}\n"));
+  HostMemory mem;
+  const std::string a = error_of([&] { alone.run(mem, Grid{}, int32_t{32}); });
+  CHECK(a.find("setmaxnreg.inc that can never complete (a GPU hangs) in kernel 'alone'") == 0);
+  CHECK(a.find("it waits for 1024 registers in the pool (warpgroup 0 raising 168 to 176 per "
+               "thread), which holds 0") != std::string::npos);
+}
+
+TEST_CASE("simt roles: setmaxnreg misuse is a fault: the wrong direction, part of a warpgroup") {
+  CHECK(registers(168, 160).find("setmaxnreg.inc below the warpgroup's register limit in kernel "
+                                 "'registers'") == 0);
+  CHECK(registers(168, 160).find("warpgroup 0 holds 168 per thread, the op asks for 160") !=
+        std::string::npos);
+  CHECK(registers(32, 256).find("setmaxnreg.dec above the warpgroup's register limit") == 0);
+  // ptxas requires the whole warpgroup, converged.
+  const std::string half =
+      "%c64 = constant {value = 64} : i32\n    %low = cmp_lt %tid, %c64 : i1\n    if %low ({\n"
+      "      setmaxnreg {inc = 1, registers = {RAISE}}\n      yield\n    }, {\n      yield\n"
+      "    })";
+  CHECK(registers(168, 232, true, half)
+            .find("setmaxnreg in divergent control flow in kernel 'registers'") == 0);
 }

@@ -224,6 +224,7 @@ void add_simt_function(Module& m) {
 void add_wgmma_function(Module& m) {
   Function* fn = m.add_function("every_wgmma_op", Location::make("/src/every_op.cpp", 80, 6));
   set_simt_attrs(*fn, 128, 32, "cuda-sm_90a");
+  fn->set_attr(attr::kMaxnreg, int64_t{232});  // setmaxnreg's launch count
   add_shared_buffer(*fn, DType::f16, 4096);
   Value* start = m.add_arg(fn->body, i32());
   fn->params.push_back(Param{"start", start, {}});

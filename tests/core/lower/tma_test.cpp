@@ -9,6 +9,7 @@
 #include "core/ir/parser.h"
 #include "core/ir/printer.h"
 #include "core/ir/tma.h"
+#include "core/lower/lowerer.h"
 #include "core/lower/mma_operand.h"
 #include "core/lower/plan.h"
 #include "core/lower/tma.h"
@@ -470,6 +471,9 @@ TEST_CASE("tma: a warp-specialized loop: a producer warpgroup copies, the kernel
     CHECK(simt.find("threads = " + std::to_string(consumers + 128)) != std::string::npos);
     CHECK(simt.find("warp_specialize {roles = [" + std::to_string(consumers) + ", 128]}") !=
           std::string::npos);
+    // Every thread starts with an equal share of the 64 Ki registers (ptxas allocates exactly
+    // maxnreg); the consumers take what the producer frees (the SIMT runs below check the pool).
+    CHECK(simt.find("maxnreg = " + std::to_string(warps == 4 ? 248 : 168)) != std::string::npos);
     CHECK(simt.find("setmaxnreg {inc = 0, registers = 40}") != std::string::npos);
     CHECK(simt.find("setmaxnreg {inc = 1, registers = " + std::to_string(warps == 4 ? 256 : 232) +
                     "}") != std::string::npos);
@@ -483,6 +487,27 @@ TEST_CASE("tma: a warp-specialized loop: a producer warpgroup copies, the kernel
       CHECK(wrong_products(c, rows, 128, depth) == 0);
     }
   }
+}
+
+TEST_CASE(
+    "tma: the register split of a warp-specialized kernel gives the consumers what the producer frees") {
+  using tessera::lower::detail::register_split;
+  auto check = [](int consumers, int maxnreg, int64_t launch, int64_t raise) {
+    CAPTURE(consumers);
+    CAPTURE(maxnreg);
+    const tessera::lower::detail::RegisterSplit s = register_split(consumers, 128, maxnreg);
+    CHECK(s.launch == launch);
+    CHECK(s.producer == 40);
+    CHECK(s.consumers == raise);
+    // What the consumers take is at most what the producer gives up.
+    CHECK(consumers * (s.consumers - s.launch) <= 128 * (s.launch - s.producer));
+  };
+  check(128, 0, 248, 256);  // 256 threads: 256 x 248 fits the 64 Ki; 256 is setmaxnreg's most
+  check(256, 0, 168, 232);
+  check(384, 0, 128, 152);
+  check(256, 128, 128, 168);  // the launch option's maxnreg, when smaller
+  check(256, 130, 128, 168);  // ... in steps of 8
+  check(256, 24, 40, 40);     // ... but not below the producer's 40
 }
 
 TEST_CASE("tma: warp specialization asked where it cannot be: the ring as without it") {

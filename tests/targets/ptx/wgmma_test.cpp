@@ -292,7 +292,7 @@ TEST_CASE("ptx wgmma: warp_specialize's roles, setmaxnreg and a named barrier as
   // Role 0, the first warpgroup, raises its register limit and waits at named barrier 1 with its
   // 128 threads; role 1, the second, lowers its limit and stores its thread index.
   constexpr const char* kRoles = R"tir(
-func @roles(%out: ptr<i32>) attributes {stage = "simt", subgroup = 32, threads = 256} {
+func @roles(%out: ptr<i32>) attributes {maxnreg = 168, stage = "simt", subgroup = 32, threads = 256} {
   %lane = lane_id : i32
   %true = constant {value = 1} : i1
   warp_specialize {roles = [128, 128]} ({
@@ -310,6 +310,7 @@ func @roles(%out: ptr<i32>) attributes {stage = "simt", subgroup = 32, threads =
   const ptx_test::Emitted e = ptx_test::emit(kRoles, ptx_test::profile("cuda-sm_90a"));
   CHECK(e.has("setmaxnreg.inc.sync.aligned.u32 232;"));
   CHECK(e.has("setmaxnreg.dec.sync.aligned.u32 40;"));
+  CHECK(e.has(".maxnreg 168"));            // the launch count the pool starts from
   CHECK(e.has("barrier.sync \t1, 128;"));  // LLVM 19 prints a tab after the opcode
   CHECK(e.has("%tid.x"));                  // the roles' branch on the thread index
   CHECK(e.has("st.global.u32"));

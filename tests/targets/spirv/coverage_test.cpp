@@ -166,7 +166,7 @@ std::string refused_kernel(OpKind kind) {
     case OpKind::FenceAsyncShared:
       return kernel("", "  fence_async_shared", "", 128, 32);
     case OpKind::SetMaxNReg:
-      return kernel("", "  setmaxnreg {inc = 1, registers = 232}", "", 128, 32);
+      return kernel("", "  setmaxnreg {inc = 1, registers = 232}", "maxnreg = 232", 128, 32);
     case OpKind::WarpSpecialize:
       return kernel("",
                     "  warp_specialize {roles = [64, 64]} ({\n    yield\n  }, {\n    yield\n  })",
