@@ -13,7 +13,7 @@ set(TESSERA_DOCS_HEADERS
   include/tessera/tessera.h
   runtime/tessera.h runtime/buffer.h runtime/device.h runtime/kernel.h runtime/stream.h
   runtime/version.h runtime/aot.h
-  core/lang/tl.h core/lang/tensor.h core/lang/params.h core/lang/range.h
+  core/lang/tl.h core/lang/tensor.h core/lang/params.h core/lang/control.h core/lang/range.h
   core/support/error.h core/support/float16.h)
 # Pages: README.md is the reference's main page, the user guide a page beside it.
 set(TESSERA_DOCS_PAGES README.md docs/guide.md)
