@@ -114,8 +114,8 @@ bool descriptors(State& s) {
   // On a target with TMA the loads it can copy into a loop's ring stay for the loop planner
   // (debug mode checks expanded accesses only); with coopmat2 (the option and the target's
   // capability) the loads a dot reads directly stay for the dot planner, in debug mode too: the
-  // SIMT devices always run it, and their interpreter checks every element of a tensor load
-  // itself (on a GPU debug mode does not check these loads). make_plan expands what no plan
+  // SIMT interpreter checks every element of a tensor load itself (on a GPU debug mode does not
+  // check these loads). make_plan expands what no plan
   // takes.
   // With tma_store, the stores TMA can write stay for the plan too (lower::plan_tma_store).
   const bool coopmat2 = s.options.coopmat2 && s.target.has(target::Cap::CooperativeMatrix2);
