@@ -158,10 +158,10 @@ def matmul_relu_grouped_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_a
 @triton.jit
 def matmul_relu_desc_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
                             BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                            GROUP_M: tl.constexpr):
+                            GROUP_M: tl.constexpr, WS: tl.constexpr = False):
     """The grouped kernel with tensor descriptors (bench/kernels.h matmul_relu_desc_kernel). On
     Hopper Triton lowers the descriptors to TMA; the descriptors need the global scratch that
-    peers.py registers with triton.set_allocator."""
+    peers.py registers with triton.set_allocator. WS: the K loop warp-specialized."""
     pid_m, pid_n = grouped_program(M, N, BLOCK_M, BLOCK_N, GROUP_M)
     a_desc = tl.make_tensor_descriptor(a_ptr, [M, K], [stride_am, 1], [BLOCK_M, BLOCK_K])
     b_desc = tl.make_tensor_descriptor(b_ptr, [K, N], [stride_bk, 1], [BLOCK_K, BLOCK_N])
@@ -169,7 +169,7 @@ def matmul_relu_desc_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, 
     m0 = pid_m * BLOCK_M
     n0 = pid_n * BLOCK_N
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(0, K, BLOCK_K):
+    for k in tl.range(0, K, BLOCK_K, warp_specialize=WS):
         a = a_desc.load([m0, k])
         b = b_desc.load([k, n0])
         acc = tl.dot(a, b, acc)

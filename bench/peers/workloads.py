@@ -294,9 +294,10 @@ def run_cublas_matmul(p, name, dtype, m, n, k):
     p.add(measure(p, row, lambda: a @ b, lambda out: check(torch.relu(out)), TOLERANCE[dtype]))
 
 
-def run_matmul_desc(p, name, dtype, m, n, k):
-    """tessera bench's descriptor rows: the port of its descriptor kernel under its table. Triton
-    builds the descriptors on the device, in global scratch from the allocator set here."""
+def run_matmul_desc(p, name, dtype, m, n, k, ws=False):
+    """tessera bench's descriptor rows: the port of its descriptor kernel under its table (ws:
+    its K loop with warp_specialize=True, the matmul_relu_desc_ws rows). Triton builds the
+    descriptors on the device, in global scratch from the allocator set here."""
     a, b, c, check, extra = float_matmul_problem(p, name, dtype, m, n, k)
     triton.set_allocator(
         lambda size, alignment, stream: torch.empty(size, device="cuda", dtype=torch.int8))
@@ -304,9 +305,9 @@ def run_matmul_desc(p, name, dtype, m, n, k):
     def seed(bm, bn, bk, warps, stages):
         K.matmul_relu_desc_kernel[(triton.cdiv(m, bm) * triton.cdiv(n, bn),)](
             a, b, c, m, n, k, a.stride(0), b.stride(0), c.stride(0), BLOCK_M=bm, BLOCK_N=bn,
-            BLOCK_K=bk, GROUP_M=GROUP_M, num_warps=warps, num_stages=stages)
-    p.add(seed_matmul_rows(p, name, "matmul_relu_desc", dtype, (m, n, k), extra, c, seed,
-                           check, group=GROUP_M))
+            BLOCK_K=bk, GROUP_M=GROUP_M, WS=ws, num_warps=warps, num_stages=stages)
+    p.add(seed_matmul_rows(p, name, "matmul_relu_desc_ws" if ws else "matmul_relu_desc", dtype,
+                           (m, n, k), extra, c, seed, check, group=GROUP_M))
 
 
 def run_matmul_int8(p, name, m, n, k):
@@ -547,6 +548,11 @@ def workloads(p):
             out.append(("matmul_relu_desc %s %s" % (dtype, shape_label((m, n, k))),
                         lambda p, name, dtype=dtype, m=m, n=n, k=k:
                         run_matmul_desc(p, name, dtype, m, n, k)))
+            if (dtype, size) in (("fp16", "matmul_mid"), ("fp16", "matmul_big"),
+                                 ("bf16", "matmul_big")):  # as tessera bench's ws rows
+                out.append(("matmul_relu_desc_ws %s %s" % (dtype, shape_label((m, n, k))),
+                            lambda p, name, dtype=dtype, m=m, n=n, k=k:
+                            run_matmul_desc(p, name, dtype, m, n, k, ws=True)))
             out.append(("matmul %s %s" % (dtype, shape_label((m, n, k))),
                         lambda p, name, dtype=dtype, m=m, n=n, k=k:
                         run_cublas_matmul(p, name, dtype, m, n, k)))
