@@ -244,15 +244,15 @@ LoopPlan plan_register_ring(const ir::ForOp& f, const ir::Op* dot, const Lowerin
 bool producer_can_compute(const ir::Op& loop, const std::vector<RingFeed>& feeds) {
   ir::ForOp f(&loop);
   const ir::Region* top = loop.parent;
-  std::vector<const ir::Value*> todo = {f.lower(), f.upper(), f.step()};
+  std::vector<const ir::Value*> pending = {f.lower(), f.upper(), f.step()};
   for (const RingFeed& feed : feeds) {
     const ir::DescOperands d = ir::DescLoadOp(feed.load.load).desc();
-    for (int i = 0; i < d.rank; ++i) todo.push_back(d.offset(i));
+    for (int i = 0; i < d.rank; ++i) pending.push_back(d.offset(i));
   }
   std::unordered_set<const ir::Value*> seen;
-  while (!todo.empty()) {
-    const ir::Value* v = todo.back();
-    todo.pop_back();
+  while (!pending.empty()) {
+    const ir::Value* v = pending.back();
+    pending.pop_back();
     if (!seen.insert(v).second || v == f.iv()) continue;
     if (v->type.is_tile()) return false;
     if (v->is_arg()) {
@@ -263,7 +263,7 @@ bool producer_can_compute(const ir::Op& loop, const std::vector<RingFeed>& feeds
     if (op.parent != top && op.parent != f.body()) return false;
     if (!op.regions.empty() || !ir::has_trait(op.kind, ir::kPure) || op.kind == OpKind::InlineAsm)
       return false;
-    for (const ir::Value* x : op.operands) todo.push_back(x);
+    for (const ir::Value* x : op.operands) pending.push_back(x);
   }
   return true;
 }
@@ -344,11 +344,9 @@ LoopPlan plan_loop(const ir::Op& loop, const LoweringPlan& plan) {
     for (const ir::Op* dot : dots)
       reserve = std::max(reserve, fixed + staging_elements(dot->result()->type.shape, 4) * 4);
   // A stage copied by TMA has its mbarrier (one i64) beside its tiles.
-  const bool all_tma = std::all_of(p.feeds.begin(), p.feeds.end(),
-                                   [](const RingFeed& f) { return f.load.tma.has_value(); });
-  if (std::any_of(p.feeds.begin(), p.feeds.end(),
-                  [](const RingFeed& f) { return f.load.tma.has_value(); }))
-    per_stage += 8;
+  auto by_tma = [](const RingFeed& f) { return f.load.tma.has_value(); };
+  const bool all_tma = std::all_of(p.feeds.begin(), p.feeds.end(), by_tma);
+  if (std::any_of(p.feeds.begin(), p.feeds.end(), by_tma)) per_stage += 8;
   // Warp specialization, where asked and possible: a producer warpgroup issues the copies; each
   // stage has an *empty* mbarrier too.
   const ir::Region* top = loop.parent;

@@ -328,26 +328,24 @@ struct Ring : LoopExtension {
   /// Arms mbarrier `slot` with the stage's bytes and copies the TMA operands' boxes at `coords`
   /// into stage `slot` (by the thread that runs it).
   void copy_stage(const std::vector<std::vector<ir::Value*>>& coords, ir::Value* slot) {
-    {
-      lw.b().create(OpKind::MbarrierArriveTx, {slot, lw.const_int(DType::i32, stage_bytes)}, {},
-                    {{attr::kBuffer, int64_t{bars}}});
-      for (size_t i = 0; i < plan.feeds.size(); ++i) {
-        if (!load(i).tma) continue;
-        const ir::TensorMapParam& map = *load(i).tma;
-        ir::Value* stage = lw.mul(slot, lw.const_int(DType::i32, stage_size[i]));
-        const int64_t box_elems = map.box_bytes() / ir::dtype_bytes(map.dtype);
-        for (int c = 0; c < map.copies; ++c) {
-          // Box c of a row wider than the swizzle span: wgmma's column block c.
-          std::vector<ir::Value*> operands = {
-              c ? lw.add(stage, lw.const_int(DType::i32, c * box_elems)) : stage, slot};
-          operands.insert(operands.end(), coords[i].begin(), coords[i].end());
-          if (c)
-            operands.back() = lw.add(operands.back(), lw.const_int(DType::i32, c * map.box.back()));
-          lw.b().create(OpKind::TmaLoad, operands, {},
-                        {{attr::kBarrier, int64_t{bars}},
-                         {attr::kBuffer, int64_t{ops[i].tile.buffer}},
-                         {attr::kMap, maps[i]}});
-        }
+    lw.b().create(OpKind::MbarrierArriveTx, {slot, lw.const_int(DType::i32, stage_bytes)}, {},
+                  {{attr::kBuffer, int64_t{bars}}});
+    for (size_t i = 0; i < plan.feeds.size(); ++i) {
+      if (!load(i).tma) continue;
+      const ir::TensorMapParam& map = *load(i).tma;
+      ir::Value* stage = lw.mul(slot, lw.const_int(DType::i32, stage_size[i]));
+      const int64_t box_elems = map.box_bytes() / ir::dtype_bytes(map.dtype);
+      for (int c = 0; c < map.copies; ++c) {
+        // Box c of a row wider than the swizzle span: wgmma's column block c.
+        std::vector<ir::Value*> operands = {
+            c ? lw.add(stage, lw.const_int(DType::i32, c * box_elems)) : stage, slot};
+        operands.insert(operands.end(), coords[i].begin(), coords[i].end());
+        if (c)
+          operands.back() = lw.add(operands.back(), lw.const_int(DType::i32, c * map.box.back()));
+        lw.b().create(OpKind::TmaLoad, operands, {},
+                      {{attr::kBarrier, int64_t{bars}},
+                       {attr::kBuffer, int64_t{ops[i].tile.buffer}},
+                       {attr::kMap, maps[i]}});
       }
     }
   }
