@@ -27,7 +27,15 @@
 #include <llvm/Support/ErrorHandling.h>
 #pragma GCC diagnostic pop
 
+// AddressSanitizer: GCC defines __SANITIZE_ADDRESS__, Clang answers __has_feature.
 #if defined(__SANITIZE_ADDRESS__)
+#define TESSERA_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TESSERA_ASAN 1
+#endif
+#endif
+#if defined(TESSERA_ASAN)
 #include <sanitizer/lsan_interface.h>
 #endif
 
@@ -37,7 +45,7 @@ namespace {
 thread_local const std::string* g_kernel = nullptr;  // the kernel guard_llvm runs for
 
 [[noreturn]] void raise(ErrorKind kind, const char* what, const char* reason) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(TESSERA_ASAN)
   __lsan_ignore_object(reason);  // report_fatal_error's copy of the message, left behind
 #endif
   throw LlvmFatalError(kind, detail::concat("ptx: LLVM ", what, " while compiling kernel '",
