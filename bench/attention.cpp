@@ -1,7 +1,9 @@
 /// \file The attention rows of `tessera bench`: the forward pass of samples/kernels/attention.h,
 /// fp16 and bf16, batch 4 x 32 heads x sequence 4096, head dimension 128 (and 64 for fp16), plain
 /// and causal, over a table of block sizes, num_warps and num_stages (the fastest that passes is
-/// reported, as for matmul); checked against fp64 on sampled rows of sampled heads.
+/// reported, as for matmul); checked against fp64 on sampled rows of sampled heads. The kernel is
+/// attention_kernel (pointer tiles, rows "attention"), or attention_desc_kernel (descriptors, TMA
+/// on sm_90: "attention_desc") with its key loop warp-specialized or not ("attention_desc_ws").
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -13,7 +15,11 @@
 namespace tessera::bench {
 namespace {
 
+using samples::attention_desc_kernel;
 using samples::attention_kernel;
+
+/// Which kernel a row runs (the file's comment).
+enum class Form { Pointers, Descriptors, WarpSpecialized };
 
 struct AttentionShape {
   int64_t batch, heads, seq, dim;
@@ -109,10 +115,16 @@ Problem<T> make_problem(Bench& b, const std::string& name, const AttentionShape&
   return p;
 }
 
+/// "attention", "attention_desc" or "attention_desc_ws", and "_causal" after it.
+std::string kernel_name(Form form, bool causal) {
+  const char* names[] = {"attention", "attention_desc", "attention_desc_ws"};
+  return std::string(names[static_cast<int>(form)]) + (causal ? "_causal" : "");
+}
+
 template <class T>
-void run_attention(Bench& b, const std::string& dtype, AttentionShape s, bool causal) {
+void run_attention(Bench& b, const std::string& dtype, AttentionShape s, bool causal, Form form) {
   Row base;
-  base.kernel = causal ? "attention_causal" : "attention";
+  base.kernel = kernel_name(form, causal);
   base.dtype = dtype;
   base.shape = {s.batch, s.heads, s.seq, s.dim};
   base.workload = base.kernel + " " + dtype + " " + shape_label(base.shape);
@@ -128,6 +140,9 @@ void run_attention(Bench& b, const std::string& dtype, AttentionShape s, bool ca
     Problem<T> p = make_problem<T>(b, base.workload, s, causal);
     auto kernel = TESSERA_KERNEL(attention_kernel, q, k, v, out, qk_scale, seq, HEAD_DIM, BLOCK_M,
                                  BLOCK_N, CAUSAL);
+    auto desc_kernel = TESSERA_KERNEL(attention_desc_kernel, q, k, v, out, qk_scale, seq, rows,
+                                      HEAD_DIM, BLOCK_M, BLOCK_N, CAUSAL, WS);
+    const auto rows = static_cast<int32_t>(s.rows());
     const float qk_scale = static_cast<float>(1.4426950408889634 / std::sqrt(double(s.dim)));
     const auto seq = static_cast<int32_t>(s.seq);
     const auto dim = static_cast<int>(s.dim);
@@ -137,8 +152,13 @@ void run_attention(Bench& b, const std::string& dtype, AttentionShape s, bool ca
       const Grid grid(uint64_t((s.seq + cfg.block_m - 1) / cfg.block_m),
                       uint64_t(s.batch * s.heads));
       std::function<void()> launch = [&, grid, options, cfg] {
-        kernel[{grid, options}](p.q, p.k, p.v, p.out, qk_scale, seq, dim, cfg.block_m, cfg.block_n,
-                                causal ? 1 : 0);
+        if (form == Form::Pointers)
+          kernel[{grid, options}](p.q, p.k, p.v, p.out, qk_scale, seq, dim, cfg.block_m,
+                                  cfg.block_n, causal ? 1 : 0);
+        else
+          desc_kernel[{grid, options}](p.q, p.k, p.v, p.out, qk_scale, seq, rows, dim, cfg.block_m,
+                                       cfg.block_n, causal ? 1 : 0,
+                                       form == Form::WarpSpecialized ? 1 : 0);
       };
       Row row = base;
       row.config = config_label(cfg);
@@ -167,10 +187,11 @@ void run_attention(Bench& b, const std::string& dtype, AttentionShape s, bool ca
 
 void add_attention_cases(std::vector<Case>& cases, bool small) {
   auto add = [&](const std::string& dtype, AttentionShape s, bool causal,
-                 void (*run)(Bench&, const std::string&, AttentionShape, bool)) {
-    cases.push_back({std::string(causal ? "attention_causal " : "attention ") + dtype + " " +
+                 void (*run)(Bench&, const std::string&, AttentionShape, bool, Form),
+                 Form form = Form::Pointers) {
+    cases.push_back({kernel_name(form, causal) + " " + dtype + " " +
                          shape_label({s.batch, s.heads, s.seq, s.dim}),
-                     [=](Bench& b) { run(b, dtype, s, causal); }});
+                     [=](Bench& b) { run(b, dtype, s, causal, form); }});
   };
   // Small: a sequence that is not a multiple of any block.
   const AttentionShape d128 =
@@ -180,6 +201,9 @@ void add_attention_cases(std::vector<Case>& cases, bool small) {
   for (bool causal : {false, true}) add("fp16", d128, causal, run_attention<half>);
   add("bf16", d128, false, run_attention<bfloat16>);
   add("fp16", d64, false, run_attention<half>);
+  // The descriptor kernel, plain and warp-specialized, at the goal's shape.
+  for (Form form : {Form::Descriptors, Form::WarpSpecialized})
+    for (bool causal : {false, true}) add("fp16", d128, causal, run_attention<half>, form);
 }
 
 }  // namespace tessera::bench

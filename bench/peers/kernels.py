@@ -296,6 +296,47 @@ def attention_kernel(q, k, v, out, qk_scale, seq, HEAD_DIM: tl.constexpr, BLOCK_
 
 
 @triton.jit
+def attention_desc_kernel(q, k, v, out, qk_scale, seq, rows, HEAD_DIM: tl.constexpr,
+                          BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr,
+                          WS: tl.constexpr):
+    """samples/kernels/attention.h's attention_desc_kernel line for line: descriptors over the
+    [batch * heads * seq, HEAD_DIM] view, the key loop warp-specialized when WS."""
+    start_m = tl.program_id(0) * BLOCK_M
+    first = tl.program_id(1) * seq
+    q_desc = tl.make_tensor_descriptor(q, [rows, HEAD_DIM], [HEAD_DIM, 1], [BLOCK_M, HEAD_DIM])
+    k_desc = tl.make_tensor_descriptor(k, [rows, HEAD_DIM], [HEAD_DIM, 1], [BLOCK_N, HEAD_DIM])
+    v_desc = tl.make_tensor_descriptor(v, [rows, HEAD_DIM], [HEAD_DIM, 1], [BLOCK_N, HEAD_DIM])
+    q_tile = q_desc.load([first + start_m, 0])
+    rows_m = start_m + tl.arange(0, BLOCK_M)
+    cols = tl.arange(0, BLOCK_N)
+    m = tl.full((BLOCK_M,), float("-inf"), tl.float32)
+    l = tl.zeros((BLOCK_M,), tl.float32)
+    acc = tl.zeros((BLOCK_M, HEAD_DIM), tl.float32)
+    end = seq
+    if CAUSAL:
+        end = tl.minimum(start_m + BLOCK_M, seq)
+    for n0 in tl.range(0, end, BLOCK_N, warp_specialize=WS):
+        keys = n0 + cols
+        s = tl.dot(q_tile, tl.trans(k_desc.load([first + n0, 0]))) * qk_scale
+        key_in = keys[None, :] < seq
+        keep = key_in
+        if CAUSAL:
+            keep = key_in & (rows_m[:, None] >= keys[None, :])
+        s = tl.where(keep, s, float("-inf"))
+        m_new = tl.maximum(m, tl.max(s, 1))
+        p = tl.math.exp2(s - m_new[:, None])
+        alpha = tl.math.exp2(m - m_new)
+        l = l * alpha + tl.sum(p, 1)
+        v_tile = v_desc.load([first + n0, 0])
+        acc = tl.dot(p.to(v_tile.dtype), v_tile, acc * alpha[:, None])
+        m = m_new
+    acc = acc / l[:, None]
+    dims = tl.arange(0, HEAD_DIM)
+    at = out + (first + rows_m)[:, None].to(tl.int64) * HEAD_DIM + dims[None, :]
+    tl.store(at, acc.to(q_tile.dtype), mask=rows_m[:, None] < seq)
+
+
+@triton.jit
 def tiny_kernel(x_ptr, BLOCK: tl.constexpr):
     offsets = tl.arange(0, BLOCK)
     tl.store(x_ptr + offsets, tl.load(x_ptr + offsets) + 1.0)

@@ -454,10 +454,12 @@ def run_launch(p, name):
     launch_rows(p, "torch", lambda: x.add_(1.0), x)
 
 
-def run_attention(p, name, dtype, causal, shape):
+def run_attention(p, name, dtype, causal, shape, form="attention"):
     """tessera bench's attention rows: the Triton twin of samples/kernels/attention.h under its
     table, and PyTorch's scaled_dot_product_attention (its flash backend where it applies), both
-    against an fp64 reference of sampled rows, the error relative to sum |p v| / sum p."""
+    against an fp64 reference of sampled rows, the error relative to sum |p v| / sum p. form
+    "attention_desc" or "attention_desc_ws": the twin of attention_desc_kernel (descriptors, its
+    key loop warp-specialized or not) instead, and no PyTorch row (the attention rows have it)."""
     batch, heads, seq, dim = shape
     tdt = TORCH_DTYPE[dtype]
     q = p.inputs(name + "q", shape, -1, 1, tdt)
@@ -486,7 +488,10 @@ def run_attention(p, name, dtype, causal, shape):
         got = o.reshape(batch * heads, seq, dim)[hs][:, pos].double()
         d = (got - ref).abs() / size.clamp_min(1e-30)
         return math.inf if torch.isnan(d).any() else d.max().item()
-    kernel = "attention_causal" if causal else "attention"
+    kernel = form + ("_causal" if causal else "")
+    if form != "attention":
+        triton.set_allocator(
+            lambda size, alignment, stream: torch.empty(size, device="cuda", dtype=torch.int8))
     flops = 4.0 * batch * heads * seq * seq * dim * (0.5 if causal else 1.0)
     extra = dict(flops=flops, bytes=4.0 * q.numel() * q.element_size(),
                  detail="inputs uniform in [-1, 1]; error relative to sum |p v| / sum p")
@@ -501,9 +506,16 @@ def run_attention(p, name, dtype, causal, shape):
         limit = {"maxnreg": maxnreg} if maxnreg else {}
 
         def run(bm=bm, bn=bn, warps=warps, stages=stages, limit=limit):
-            K.attention_kernel[(triton.cdiv(seq, bm), batch * heads)](
-                q, k, v, out, sm_scale * 1.4426950408889634, seq, HEAD_DIM=dim, BLOCK_M=bm,
-                BLOCK_N=bn, CAUSAL=causal, num_warps=warps, num_stages=stages, **limit)
+            grid = (triton.cdiv(seq, bm), batch * heads)
+            if form == "attention":
+                K.attention_kernel[grid](
+                    q, k, v, out, sm_scale * 1.4426950408889634, seq, HEAD_DIM=dim, BLOCK_M=bm,
+                    BLOCK_N=bn, CAUSAL=causal, num_warps=warps, num_stages=stages, **limit)
+            else:
+                K.attention_desc_kernel[grid](
+                    q, k, v, out, sm_scale * 1.4426950408889634, seq, batch * heads * seq,
+                    HEAD_DIM=dim, BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal,
+                    WS=form == "attention_desc_ws", num_warps=warps, num_stages=stages, **limit)
             return out
         row = base_row(name, kernel, dtype, shape, "triton-seed")
         row.update(config=label, **extra)
@@ -514,6 +526,8 @@ def run_attention(p, name, dtype, causal, shape):
         tried.append(row)
     if tried:
         p.add(best(tried))
+    if form != "attention":
+        return
     row = base_row(name, kernel, dtype, shape, "torch")
     row.update(config="F.scaled_dot_product_attention(is_causal=%s)" % causal, **extra)
     p.add(measure(p, row, lambda: F.scaled_dot_product_attention(
@@ -574,6 +588,13 @@ def workloads(p):
                                   shape_label(shape)),
                     lambda p, name, dtype=dtype, causal=causal, shape=shape:
                     run_attention(p, name, dtype, causal, shape)))
+    for form in ("attention_desc", "attention_desc_ws"):
+        for causal in (False, True):
+            shape = s["attention_d128"]
+            out.append(("%s %s %s" % (form + ("_causal" if causal else ""), "fp16",
+                                      shape_label(shape)),
+                        lambda p, name, causal=causal, shape=shape, form=form:
+                        run_attention(p, name, "fp16", causal, shape, form)))
     out.append(("launch overhead", run_launch))
     return out
 

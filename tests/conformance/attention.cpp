@@ -15,18 +15,31 @@ struct Blocks {
   int D, BM, BN, warps, stages;
 };
 
-void attention_case(Context& ctx, DType t, bool causal, Blocks blocks) {
-  auto k = TESSERA_KERNEL(samples::attention_kernel, q, k, v, out, qk_scale, seq, HEAD_DIM, BLOCK_M,
-                          BLOCK_N, CAUSAL);
+/// Which kernel: attention_kernel (pointer tiles), attention_desc_kernel, or the latter with its
+/// key loop warp-specialized.
+enum class Form { Pointers, Descriptors, WarpSpecialized };
+
+void attention_case(Context& ctx, DType t, bool causal, Blocks blocks, Form form = Form::Pointers) {
   // Two heads of 100 positions: the last query block and the last key block are partial.
   const int heads = 2, seq = 100, D = blocks.D, BM = blocks.BM, BN = blocks.BN;
   const size_t n = size_t(heads) * seq * D;
   HostArray q = ctx.random(t, n, -1, 1), kk = ctx.random(t, n, -1, 1), v = ctx.random(t, n, -1, 1);
   DevArray dq = ctx.upload(q), dk = ctx.upload(kk), dv = ctx.upload(v), o = ctx.poisoned(t, n);
   const double sm_scale = 1.0 / std::sqrt(double(D));
-  k[{Grid(cdiv(seq, BM), heads), {.num_warps = blocks.warps, .num_stages = blocks.stages}}](
-      dq.buf, dk.buf, dv.buf, o.buf, static_cast<float>(sm_scale * M_LOG2E), seq, D, BM, BN,
-      causal ? 1 : 0);
+  const LaunchOptions options{.num_warps = blocks.warps, .num_stages = blocks.stages};
+  const float qk_scale = static_cast<float>(sm_scale * M_LOG2E);
+  if (form == Form::Pointers) {
+    auto k = TESSERA_KERNEL(samples::attention_kernel, q, k, v, out, qk_scale, seq, HEAD_DIM,
+                            BLOCK_M, BLOCK_N, CAUSAL);
+    k[{Grid(cdiv(seq, BM), heads), options}](dq.buf, dk.buf, dv.buf, o.buf, qk_scale, seq, D, BM,
+                                             BN, causal ? 1 : 0);
+  } else {
+    auto k = TESSERA_KERNEL(samples::attention_desc_kernel, q, k, v, out, qk_scale, seq, rows,
+                            HEAD_DIM, BLOCK_M, BLOCK_N, CAUSAL, WS);
+    k[{Grid(cdiv(seq, BM), heads), options}](dq.buf, dk.buf, dv.buf, o.buf, qk_scale, seq,
+                                             heads * seq, D, BM, BN, causal ? 1 : 0,
+                                             form == Form::WarpSpecialized ? 1 : 0);
+  }
   std::vector<double> want(n), scale(n);
   for (int h = 0; h < heads; ++h)
     for (int i = 0; i < seq; ++i) {
@@ -67,6 +80,17 @@ void register_attention(std::vector<Case>& out) {
       out.push_back(
           {"attention/forward/" + dname(t) + (causal ? "/causal" : ""), needs_of(t), "",
            [t, causal](Context& ctx) { attention_case(ctx, t, causal, {64, 64, 32, 4, 3}); }});
+  // The descriptor form (TMA on sm_90a), plain and warp-specialized; the partial key block
+  // reads the next head's first keys, which the mask zeroes.
+  for (Form form : {Form::Descriptors, Form::WarpSpecialized})
+    for (bool causal : {false, true}) {
+      const std::string name = std::string("attention/forward_desc") +
+                               (form == Form::WarpSpecialized ? "_ws" : "") + "/f16" +
+                               (causal ? "/causal" : "");
+      out.push_back({name, needs_of(DType::f16), "", [causal, form](Context& ctx) {
+                       attention_case(ctx, DType::f16, causal, {64, 128, 64, 8, 3}, form);
+                     }});
+    }
   // Head dimension 128 at 128x128 blocks (bench's configuration): NVIDIA's Vulkan driver holds it
   // in 48 KiB by staging the dots' operands K-chunk by K-chunk; devices with less shared memory,
   // or the FMA form, skip it.
