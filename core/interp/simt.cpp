@@ -3,6 +3,7 @@
 #include "core/interp/simt.h"
 
 #include <cstring>
+#include <memory>
 #include <iostream>
 #include <numeric>
 #include <sstream>
@@ -98,28 +99,55 @@ void run_simt(const ir::Function& fn, std::span<const std::byte> params, Grid gr
     fail(ErrorKind::User, "run_simt: kernel '", fn.name,
          "' is not a SIMT function (it has no attribute stage = \"simt\")");
   TESSERA_CHECK(fn.body, "kernel '", fn.name, "' has no body");
-  simt::Machine m(fn, memory, options, grid);
-  simt::compile(m, read_params(fn, params));
-  const uint64_t total = uint64_t{grid.x} * grid.y * grid.z;
-  for (uint64_t linear = 0; linear < total; ++linear) {
-    m.pid = {static_cast<uint32_t>(linear % grid.x),
-             static_cast<uint32_t>(linear / grid.x % grid.y),
-             static_cast<uint32_t>(linear / grid.x / grid.y)};
-    if (options.deadline.passed())
-      fail(ErrorKind::DeviceFault, options.deadline.describe(), " in kernel '", fn.name,
-           "' before program (", m.pid[0], ", ", m.pid[1], ", ", m.pid[2], ") of grid (", grid.x,
-           ", ", grid.y, ", ", grid.z, ")");
-    m.shared.begin_workgroup();
-    m.sync.begin_workgroup();
-    m.async.begin_workgroup(m.threads);
-    m.wgmma.begin_workgroup(m.threads, m.shared, ir::simt_maxnreg(m.fn));
-    m.tma.begin_workgroup(m.threads, m.shared);
-    m.run_block(0, m.all());
+  const std::vector<RuntimeValue> values = read_params(fn, params);
+  // One machine per program of a cluster (the function's attribute; none: one machine, and the
+  // programs run on this thread one after another).
+  const bool clustered = find_attr(fn.attrs, attr::kCluster) != nullptr;
+  const uint32_t size = static_cast<uint32_t>(ir::simt_cluster(fn));
+  if (grid.x % size != 0)
+    fail(ErrorKind::User, "kernel '", fn.name, "' runs in clusters of ", size,
+         " programs along x, but the grid's x is ", grid.x, " (not a multiple of it)");
+  std::vector<std::unique_ptr<simt::Machine>> machines;
+  for (uint32_t r = 0; r < size; ++r) {
+    machines.push_back(std::make_unique<simt::Machine>(fn, memory, options, grid));
+    simt::compile(*machines.back(), values);
+    machines.back()->rank = r;
+  }
+  simt::Cluster cluster;
+  for (const auto& m : machines) cluster.members.push_back(m.get());
+  auto finish = [](simt::Machine& m) {
     uint32_t t = 0;
     if (const simt::PendingStore* p = m.tma.store_in_flight(&t))
       m.fault(*p->op, static_cast<int>(t), "a tma_store still in flight as the program ends",
               " (no tma_store_wait retired its group: the shared memory it reads goes with the "
               "program)");
+  };
+  const uint64_t total = uint64_t{grid.x} * grid.y * grid.z;
+  for (uint64_t linear = 0; linear < total; linear += size) {
+    for (uint32_t r = 0; r < size; ++r) {
+      simt::Machine& m = *machines[r];
+      m.pid = {static_cast<uint32_t>((linear + r) % grid.x),
+               static_cast<uint32_t>((linear + r) / grid.x % grid.y),
+               static_cast<uint32_t>((linear + r) / grid.x / grid.y)};
+      if (options.deadline.passed())
+        fail(ErrorKind::DeviceFault, options.deadline.describe(), " in kernel '", fn.name,
+             "' before program (", m.pid[0], ", ", m.pid[1], ", ", m.pid[2], ") of grid (", grid.x,
+             ", ", grid.y, ", ", grid.z, ")");
+      m.shared.begin_workgroup();
+      m.sync.begin_workgroup();
+      m.async.begin_workgroup(m.threads);
+      m.wgmma.begin_workgroup(m.threads, m.shared, ir::simt_maxnreg(m.fn));
+      m.tma.begin_workgroup(m.threads, m.shared);
+    }
+    if (!clustered) {
+      machines[0]->run_block(0, machines[0]->all());
+      finish(*machines[0]);
+      continue;
+    }
+    cluster.barriers.assign(size, 0);
+    cluster.ended.assign(size, 0);
+    for (const auto& m : machines) m->cluster = &cluster;
+    simt::run_cluster(cluster, finish);
   }
 }
 

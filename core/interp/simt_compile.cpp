@@ -49,7 +49,8 @@ constexpr ir::OpTable<Family> kFamilies = [] {
   t.add(F::Wgmma, {K::Wgmma, K::WgmmaFence, K::WgmmaCommit, K::WgmmaWait, K::FenceAsyncShared,
                    K::SetMaxNReg});
   t.add(F::Tma, {K::MbarrierInit, K::MbarrierArriveTx, K::MbarrierWait, K::MbarrierInval,
-                  K::TmaLoad, K::TmaStore, K::TmaStoreCommit, K::TmaStoreWait});
+                  K::TmaLoad, K::TmaStore, K::TmaStoreCommit, K::TmaStoreWait,
+                  K::ClusterRank, K::ClusterBarrier});
   t.add(F::CoopMat, {K::CoopMatFill, K::CoopMatLoad, K::CoopMatStore, K::CoopMatMulAdd,
                       K::CoopMatLoadTensor});
   t.add(F::TileOnly, {K::Arange, K::Splat, K::Broadcast, K::ExpandDims, K::Reshape, K::Permute,

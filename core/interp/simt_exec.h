@@ -16,7 +16,8 @@
 /// window and makes the per-thread loops scalar; lock-step keeps the interpreter as fast as the
 /// tile interpreter while the detector still reports every missing barrier. The one exception
 /// is warp_specialize: its roles wait for each other through mbarriers, so each runs in lock step
-/// over its own threads as a cooperative task (simt_roles.cpp).
+/// over its own threads as a cooperative task (simt_tasks.cpp); so do the workgroups of a
+/// thread-block cluster, one Machine each, which reach each other's shared memory.
 ///
 /// Constants, lane_id and subgroup_id are computed into their slots at compile time; bitcast,
 /// multiple_of and max_contiguous share their operand's slot.
@@ -26,6 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -259,7 +261,17 @@ struct TmaState {
   const PendingStore* store_in_flight(uint32_t* thread) const;
 };
 
-class Roles;
+class Tasks;
+class Machine;
+
+/// The workgroups of one thread-block cluster (function attribute `cluster`), run together as
+/// cooperative tasks (simt_tasks.cpp): each a Machine of its own, by rank.
+struct Cluster {
+  std::vector<Machine*> members;
+  std::vector<uint64_t> barriers;  ///< cluster_barriers each member has arrived at
+  std::vector<uint8_t> ended;      ///< members whose program has ended
+  uint64_t changes = 0;            ///< cluster_barrier arrivals (what can end another's wait)
+};
 
 class Machine {
  public:
@@ -281,7 +293,12 @@ class Machine {
   WgmmaState wgmma;
   TmaState tma;
   SyncClocks sync;
-  Roles* roles = nullptr;  ///< the running warp_specialize's roles (simt_roles.cpp), or null
+  /// The cooperative tasks this workgroup runs as (a warp_specialize's roles, a cluster's
+  /// workgroups: simt_tasks.cpp), or null: it runs alone on the caller's thread.
+  Tasks* tasks = nullptr;
+  bool in_roles = false;       ///< inside a warp_specialize's roles
+  Cluster* cluster = nullptr;  ///< its thread-block cluster, or null (no attribute `cluster`)
+  uint32_t rank = 0;           ///< its rank in the cluster
 
   Mask all() const { return {all_on_.data(), threads}; }
   void run_block(uint32_t block, const Mask& mask) {
@@ -310,15 +327,23 @@ class Machine {
   uint64_t order_state_ = 0;
 };
 
-/// warp_specialize {roles} (simt_roles.cpp): each region runs its role's threads as a cooperative
+/// warp_specialize {roles} (simt_tasks.cpp): each region runs its role's threads as a cooperative
 /// task, in region order, one at a time.
 void run_warp_specialize(Machine& m, const Instr& in, const Mask& mask);
-/// Called by a wait that cannot complete yet (mbarrier_wait): inside a warp_specialize role, the
-/// other roles run until this one's turn comes back, then true (check the wait again); outside
-/// one, false (nothing else can complete it). `what` says what the role waits for; when every
-/// role waits and no mbarrier has changed since each last looked, the DeviceFault (the hang a GPU
-/// shows) names each role's wait.
+/// Called by a wait that cannot complete yet (mbarrier_wait, setmaxnreg.inc, cluster_barrier):
+/// where the workgroup runs as a task (a warp_specialize role, a cluster's workgroup), the other
+/// tasks run until this one's turn comes back, then true (check the wait again); else false
+/// (nothing else can complete it). `what` says what it waits for; when every task waits and
+/// nothing has changed since each last looked (mbarriers, copies, the register pool, cluster
+/// barriers), the DeviceFault (the hang a GPU shows) names each task's wait.
 bool wait_for_other_roles(Machine& m, const ir::Op& op, const std::string& what);
+/// Runs the programs of one cluster (`members`, by rank, each begun) together, each as a task,
+/// to their end; the first fault is rethrown. A program's end is checked by `finish` (run on its
+/// task).
+void run_cluster(Cluster& cluster, const std::function<void(Machine&)>& finish);
+/// The cluster's member of rank `rank` as a target of `op` by thread `t` of `m` (faults for a
+/// rank outside the cluster, or a member whose program has ended).
+Machine& cluster_member(Machine& m, const ir::Op& op, uint32_t t, int64_t rank);
 
 /// Compiles `m.fn` into m.blocks with the parameters' values (simt_compile.cpp).
 void compile(Machine& m, const std::vector<RuntimeValue>& params);
@@ -339,7 +364,10 @@ Handler select_matrix(Instr& instr, const SharedMemory& shared);
 /// simt_wgmma.cpp: wgmma, wgmma_fence, wgmma_commit, wgmma_wait, fence_async_shared
 Handler select_wgmma(Instr& instr, Machine& m);
 /// simt_tma.cpp: mbarrier_init, mbarrier_arrive_tx, mbarrier_wait, tma_load, the tma_store family
+/// (and, through select_cluster, the cluster ops)
 Handler select_tma(Instr& instr, Machine& m);
+/// simt_cluster.cpp: cluster_rank, cluster_barrier
+Handler select_cluster(Instr& instr);
 /// simt_coopmat.cpp: coopmat_fill, coopmat_load, coopmat_store, coopmat_mul_add,
 /// coopmat_load_tensor
 Handler select_coopmat(Instr& instr);

@@ -128,25 +128,31 @@ void mbarrier_inval(Machine& m, const Instr& in, const Mask& mask) {
   }
 }
 
-/// mbarrier_arrive_tx %index, %bytes {buffer = imm[0]}: the copies in flight land first.
+/// mbarrier_arrive_tx %index, %bytes[, %rank] {buffer = imm[0]}: the copies in flight land
+/// first. With %rank, the mbarrier is that of the cluster's program of that rank (the race
+/// checks' clocks do not cross workgroups: an arrival on another's mbarrier orders nothing here).
 void mbarrier_arrive_tx(Machine& m, const Instr& in, const Mask& mask) {
   const int32_t* index = in.in[0].as<int32_t>();
   const int32_t* bytes = in.in[1].as<int32_t>();
+  const int32_t* rank = in.in.size() > 2 ? in.in[2].as<int32_t>() : nullptr;
   for (uint32_t t = 0; t < m.threads; ++t) {
     if (!mask.on[t]) continue;
+    Machine& target = rank ? cluster_member(m, *in.op, t, rank[t]) : m;
     const Key key = barrier_key(m, in, t, in.imm[0], index[t]);
-    ir::MBarrier& b = initialized(m, in, t, key);
-    land(m, key);
+    ir::MBarrier& b = initialized(target, in, t, key);
+    land(target, key);
     if (bytes[t] < 0)
       m.fault(*in.op, static_cast<int>(t), "mbarrier_arrive_tx with negative bytes",
               ": " + std::to_string(bytes[t]));
     b.expect_tx(bytes[t]);
-    if (m.sync.on) settled(m, key);  // (a copy landed above may have completed a phase)
-    release(m, key, t);
+    if (&target == &m) {
+      if (m.sync.on) settled(m, key);  // (a copy landed above may have completed a phase)
+      release(m, key, t);
+    }
     if (!b.arrive())
       m.fault(*in.op, static_cast<int>(t), "an arrival the mbarrier does not expect",
               " (" + b.pending() + ")");
-    ++m.tma.changes;
+    ++target.tma.changes;
   }
 }
 
@@ -232,23 +238,47 @@ void check_box(Machine& m, const Instr& in, uint32_t t, const SharedArray& buf, 
                 "-byte boundary");
 }
 
-/// tma_load %index, %bar, %c... {buffer = imm[0], barrier = imm[1], map}.
+/// The copy `p` (thread t's, of `in`) may land in `target`'s shared memory any time from now:
+/// the race checks of its destination (across workgroups only the async readers': a wgmma of
+/// the target still reading it).
+void will_write(Machine& m, Machine& target, const Instr& in, uint32_t t, const PendingTma& p) {
+  const SharedArray& buf = target.shared.buffers[static_cast<size_t>(p.buffer)];
+  if (buf.access.empty()) return;
+  const int64_t first = p.byte_offset / buf.elem_bytes;
+  const int64_t end = first + static_cast<int64_t>(p.bytes.size()) / buf.elem_bytes;
+  for (int64_t e = first; e < end; ++e) {
+    if (&target == &m) {
+      on_async_write(m, *in.op, p.buffer, t, buf, e);
+      continue;
+    }
+    const SharedAccess& a = buf.access[static_cast<size_t>(e)];
+    if (a.async_readers > 0)
+      m.fault(*in.op, static_cast<int>(t), "shared-memory race",
+              ": the copy writes " + ir::shared_buffer_attr(p.buffer) + "[" + std::to_string(e) +
+                  "] of program (" + std::to_string(target.pid[0]) + ", " +
+                  std::to_string(target.pid[1]) + ", " + std::to_string(target.pid[2]) +
+                  ") while its " + std::string(a.async_op->name()) + " at " +
+                  a.async_op->loc.str() + " reads it");
+  }
+}
+
+/// tma_load %index, %bar, %c...[, %mask] {buffer = imm[0], barrier = imm[1], map, multicast}:
+/// the box goes to this workgroup, or with multicast to each of the cluster's whose rank's bit
+/// is set in %mask, completing on the mbarrier at the same place in each.
 void tma_load(Machine& m, const Instr& in, const Mask& mask) {
   const ir::TmaLoadOp op(in.op);
   ir::TmaCopy copy = map_copy(m, op.map());
   SharedArray& buf = m.shared.buffers[static_cast<size_t>(in.imm[0])];
   const int32_t* index = in.in[0].as<int32_t>();
   const int32_t* bar = in.in[1].as<int32_t>();
+  const size_t coords_end = in.in.size() - (op.multicast() ? 1 : 0);
+  const int32_t* targets = op.multicast() ? in.in[coords_end].as<int32_t>() : nullptr;
   for (uint32_t t = 0; t < m.threads; ++t) {
     if (!mask.on[t]) continue;
     const Key key = barrier_key(m, in, t, in.imm[1], bar[t]);
-    initialized(m, in, t, key);
     check_box(m, in, t, buf, in.imm[0], index[t], copy);
-    if (!buf.access.empty())  // the copy may land any time from now
-      for (int64_t e = index[t]; e < index[t] + copy.bytes() / buf.elem_bytes; ++e)
-        on_async_write(m, *in.op, in.imm[0], t, buf, e);
     copy.coords.clear();
-    for (size_t d = 2; d < in.in.size(); ++d) copy.coords.push_back(*(in.in[d].as<int32_t>() + t));
+    for (size_t d = 2; d < coords_end; ++d) copy.coords.push_back(*(in.in[d].as<int32_t>() + t));
     PendingTma p;
     p.barrier = key;
     p.buffer = in.imm[0];
@@ -262,8 +292,18 @@ void tma_load(Machine& m, const Instr& in, const Mask& mask) {
           std::memcpy(out, reinterpret_cast<const std::byte*>(address), n);
         },
         p.bytes.data());
-    m.tma.pending.push_back(std::move(p));
-    ++m.tma.changes;
+    const uint32_t ranks = targets ? static_cast<uint32_t>(targets[t]) : 1u << m.rank;
+    if (targets && (ranks == 0 || ranks >> 16))
+      m.fault(*in.op, static_cast<int>(t), "a multicast mask outside 1..0xffff",
+              ": " + std::to_string(targets[t]));
+    for (uint32_t r = 0; r < 16; ++r) {
+      if (!(ranks >> r & 1u)) continue;
+      Machine& target = targets ? cluster_member(m, *in.op, t, r) : m;
+      initialized(target, in, t, key);
+      will_write(m, target, in, t, p);
+      target.tma.pending.push_back(p);
+      ++target.tma.changes;
+    }
   }
 }
 
@@ -394,7 +434,7 @@ Handler select_tma(Instr& in, Machine& m) {
       in.imm[0] = in.op->int_attr(attr::kPending);
       return &tma_store_wait;
     default:
-      return nullptr;
+      return select_cluster(in);
   }
 }
 

@@ -92,6 +92,8 @@ inline constexpr std::string_view kSubgroup = "subgroup";
 inline constexpr std::string_view kTarget = "target";
 /// A SIMT function: the register limit per thread.
 inline constexpr std::string_view kMaxnreg = "maxnreg";
+/// A SIMT function: the programs of one thread-block cluster (along x).
+inline constexpr std::string_view kCluster = "cluster";
 /// A SIMT function: "shared_<i>" declares shared buffer i (simt.h's shared_buffer_attr).
 inline constexpr std::string_view kSharedPrefix = "shared_";
 /// A SIMT function: "tensor_map_<i>" declares TMA tensor map i (simt.h's tensor_map_attr).
@@ -137,6 +139,9 @@ inline constexpr std::string_view kPending = "pending";
 inline constexpr std::string_view kBarrier = "barrier";
 /// tma_load: the tensor map's number.
 inline constexpr std::string_view kMap = "map";
+/// tma_load: 1 when the last operand is the mask of the cluster's programs the copy writes to
+/// (PTX .multicast::cluster).
+inline constexpr std::string_view kMulticast = "multicast";
 /// coopmat_load, coopmat_store: the row (or column) stride in elements.
 inline constexpr std::string_view kStride = "stride";
 /// coopmat_load, coopmat_store: 1 for a column-major matrix.

@@ -31,6 +31,12 @@ int simt_maxnreg(const Function& fn) {
   return i ? static_cast<int>(*i) : 0;
 }
 
+int simt_cluster(const Function& fn) {
+  const AttrValue* v = find_attr(fn.attrs, attr::kCluster);
+  const int64_t* i = v ? std::get_if<int64_t>(v) : nullptr;
+  return i ? static_cast<int>(*i) : 1;
+}
+
 int simt_threads(const Function& fn) {
   return required_int(fn, attr::kThreads);
 }

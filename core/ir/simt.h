@@ -21,6 +21,13 @@
 ///                        that uses setmaxnreg needs it: ptxas then allocates exactly R (measured
 ///                        with CUDA 13's ptxas; without `.maxnreg` it allocates what the code
 ///                        needs), so the workgroup starts with R per thread, the pool's basis.
+///   cluster = C          programs per thread-block cluster (1 to 8), optional (absent: 1): the
+///                        grid's x is a multiple of C, and programs x = C k ... C k + C - 1 (of
+///                        one y and z) form a cluster that runs at once and whose workgroups
+///                        reach each other's shared memory (cluster_rank, cluster_barrier,
+///                        mbarrier_arrive_tx with a rank, tma_load with multicast). A target
+///                        launches the function with that cluster (PTX: cuLaunchKernelEx's
+///                        cluster dimension); the ops that use it need the attribute.
 ///   tensor_map_<i> = "<map>"
 ///                        TMA tensor map i (numbered densely from 0, written as shared_<i> is):
 ///                        the text of ir::TensorMapParam::str() (core/ir/abi.h), which parameters
@@ -151,11 +158,13 @@
 ///                            arrivals per phase; phase 0 begins. Every active thread initializes
 ///                            it (a lowering lets one thread do it, then fence_async_shared and a
 ///                            barrier before any other thread uses it).
-///   mbarrier_arrive_tx %index, %bytes {buffer}
+///   mbarrier_arrive_tx %index, %bytes[, %rank] {buffer}
 ///                            each active thread arrives once at that mbarrier, and its current
 ///                            phase also expects %bytes (i32, at least 0) more bytes of copies
 ///                            (PTX mbarrier.arrive.expect_tx). An arrival that the phase no longer
-///                            expects is a fault.
+///                            expects is a fault. With %rank (i32, in [0, cluster)): the mbarrier
+///                            at the same place in the shared memory of the cluster's program of
+///                            that rank (PTX mapa, then the arrive with release at cluster scope).
 ///   mbarrier_wait %index, %parity {buffer}
 ///                            each active thread waits until the phase of parity %parity (i32, 0
 ///                            or 1) of that mbarrier has completed (mbarrier.try_wait.parity in a
@@ -180,6 +189,11 @@
 ///                            copy then completes the box's bytes on the mbarrier at element %bar
 ///                            of buffer `barrier`. Nothing may read or write the destination
 ///                            before a wait on that mbarrier sees the phase complete.
+///                            With `multicast = 1` a last operand %mask (i32) follows the
+///                            coordinates: the copy writes the box to the same place in the
+///                            shared memory of every program of the cluster whose rank's bit is
+///                            set in %mask, and completes its bytes on the mbarrier at the same
+///                            place in each of them (PTX .multicast::cluster).
 ///   tma_store %index, %c0, ... {buffer, map}
 ///                            each active thread issues one TMA tensor store
 ///                            (cp.async.bulk.tensor, shared to global, in a bulk async-group): the
@@ -197,6 +211,15 @@
 ///                            cp.async.bulk.wait_group.read). A program must retire every store
 ///                            so before it ends (its shared memory goes with it); the SIMT
 ///                            interpreter reports one that does not.
+///   cluster_rank             i32: the program's rank in its cluster, in [0, cluster) (PTX
+///                            %cluster_ctarank); x % cluster for the grid's program x.
+///   cluster_barrier          every thread of every workgroup of the cluster arrives and waits for
+///                            the others (PTX barrier.cluster.arrive.release and wait.acquire):
+///                            each workgroup's shared-memory writes and mbarrier initializations
+///                            before it are visible to the cluster's other workgroups after it. It
+///                            must be reached by all threads (uniform control flow), outside
+///                            warp_specialize. A program that another's arrivals or copies may
+///                            still reach meets its cluster so before it ends.
 ///   coopmat_fill %x          a cooperative matrix (the result's type, coopmat_a/_b/_acc<RxCxD>)
 ///                            every element of which is %x (a scalar of D).
 ///   coopmat_load %index {buffer, stride, col_major?}
@@ -275,6 +298,8 @@ int simt_num_subgroups(const Function& fn);  ///< T / S
 std::string simt_target(const Function& fn);
 /// The `maxnreg` attribute (registers per thread at most, CompileOptions::maxnreg); 0 when absent.
 int simt_maxnreg(const Function& fn);
+/// The `cluster` attribute (programs per thread-block cluster); 1 when absent.
+int simt_cluster(const Function& fn);
 
 /// One shared-memory buffer: `count` elements of `dtype`.
 struct SharedBuffer {
@@ -443,15 +468,20 @@ struct MbarrierOp {
   explicit MbarrierOp(const Op* o);
   Value* index() const { return op->operand(0); }
   Value* value() const { return op->operand(1); }
+  /// mbarrier_arrive_tx's %rank (the cluster's program whose mbarrier it is), or null: its own.
+  Value* rank() const { return op->operands.size() > 2 ? op->operand(2) : nullptr; }
   int64_t buffer() const { return op->int_attr(attr::kBuffer); }
 };
 struct TmaLoadOp : OpView<OpKind::TmaLoad> {
   using OpView::OpView;
   Value* index() const { return op->operand(0); }
   Value* barrier_index() const { return op->operand(1); }
+  bool multicast() const { return op->int_attr_or(attr::kMulticast, 0) != 0; }
   std::span<Value* const> coords() const {
-    return {op->operands.data() + 2, op->operands.size() - 2};
+    return {op->operands.data() + 2, op->operands.size() - 2 - (multicast() ? 1 : 0)};
   }
+  /// The multicast mask (multicast() only).
+  Value* mask() const { return op->operands.back(); }
   int64_t buffer() const { return op->int_attr(attr::kBuffer); }
   int64_t barrier() const { return op->int_attr(attr::kBarrier); }
   int64_t map() const { return op->int_attr(attr::kMap); }

@@ -166,7 +166,8 @@ constexpr OpTable<Check> kChecks = [] {
   t.add(check_wgmma_family, {K::Wgmma, K::WgmmaFence, K::WgmmaCommit, K::WgmmaWait,
                              K::FenceAsyncShared, K::SetMaxNReg});
   t.add(check_tma_family, {K::MbarrierInit, K::MbarrierArriveTx, K::MbarrierWait, K::MbarrierInval,
-                          K::TmaLoad, K::TmaStore, K::TmaStoreCommit, K::TmaStoreWait});
+                          K::TmaLoad, K::TmaStore, K::TmaStoreCommit, K::TmaStoreWait,
+                          K::ClusterRank, K::ClusterBarrier});
   t.add(check_coopmat_family, {K::CoopMatFill, K::CoopMatLoad, K::CoopMatStore,
                                K::CoopMatMulAdd, K::CoopMatLoadTensor});
   t.add(check_inline_asm, {K::InlineAsm, K::InlineAsmImpure});

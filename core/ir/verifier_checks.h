@@ -36,6 +36,8 @@ struct SimtContext {
   std::map<int64_t, std::optional<TensorMapParam>> maps;
   /// The function's `maxnreg` (registers per thread at launch); 0 when absent.
   int64_t maxnreg = 0;
+  /// The function's `cluster` (programs per thread-block cluster); 0 when absent.
+  int64_t cluster = 0;
 };
 
 /// The checks of one op: typed access to its operands and attributes, and one way to report.

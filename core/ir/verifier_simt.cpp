@@ -55,8 +55,16 @@ class FunctionAttrChecker {
       else if (n)
         maxnreg = *n;
     }
-    return SimtContext{buffers(), subgroup_ok ? subgroup : std::nullopt, threads,
-                       check_tensor_maps(fn_, [&](const std::string& m) { fail(m); }), maxnreg};
+    int64_t cluster = 0;
+    if (find_attr(fn_.attrs, attr::kCluster)) {
+      std::optional<int64_t> n = int_attr(attr::kCluster);
+      if (n && (*n < 1 || *n > 8))
+        fail("(SIMT) expects attribute 'cluster' in 1..8 (programs per cluster), got ", *n);
+      cluster = n.value_or(1);  // (present: its ops are checked as in a cluster)
+    }
+    return SimtContext{buffers(), subgroup_ok ? subgroup : std::nullopt,
+                       threads,   check_tensor_maps(fn_, [&](const std::string& m) { fail(m); }),
+                       maxnreg,   cluster};
   }
 
  private:

@@ -1,5 +1,6 @@
 /// \file Verifier rules of the SIMT IR's TMA family (core/ir/simt.h): the tensor-map attributes,
-/// mbarrier_init / mbarrier_arrive_tx / mbarrier_wait, tma_load and the tma_store family.
+/// mbarrier_init / mbarrier_arrive_tx / mbarrier_wait, tma_load and the tma_store family, and
+/// the cluster ops (cluster_rank, cluster_barrier).
 #include "core/ir/printer.h"
 #include "core/ir/verifier_checks.h"
 
@@ -40,8 +41,14 @@ void check_barrier_buffer(OpChecker& c) {
            dtype_name(b->dtype));
 }
 
+/// An op that reaches the cluster's other programs needs the function's `cluster` attribute.
+void require_cluster(OpChecker& c, std::string_view what) {
+  if (!c.simt->cluster)
+    c.fail("(", what, ") needs the function attribute 'cluster' (programs per cluster)");
+}
+
 /// The mbarrier at %index (i32) of an i64 buffer; the second operand (but for mbarrier_inval's)
-/// an i32.
+/// an i32; only mbarrier_arrive_tx takes a third, the rank of the cluster's program (i32).
 void check_mbarrier(OpChecker& c) {
   c.expect_type("operand #0 (the mbarrier's index)", c.in(0), kI32);
   if (c.op.kind == OpKind::MbarrierInval) return check_barrier_buffer(c);
@@ -49,7 +56,30 @@ void check_mbarrier(OpChecker& c) {
                      : c.op.kind == OpKind::MbarrierArriveTx ? "operand #1 (the bytes)"
                                                              : "operand #1 (the parity)";
   c.expect_type(what, c.in(1), kI32);
+  if (c.num_in() > 2) {
+    if (c.op.kind != OpKind::MbarrierArriveTx)
+      c.fail("expects 2 operands, got ", c.num_in());
+    else {
+      c.expect_type("operand #2 (the cluster rank)", c.in(2), kI32);
+      require_cluster(c, "an arrival on another program's mbarrier");
+    }
+  }
   check_barrier_buffer(c);
+}
+
+/// cluster_rank (an i32) and cluster_barrier (outside warp_specialize), in a clustered function.
+void check_cluster_op(OpChecker& c) {
+  if (c.op.kind == OpKind::ClusterRank)
+    c.expect_type("the result", c.out(), kI32);
+  else
+    for (const Op* p = c.op.parent ? c.op.parent->parent : nullptr; p;
+         p = p->parent ? p->parent->parent : nullptr)
+      if (p->kind == OpKind::WarpSpecialize) {
+        c.fail("inside warp_specialize (every thread of the workgroup reaches it)");
+        break;
+      }
+  require_cluster(c, c.op.kind == OpKind::ClusterRank ? "the program's rank in its cluster"
+                                                      : "a barrier of the cluster");
 }
 
 /// tma_load (%index, %bar, coordinates) and tma_store (%index, coordinates): i32 operands, a
@@ -61,8 +91,14 @@ void check_tma_copy(OpChecker& c) {
   c.expect_type(load ? "operand #0 (the destination's index)" : "operand #0 (the source's index)",
                 c.in(0), kI32);
   if (load) c.expect_type("operand #1 (the mbarrier's index)", c.in(1), kI32);
-  for (size_t i = first; i < c.num_in(); ++i)
+  const bool multicast = load && c.op.int_attr_or(attr::kMulticast, 0) != 0;
+  const size_t coords_end = c.num_in() - (multicast ? 1 : 0);
+  for (size_t i = first; i < coords_end; ++i)
     c.expect_type("operand #" + std::to_string(i) + " (a coordinate)", c.in(i), kI32);
+  if (multicast) {
+    c.expect_type("the last operand (the multicast mask)", c.in(coords_end), kI32);
+    require_cluster(c, "a copy to the cluster's programs");
+  }
   const SharedBuffer* smem = buffer_attr(c);
   if (load) {
     const SharedBuffer* bar = buffer_attr(c, attr::kBarrier);
@@ -80,10 +116,11 @@ void check_tma_copy(OpChecker& c) {
   }
   if (!it->second) return;  // reported with the function
   const TensorMapParam& m = *it->second;
-  if (c.num_in() != static_cast<size_t>(m.rank()) + first)
-    c.fail("expects ", m.rank() + static_cast<int>(first), " operands (the index, ",
-           load ? "the mbarrier's index and " : "", m.rank(), " coordinates of map ", *map,
-           "), got ", c.num_in());
+  if (coords_end != static_cast<size_t>(m.rank()) + first)
+    c.fail("expects ", m.rank() + static_cast<int>(first) + (multicast ? 1 : 0),
+           " operands (the index, ", load ? "the mbarrier's index and " : "", m.rank(),
+           " coordinates of map ", *map, multicast ? " and the multicast mask" : "", "), got ",
+           c.num_in());
   if (smem && smem->dtype != m.dtype)
     c.fail("expects attribute 'buffer' to name a buffer of the map's dtype ", dtype_name(m.dtype),
            ", got one of ", dtype_name(smem->dtype));
@@ -139,6 +176,9 @@ void check_tma_family(OpChecker& c) {
       return check_tma_copy(c);
     case OpKind::TmaStoreCommit:
       return;
+    case OpKind::ClusterRank:
+    case OpKind::ClusterBarrier:
+      return check_cluster_op(c);
     case OpKind::TmaStoreWait:
       c.int_attr_in(attr::kPending, 0, 16);  // as cp_async_wait's
       return;

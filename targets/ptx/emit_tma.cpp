@@ -1,6 +1,7 @@
 /// \file PTX of the SIMT IR's TMA family (core/ir/simt.h): mbarriers in shared memory and
 /// cp.async.bulk.tensor copies (loads into shared memory, stores from it in bulk groups) through
-/// the kernel's tensor-map parameters, in the instruction forms
+/// the kernel's tensor-map parameters, and the cluster ops (the rank, the cluster barrier, an
+/// arrival on another program's mbarrier, multicast copies), in the instruction forms
 /// that tests/targets/ptx/tma_box_ptx.h checks by hand (sm_90a).
 #include <span>
 #include <string>
@@ -14,9 +15,9 @@ namespace tessera::ptx {
 namespace {
 
 /// An inline-asm statement with side effects (it reads or writes memory the compiler cannot see).
-llvm::Value* statement(Emitter& e, llvm::Type* ret, const std::string& text,
-                       const std::string& constraints, llvm::ArrayRef<llvm::Value*> args,
-                       bool pure = false) {
+llvm::CallInst* statement(Emitter& e, llvm::Type* ret, const std::string& text,
+                          const std::string& constraints, llvm::ArrayRef<llvm::Value*> args,
+                          bool pure = false) {
   std::vector<llvm::Type*> types;
   for (llvm::Value* v : args) types.push_back(v->getType());
   auto* fty = llvm::FunctionType::get(ret, types, false);
@@ -45,6 +46,15 @@ void mbarrier(Emitter& e, const ir::Op& op) {
                 {bar, v});
       return;
     case ir::OpKind::MbarrierArriveTx:
+      if (m.rank()) {  // the mbarrier at the same place in the cluster's program of that rank
+        statement(e, e.b.getVoidTy(),
+                  "{\n\t.reg .b32 %tessera_remote;\n\t"
+                  "mapa.shared::cluster.u32 %tessera_remote, $0, $2;\n\t"
+                  "mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64 _, "
+                  "[%tessera_remote], $1;\n}",
+                  "r,r,r,~{memory}", {bar, v, e.get(m.rank())});
+        return;
+      }
       statement(e, e.b.getVoidTy(), "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;",
                 "r,r,~{memory}", {bar, v});
       return;
@@ -90,10 +100,17 @@ void tma_load(Emitter& e, const ir::Op& op) {
                                     map_address(e, t.map()),
                                     shared_address(e, t.barrier(), t.barrier_index())};
   const std::string list = coordinate_list(e, t.coords(), 3, args, constraints);
+  std::string multicast;  // to the cluster's programs whose bits the 16-bit mask sets
+  if (t.multicast()) {
+    multicast = ".multicast::cluster";
+    args.push_back(e.b.CreateTrunc(e.get(t.mask()), e.b.getInt16Ty()));
+    constraints += ",h";
+  }
   statement(e, e.b.getVoidTy(),
             "cp.async.bulk.tensor." + std::to_string(t.coords().size()) +
-                "d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, " + list +
-                "], [$2];",
+                "d.shared::cluster.global.mbarrier::complete_tx::bytes" + multicast +
+                " [$0], [$1, " + list + "], [$2]" +
+                (t.multicast() ? ", $" + std::to_string(args.size() - 1) : std::string()) + ";",
             constraints + ",~{memory}", args);
 }
 
@@ -121,6 +138,21 @@ void emit_tma(Emitter& e, const ir::Op& op) {
       return tma_store(e, op);
     case ir::OpKind::TmaStoreCommit:
       statement(e, e.b.getVoidTy(), "cp.async.bulk.commit_group;", "~{memory}", {});
+      return;
+    case ir::OpKind::ClusterRank:
+      e.set(op.results[0], statement(e, e.b.getInt32Ty(), "mov.u32 $0, %cluster_ctarank;", "=r", {},
+                                     /*pure=*/true));
+      return;
+    case ir::OpKind::ClusterBarrier:
+      // (The fence makes this workgroup's mbarrier initializations visible to the cluster's
+      // arrivals and copies, as the barrier does its other writes.)
+      // Convergent: every thread reaches the one barrier (.aligned); LLVM may not copy it into
+      // the arms of a branch before it.
+      statement(e, e.b.getVoidTy(),
+                "fence.mbarrier_init.release.cluster;\n\t"
+                "barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;",
+                "~{memory}", {})
+          ->addFnAttr(llvm::Attribute::Convergent);
       return;
     case ir::OpKind::TmaStoreWait:
       statement(

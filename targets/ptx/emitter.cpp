@@ -50,7 +50,8 @@ constexpr ir::OpTable<Handler> kHandlers = [] {
                       K::WgmmaFence, K::WgmmaCommit, K::WgmmaWait, K::FenceAsyncShared,
                       K::SetMaxNReg});
   t.add(emit_tma, {K::MbarrierInit, K::MbarrierArriveTx, K::MbarrierWait, K::MbarrierInval,
-                  K::TmaLoad, K::TmaStore, K::TmaStoreCommit, K::TmaStoreWait});
+                  K::TmaLoad, K::TmaStore, K::TmaStoreCommit, K::TmaStoreWait,
+                  K::ClusterRank, K::ClusterBarrier});
   t.add(emit_debug, {K::Print, K::Assert, K::Assume, K::MultipleOf, K::MaxContiguous});
   t.add(emit_inline_asm, {K::InlineAsm, K::InlineAsmImpure});
   t.add(emit_coopmat_unsupported, {K::CoopMatFill, K::CoopMatLoad, K::CoopMatStore,

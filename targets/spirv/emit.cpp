@@ -182,7 +182,8 @@ constexpr ir::OpTable<Family> kFamilies = [] {
   t.add(F::Wgmma, {K::Wgmma, K::WgmmaFence, K::WgmmaCommit, K::WgmmaWait, K::FenceAsyncShared,
                    K::SetMaxNReg});
   t.add(F::Tma, {K::MbarrierInit, K::MbarrierArriveTx, K::MbarrierWait, K::MbarrierInval,
-                   K::TmaLoad, K::TmaStore, K::TmaStoreCommit, K::TmaStoreWait});
+                   K::TmaLoad, K::TmaStore, K::TmaStoreCommit, K::TmaStoreWait,
+                   K::ClusterRank, K::ClusterBarrier});
   t.add(F::WarpSpecialize, {K::WarpSpecialize});
   t.add(F::AtomicRmw, {K::AtomicRmw});
   t.add(F::AtomicCas, {K::AtomicCas});

@@ -252,7 +252,7 @@ void add_wgmma_function(Module& m) {
 }
 
 /// A SIMT function with the TMA family: a tensor map, an mbarrier initialized, armed with the
-/// box's bytes, a copy completing on it, and a wait.
+/// box's bytes, a copy completing on it, and a wait; then the cluster ops.
 void add_tma_function(Module& m) {
   Function* fn = m.add_function("every_tma_op", Location::make("/src/every_op.cpp", 100, 6));
   set_simt_attrs(*fn, 128, 32, "cuda-sm_90a");
@@ -284,6 +284,18 @@ void add_tma_function(Module& m) {
   b.create(OpKind::TmaStore, {c0, rows, c0}, {}, {{"buffer", int64_t{0}}, {"map", int64_t{0}}});
   b.create(OpKind::TmaStoreCommit, {}, {});
   b.create(OpKind::TmaStoreWait, {}, {}, {{"pending", int64_t{0}}});
+  // In a cluster of 2: the rank, the cluster's barrier, an arrival on the other program's
+  // mbarrier and a copy multicast to both.
+  fn->set_attr("cluster", int64_t{2});
+  Value* rank = b.create(OpKind::ClusterRank, {}, {i32()})->results[0];
+  b.create(OpKind::ClusterBarrier, {}, {});
+  b.create(OpKind::MbarrierArriveTx, {c0, c0, rank}, {}, bar);
+  Value* both = b.constant_int(i32(), 3);
+  b.create(OpKind::TmaLoad, {c0, c0, rows, c0, both}, {},
+           {{"barrier", int64_t{1}},
+            {"buffer", int64_t{0}},
+            {"map", int64_t{0}},
+            {"multicast", int64_t{1}}});
 }
 
 /// A SIMT function with the cooperative-matrix family: a filled accumulator, A and B loaded from

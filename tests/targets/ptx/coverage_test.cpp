@@ -140,7 +140,9 @@ TEST_CASE("ptx: one kernel holds every SIMT op kind and assembles") {
     // The TMA family too: tma_test.cpp assembles it there.
     if (kind == OpKind::MbarrierInit || kind == OpKind::MbarrierArriveTx ||
         kind == OpKind::MbarrierWait || kind == OpKind::MbarrierInval || kind == OpKind::TmaLoad ||
-        kind == OpKind::TmaStore || kind == OpKind::TmaStoreCommit || kind == OpKind::TmaStoreWait)
+        kind == OpKind::TmaStore || kind == OpKind::TmaStoreCommit ||
+        kind == OpKind::TmaStoreWait || kind == OpKind::ClusterRank ||
+        kind == OpKind::ClusterBarrier)
       continue;
     // Cooperative matrices are SPIR-V's: PTX refuses them (below).
     if (kind == OpKind::CoopMatFill || kind == OpKind::CoopMatLoad ||

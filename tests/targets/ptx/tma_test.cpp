@@ -140,3 +140,58 @@ func @tma_store(%a: ptr<f16> {divisibility = 16}, %m: i32, %k: i32 {divisibility
   CHECK(kind == tessera::ErrorKind::Unsupported);
   CHECK(message.find("'tma_store' is not supported on") != std::string::npos);
 }
+
+TEST_CASE("ptx tma: the cluster ops: the rank, the barrier, a remote arrival, a multicast copy") {
+  // Rank r's thread 0 initializes the mbarrier; the cluster meets; thread 0 arms it for the
+  // whole 64 x 64 f16 box and copies its half (rows 32 r ..) to both programs; then arrives on
+  // the other program's mbarrier 1; everyone waits; the cluster meets before the end.
+  constexpr const char* kCluster = R"tir(
+func @pair(%a: ptr<f16> {divisibility = 16}, %m: i32, %k: i32 {divisibility = 16}) attributes {cluster = 2, shared_0 = tile<4096xf16>, shared_1 = tile<2xi64>, stage = "simt", subgroup = 32, tensor_map_0 = "tensor_map(%0: f16 [%1 x %2] strides [%2, 1] box [32 x 64] swizzle 128)", threads = 128} {
+  %lane = lane_id : i32
+  %sg = subgroup_id : i32
+  %c32 = constant {value = 32} : i32
+  %t0 = mul %sg, %c32 : i32
+  %tid = add %t0, %lane : i32
+  %zero = constant {value = 0} : i32
+  %one = constant {value = 1} : i32
+  %three = constant {value = 3} : i32
+  %bytes = constant {value = 8192} : i32
+  %c2048 = constant {value = 2048} : i32
+  %rank = cluster_rank : i32
+  %peer = xor %rank, %one : i32
+  %first = cmp_eq %tid, %zero : i1
+  if %first ({
+    mbarrier_init %zero, %one {buffer = 1}
+    mbarrier_init %one, %one {buffer = 1}
+    yield
+  }, {
+    yield
+  })
+  cluster_barrier
+  if %first ({
+    mbarrier_arrive_tx %zero, %bytes {buffer = 1}
+    %row = mul %rank, %c32 : i32
+    %at = mul %rank, %c2048 : i32
+    tma_load %at, %zero, %row, %zero, %three {barrier = 1, buffer = 0, map = 0, multicast = 1}
+    mbarrier_arrive_tx %one, %zero, %peer {buffer = 1}
+    yield
+  }, {
+    yield
+  })
+  mbarrier_wait %zero, %zero {buffer = 1}
+  mbarrier_wait %one, %zero {buffer = 1}
+  cluster_barrier
+}
+)tir";
+  const ptx_test::Emitted e = ptx_test::emit(kCluster, ptx_test::profile("cuda-sm_90a"));
+  CHECK(e.has("mov.u32 %r"));
+  CHECK(e.has("%cluster_ctarank;"));
+  CHECK(e.count("fence.mbarrier_init.release.cluster;") == 2);
+  CHECK(e.count("barrier.cluster.arrive.release.aligned;") == 2);
+  CHECK(e.count("barrier.cluster.wait.acquire.aligned;") == 2);
+  CHECK(
+      e.has("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes."
+            "multicast::cluster ["));
+  CHECK(e.has("mapa.shared::cluster.u32"));
+  CHECK(e.has("mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64 _, ["));
+}

@@ -198,6 +198,10 @@ std::string refused_kernel(OpKind kind) {
       return kernel("", "  tma_store_commit", "");
     case OpKind::TmaStoreWait:
       return kernel("", "  tma_store_wait {pending = 0}", "");
+    case OpKind::ClusterRank:
+      return kernel("", "  %r = cluster_rank : i32", "cluster = 2");
+    case OpKind::ClusterBarrier:
+      return kernel("", "  cluster_barrier", "cluster = 2");
     default:
       return kernel("%h: f16, %f: f32",
                     R"(  %d0, %d1, %d2, %d3 = mma %h, %h, %h, %h, %h, %h, %h, %h, %h, %h, %h, %h,
@@ -253,7 +257,9 @@ TEST_CASE("spirv: every op kind of a SIMT function validates or is refused") {
                               OpKind::TmaLoad,
                               OpKind::TmaStore,
                               OpKind::TmaStoreCommit,
-                              OpKind::TmaStoreWait};
+                              OpKind::TmaStoreWait,
+                              OpKind::ClusterRank,
+                              OpKind::ClusterBarrier};
   refused.insert({OpKind::InlineAsm, OpKind::InlineAsmImpure});  // H20
   for (OpKind kind : refused) {
     CAPTURE(tessera::ir::op_name(kind));
