@@ -36,8 +36,8 @@ void cluster_barrier(Machine& m, const Instr& in, const Mask& mask) {
       for (size_t r = 0; r < c.members.size() && behind == c.members.size(); ++r)
         if (c.barriers[r] < mine) behind = r;
       if (behind == c.members.size()) break;
-      const std::string who = program_name(*c.members[behind]) + " (rank " +
-                              std::to_string(behind) + ")";
+      const std::string who =
+          program_name(*c.members[behind]) + " (rank " + std::to_string(behind) + ")";
       if (c.ended[behind])
         m.fault(*in.op, -1, "cluster_barrier that can never complete (a GPU hangs)",
                 ": " + who + " of the cluster has ended without reaching it");

@@ -73,7 +73,11 @@ void tma_copy(const TmaCopy& c, const ReadGlobal& read, std::byte* smem) {
 void tma_store_copy(const TmaCopy& c, const std::byte* smem, const WriteGlobal& write) {
   const int64_t line_bytes = c.box.back() * c.elem_bytes;
   std::vector<std::byte> line(static_cast<size_t>(line_bytes));
-  for_each_row(c, [&](int64_t r, uint64_t address, int64_t lo, int64_t hi) {
+  // The hardware writes whole 16-byte chunks: the innermost extent as far as the chunk it ends
+  // in (the tensor's base is 16-byte aligned).
+  TmaCopy chunks = c;
+  chunks.dims.back() = (c.dims.back() * c.elem_bytes + 15) / 16 * 16 / c.elem_bytes;
+  for_each_row(chunks, [&](int64_t r, uint64_t address, int64_t lo, int64_t hi) {
     if (lo >= hi) return;
     for (int64_t b = 0; b < line_bytes; b += 16) {
       const int64_t n = std::min<int64_t>(16, line_bytes - b);

@@ -6,7 +6,8 @@
 ///     shared memory densely, innermost dimension fastest, with the 16-byte chunks of each row
 ///     swizzled (tma_swizzle); it then completes the box's bytes on an mbarrier;
 ///   * a tensor store (cp.async.bulk.tensor, shared to global) reads a box so laid out and writes
-///     the elements that lie inside the tensor;
+///     the elements that lie inside the tensor, in whole 16-byte chunks (so also those past the
+///     innermost extent up to the next 16-byte boundary);
 ///   * an mbarrier counts the arrivals its current phase still expects and the bytes of
 ///     transactions (copies) it still expects; when both reach zero the phase completes and the
 ///     next begins with the initial arrival count. A wait names the parity of the phase it waits
@@ -52,7 +53,10 @@ using WriteGlobal = std::function<void(uint64_t address, const std::byte* in, si
 
 /// Performs the tensor store of `c` (PTX cp.async.bulk.tensor, shared to global): the box, laid
 /// out in `smem` as tma_copy writes it, goes to the tensor through `write`; elements outside
-/// the tensor are not written.
+/// the tensor are not written, but for those in the 16-byte chunk where the innermost extent
+/// ends: the hardware writes whole chunks (an extent of 45 i8, f16 or f32 elements is written
+/// up to 48, measured on the H200), so a lowering stores by TMA only extents known to be
+/// multiples of 16 bytes (lower::plan_tma_store).
 void tma_store_copy(const TmaCopy& c, const std::byte* smem, const WriteGlobal& write);
 
 /// One mbarrier's state (PTX mbarrier: arrival count, pending arrivals, tx-count, phase).

@@ -120,6 +120,13 @@ std::optional<ir::TensorMapParam> plan_tma_store(const ir::Function& fn, const i
         why, "TMA stores are planned for rank-2 blocks, not rank " + std::to_string(map->rank()));
   if (map->dtype == ir::DType::i1)
     return fail(why, "i1 blocks are stored as masked stores (shared memory holds no i1)");
+  // A TMA store writes whole 16-byte chunks: past an innermost extent that is not a multiple
+  // of 16 bytes it would overwrite up to the next boundary (seen on the H200: columns 45 to 47
+  // of a 45-column tensor; Triton documents the same limit).
+  if (!aligned_bytes(fn, map->dims.back(), ir::dtype_bytes(map->dtype)))
+    return fail(why, "shape[" + std::to_string(map->rank() - 1) +
+                         "] is not known to be a multiple of 16 bytes (TMA stores whole "
+                         "16-byte chunks)");
   // Box i of a wide row starts at i x rows x 128 bytes, which must be a multiple of 1024.
   if (map->copies > 1 && map->box[0] % 8 != 0)
     return fail(why, "a block row over 128 bytes needs a multiple of 8 rows, not " +

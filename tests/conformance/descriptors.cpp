@@ -72,10 +72,12 @@ void add(std::vector<Case>& out, std::string name, std::vector<Need> needs,
 
 /// With `tma_store`, y's row stride is 64 elements (a multiple of 16 bytes, so that on sm_90a
 /// its blocks are stored by TMA: 32 columns of f32, f16 and i8 are rows of 128, 64 and 32
-/// bytes, each swizzle once); else 50.
-void copy_case(Context& ctx, DType t, bool tma_store = false) {
+/// bytes, each swizzle once); else 50. `cols` 48 is a multiple of 16 bytes in every dtype (the
+/// launch proves it: TMA stores, which write whole 16-byte chunks); 45 is not (masked stores
+/// even with tma_store: a TMA store would write columns 45 to 47).
+void copy_case(Context& ctx, DType t, bool tma_store = false, int cols = 45) {
   auto k = TESSERA_KERNEL(desc_copy_kernel, x, y, rows, cols, sx, sy, dr, dc, BR, BC);
-  const int rows = 37, cols = 45, sx = 48, sy = tma_store ? 64 : 50, BR = 16, BC = 32;
+  const int rows = 37, sx = 48, sy = tma_store ? 64 : 50, BR = 16, BC = 32;
   const CompileOptions options{.tma_store = tma_store};
   HostArray x = ctx.random_full(t, size_t(rows) * sx);
   DevArray dx = ctx.upload(x);
@@ -94,7 +96,8 @@ void copy_case(Context& ctx, DType t, bool tma_store = false) {
                                           : inside  ? x.bits(size_t(xr) * sx + xc)
                                                     : 0);  // zero of every dtype
       }
-    ctx.check_exact(dname(t) + " shift (" + std::to_string(dr) + ", " + std::to_string(dc) + ")",
+    ctx.check_exact(dname(t) + " " + std::to_string(cols) + " columns, shift (" +
+                        std::to_string(dr) + ", " + std::to_string(dc) + ")",
                     ctx.download(o), want);
   }
 }
@@ -166,8 +169,10 @@ void register_descriptors(std::vector<Case>& out) {
   // With tma_store (CompileOptions): on sm_90a the blocks are stored by TMA (each swizzle once),
   // elsewhere the option changes nothing.
   for (DType t : {DType::f32, DType::f16, DType::i8})
-    add(out, "copy_2d_tma_store/" + dname(t), needs_of(t),
-        [t](Context& ctx) { copy_case(ctx, t, true); });
+    add(out, "copy_2d_tma_store/" + dname(t), needs_of(t), [t](Context& ctx) {
+      copy_case(ctx, t, true, 48);
+      copy_case(ctx, t, true, 45);
+    });
   add(out, "rank_1_and_3", {Need::Int64}, rank_case);
   for (DType t : {DType::f16, DType::bf16}) {
     add(out, "matmul/" + dname(t), needs_of(t),

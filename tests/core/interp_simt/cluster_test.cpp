@@ -29,7 +29,8 @@ func @ranks(%out: ptr<i32>, %s: i32) attributes {cluster = {CLUSTER}, stage = "s
 }
 )tir";
 
-/// Two programs of a cluster hand an arrival over: thread 0 initializes mbarrier 0 (one arrival); the cluster meets ({MEET}); thread 0 arrives on the mbarrier of the program of rank {PEER}
+/// Two programs of a cluster hand an arrival over: thread 0 initializes mbarrier 0 (one arrival);
+/// the cluster meets ({MEET}); thread 0 arrives on the mbarrier of the program of rank {PEER}
 /// (%peer: the other one); every thread waits for its own mbarrier's phase 0, then stores its
 /// program id; the cluster meets again before the end ({END}).
 constexpr const char* kHandOver = R"tir(
@@ -135,8 +136,8 @@ TEST_CASE("simt cluster: cluster_rank is the program's place in its cluster alon
 }
 
 TEST_CASE("simt cluster: a grid whose x is not a multiple of the cluster is refused") {
-  SimtKernel k(subst(subst(std::string(kRanks), {{"IDS", std::string(kThreadId)}}),
-                     {{"CLUSTER", "4"}}));
+  SimtKernel k(
+      subst(subst(std::string(kRanks), {{"IDS", std::string(kThreadId)}}), {{"CLUSTER", "4"}}));
   std::vector<int32_t> out(2 * 32 * 6, -1);
   HostMemory mem;
   const std::string e =
@@ -172,8 +173,9 @@ TEST_CASE("simt cluster: waits that no program of the cluster can end are the ha
 
 TEST_CASE("simt cluster: a program that has ended is out of the others' reach") {
   // Rank 0 ends at once; rank 1 then arrives on its mbarrier (no barrier orders the two).
-  SimtKernel k(kernel(R"(func @late(%s: i32) attributes {cluster = 2, shared_0 = tile<1xi64>, stage = "simt", subgroup = 32, threads = 32} {)",
-                      R"(  %rank = cluster_rank : i32
+  SimtKernel k(kernel(
+      R"(func @late(%s: i32) attributes {cluster = 2, shared_0 = tile<1xi64>, stage = "simt", subgroup = 32, threads = 32} {)",
+      R"(  %rank = cluster_rank : i32
   %first = cmp_eq %tid, %c0 : i1
   if %first ({
     mbarrier_init %c0, %c1 {buffer = 0}
@@ -205,8 +207,7 @@ TEST_CASE("simt cluster: a program that has ended is out of the others' reach") 
   }))"));
   std::vector<int32_t> out(32 * 2, -1);
   const std::string h = error_of([&] { half.run(mem, Grid{2}, mem.add(out), int32_t{32}); });
-  CHECK(h.find("cluster_barrier that can never complete (a GPU hangs) in kernel 'hand_over'") ==
-        0);
+  CHECK(h.find("cluster_barrier that can never complete (a GPU hangs) in kernel 'hand_over'") == 0);
   CHECK(h.find(": program (1, 0, 0) (rank 1) of the cluster has ended without reaching it") !=
         std::string::npos);
 }

@@ -1,5 +1,6 @@
 // \file TMA copies and mbarriers (core/ir/tma.h): a box copied with the zero fill outside the
-// tensor and the 16-byte chunks swizzled, and the mbarrier's phases with their parity waits.
+// tensor and the 16-byte chunks swizzled, a store in whole 16-byte chunks, and the mbarrier's
+// phases with their parity waits.
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -54,6 +55,38 @@ TEST_CASE("tma: a box across the tensor's edges reads zeros outside, swizzled in
         CHECK(smem[static_cast<size_t>(at)] == want);
       }
   }
+}
+
+TEST_CASE("tma: a store writes whole 16-byte chunks, past an extent that ends inside one") {
+  // A 3 x 45 u16 tensor with a row stride of 64 elements; the 2 x 32 box at (1, 32) holds
+  // 1000 + its element index. Columns 45 to 47 share the chunk of column 44 and are written;
+  // 48 and on, and row 0, are not (measured on the H200: docs/performance.md).
+  const int64_t rows = 3, cols = 45, stride = 64;
+  std::vector<uint16_t> g(static_cast<size_t>(rows * stride), 0xdead);
+  std::vector<uint16_t> box(2 * 32);
+  for (size_t i = 0; i < box.size(); ++i) box[i] = uint16_t(1000 + i);
+  const uint64_t base = 0x10000;
+  auto write = [&](uint64_t address, const std::byte* in, size_t n) {
+    REQUIRE(address >= base);
+    REQUIRE(address + n <= base + g.size() * 2);
+    std::memcpy(reinterpret_cast<std::byte*>(g.data()) + (address - base), in, n);
+  };
+  ir::TmaCopy c{.base = base,
+                .dims = {rows, cols},
+                .strides = {stride * 2, 2},
+                .box = {2, 32},
+                .coords = {1, 32},
+                .elem_bytes = 2,
+                .swizzle = 0};
+  ir::tma_store_copy(c, reinterpret_cast<const std::byte*>(box.data()), write);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t col = 0; col < stride; ++col) {
+      CAPTURE(r);
+      CAPTURE(col);
+      const bool written = r >= 1 && col >= 32 && col < 48;
+      CHECK(g[size_t(r * stride + col)] ==
+            (written ? uint16_t(1000 + (r - 1) * 32 + (col - 32)) : uint16_t(0xdead)));
+    }
 }
 
 TEST_CASE("tma: an mbarrier phase completes on its arrivals and its bytes, waits by parity") {

@@ -350,9 +350,10 @@ TEST_CASE("tma: the TMA ring's kernel computes the matmul on the SIMT interprete
 }
 
 TEST_CASE("tma: a desc_store TMA can write, with the reasons it stays masked stores") {
-  auto store = [](const std::string& block, const std::string& facts = " {divisibility = 16}") {
-    return "func @k(%a: ptr<f16>" + facts + ", %m: i32, %k: i32, %s: i32 {divisibility = 16}, " +
-           "%o: i32) {\n  %one = constant {value = 1} : i32\n" +
+  auto store = [](const std::string& block, const std::string& facts = " {divisibility = 16}",
+                  const std::string& inner = " {divisibility = 8}") {
+    return "func @k(%a: ptr<f16>" + facts + ", %m: i32, %k: i32" + inner +
+           ", %s: i32 {divisibility = 16}, " + "%o: i32) {\n  %one = constant {value = 1} : i32\n" +
            "  %v = constant {value = 1.0} : tile<" + block + "xf16>\n" +
            "  desc_store %a, %m, %k, %s, %one, %o, %o, %v\n}\n";
   };
@@ -386,6 +387,12 @@ TEST_CASE("tma: a desc_store TMA can write, with the reasons it stays masked sto
       "  desc_store %a, %n, %n, %n, %one, %o, %o, %v\n}\n";
   CHECK_FALSE(plan_store(bits, &why));
   CHECK(why == "i1 blocks are stored as masked stores (shared memory holds no i1)");
+  // TMA stores whole 16-byte chunks: an innermost extent not known to be a multiple of 16 bytes
+  // (8 f16) would be overwritten up to the next chunk.
+  CHECK_FALSE(plan_store(store("64x64", " {divisibility = 16}", " {divisibility = 4}"), &why));
+  CHECK(why ==
+        "shape[1] is not known to be a multiple of 16 bytes (TMA stores whole 16-byte chunks)");
+  CHECK_FALSE(plan_store(store("64x64", " {divisibility = 16}", ""), &why));
 }
 
 namespace {
