@@ -71,6 +71,7 @@ Target make_lavapipe() {
   t.loop_limit = 65535;  // gallivm's LP_MAX_TGSI_LOOP_ITERATIONS
   t.set(Quirk::SpecialConstantFolding);
   t.set(Quirk::WideCompareFolding);
+  t.set(Quirk::WideRoundUnrounded);
   return t;
 }
 

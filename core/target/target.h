@@ -91,11 +91,18 @@ std::optional<Cap> parse_cap(std::string_view text);
 ///    a constant beyond 32 bits are right. Found by `x.to(int64) < 3` giving 0 where host and simt
 ///    gave 1, narrowed with conformance probes. The emitter hides the constant operand of every
 ///    signed 64-bit <, <=, >, >= behind the grid condition, so the driver cannot see it.
+///  - WideRoundUnrounded (Mesa's lavapipe, 22.3, with LLVM 15 at 256-bit vectors: an AMD EPYC
+///    with AVX2 shows it, 128-bit vectors do not): GLSL RoundEven (and Trunc) of an f64 of
+///    magnitude 2^24 or more returns it unrounded, as if 2^24 (f32's bound of the fractional
+///    values) were f64's too. sin and cos of f64 in [2^24, 2^30) (their Cody-Waite quadrant,
+///    rint(x 2/pi)) came out grossly wrong (conformance math/sin_huge/f64, 2026-12-05); Floor and
+///    Ceil are right. The math library rounds f64 by adding and subtracting 2^52 instead.
 #define TESSERA_QUIRKS(X)                               \
   X(NarrowNegateUnwrapped, "narrow_negate_unwrapped")   \
   X(SpecialConstantFolding, "special_constant_folding") \
   X(NarrowFloatUnrounded, "narrow_float_unrounded")     \
-  X(WideCompareFolding, "wide_compare_folding")
+  X(WideCompareFolding, "wide_compare_folding")         \
+  X(WideRoundUnrounded, "wide_round_unrounded")
 
 enum class Quirk : uint8_t {
 #define X(name, text) name,

@@ -333,6 +333,7 @@ target::Target PhysicalFacts::target(const std::string& name) const {
   t.set(target::Quirk::NarrowFloatUnrounded, p12.driverID == VK_DRIVER_ID_NVIDIA_PROPRIETARY);
   t.set(target::Quirk::SpecialConstantFolding, p12.driverID == VK_DRIVER_ID_MESA_LLVMPIPE);
   t.set(target::Quirk::WideCompareFolding, p12.driverID == VK_DRIVER_ID_MESA_LLVMPIPE);
+  t.set(target::Quirk::WideRoundUnrounded, p12.driverID == VK_DRIVER_ID_MESA_LLVMPIPE);
   t.matrix_shapes = matrix_shapes;
   // The workgroup-scope flexible shapes, which only a coopmat2 target's dot plan may use.
   if (coopmat2_enabled())

@@ -62,7 +62,17 @@ struct SpvMath {
     if (!e.target.has(target::Cap::FusedFma)) return math::fma_from_products(*this, x, y, z);
     return wrap<0>(b.ext(GLSLstd450Fma, fty, {x.v, y.v, z.v}));
   }
-  F rint(F x) { return wrap<0>(b.ext(GLSLstd450RoundEven, fty, {x.v})); }
+  /// GLSL RoundEven; f64 on a driver with Quirk::WideRoundUnrounded: x + 2^52 - 2^52 (with x's
+  /// sign), which the addition rounds to the nearest even integer, for |x| < 2^52 (larger values
+  /// are integers already); a zero takes x's sign (x * 0).
+  F rint(F x) {
+    if (Single || !e.target.has(target::Quirk::WideRoundUnrounded))
+      return wrap<0>(b.ext(GLSLstd450RoundEven, fty, {x.v}));
+    const double two52 = 4503599627370496.0;
+    F shift = sel(x < c(0), c(-two52), c(two52));
+    F r = (x + shift) - shift;
+    return sel(abs(x) < c(two52), sel(r == c(0), x * c(0), r), x);
+  }
   F abs(F x) { return wrap<0>(b.ext(GLSLstd450FAbs, fty, {x.v})); }
   /// GLSL Sqrt (Vulkan bounds it by 3 ulp at f32; the algorithms correct it by a Newton step).
   F sqrt(F x) { return wrap<0>(b.ext(GLSLstd450Sqrt, fty, {x.v})); }

@@ -307,5 +307,5 @@ TEST_CASE("target: vulkan-lavapipe's text form, field by field") {
         "vulkan-lavapipe{isa=spirv1.6, subgroup=8, threads=256, shared=32768, push=128, "
         "grid=65535x65535x65535, caps=int64+int8+int16+fp16+fp64+subgroup_shuffle+"
         "float_atomic_add+int64_atomics+bda+inf_nan_preserve, matrix=, loops=65535, "
-        "quirks=special_constant_folding+wide_compare_folding}");
+        "quirks=special_constant_folding+wide_compare_folding+wide_round_unrounded}");
 }

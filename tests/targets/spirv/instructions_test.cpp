@@ -223,7 +223,9 @@ TEST_CASE("spirv: math goes through GLSL.std.450") {
   CHECK(!sin.has(" Sin %"));
   Emitted exp64 = math("exp", DType::f64);
   CHECK(!exp64.has("Exp %"));
-  CHECK(exp64.has("RoundEven %"));
+  // (lavapipe's profile rounds f64 by adding 2^52: quirk wide_round_unrounded, quirks_test.cpp)
+  CHECK(!exp64.has("RoundEven %"));
+  CHECK(math("exp", DType::f32).has("RoundEven %"));
   CHECK(math("log1p", DType::f64).has("OpFDiv %double"));
   Emitted tanh = math("tanh");
   CHECK(tanh.has("Tanh %"));

@@ -154,6 +154,18 @@ TEST_CASE("spirv: wide_compare_folding hides the constant of a signed 64-bit ord
   }
 }
 
+TEST_CASE("spirv: wide_round_unrounded rounds f64 by adding 2^52, not by RoundEven") {
+  // f64 sin's Cody-Waite quadrant is rint(x 2/pi); f32's keeps RoundEven (its bound is right).
+  const std::string f64 = value_kernel({DType::f64}, "  %r = sin %a0 : f64", DType::f64);
+  const std::string f32 = value_kernel({DType::f32}, "  %r = sin %a0 : f32", DType::f32);
+  Emitted plain = emit_both(f64, with_quirk(Quirk::WideRoundUnrounded, false));
+  Emitted added = emit_both(f64, with_quirk(Quirk::WideRoundUnrounded, true));
+  CHECK(plain.has("RoundEven"));
+  CHECK(!added.has("RoundEven"));
+  CHECK(added.count("OpFAdd %double") == plain.count("OpFAdd %double") + 1);  // x + 2^52
+  CHECK(emit_both(f32, with_quirk(Quirk::WideRoundUnrounded, true)).has("RoundEven"));
+}
+
 TEST_CASE("target: quirks print and parse, and the driver profiles carry theirs") {
   Target lavapipe = profile("vulkan-lavapipe"), nvidia = profile("vulkan-nvidia");
   CHECK(lavapipe.has(Quirk::SpecialConstantFolding));
@@ -162,7 +174,10 @@ TEST_CASE("target: quirks print and parse, and the driver profiles carry theirs"
   CHECK(!nvidia.has(Quirk::SpecialConstantFolding));
   CHECK(lavapipe.has(Quirk::WideCompareFolding));
   CHECK(!nvidia.has(Quirk::WideCompareFolding));
-  CHECK(lavapipe.str().find(", quirks=special_constant_folding+wide_compare_folding}") !=
+  CHECK(lavapipe.has(Quirk::WideRoundUnrounded));
+  CHECK(!nvidia.has(Quirk::WideRoundUnrounded));
+  CHECK(lavapipe.str().find(
+            ", quirks=special_constant_folding+wide_compare_folding+wide_round_unrounded}") !=
         std::string::npos);
   CHECK(nvidia.has(Quirk::NarrowFloatUnrounded));
   CHECK(nvidia.str().find(", quirks=narrow_negate_unwrapped+narrow_float_unrounded") !=
