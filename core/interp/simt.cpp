@@ -60,10 +60,14 @@ const uint32_t* Machine::schedule() {
   return orders_[splitmix64(order_state_) % kNumOrders].data();
 }
 
+std::string Machine::program() const {
+  return "program (" + std::to_string(pid[0]) + ", " + std::to_string(pid[1]) + ", " +
+         std::to_string(pid[2]) + ")";
+}
+
 std::string Machine::site(const ir::Op& op, int thread) const {
   std::ostringstream os;
-  os << "in kernel '" << fn.name << "' at " << op.loc.str() << ", program (" << pid[0] << ", "
-     << pid[1] << ", " << pid[2] << ")";
+  os << "in kernel '" << fn.name << "' at " << op.loc.str() << ", " << program();
   if (thread >= 0) os << ", thread " << thread;
   return os.str();
 }

@@ -9,11 +9,6 @@
 namespace tessera::interp::simt {
 namespace {
 
-std::string program_name(const Machine& m) {
-  return "program (" + std::to_string(m.pid[0]) + ", " + std::to_string(m.pid[1]) + ", " +
-         std::to_string(m.pid[2]) + ")";
-}
-
 /// cluster_rank: the workgroup's rank in its cluster (0 without one).
 void cluster_rank(Machine& m, const Instr& in, const Mask&) {
   int32_t* r = in.out[0].as<int32_t>();
@@ -37,7 +32,7 @@ void cluster_barrier(Machine& m, const Instr& in, const Mask& mask) {
         if (c.barriers[r] < mine) behind = r;
       if (behind == c.members.size()) break;
       const std::string who =
-          program_name(*c.members[behind]) + " (rank " + std::to_string(behind) + ")";
+          c.members[behind]->program() + " (rank " + std::to_string(behind) + ")";
       if (c.ended[behind])
         m.fault(*in.op, -1, "cluster_barrier that can never complete (a GPU hangs)",
                 ": " + who + " of the cluster has ended without reaching it");
@@ -61,7 +56,7 @@ Machine& cluster_member(Machine& m, const ir::Op& op, uint32_t t, int64_t rank) 
   const auto r = static_cast<size_t>(rank);
   if (m.cluster->ended[r])
     m.fault(op, static_cast<int>(t), "a write to the shared memory of a program that has ended",
-            ": " + program_name(*m.cluster->members[r]) + " (rank " + std::to_string(rank) +
+            ": " + m.cluster->members[r]->program() + " (rank " + std::to_string(rank) +
                 ") of the cluster ended first (a cluster_barrier before its end orders them)");
   return *m.cluster->members[r];
 }

@@ -308,6 +308,8 @@ class Machine {
   /// [0, threads), one of a few drawn from the schedule seed, varying from call to call.
   const uint32_t* schedule();
 
+  /// "program (x, y, z)": the running program's ids.
+  std::string program() const;
   /// "in kernel 'k' at file:line, program (x, y, z)[, thread t]" (no thread when t < 0).
   std::string site(const ir::Op& op, int thread) const;
   /// Throws a DeviceFault "<what> <site><detail>".

@@ -241,13 +241,8 @@ std::vector<Role> roles_of(Machine& m, const Instr& in, const Mask& mask) {
   return roles;
 }
 
-std::string program_label(const Machine& m) {
-  return "program (" + std::to_string(m.pid[0]) + ", " + std::to_string(m.pid[1]) + ", " +
-         std::to_string(m.pid[2]) + ")";
-}
-
 std::string role_label(const Machine& m, size_t k, const Role& r) {
-  return (m.cluster ? program_label(m) + ", " : std::string()) + "role " + std::to_string(k) +
+  return (m.cluster ? m.program() + ", " : std::string()) + "role " + std::to_string(k) +
          " (threads " + std::to_string(r.first) + " to " + std::to_string(r.first + r.count - 1) +
          ")";
 }
@@ -286,7 +281,7 @@ void run_warp_specialize(Machine& m, const Instr& in, const Mask& mask) {
     m.tasks->relabel(role_label(m, 0, (*roles)[0]));
     run_role(m, in, 0, (*roles)[0]);
     m.tasks->join(others, m, *in.op);
-    m.tasks->relabel(program_label(m));
+    m.tasks->relabel(m.program());
     return;
   }
   Tasks tasks([&m] { return m.tma.changes; }, "warp_specialize roles that all wait (a GPU hangs)",
@@ -321,7 +316,7 @@ void run_cluster(Cluster& cluster, const std::function<void(Machine&)>& finish) 
   } reset{cluster};
   for (size_t r = 0; r < cluster.members.size(); ++r) {
     Machine* m = cluster.members[r];
-    tasks.spawn(program_label(*m), [m, r, &cluster, &finish] {
+    tasks.spawn(m->program(), [m, r, &cluster, &finish] {
       m->run_block(0, m->all());
       finish(*m);
       cluster.ended[r] = 1;

@@ -255,10 +255,8 @@ void will_write(Machine& m, Machine& target, const Instr& in, uint32_t t, const 
     if (a.async_readers > 0)
       m.fault(*in.op, static_cast<int>(t), "shared-memory race",
               ": the copy writes " + ir::shared_buffer_attr(p.buffer) + "[" + std::to_string(e) +
-                  "] of program (" + std::to_string(target.pid[0]) + ", " +
-                  std::to_string(target.pid[1]) + ", " + std::to_string(target.pid[2]) +
-                  ") while its " + std::string(a.async_op->name()) + " at " +
-                  a.async_op->loc.str() + " reads it");
+                  "] of " + target.program() + " while its " + std::string(a.async_op->name()) +
+                  " at " + a.async_op->loc.str() + " reads it");
   }
 }
 
