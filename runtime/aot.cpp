@@ -16,7 +16,8 @@ namespace tessera {
 namespace aot {
 namespace {
 
-constexpr char kMagic[8] = {'T', 'S', 'R', 'A', 'O', 'T', '1', '\n'};
+/// 2: CompileOptions::cluster joined the integers (entries of layout 1 are refused, not misread).
+constexpr char kMagic[8] = {'T', 'S', 'R', 'A', 'O', 'T', '2', '\n'};
 constexpr uint64_t kSeed = 0x616f742d656e7472ull;
 
 void put_u64(std::string& out, uint64_t v) {

@@ -382,6 +382,13 @@ void KernelBase::launch(const LaunchConfig& config, std::span<const KernelArg> a
   if (config.options.maxnreg != 0 && (config.options.maxnreg < 16 || config.options.maxnreg > 255))
     fail(ErrorKind::Argument, "kernel '", name_,
          "': maxnreg must be 0 (no limit) or in 16..255, got ", config.options.maxnreg);
+  const int cluster = config.options.cluster;
+  if (cluster != 1 && cluster != 2 && cluster != 4 && cluster != 8)
+    fail(ErrorKind::Argument, "kernel '", name_, "': cluster must be 1, 2, 4 or 8, got ", cluster);
+  if (config.grid.x % static_cast<uint32_t>(cluster) != 0)
+    fail(ErrorKind::Argument, "kernel '", name_, "': cluster = ", cluster,
+         " groups the grid's x into clusters of ", cluster,
+         " programs, but grid x = ", config.grid.x, " is not a multiple of it");
   const std::array<int64_t, 3>& max_grid = grid_limits(*device);
   const uint32_t grid[3] = {config.grid.x, config.grid.y, config.grid.z};
   for (int axis = 0; axis < 3; ++axis)

@@ -56,6 +56,8 @@ std::unique_ptr<ir::Module> Lowerer::run() {
     fn_->set_attr(attr::kMaxnreg, registers().launch);
   else if (plan_.options().maxnreg > 0)
     fn_->set_attr(attr::kMaxnreg, int64_t{plan_.options().maxnreg});
+  if (plan_.cluster() > 1)  // the launch groups the programs (what crosses them: the rings')
+    fn_->set_attr(attr::kCluster, int64_t{plan_.cluster()});
   scopes_.push_back(Scope{fn_->body});
   b_.set_insertion_end(fn_->body);
   for (const ir::Param& p : src_.params) {

@@ -194,6 +194,9 @@ class LoweringPlan {
   int64_t threads() const { return threads_; }
   /// The loop planned LoopKind::WarpSpecialized (at most one per kernel), or null.
   const ir::Op* warp_specialized_loop() const { return ws_loop_; }
+  /// Programs per thread-block cluster: CompileOptions::cluster on a target with clusters (they
+  /// come with TMA: sm_90+), else 1 (the same grid runs without them).
+  int cluster() const { return target_.has(target::Cap::Tma) ? options_.cluster : 1; }
   /// The producer warpgroup's threads, beside threads(): 128 with a warp-specialized loop.
   int64_t producer_threads() const { return ws_loop_ ? 128 : 0; }
   const AxisInfoMap& axis() const { return axis_; }

@@ -10,8 +10,8 @@ namespace {
 /// A member added to CompileOptions without a row in kOptionFields fails to build here.
 [[maybe_unused]] void every_member_has_a_row(const CompileOptions& o) {
   [[maybe_unused]] const auto& [num_warps, num_stages, maxnreg, debug, fp_fusion, coopmat2,
-                                grouped_launch, tma_store] = o;
-  static_assert(std::size(kOptionFields) == 8, "CompileOptions and kOptionFields differ");
+                                grouped_launch, tma_store, cluster] = o;
+  static_assert(std::size(kOptionFields) == 9, "CompileOptions and kOptionFields differ");
 }
 
 }  // namespace

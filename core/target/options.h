@@ -41,6 +41,13 @@ struct CompileOptions {
   /// epilogue), not as masked stores; every other target ignores it. Off by default until the
   /// H200 has measured it (docs/performance.md).
   bool tma_store = false;
+  /// Programs per thread-block cluster along the grid's x axis: 1, 2, 4 or 8, and the grid's x a
+  /// multiple of it (else the launch is an Argument error, on every device). On a target with
+  /// clusters (sm_90+: Cap::Tma) consecutive programs along x run as one cluster, launched with
+  /// cuLaunchKernelEx, and a TMA ring whose boxes agree across the cluster's programs copies them
+  /// once for all of them (multicast; core/lower/lower_pipeline.cpp says when). Every other target
+  /// runs the same grid without clusters: a cluster never changes a result.
+  int cluster = 1;
   bool operator==(const CompileOptions&) const = default;
 };
 
@@ -70,6 +77,7 @@ inline constexpr OptionField kOptionFields[] = {
     {"coopmat2", nullptr, &CompileOptions::coopmat2, false, true, false},
     {"grouped_launch", nullptr, &CompileOptions::grouped_launch, false, true, true},
     {"tma_store", nullptr, &CompileOptions::tma_store, false, true, false},
+    {"cluster", &CompileOptions::cluster, nullptr, false, true, false},
 };
 
 /// The value of option `f` in `o` (a flag as 0 or 1).
@@ -80,15 +88,14 @@ void set_option(CompileOptions& o, const OptionField& f, int64_t value);
 const OptionField* find_option(std::string_view name);
 /// Sets the option called `name`; false when no option has that name.
 bool set_option(CompileOptions& o, std::string_view name, int64_t value);
-/// "num_warps, num_stages, maxnreg, debug, fp_fusion, coopmat2, grouped_launch, tma_store": the
-/// names, for
-/// error messages.
+/// "num_warps, num_stages, maxnreg, debug, fp_fusion, coopmat2, grouped_launch, tma_store,
+/// cluster": the names, for error messages.
 std::string option_names();
 
 /// The text forms of CompileOptions, as space-separated `name=value` words.
 enum class OptionsText {
   Every,    ///< every option ("num_warps=4 num_stages=3 maxnreg=0 debug=0 fp_fusion=0
-            ///< coopmat2=0 grouped_launch=1 tma_store=0"): the artifact cache's key
+            ///< coopmat2=0 grouped_launch=1 tma_store=0 cluster=1"): the artifact cache's key
   Short,    ///< num_warps and num_stages, the others only where not at their default: AOT
             ///< labels and tessera_add_kernels' specializations
   Capture,  ///< Short, less what a capture does not record: TESSERA_CAPTURE's options line

@@ -18,7 +18,8 @@ CompileOptions all_set() {
           .fp_fusion = true,
           .coopmat2 = true,
           .grouped_launch = false,
-          .tma_store = true};  // every field away from its default
+          .tma_store = true,
+          .cluster = 2};  // every field away from its default
 }
 
 TEST_CASE("options: text forms, byte for byte as the five sites wrote them") {
@@ -26,24 +27,26 @@ TEST_CASE("options: text forms, byte for byte as the five sites wrote them") {
   // The artifact cache's key: every option (keys of existing entries must not change).
   CHECK(describe(d, OptionsText::Every) ==
         "num_warps=4 num_stages=3 maxnreg=0 debug=0 fp_fusion=0 coopmat2=0 grouped_launch=1 "
-        "tma_store=0");
+        "tma_store=0 cluster=1");
   CHECK(describe(all_set(), OptionsText::Every) ==
         "num_warps=8 num_stages=2 maxnreg=64 debug=1 fp_fusion=1 coopmat2=1 grouped_launch=0 "
-        "tma_store=1");
+        "tma_store=1 cluster=2");
   // AOT labels and specializations: num_warps and num_stages, the rest where not default.
   CHECK(describe(d, OptionsText::Short) == "num_warps=4 num_stages=3");
   CHECK(describe(all_set(), OptionsText::Short) ==
         "num_warps=8 num_stages=2 maxnreg=64 debug=1 fp_fusion=1 coopmat2=1 grouped_launch=0 "
-        "tma_store=1");
+        "tma_store=1 cluster=2");
   // TESSERA_CAPTURE's line: the short form without debug.
   CHECK(describe(all_set(), OptionsText::Capture) ==
-        "num_warps=8 num_stages=2 maxnreg=64 fp_fusion=1 coopmat2=1 grouped_launch=0 tma_store=1");
+        "num_warps=8 num_stages=2 maxnreg=64 fp_fusion=1 coopmat2=1 grouped_launch=0 tma_store=1 "
+        "cluster=2");
   CHECK(describe({.coopmat2 = true}, OptionsText::Capture) ==
         "num_warps=4 num_stages=3 coopmat2=1");
   CHECK(describe({.fp_fusion = true}, OptionsText::Capture) ==
         "num_warps=4 num_stages=3 fp_fusion=1");
   CHECK(option_names() ==
-        "num_warps, num_stages, maxnreg, debug, fp_fusion, coopmat2, grouped_launch, tma_store");
+        "num_warps, num_stages, maxnreg, debug, fp_fusion, coopmat2, grouped_launch, tma_store, "
+        "cluster");
 }
 
 TEST_CASE("options: every form parses back, other words are left alone") {

@@ -251,7 +251,8 @@ TEST_CASE("aot: an entry's options keep their layout, each integer then one word
   // The layout entries had before kOptionFields: num_warps, num_stages, maxnreg as u64, then
   // debug in bit 0 and fp_fusion inverted in bit 1 (entries already built must still decode);
   // coopmat2, added later, in bit 2 (clear in the old entries, so they decode with it off);
-  // grouped_launch, later still, inverted in bit 3 (clear in the old entries: they decode on).
+  // grouped_launch, later still, inverted in bit 3 (clear in the old entries: they decode on);
+  // cluster, an integer after maxnreg (the magic went from TSRAOT1 to TSRAOT2 with it).
   auto u64 = [](uint64_t v) { return std::string(reinterpret_cast<const char*>(&v), 8); };
   for (int flags = 0; flags < 16; ++flags) {
     tessera::aot::Decoded d;
@@ -267,7 +268,7 @@ TEST_CASE("aot: an entry's options keep their layout, each integer then one word
     d.payload = "p";
     const std::string bytes = tessera::aot::encode_entry(d);
     const std::string expected =
-        u64(1) + "t" + u64(1) + u64(8) + u64(2) + u64(64) +
+        u64(1) + "t" + u64(1) + u64(8) + u64(2) + u64(64) + u64(1) +
         u64((d.options.debug ? 1 : 0) | (d.options.fp_fusion ? 0 : 2) |
             (d.options.coopmat2 ? 4 : 0) | (d.options.grouped_launch ? 0 : 8));
     REQUIRE(bytes.size() > 32 + expected.size());

@@ -150,6 +150,13 @@ TEST_CASE("runtime: launch arguments are checked by parameter name") {
   CHECK(msg == "kernel 'vadd': maxnreg must be 0 (no limit) or in 16..255, got 256");
   // The interpreters have no register limit: maxnreg is accepted and changes nothing.
   k[{{1}, {.maxnreg = 32}}](x, x, x, 16, 16);
+  msg = error_of([&] { k[{{2}, {.cluster = 3}}](x, x, x, 16, 16); }, ErrorKind::Argument);
+  CHECK(msg == "kernel 'vadd': cluster must be 1, 2, 4 or 8, got 3");
+  msg = error_of([&] { k[{{3}, {.cluster = 2}}](x, x, x, 16, 16); }, ErrorKind::Argument);
+  CHECK(msg == "kernel 'vadd': cluster = 2 groups the grid's x into clusters of 2 programs, but "
+               "grid x = 3 is not a multiple of it");
+  // The host device has no clusters: the same grid runs without them.
+  k[{{2}, {.cluster = 2}}](x, x, x, 16, 16);
 }
 
 TEST_CASE("runtime: each grid axis is checked against the device's own limits") {
