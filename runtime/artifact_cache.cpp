@@ -26,9 +26,10 @@
 namespace tessera::rt {
 namespace {
 
-/// Bumped whenever the entry layout or the serialized Artifact changes.
-constexpr const char* kFormat = "tessera-artifact-2";
-constexpr char kMagic[8] = {'T', 'S', 'R', 'A', 'R', 'T', '2', '\n'};
+/// Bumped whenever the entry layout or the serialized Artifact changes (3: Artifact::cluster
+/// after shared_bytes), so that older entries are refused and compiled again, never misread.
+constexpr const char* kFormat = "tessera-artifact-3";
+constexpr char kMagic[8] = {'T', 'S', 'R', 'A', 'R', 'T', '3', '\n'};
 /// magic, key bytes, payload bytes, payload checksum (lo, hi)
 constexpr size_t kHeaderBytes = sizeof kMagic + 4 * 8;
 
@@ -223,6 +224,7 @@ std::string serialize_artifact(const target::Artifact& a) {
   w.num(a.threads);
   w.num(a.subgroup);
   w.num(a.shared_bytes);
+  w.num(a.cluster);
   w.num<uint64_t>(a.tensor_maps.size());
   for (const ir::TensorMapParam& m : a.tensor_maps) {
     w.num(m.base_param);
@@ -279,6 +281,8 @@ std::optional<target::Artifact> deserialize_artifact(std::string_view bytes) {
   a.threads = r.num<uint32_t>();
   a.subgroup = r.num<uint32_t>();
   a.shared_bytes = r.num<uint64_t>();
+  a.cluster = r.num<uint32_t>();
+  r.require(a.cluster == 1 || a.cluster == 2 || a.cluster == 4 || a.cluster == 8);
   a.tensor_maps.resize(r.count(4 + 1 + 8 + 4 + 4));
   for (ir::TensorMapParam& m : a.tensor_maps) {
     m.base_param = r.num<int>();

@@ -97,6 +97,11 @@ struct Artifact {
   uint32_t threads = 0;       ///< threads per workgroup (x dimension only)
   uint32_t subgroup = 0;      ///< the subgroup size the code was lowered for (required)
   uint64_t shared_bytes = 0;  ///< static shared (workgroup) memory
+  /// Programs per thread-block cluster along the grid's x (the SIMT function's `cluster`
+  /// attribute, ir::simt_cluster): 1, 2, 4 or 8, above 1 only for PTX kernels of sm_90 and newer
+  /// compiled with CompileOptions::cluster > 1, which must then be launched as clusters of that
+  /// many programs (cuLaunchKernelEx) on a grid whose x is a multiple of it.
+  uint32_t cluster = 1;
 };
 
 }  // namespace tessera::target

@@ -247,6 +247,32 @@ TEST_CASE("aot: TMA tensor maps survive an entry, and a device that cannot encod
                      dev->info().name + " (") == 0);
 }
 
+TEST_CASE("aot: a clustered sm_90a artifact keeps its cluster in an entry, and sm_80 has none") {
+  // The lowering marks kernels of targets with clusters (sm_90+) only; the entry holds the option
+  // and the artifact the attribute, which the CUDA runtime launches with (cuLaunchKernelEx).
+  for (const char* profile : {"cuda-sm_90a", "cuda-sm_80"}) {
+    CAPTURE(profile);
+    std::optional<tessera::target::Target> t = tessera::target::profile(profile);
+    REQUIRE(t.has_value());
+    tessera::aot::Decoded d;
+    d.specs = specs(3);
+    d.target = t->str();
+    d.options.cluster = 2;
+    const tessera::target::Artifact a =
+        tessera::rt::jit_compile(*shift_jit.traced_for_specs(d.specs), *t, d.options);
+    const uint32_t want = t->sm >= 90 ? 2 : 1;
+    CHECK(a.cluster == want);
+    d.payload = tessera::rt::serialize_artifact(a);
+    std::optional<tessera::aot::Decoded> back =
+        tessera::aot::decode_entry(tessera::aot::encode_entry(d));
+    REQUIRE(back.has_value());
+    CHECK(back->options.cluster == 2);
+    std::optional<tessera::target::Artifact> b = tessera::rt::deserialize_artifact(back->payload);
+    REQUIRE(b.has_value());
+    CHECK(b->cluster == want);
+  }
+}
+
 TEST_CASE("aot: an entry's options keep their layout, each integer then one word of flags") {
   // The layout entries had before kOptionFields: num_warps, num_stages, maxnreg as u64, then
   // debug in bit 0 and fp_fusion inverted in bit 1 (entries already built must still decode);

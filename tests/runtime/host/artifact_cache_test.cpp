@@ -57,6 +57,7 @@ tessera::target::Artifact full_artifact() {
   a.threads = 128;
   a.subgroup = 32;
   a.shared_bytes = 65536;
+  a.cluster = 4;
   a.tensor_maps = {{.base_param = 0,
                     .dtype = tessera::ir::DType::bf16,
                     .dims = {{1, 0}, {-1, 300}},
@@ -105,6 +106,7 @@ void check_equal(const tessera::target::Artifact& a, const tessera::target::Arti
   CHECK(a.threads == b.threads);
   CHECK(a.subgroup == b.subgroup);
   CHECK(a.shared_bytes == b.shared_bytes);
+  CHECK(a.cluster == b.cluster);
   CHECK(a.tensor_maps == b.tensor_maps);
   CHECK(a.param_names == b.param_names);
 }
@@ -135,6 +137,22 @@ TEST_CASE("artifact cache: an artifact serializes and reads back field for field
   for (size_t n = 0; n < bytes.size(); ++n)
     CHECK_FALSE(rt::deserialize_artifact(std::string_view(bytes).substr(0, n)));
   CHECK_FALSE(rt::deserialize_artifact(bytes + "x"));
+}
+
+TEST_CASE("artifact cache: a cluster other than 1, 2, 4 or 8 does not read back") {
+  tessera::target::Artifact a = full_artifact();
+  for (uint32_t cluster : {1u, 2u, 8u}) {
+    a.cluster = cluster;
+    std::optional<tessera::target::Artifact> b =
+        rt::deserialize_artifact(rt::serialize_artifact(a));
+    REQUIRE(b);
+    CHECK(b->cluster == cluster);
+  }
+  for (uint32_t cluster : {0u, 3u, 16u}) {
+    CAPTURE(cluster);
+    a.cluster = cluster;
+    CHECK_FALSE(rt::deserialize_artifact(rt::serialize_artifact(a)));
+  }
 }
 
 TEST_CASE("artifact cache: an entry is read back only for its own key and intact") {

@@ -51,6 +51,15 @@ TEST_CASE("ptx: vector add assembles for sm_80 and sm_90 with the artifact's lau
   CHECK(e.has("add.rn.f32"));
 }
 
+TEST_CASE("ptx: the function's cluster attribute is the artifact's cluster (1 without it)") {
+  // The runtime launches a kernel whose artifact says cluster > 1 as clusters (cuLaunchKernelEx).
+  CHECK(tessera::ptx::emit(parse(kVectorAdd)->kernel(), profile("cuda-sm_90a")).cluster == 1);
+  std::string clustered = kVectorAdd;
+  const std::string attrs = "threads = 128}";
+  clustered.replace(clustered.find(attrs), attrs.size(), "threads = 128, cluster = 4}");
+  CHECK(tessera::ptx::emit(parse(clustered)->kernel(), profile("cuda-sm_90a")).cluster == 4);
+}
+
 TEST_CASE("ptx: a kernel name that is no PTX identifier becomes one, distinct per name") {
   using tessera::ptx::kernel_symbol;
   CHECK(kernel_symbol("vector_add") == "vector_add");  // identifiers stay as they are
