@@ -133,6 +133,9 @@ class CompiledKernel {
   uint32_t tensor_map_slots = 0;
   uint32_t threads_per_program = 0;  ///< 0 on the host
   uint32_t shared_bytes = 0;
+  /// Programs per thread-block cluster along x (Artifact::cluster): above 1 only for CUDA kernels
+  /// of sm_90 and newer, which launch as clusters; 1 on every other backend.
+  uint32_t cluster = 1;
 };
 
 class EventImpl {

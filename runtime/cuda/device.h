@@ -97,6 +97,10 @@ class CudaKernel : public CompiledKernel {
   const LaunchTensorMaps& tensor_maps() const { return tensor_maps_; }
   /// "kernel 'name'", for error messages (built once, not per launch).
   const std::string& who() const { return who_; }
+  /// A clustered kernel's launch (cluster > 1) on `grid` and `stream`: the cuLaunchKernelEx
+  /// configuration (block, shared memory) whose one attribute, `attribute`, is the cluster's
+  /// dimension (cluster, 1, 1). `attribute` must outlive the configuration's use.
+  CUlaunchConfig cluster_config(Grid grid, CUstream stream, CUlaunchAttribute& attribute) const;
   /// The driver's attributes of the function (registers, local memory, static shared memory,
   /// the block size limit), read whenever its module is loaded; never throws.
   std::optional<KernelStats> stats() const override;
@@ -106,6 +110,10 @@ class CudaKernel : public CompiledKernel {
  private:
   void verify_params(CUfunction f) const;
   void query_stats(CUfunction f) const;  // with mutex_ held
+  /// For a clustered kernel: whether the device can co-schedule one of its clusters
+  /// (cuOccupancyMaxActiveClusters with its block and shared memory, after the dynamic shared
+  /// memory opt-in); the CUresult, and `detail`, the message of a refusal (empty if it fits).
+  CUresult fits_cluster(CUfunction f, std::string& detail) const;
 
   CudaDevice* device_;
   std::string cubin_;
@@ -203,6 +211,10 @@ class CudaDevice : public DeviceImpl {
  private:
   std::shared_ptr<Context> make_context();
   void drop_caches();
+  /// Throws Unsupported for an artifact whose cluster (Artifact::cluster) this device or driver
+  /// cannot launch: more than 8 programs, a device before sm_90, a driver without
+  /// cuLaunchKernelEx.
+  void check_cluster(const target::Artifact& artifact) const;
 
   const Driver& d_;
   int ordinal_;

@@ -78,7 +78,9 @@ namespace tessera::rt::cuda {
   X(cuGraphInstantiate, "cuGraphInstantiateWithFlags") /* 11.4 */                              \
   X(cuGraphLaunch, "cuGraphLaunch")                                                            \
   X(cuGraphExecDestroy, "cuGraphExecDestroy")                                                  \
-  X(cuGraphDestroy, "cuGraphDestroy")
+  X(cuGraphDestroy, "cuGraphDestroy")                                                          \
+  X(cuLaunchKernelEx, "cuLaunchKernelEx") /* 11.8: clustered kernels */                        \
+  X(cuOccupancyMaxActiveClusters, "cuOccupancyMaxActiveClusters")
 
 struct Driver {
 #define TESSERA_CUDA_MEMBER(fn, symbol) decltype(&::fn) fn = nullptr;

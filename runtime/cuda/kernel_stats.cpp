@@ -62,7 +62,9 @@ void dump_stats(const CudaKernel& kernel, const CudaDevice& device) {
   os << s->registers << " registers, " << s->local_bytes << " bytes local (spills), "
      << s->static_shared_bytes + kernel.shared_bytes << " bytes shared (" << s->static_shared_bytes
      << " static, " << kernel.shared_bytes << " dynamic), " << kernel.threads_per_program
-     << " threads, max " << s->max_threads_per_block << " threads per block\n";
+     << " threads, max " << s->max_threads_per_block << " threads per block";
+  if (kernel.cluster > 1) os << ", clusters of " << kernel.cluster << " programs";
+  os << "\n";
 }
 
 }  // namespace tessera::rt::cuda

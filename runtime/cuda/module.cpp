@@ -1,7 +1,7 @@
 /// \file PTX artifacts into kernels: the driver's JIT (cuLink) makes a cubin, cached on disk, which
 /// is loaded per context; the launch facts (dynamic shared memory opt-in, the fault record, the
-/// parameter layout the driver sees, the register budget in kernel_stats.cpp) are settled when
-/// the module is loaded.
+/// parameter layout the driver sees, whether a cluster fits, the register budget in
+/// kernel_stats.cpp) are settled when the module is loaded.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -76,6 +76,7 @@ CudaKernel::CudaKernel(CudaDevice* device, const target::Artifact& artifact, std
   params = artifact.params;
   threads_per_program = artifact.threads;
   shared_bytes = static_cast<uint32_t>(artifact.shared_bytes);
+  cluster = artifact.cluster;
   for (const ir::ParamSlot& s : params.slots) param_end_ = std::max(param_end_, s.offset + s.size);
   check_tensor_map_slots(artifact.tensor_maps, params, name);
   tensor_maps_ = {artifact.tensor_maps, artifact.param_names, name};
@@ -111,6 +112,43 @@ void CudaKernel::verify_params(CUfunction f) const {
   // parameter per slot.
 }
 
+CUlaunchConfig CudaKernel::cluster_config(Grid grid, CUstream stream,
+                                          CUlaunchAttribute& attribute) const {
+  attribute = {};
+  attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attribute.value.clusterDim.x = cluster;
+  attribute.value.clusterDim.y = 1;
+  attribute.value.clusterDim.z = 1;
+  CUlaunchConfig config{};
+  config.gridDimX = grid.x;
+  config.gridDimY = grid.y;
+  config.gridDimZ = grid.z;
+  config.blockDimX = threads_per_program;
+  config.blockDimY = 1;
+  config.blockDimZ = 1;
+  config.sharedMemBytes = shared_bytes;
+  config.hStream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  return config;
+}
+
+CUresult CudaKernel::fits_cluster(CUfunction f, std::string& detail) const {
+  // One cluster's grid: the query asks how many clusters of the launch's shape fit at once.
+  CUlaunchAttribute attribute;
+  const CUlaunchConfig config = cluster_config(Grid(cluster), nullptr, attribute);
+  int clusters = 0;
+  const CUresult r = device_->driver().cuOccupancyMaxActiveClusters(&clusters, f, &config);
+  if (r == CUDA_SUCCESS && clusters == 0)
+    detail = who_ + ": a cluster of " + std::to_string(cluster) + " programs of " +
+             std::to_string(threads_per_program) + " threads and " + std::to_string(shared_bytes) +
+             " bytes of shared memory each cannot be co-scheduled on " + device_->info().name +
+             ", " + device_->info().description +
+             " (cuOccupancyMaxActiveClusters reports 0 clusters); lower cluster, BLOCK sizes or "
+             "num_stages";
+  return r;
+}
+
 CUfunction CudaKernel::function(const std::shared_ptr<Context>& ctx) const {
   std::lock_guard lock(mutex_);
   if (ctx_ == ctx && function_) return function_;
@@ -133,6 +171,15 @@ CUfunction CudaKernel::function(const std::shared_ptr<Context>& ctx) const {
                                              static_cast<int>(shared_bytes)),
                         "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", name,
                         std::to_string(shared_bytes) + " bytes");
+  // After the opt-in above: the query counts the kernel's dynamic shared memory.
+  if (cluster > 1) {
+    std::string refused;
+    const CUresult r = fits_cluster(f, refused);
+    if (r != CUDA_SUCCESS || !refused.empty()) d.cuModuleUnload(module);
+    device_->check_call(ctx, r, "cuOccupancyMaxActiveClusters", name,
+                        "clusters of " + std::to_string(cluster) + " programs");
+    if (!refused.empty()) fail(ErrorKind::Unsupported, refused);
+  }
   CUdeviceptr record = 0;
   size_t record_bytes = 0;
   if (has_fault_record_) {
@@ -151,6 +198,23 @@ CUfunction CudaKernel::function(const std::shared_ptr<Context>& ctx) const {
   return f;
 }
 
+void CudaDevice::check_cluster(const target::Artifact& a) const {
+  if (a.cluster == 1) return;
+  if (a.cluster == 0 || a.cluster > 8)
+    fail(ErrorKind::Unsupported, info_.name, ": kernel '", a.kernel, "' asks for clusters of ",
+         a.cluster, " programs; clusters hold 1 to 8");
+  if (target_.sm < 90)
+    fail(ErrorKind::Unsupported, info_.name, ": kernel '", a.kernel, "' runs in clusters of ",
+         a.cluster, " programs, but ", info_.description,
+         " has no thread-block clusters (sm_90 and newer)");
+  if (!d_.cuLaunchKernelEx || !d_.cuOccupancyMaxActiveClusters)
+    fail(ErrorKind::Unsupported, info_.name, ": kernel '", a.kernel, "' runs in clusters of ",
+         a.cluster, " programs, but the CUDA driver (", d_.version / 1000, ".",
+         d_.version % 1000 / 10,
+         ") lacks cuLaunchKernelEx or cuOccupancyMaxActiveClusters (CUDA 11.8 or newer is "
+         "needed)");
+}
+
 std::shared_ptr<const CompiledKernel> CudaDevice::load(const target::Artifact& artifact) {
   if (artifact.isa != "ptx" || artifact.ptx.empty())
     fail(ErrorKind::Argument, info_.name, ": kernel '", artifact.kernel, "' is a ", artifact.isa,
@@ -165,6 +229,7 @@ std::shared_ptr<const CompiledKernel> CudaDevice::load(const target::Artifact& a
     fail(ErrorKind::Unsupported, info_.name, ": kernel '", artifact.kernel, "' needs ",
          artifact.shared_bytes, " bytes of shared memory; the device allows ",
          target_.max_shared_bytes, " per block (lower BLOCK sizes, num_warps or num_stages)");
+  check_cluster(artifact);
   std::shared_ptr<Context> ctx = context();
   ContextScope scope(d_, *ctx);
   std::string key = cubin_key(artifact.ptx, info_.description, d_.version);
@@ -174,7 +239,8 @@ std::shared_ptr<const CompiledKernel> CudaDevice::load(const target::Artifact& a
     try {
       kernel->function(ctx);
     } catch (const Error& e) {
-      if (e.kind() == ErrorKind::DeviceFault) throw;
+      // A fault, or a cluster the device cannot co-schedule: compiling again would not help.
+      if (e.kind() == ErrorKind::DeviceFault || e.kind() == ErrorKind::Unsupported) throw;
       cubin_remove(key);  // a stale or damaged entry: compile again
       kernel.reset();
     }

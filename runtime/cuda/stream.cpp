@@ -162,6 +162,11 @@ void CudaStream::launch_packed(const std::shared_ptr<const CompiledKernel>& kern
     fail(ErrorKind::Argument, "kernel '", k->name, "': grid (", grid.x, ", ", grid.y, ", ", grid.z,
          ") exceeds ", device_->info().name, "'s limit (", t.max_grid[0], ", ", t.max_grid[1], ", ",
          t.max_grid[2], ")");
+  // Also checked by KernelBase::launch; launches of loaded artifacts come here directly.
+  if (k->cluster > 1 && grid.x % k->cluster != 0)
+    fail(ErrorKind::Argument, "kernel '", k->name, "': cluster = ", k->cluster,
+         " groups the grid's x into clusters of ", k->cluster, " programs, but grid x = ", grid.x,
+         " is not a multiple of it");
   TESSERA_CHECK(params.size() >= k->param_bytes(), "kernel '", k->name, "': parameter block of ",
                 params.size(), " bytes, the kernel reads ", k->param_bytes());
   for (const auto& a : keep_alive) validate(*a, k->who().c_str());
@@ -193,16 +198,29 @@ void CudaStream::launch_packed(const std::shared_ptr<const CompiledKernel>& kern
     for (const ir::ParamSlot& s : k->params.slots)
       by_pointer.push_back(const_cast<std::byte*>(params.data()) + s.offset);
   // While capturing, the driver records the launch (and copies the parameters) instead of
-  // running it.
-  CUresult r =
-      d_.cuLaunchKernel(f, grid.x, grid.y, grid.z, k->threads_per_program, 1, 1, k->shared_bytes, h,
-                        by_pointer.empty() ? nullptr : by_pointer.data(),
-                        by_pointer.empty() && size ? extra : nullptr);
+  // running it. A clustered kernel (sm_90+) launches with its cluster dimension through
+  // cuLaunchKernelEx, which CudaDevice::load made sure the driver has.
+  void** kernel_params = by_pointer.empty() ? nullptr : by_pointer.data();
+  void** launch_extra = by_pointer.empty() && size ? extra : nullptr;
+  CUresult r;
+  if (k->cluster == 1) {
+    r = d_.cuLaunchKernel(f, grid.x, grid.y, grid.z, k->threads_per_program, 1, 1, k->shared_bytes,
+                          h, kernel_params, launch_extra);
+  } else {
+    CUlaunchAttribute attribute;
+    const CUlaunchConfig config = k->cluster_config(grid, h, attribute);
+    r = d_.cuLaunchKernelEx(&config, f, kernel_params, launch_extra);
+  }
   if (r != CUDA_SUCCESS)  // the detail is built only when needed: this is the launch's hot path
-    checked(ctx, r, capturing ? "cuLaunchKernel (capturing a graph)" : "cuLaunchKernel", k->name,
-            "grid (" + std::to_string(grid.x) + ", " + std::to_string(grid.y) + ", " +
-                std::to_string(grid.z) + "), " + std::to_string(k->threads_per_program) +
-                " threads, " + std::to_string(k->shared_bytes) + " bytes of shared memory");
+    checked(
+        ctx, r,
+        k->cluster == 1 ? (capturing ? "cuLaunchKernel (capturing a graph)" : "cuLaunchKernel")
+                        : (capturing ? "cuLaunchKernelEx (capturing a graph)" : "cuLaunchKernelEx"),
+        k->name,
+        "grid (" + std::to_string(grid.x) + ", " + std::to_string(grid.y) + ", " +
+            std::to_string(grid.z) + "), " + std::to_string(k->threads_per_program) + " threads, " +
+            std::to_string(k->shared_bytes) + " bytes of shared memory" +
+            (k->cluster == 1 ? "" : ", clusters of " + std::to_string(k->cluster) + " programs"));
   std::vector<std::shared_ptr<Allocation>>& keep = capturing ? capture_keep_ : keep_;
   for (auto& a : keep_alive) keep.push_back(std::move(a));
   if (capturing) {

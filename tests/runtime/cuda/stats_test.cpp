@@ -37,7 +37,7 @@ std::vector<Line> ptxstats_lines(const std::string& text) {
   static const std::regex re(
       R"(// ptxstats kernel '([^']+)' on (\S+) \(sm_(\d+)a?\): (\d+) registers, (\d+) bytes local )"
       R"(\(spills\), (\d+) bytes shared \((\d+) static, (\d+) dynamic\), (\d+) threads, max )"
-      R"((\d+) threads per block\n)");
+      R"((\d+) threads per block(?:, clusters of \d+ programs)?\n)");
   std::vector<Line> lines;
   for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator();
        ++it) {
