@@ -31,7 +31,9 @@ constexpr int kGroupM = 8;
 /// descriptors (its C stored by masked stores, or with the `tma_store` option: by TMA on
 /// sm_90a), the descriptor kernel with its K loop warp-specialized (`warp_specialize`: a TMA
 /// producer warpgroup beside the consumers, on sm_90a; elsewhere the same kernel unspecialized),
-/// or Triton's tutorial source (grouped, `%`-wrapped rows and columns).
+/// either of those two launched in clusters of 2 programs (the `cluster` option: on sm_90a the
+/// two programs of a cluster, neighbours in a column of C tiles, copy B once for both by TMA
+/// multicast), or Triton's tutorial source (grouped, `%`-wrapped rows and columns).
 enum class Variant {
   Plain,
   Grouped,
@@ -39,24 +41,32 @@ enum class Variant {
   DescriptorTmaStore,
   DescriptorWs,
   DescriptorWsTmaStore,
+  DescriptorCluster,
+  DescriptorWsCluster,
   Tutorial
 };
 
 bool uses_descriptors(Variant v) {
   return v == Variant::Descriptor || v == Variant::DescriptorTmaStore ||
-         v == Variant::DescriptorWs || v == Variant::DescriptorWsTmaStore;
+         v == Variant::DescriptorWs || v == Variant::DescriptorWsTmaStore ||
+         v == Variant::DescriptorCluster || v == Variant::DescriptorWsCluster;
 }
 bool stores_by_tma(Variant v) {
   return v == Variant::DescriptorTmaStore || v == Variant::DescriptorWsTmaStore;
 }
 bool warp_specialized(Variant v) {
-  return v == Variant::DescriptorWs || v == Variant::DescriptorWsTmaStore;
+  return v == Variant::DescriptorWs || v == Variant::DescriptorWsTmaStore ||
+         v == Variant::DescriptorWsCluster;
+}
+/// Programs per cluster of the row's launches.
+int cluster_of(Variant v) {
+  return v == Variant::DescriptorCluster || v == Variant::DescriptorWsCluster ? 2 : 1;
 }
 
 std::string kernel_name(Variant v) {
   if (uses_descriptors(v))
     return std::string("matmul_relu_desc") + (warp_specialized(v) ? "_ws" : "") +
-           (stores_by_tma(v) ? "_tma_store" : "");
+           (stores_by_tma(v) ? "_tma_store" : "") + (cluster_of(v) > 1 ? "_cluster2" : "");
   return v == Variant::Plain     ? "matmul_relu"
          : v == Variant::Grouped ? "matmul_relu_grouped"
                                  : "matmul_relu_tutorial";
@@ -340,7 +350,8 @@ void run_matmul(Bench& b, const std::string& dtype, Variant variant, MatmulShape
                                   .num_stages = cfg.num_stages,
                                   .coopmat2 = desc,
                                   .grouped_launch = !(grouped && std::string(grouped) == "0"),
-                                  .tma_store = stores_by_tma(variant)};
+                                  .tma_store = stores_by_tma(variant),
+                                  .cluster = cluster_of(variant)};
       std::function<void()> launch = [&, grid_m, grid_n, options] {
         if (variant == Variant::Grouped)
           in_groups[{Grid(grid_m * grid_n), options}](p.a, p.b, p.c, M, N, K, K, 1, N, 1, N, 1,
@@ -404,6 +415,12 @@ void add_matmul_cases(std::vector<Case>& cases, bool small) {
   add("fp16", big, Variant::DescriptorWs, run_matmul<half>);
   add("bf16", big, Variant::DescriptorWs, run_matmul<bfloat16>);
   add("fp16", big, Variant::DescriptorWsTmaStore, run_matmul<half>);
+  // Either launched in clusters of 2 (the `cluster` option; TMA multicast of B on sm_90a).
+  for (Variant v : {Variant::DescriptorCluster, Variant::DescriptorWsCluster}) {
+    add("fp16", mid, v, run_matmul<half>);
+    add("fp16", big, v, run_matmul<half>);
+    add("bf16", big, v, run_matmul<bfloat16>);
+  }
   // Triton's tutorial source (its `%` wrapping) under the same table, beside the peers'.
   add("fp16", mid, Variant::Tutorial, run_matmul<half>);
   add("fp16", big, Variant::Tutorial, run_matmul<half>);

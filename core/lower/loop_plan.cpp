@@ -268,6 +268,43 @@ bool producer_can_compute(const ir::Op& loop, const std::vector<RingFeed>& feeds
   return true;
 }
 
+/// Does `v` depend on a program id (so that programs may see different values)?
+bool varies_by_program(const ir::Value* v) {
+  std::vector<const ir::Value*> pending = {v};
+  std::unordered_set<const ir::Value*> seen;
+  while (!pending.empty()) {
+    const ir::Value* x = pending.back();
+    pending.pop_back();
+    if (!seen.insert(x).second || !x->def) continue;
+    if (x->def->kind == OpKind::ProgramId) return true;
+    for (const ir::Value* o : x->def->operands) pending.push_back(o);
+  }
+  return false;
+}
+
+/// Plans `p` (a ring of TMA copies) for clusters of plan.cluster() programs where it can be (the
+/// conditions at LoopPlan::cluster), each fed operand whose box's rows divide into slices of
+/// whole 8-row swizzle periods given its slice map. False (and `p` unchanged) where no operand
+/// can be shared.
+bool plan_cluster(const ir::Op& loop, LoopPlan& p, const LoweringPlan& plan) {
+  const int n = plan.cluster();
+  ir::ForOp f(&loop);
+  const ir::Region* top = loop.parent;
+  if (n < 2 || !top || top->parent || !producer_can_compute(loop, p.feeds) ||
+      varies_by_program(f.lower()) || varies_by_program(f.upper()) || varies_by_program(f.step()))
+    return false;
+  bool any = false;
+  for (RingFeed& feed : p.feeds) {
+    const ir::TensorMapParam& map = *feed.load.tma;
+    if (map.rank() != 2 || map.box[0] % (8 * n) != 0) continue;
+    feed.load.slice = map;
+    feed.load.slice->box[0] /= n;
+    any = true;
+  }
+  if (any) p.cluster = n;
+  return any;
+}
+
 }  // namespace
 
 LoopPlan plan_loop(const ir::Op& loop, const LoweringPlan& plan) {
@@ -355,6 +392,9 @@ LoopPlan plan_loop(const ir::Op& loop, const LoweringPlan& plan) {
     p.kind = LoopKind::WarpSpecialized;
     per_stage += 8;
   }
+  // Copies shared by a cluster's programs: a plain ring's stages get their *empty* mbarriers too.
+  if (all_tma && wgmma && plan_cluster(loop, p, plan) && p.kind != LoopKind::WarpSpecialized)
+    per_stage += 8;
   p.stages = fit_stages(num_stages, 2, per_stage, reserve, plan.target());
   if (p.stages < 2) return plain;
   p.prefetch = p.stages - 1;

@@ -76,6 +76,7 @@ struct Ring : LoopExtension {
       } else {
         maps.push_back(-1);
       }
+      slice_maps.push_back(l.slice ? lw.tensor_map(*l.slice) : -1);
       if (kind == DotKind::CoopMat) {
         // Padded stages along the operand's home's contiguous dimension; A's and B's in one
         // buffer (A's first), which after the loop is one scratch buffer as large as both.
@@ -104,9 +105,14 @@ struct Ring : LoopExtension {
                        0, lw.threads());
       stage_size[i] = o.tile.size();
     }
-    // (Warp-specialized: each stage's *full* mbarrier, then each one's *empty* one.)
-    if (stage_bytes) bars = lw.new_buffer(DType::i64, ws ? 2 * plan.stages : plan.stages);
+    // (Warp-specialized, or shared by a cluster: each stage's *full* mbarrier, then each one's
+    // *empty* one.)
+    if (stage_bytes) bars = lw.new_buffer(DType::i64, empties() ? 2 * plan.stages : plan.stages);
+    if (plan.cluster > 1) meet_at_exit();
   }
+
+  /// Do the stages have *empty* mbarriers beside their *full* ones?
+  bool empties() const { return ws || plan.cluster > 1; }
 
   /// Stores the held operands; prefetches stages 0 .. prefetch-1.
   std::vector<ir::Value*> before(ir::Value* lb_, ir::Value* ub_, ir::Value* step_) override {
@@ -131,13 +137,22 @@ struct Ring : LoopExtension {
     }
     if (bars >= 0) {
       lw.guarded(first_thread(), [&] {
-        for (int s = 0; s < plan.stages; ++s)
+        for (int s = 0; s < plan.stages; ++s) {
           lw.b().create(OpKind::MbarrierInit,
                         {lw.const_int(DType::i32, s), lw.const_int(DType::i32, 1)}, {},
                         {{attr::kBuffer, int64_t{bars}}});
+          if (plan.cluster > 1)  // each program of the cluster frees the stage once
+            lw.b().create(
+                OpKind::MbarrierInit,
+                {lw.const_int(DType::i32, plan.stages + s), lw.const_int(DType::i32, plan.cluster)},
+                {}, {{attr::kBuffer, int64_t{bars}}});
+        }
         lw.b().create(OpKind::FenceAsyncShared, {}, {});
       });
       lw.barrier();
+      // No program copies into another's stages, or arrives on its mbarriers, before that one
+      // has initialized them.
+      if (plan.cluster > 1) lw.b().create(OpKind::ClusterBarrier, {}, {});
     }
     for (int s = 0; s < plan.prefetch; ++s) {
       ir::Value* it = iteration(lb, s);
@@ -151,7 +166,7 @@ struct Ring : LoopExtension {
         else if (!load(i).tma)
           issue(lw, load(i), ops[i], at, j, stage, stage_size[i] & -stage_size[i], valid);
       }
-      issue_tma(at, lw.const_int(DType::i32, s), valid);
+      issue_tma(at, it, lw.const_int(DType::i32, s), valid, nullptr);
       commit();
     }
     std::vector<ir::Value*> extra = {lw.const_int(DType::i32, 0),
@@ -172,13 +187,61 @@ struct Ring : LoopExtension {
     });
   }
 
-  /// Thread 0 arms mbarrier `slot` with the stage's bytes and copies the TMA operands of the
-  /// iteration `at` evaluates into stage `slot`, if `valid` (the iteration exists).
-  void issue_tma(Shifted& at, ir::Value* slot, ir::Value* valid) {
+  /// Thread 0 arms mbarrier `slot` with the stage's bytes and copies the TMA operands of
+  /// iteration `it` (which `at` evaluates) into stage `slot`, if `valid` (the iteration exists).
+  /// Shared by a cluster, the copies of the loop's iteration count `j` (null before the loop: a
+  /// stage's first use) first free the stage in every program of the cluster (its reads by
+  /// iteration j - S are done: the barrier before) and wait until every program has freed it
+  /// (the use's phase of *empty*, parity ((j / S) & 1) ^ 1, which passes at once on the first).
+  void issue_tma(Shifted& at, ir::Value* it, ir::Value* slot, ir::Value* valid, ir::Value* j) {
     if (bars < 0) return;
     // The coordinates first, outside the branch: `at` keeps the values it computes.
     std::vector<std::vector<ir::Value*>> coords = tma_coords_of(at);
-    lw.guarded(lw.and_(first_thread(), valid), [&] { copy_stage(coords, slot); });
+    lw.guarded(lw.and_(first_thread(), valid), [&] {
+      if (plan.cluster > 1 && j) {
+        const Type i1 = Type::scalar(DType::i1), i32 = Type::scalar(DType::i32);
+        ir::Value* stages = lw.const_int(DType::i32, plan.stages);
+        ir::Value* empty = lw.add(slot, stages);
+        lw.guarded(lw.emit(OpKind::CmpGe, {j, stages}, i1), [&] { free_everywhere(empty); });
+        ir::Value* one = lw.const_int(DType::i32, 1);
+        ir::Value* uses = lw.emit(OpKind::Div, {j, stages}, i32);
+        lw.b().create(OpKind::MbarrierWait,
+                      {empty, lw.emit(OpKind::Xor, {lw.and_(uses, one), one}, i32)}, {},
+                      {{attr::kBuffer, int64_t{bars}}});
+      }
+      copy_stage(coords, slot, it);
+    });
+  }
+
+  /// Arrives on the *empty* mbarrier at index `empty` of every program of the cluster (its own
+  /// included): this program is done with the stage.
+  void free_everywhere(ir::Value* empty) {
+    for (int r = 0; r < plan.cluster; ++r)
+      lw.b().create(OpKind::MbarrierArriveTx,
+                    {empty, lw.const_int(DType::i32, 0), lw.const_int(DType::i32, r)}, {},
+                    {{attr::kBuffer, int64_t{bars}}});
+  }
+
+  /// (Shared by a cluster) After the kernel's body, which every program reaches: the cluster
+  /// meets (no program may leave while another can still arrive on its mbarriers; copies into
+  /// its stages were all waited for by its own iterations), then thread 0 invalidates the
+  /// mbarriers. Their buffer is never released for reuse: remote arrivals may reach it until
+  /// then.
+  void meet_at_exit() {
+    Lowerer& l = lw;
+    const int buffer = bars, count = 2 * plan.stages;
+    l.at_exit([&l, buffer, count] {
+      l.b().create(OpKind::ClusterBarrier, {}, {});
+      // tid == 0 again here: at_entry's value lives in the consumers' role of a warp-specialized
+      // kernel, and this is after it.
+      ir::Value* first =
+          l.emit(OpKind::CmpEq, {l.tid(), l.const_int(DType::i32, 0)}, Type::scalar(DType::i1));
+      l.guarded(first, [&] {
+        for (int s = 0; s < count; ++s)
+          l.b().create(OpKind::MbarrierInval, {l.const_int(DType::i32, s)}, {},
+                       {{attr::kBuffer, int64_t{buffer}}});
+      });
+    });
   }
 
   /// Each TMA-fed operand's box coordinates at the iteration `at` evaluates (empty for others).
@@ -190,28 +253,84 @@ struct Ring : LoopExtension {
   }
 
   /// Arms mbarrier `slot` with the stage's bytes and copies the TMA operands' boxes at `coords`
-  /// into stage `slot` (by the thread that runs it).
-  void copy_stage(const std::vector<std::vector<ir::Value*>>& coords, ir::Value* slot) {
+  /// (iteration `it`'s) into stage `slot` (by the thread that runs it). Shared by a cluster, an
+  /// operand with a slice map whose box is the same in every program of the cluster is copied
+  /// by slices: this program copies its rank's rows to all of them; every program's *full*
+  /// mbarrier expects the whole stage either way.
+  void copy_stage(const std::vector<std::vector<ir::Value*>>& coords, ir::Value* slot,
+                  ir::Value* it) {
     lw.b().create(OpKind::MbarrierArriveTx, {slot, lw.const_int(DType::i32, stage_bytes)}, {},
                   {{attr::kBuffer, int64_t{bars}}});
+    const std::vector<ir::Value*> same =
+        plan.cluster > 1 ? same_boxes(coords, it) : std::vector<ir::Value*>{};
     for (size_t i = 0; i < plan.feeds.size(); ++i) {
       if (!load(i).tma) continue;
-      const ir::TensorMapParam& map = *load(i).tma;
       ir::Value* stage = lw.mul(slot, lw.const_int(DType::i32, stage_size[i]));
-      const int64_t box_elems = map.box_bytes() / ir::dtype_bytes(map.dtype);
-      for (int c = 0; c < map.copies; ++c) {
-        // Box c of a row wider than the swizzle span: wgmma's column block c.
-        std::vector<ir::Value*> operands = {
-            c ? lw.add(stage, lw.const_int(DType::i32, c * box_elems)) : stage, slot};
-        operands.insert(operands.end(), coords[i].begin(), coords[i].end());
-        if (c)
-          operands.back() = lw.add(operands.back(), lw.const_int(DType::i32, c * map.box.back()));
-        lw.b().create(OpKind::TmaLoad, operands, {},
-                      {{attr::kBarrier, int64_t{bars}},
-                       {attr::kBuffer, int64_t{ops[i].tile.buffer}},
-                       {attr::kMap, maps[i]}});
+      if (!load(i).slice) {
+        copy_boxes(i, coords[i], stage, slot, false);
+        continue;
+      }
+      lw.guarded(same[i], [&] { copy_boxes(i, coords[i], stage, slot, true); });
+      ir::Value* differ =
+          lw.emit(OpKind::Xor, {same[i], lw.const_int(DType::i1, 1)}, same[i]->type);
+      lw.guarded(differ, [&] { copy_boxes(i, coords[i], stage, slot, false); });
+    }
+  }
+
+  /// Copies fed operand i's block at `coords` into its stage at element `stage`, completing on
+  /// mbarrier `slot`: whole, into this program's stage, or (`shared`) this program's slice of
+  /// rows (slice map) into the stage of every program of the cluster.
+  void copy_boxes(size_t i, const std::vector<ir::Value*>& coords, ir::Value* stage,
+                  ir::Value* slot, bool shared) {
+    const ir::TensorMapParam& map = shared ? *load(i).slice : *load(i).tma;
+    const int64_t box_elems = load(i).tma->box_bytes() / ir::dtype_bytes(map.dtype);
+    std::vector<ir::Value*> at = coords;
+    if (shared) {  // slice `rank`: rows rank x box[0] on, at element rank x (its elements)
+      ir::Value* rank = lw.emit(OpKind::ClusterRank, {}, Type::scalar(DType::i32));
+      at[0] = lw.add(at[0], lw.mul(rank, lw.const_int(DType::i32, map.box[0])));
+      stage = lw.add(stage, lw.mul(rank, lw.const_int(DType::i32, box_elems / plan.cluster)));
+    }
+    for (int c = 0; c < map.copies; ++c) {
+      // Box c of a row wider than the swizzle span: wgmma's column block c.
+      std::vector<ir::Value*> operands = {
+          c ? lw.add(stage, lw.const_int(DType::i32, c * box_elems)) : stage, slot};
+      operands.insert(operands.end(), at.begin(), at.end());
+      if (c)
+        operands.back() = lw.add(operands.back(), lw.const_int(DType::i32, c * map.box.back()));
+      std::vector<ir::Attribute> attrs = {{attr::kBarrier, int64_t{bars}},
+                                          {attr::kBuffer, int64_t{ops[i].tile.buffer}},
+                                          {attr::kMap, shared ? slice_maps[i] : maps[i]}};
+      if (shared) {
+        operands.push_back(lw.const_int(DType::i32, (int64_t{1} << plan.cluster) - 1));
+        attrs.push_back({attr::kMulticast, int64_t{1}});
+      }
+      lw.b().create(OpKind::TmaLoad, operands, {}, std::move(attrs));
+    }
+  }
+
+  /// Per fed operand with a slice map: is its box at iteration `it` the same in every program of
+  /// the cluster (i1; null for the others)? Each program computes every program's coordinates
+  /// (its program id along x replaced: the cluster's programs are consecutive along x), so all
+  /// of them take the same branch.
+  std::vector<ir::Value*> same_boxes(const std::vector<std::vector<ir::Value*>>& coords,
+                                     ir::Value* it) {
+    const Type i1 = Type::scalar(DType::i1), i32 = Type::scalar(DType::i32);
+    ir::Value* x = lw.emit(OpKind::ProgramId, {}, i32, {{attr::kAxis, int64_t{0}}});
+    ir::Value* first = lw.emit(OpKind::Sub, {x, lw.emit(OpKind::ClusterRank, {}, i32)}, i32);
+    std::vector<ir::Value*> same(plan.feeds.size(), nullptr);
+    for (int r = 0; r < plan.cluster; ++r) {
+      Shifted peer(lw, *ir::ForOp(&loop).body(), it, /*outside=*/true);
+      peer.set_program_x(r ? lw.add(first, lw.const_int(DType::i32, r)) : first);
+      for (size_t i = 0; i < plan.feeds.size(); ++i) {
+        if (!load(i).slice) continue;
+        const std::vector<ir::Value*> theirs = tma_coords(lw, load(i), peer);
+        for (size_t d = 0; d < theirs.size(); ++d) {
+          ir::Value* eq = lw.emit(OpKind::CmpEq, {theirs[d], coords[i][d]}, i1);
+          same[i] = same[i] ? lw.and_(same[i], eq) : eq;
+        }
       }
     }
+    return same;
   }
 
   /// (Warp-specialized) Before the roles split: thread 0 initializes each stage's *full*
@@ -223,7 +342,7 @@ struct Ring : LoopExtension {
     const Type i1 = Type::scalar(DType::i1);
     ir::Value* first = lw.emit(OpKind::CmpEq, {lw.tid(), lw.const_int(DType::i32, 0)}, i1);
     lw.guarded(first, [&] {
-      const int64_t consumer_groups = lw.threads() / 128;
+      const int64_t consumer_groups = lw.threads() / 128 * plan.cluster;
       for (int s = 0; s < plan.stages; ++s)
         for (const auto& [index, count] :
              {std::pair<int64_t, int64_t>{s, 1}, {plan.stages + s, consumer_groups}})
@@ -233,6 +352,7 @@ struct Ring : LoopExtension {
       lw.b().create(OpKind::FenceAsyncShared, {}, {});
     });
     lw.b().create(OpKind::Barrier, {}, {});  // every thread: the roles have not split yet
+    if (plan.cluster > 1) lw.b().create(OpKind::ClusterBarrier, {}, {});  // as the ring's
   }
 
   /// (Warp-specialized) The producer's role: its register limit lowered, its first thread
@@ -266,7 +386,7 @@ struct Ring : LoopExtension {
       ir::Value* parity = lw.emit(OpKind::Xor, {lw.and_(uses, one), one}, i32);
       lw.b().create(OpKind::MbarrierWait, {lw.add(slot, stages), parity}, {},
                     {{attr::kBuffer, int64_t{bars}}});
-      copy_stage(tma_coords_of(at), slot);
+      copy_stage(tma_coords_of(at), slot, iv);
       lw.b().create(OpKind::Yield, {lw.add(j, one)}, {});
       lw.b().set_insertion_after(l);
     });
@@ -294,10 +414,10 @@ struct Ring : LoopExtension {
       when = lw.and_(leader, lw.emit(OpKind::CmpGt, {count, zero}, i1));
     }
     lw.guarded(when, [&] {
-      lw.b().create(
-          OpKind::MbarrierArriveTx,
-          {lw.add(stage, lw.const_int(DType::i32, plan.stages)), lw.const_int(DType::i32, 0)}, {},
-          {{attr::kBuffer, int64_t{bars}}});
+      ir::Value* empty = lw.add(stage, lw.const_int(DType::i32, plan.stages));
+      if (plan.cluster > 1) return free_everywhere(empty);
+      lw.b().create(OpKind::MbarrierArriveTx, {empty, lw.const_int(DType::i32, 0)}, {},
+                    {{attr::kBuffer, int64_t{bars}}});
     });
   }
   /// The induction variable `n` iterations after `from`.
@@ -413,7 +533,7 @@ struct Ring : LoopExtension {
         issue(lw, load(i), ops[i], at, j, stage, stage_size[i] & -stage_size[i], valid);
       if (reads) stage_reads(i);
     }
-    issue_tma(at, write, valid);
+    issue_tma(at, it, write, valid, j);
     commit();
     // One stage: the dot reads what was just stored (the loads of the next iteration follow).
     if (plan.stages == 1) lw.barrier();
@@ -453,7 +573,7 @@ struct Ring : LoopExtension {
     }
     if (copies) lw.b().create(OpKind::CpAsyncWait, {}, {}, {{attr::kPending, int64_t{0}}});
     lw.barrier();
-    if (bars >= 0) {
+    if (bars >= 0 && plan.cluster == 1) {  // (shared by a cluster: meet_at_exit)
       // Every copy issued was waited for by its iteration: the mbarriers are idle.
       lw.guarded(first_thread(), [&] {
         for (int s = 0; s < (ws ? 2 : 1) * plan.stages; ++s)
@@ -498,8 +618,9 @@ struct Ring : LoopExtension {
   bool copies = false;          ///< some operand arrives by cp.async (else no groups are committed)
   bool registers = false;       ///< some operand goes through registers
   std::vector<int64_t> maps;    ///< per fed operand: its tensor map (TMA), or -1
-  int64_t stage_bytes = 0;      ///< the bytes TMA writes into one stage (its mbarrier's phase)
-  int bars = -1;                ///< the stages' mbarriers (a buffer of S i64), if TMA copies
+  std::vector<int64_t> slice_maps;  ///< per fed operand: its slice map (LoopPlan::cluster), or -1
+  int64_t stage_bytes = 0;          ///< the bytes TMA writes into one stage (its mbarrier's phase)
+  int bars = -1;                    ///< the stages' mbarriers (a buffer of S i64), if TMA copies
   std::vector<int64_t> stage_size;  ///< per fed operand: elements per stage
   std::vector<int> held_buffers;    ///< the held operands' tiles
   /// Per dot: the operands as this iteration's dot reads them.

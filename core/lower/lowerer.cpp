@@ -77,6 +77,8 @@ std::unique_ptr<ir::Module> Lowerer::run() {
       b_.create(OpKind::Yield, {}, {});
     }
   }
+  b_.set_insertion_end(fn_->body);
+  for (const std::function<void()>& f : exits_) f();
   for (size_t i = 0; i < buffers_.size(); ++i)
     fn_->set_attr(ir::shared_buffer_attr(static_cast<int64_t>(i)),
                   Type::tile(buffers_[i].dtype, {buffers_[i].count}));

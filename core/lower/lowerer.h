@@ -183,6 +183,10 @@ class Lowerer : public ValueSource {
   ir::Region* producer_region() const { return roles_ ? roles_->regions[1] : nullptr; }
   /// The index of tensor map `map` among the kernel's (declared on the first request).
   int64_t tensor_map(const ir::TensorMapParam& map);
+  /// Emits `f`'s ops at the kernel's end, after the body (and after its roles, where it has
+  /// them), which every thread of the workgroup reaches: a ring shared by a cluster meets the
+  /// cluster there before its mbarriers go.
+  void at_exit(std::function<void()> f) { exits_.push_back(std::move(f)); }
 
   // --- structure ---------------------------------------------------------------------------------
   void lower_region(const ir::Region& src, ir::Region* dst);
@@ -276,6 +280,7 @@ class Lowerer : public ValueSource {
   int64_t threads_;
   int subgroup_;
   ir::Op* roles_ = nullptr;
+  std::vector<std::function<void()>> exits_;  ///< at_exit's, in order
   std::unique_ptr<ir::Module> out_;
   ir::Function* fn_ = nullptr;
   ir::Builder b_;

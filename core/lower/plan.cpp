@@ -83,7 +83,8 @@ std::string LoopPlan::str(const std::unordered_map<const ir::Value*, std::string
   if (kind == LoopKind::Plain) return os.str();
   const std::vector<const ir::Op*> fed = dots();
   os << ", " << stages << " stages, " << prefetch << " ahead"
-     << (async_dot ? ", async dot (copies after it)" : "") << ", feeding ";
+     << (async_dot ? ", async dot (copies after it)" : "")
+     << (cluster > 1 ? ", shared by clusters of " + std::to_string(cluster) : "") << ", feeding ";
   for (size_t i = 0; i < fed.size(); ++i) os << (i ? ", " : "") << name_of(names, fed[i]->result());
   // The dot an operand belongs to is named where the ring feeds several.
   auto operand = [&](const ir::Op* dot, bool is_a) {
@@ -98,6 +99,7 @@ std::string LoopPlan::str(const std::unordered_map<const ir::Value*, std::string
            : l->via_registers ? ": through registers, " + std::to_string(l->width) + " per load, "
                               : ": " + std::to_string(l->width) + " per copy, ")
        << l->layout.str();
+    if (l->slice) os << ", multicast by slices " << l->slice->str();
     if (l->iter_arg >= 0)
       os << ", pointer from " << name_of(names, l->init) << " + iteration x "
          << name_of(names, l->inc);

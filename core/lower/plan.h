@@ -129,6 +129,10 @@ struct RingLoad {
   /// (sm_90a) The load is a desc_load copied into its stage by TMA with this tensor map (its
   /// offsets evaluated at the prefetched iteration); layout is then the load's home.
   std::optional<ir::TensorMapParam> tma;
+  /// (A ring planned for a cluster, LoopPlan::cluster > 1) The map of 1 / cluster of the box's
+  /// rows (its outermost dimension): where every program of the cluster copies the same box, each
+  /// copies its slice of rows to all of them (multicast); null: always copied whole, locally.
+  std::optional<ir::TensorMapParam> slice;
   /// The layout of the copies in the dot operand's coordinates.
   Layout operand_layout() const;
 };
@@ -162,6 +166,13 @@ struct LoopPlan {
   /// the reader of the stage refilled) and a barrier, instead of before it. Only for a ring of
   /// one dot.
   bool async_dot = false;
+  /// Programs per cluster whose TMA copies this ring shares (1: none). Each stage has an *empty*
+  /// mbarrier that every program of the cluster arrives on when it has read the stage, so that a
+  /// copy into the stage of all of them waits for all of them (lower_pipeline.cpp). Only for a
+  /// ring whose operands all arrive by TMA, at the kernel's top level, whose trip count is the
+  /// same in every program (its bounds depend on no program id) and whose box coordinates the
+  /// issuing thread can compute for any program (as a warp-specialized producer does).
+  int cluster = 1;
 
   /// The dots the ring feeds, in the body's order.
   std::vector<const ir::Op*> dots() const;

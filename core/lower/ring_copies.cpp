@@ -38,7 +38,9 @@ ir::Value* Shifted::scalar(const ir::Value* v) {
   if (it != scalars_.end()) return it->second;
   const ir::Op& op = *v->def;
   ir::Value* out = nullptr;
-  if (op.kind == OpKind::Constant) {
+  if (op.kind == OpKind::ProgramId && program_x_ && ir::ProgramIdOp(&op).axis() == 0) {
+    out = program_x_;
+  } else if (op.kind == OpKind::Constant) {
     ir::ConstantOp c(&op);
     out = c.is_float() ? lw_.const_float(v->type.dtype, c.float_value())
                        : lw_.const_int(v->type.dtype, c.int_value());

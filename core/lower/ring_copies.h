@@ -21,6 +21,9 @@ class Shifted : public ValueSource {
   Shifted(Lowerer& lw, const ir::Region& body, ir::Value* iv, bool outside = false)
       : lw_(lw), body_(body), iv_(iv), outside_(outside) {}
   void set_iv(ir::Value* iv) { iv_ = iv; }
+  /// Evaluates as the program whose id along x is `x` would (with `outside`: the values of
+  /// another program of the cluster).
+  void set_program_x(ir::Value* x) { program_x_ = x; }
 
   ir::Value* scalar(const ir::Value* v) override;
   Regs regs(const ir::Value* v, const Layout& l) override;
@@ -30,6 +33,7 @@ class Shifted : public ValueSource {
   const ir::Region& body_;
   ir::Value* iv_;
   bool outside_;
+  ir::Value* program_x_ = nullptr;
   std::unordered_map<const ir::Value*, ir::Value*> scalars_;
   std::unordered_map<std::string, Regs> tiles_;
 };

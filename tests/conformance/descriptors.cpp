@@ -129,8 +129,8 @@ struct MatmulShape {
 };
 
 void matmul_case(Context& ctx, DType t, bool persistent, MatmulShape s, bool tma_store = false,
-                 bool ws = false) {
-  const CompileOptions options{.tma_store = tma_store};
+                 bool ws = false, int cluster = 1) {
+  const CompileOptions options{.tma_store = tma_store, .cluster = cluster};
   auto k = TESSERA_KERNEL(desc_matmul_kernel, a, b, c, M, N, K, BM, BN, BK, WS);
   auto kp = TESSERA_KERNEL(desc_persistent_matmul_kernel, a, b, c, M, N, K, BM, BN, BK);
   const auto [M, N, K, BM, BN, BK] = s;
@@ -160,6 +160,9 @@ constexpr MatmulShape kMasked = {70, 50, 40, 32, 32, 16};
 /// blocks wgmma's: on sm_90a the ring copies A and B by TMA, rows, columns and K past the
 /// tensor's edges read as zero.
 constexpr MatmulShape kTma = {100, 48, 80, 64, 32, 32};
+/// 256x48x320 in 64x32x32 blocks: a grid of 4 x 2 programs, 10 iterations of the K loop (more
+/// than a ring has stages, so each stage is refilled), M's edge inside the last block row.
+constexpr MatmulShape kCluster = {250, 48, 320, 64, 32, 32};
 
 }  // namespace
 
@@ -195,6 +198,19 @@ void register_descriptors(std::vector<Case>& out) {
       [](Context& ctx) { matmul_case(ctx, DType::f16, false, kTma, false, true); });
   add(out, "matmul_16b_strides_ws_tma_store/f16", needs_of(DType::f16),
       [](Context& ctx) { matmul_case(ctx, DType::f16, false, kTma, true, true); });
+  // Clusters of 2 and 4 programs along x (sm_90a: the programs of a block column share B's
+  // copies, each copying its slice of rows to all; A's boxes differ, each copies its own; every
+  // other target runs the grid without clusters), plain, warp-specialized and persistent (whose
+  // K loop is nested: nothing is shared, the launch is clustered).
+  for (const int n : {2, 4}) {
+    const std::string c = "_cluster" + std::to_string(n) + "/f16";
+    add(out, "matmul_16b_strides" + c, needs_of(DType::f16),
+        [n](Context& ctx) { matmul_case(ctx, DType::f16, false, kCluster, false, false, n); });
+    add(out, "matmul_16b_strides_ws" + c, needs_of(DType::f16),
+        [n](Context& ctx) { matmul_case(ctx, DType::f16, false, kCluster, true, true, n); });
+  }
+  add(out, "persistent_matmul_16b_strides_cluster2/f16", needs_of(DType::f16),
+      [](Context& ctx) { matmul_case(ctx, DType::f16, true, kTma, false, false, 2); });
 }
 
 }  // namespace tessera::conformance
