@@ -152,7 +152,10 @@ struct Ring : LoopExtension {
       lw.barrier();
       // No program copies into another's stages, or arrives on its mbarriers, before that one
       // has initialized them.
-      if (plan.cluster > 1) lw.b().create(OpKind::ClusterBarrier, {}, {});
+      if (plan.cluster > 1) {
+        lw.b().create(OpKind::ClusterBarrier, {}, {});
+        prepare_peers();
+      }
     }
     for (int s = 0; s < plan.prefetch; ++s) {
       ir::Value* it = iteration(lb, s);
@@ -314,13 +317,12 @@ struct Ring : LoopExtension {
   /// of them take the same branch.
   std::vector<ir::Value*> same_boxes(const std::vector<std::vector<ir::Value*>>& coords,
                                      ir::Value* it) {
-    const Type i1 = Type::scalar(DType::i1), i32 = Type::scalar(DType::i32);
-    ir::Value* x = lw.emit(OpKind::ProgramId, {}, i32, {{attr::kAxis, int64_t{0}}});
-    ir::Value* first = lw.emit(OpKind::Sub, {x, lw.emit(OpKind::ClusterRank, {}, i32)}, i32);
+    const Type i1 = Type::scalar(DType::i1);
     std::vector<ir::Value*> same(plan.feeds.size(), nullptr);
     for (int r = 0; r < plan.cluster; ++r) {
       Shifted peer(lw, *ir::ForOp(&loop).body(), it, /*outside=*/true);
-      peer.set_program_x(r ? lw.add(first, lw.const_int(DType::i32, r)) : first);
+      peer.set_program_x(peer_x[static_cast<size_t>(r)]);
+      peer.seed(peer_values[static_cast<size_t>(r)]);
       for (size_t i = 0; i < plan.feeds.size(); ++i) {
         if (!load(i).slice) continue;
         const std::vector<ir::Value*> theirs = tma_coords(lw, load(i), peer);
@@ -331,6 +333,34 @@ struct Ring : LoopExtension {
       }
     }
     return same;
+  }
+
+  /// (Shared by a cluster; before the loop, where its issuing thread computes) The id along x
+  /// of each program of the cluster, and what of their box coordinates no iteration changes
+  /// (computed here once: same_boxes then computes only what each iteration changes).
+  void prepare_peers() {
+    const Type i32 = Type::scalar(DType::i32);
+    ir::Value* x = lw.emit(OpKind::ProgramId, {}, i32, {{attr::kAxis, int64_t{0}}});
+    ir::Value* first = lw.emit(OpKind::Sub, {x, lw.emit(OpKind::ClusterRank, {}, i32)}, i32);
+    peer_x.clear();
+    peer_values.clear();
+    for (int r = 0; r < plan.cluster; ++r) {
+      peer_x.push_back(r ? lw.add(first, lw.const_int(DType::i32, r)) : first);
+      Shifted peer(lw, *ir::ForOp(&loop).body(), nullptr, /*outside=*/true);
+      peer.set_program_x(peer_x.back());
+      hoist_coords(peer, true);
+      peer_values.push_back(peer.values());
+    }
+  }
+
+  /// Hoists (Shifted::hoist) the box coordinates of the TMA-fed operands (`sliced`: only of
+  /// those with a slice map).
+  void hoist_coords(Shifted& at, bool sliced) {
+    for (size_t i = 0; i < plan.feeds.size(); ++i) {
+      if (!load(i).tma || (sliced && !load(i).slice)) continue;
+      const ir::DescOperands d = ir::DescLoadOp(load(i).load).desc();
+      for (int c = 0; c < d.rank; ++c) at.hoist(d.offset(c));
+    }
   }
 
   /// (Warp-specialized) Before the roles split: thread 0 initializes each stage's *full*
@@ -373,6 +403,8 @@ struct Ring : LoopExtension {
       ir::Value* lo = at.scalar(f.lower());
       ir::Value* hi = at.scalar(f.upper());
       ir::Value* step = at.scalar(f.step());
+      hoist_coords(at, false);
+      if (plan.cluster > 1) prepare_peers();
       ir::Op* l = lw.b().create(OpKind::For, {lo, hi, step, lw.const_int(DType::i32, 0)}, {i32});
       ir::Region* body = lw.b().add_region(l);
       ir::Value* iv = lw.out_module().add_arg(body, lo->type);
@@ -619,6 +651,10 @@ struct Ring : LoopExtension {
   bool registers = false;       ///< some operand goes through registers
   std::vector<int64_t> maps;    ///< per fed operand: its tensor map (TMA), or -1
   std::vector<int64_t> slice_maps;  ///< per fed operand: its slice map (LoopPlan::cluster), or -1
+  /// (Shared by a cluster) Per program of the cluster: its id along x, and its hoisted values
+  /// (prepare_peers).
+  std::vector<ir::Value*> peer_x;
+  std::vector<Shifted::Values> peer_values;
   int64_t stage_bytes = 0;          ///< the bytes TMA writes into one stage (its mbarrier's phase)
   int bars = -1;                    ///< the stages' mbarriers (a buffer of S i64), if TMA copies
   std::vector<int64_t> stage_size;  ///< per fed operand: elements per stage

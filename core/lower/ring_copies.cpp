@@ -31,6 +31,24 @@ Regs pointers(Lowerer& lw, const RingLoad& p, Shifted& at, ir::Value* j) {
 
 }  // namespace
 
+bool Shifted::varies(const ir::Value* v) {
+  if (v->is_arg()) return v->owner == &body_;
+  auto it = varies_.find(v);
+  if (it != varies_.end()) return it->second;
+  bool out = false;
+  for (const ir::Value* x : v->def->operands) out = out || varies(x);
+  return varies_[v] = out;
+}
+
+void Shifted::hoist(const ir::Value* v) {
+  if (!varies(v)) {
+    scalar(v);
+    return;
+  }
+  if (v->def)
+    for (const ir::Value* x : v->def->operands) hoist(x);
+}
+
 ir::Value* Shifted::scalar(const ir::Value* v) {
   if (!is_body_value(body_, v) && !(outside_ && v->def)) return lw_.scalar(v);
   if (v == body_.args[0]) return iv_;

@@ -25,6 +25,18 @@ class Shifted : public ValueSource {
   /// another program of the cluster).
   void set_program_x(ir::Value* x) { program_x_ = x; }
 
+  /// The values computed so far, by the body's values.
+  using Values = std::unordered_map<const ir::Value*, ir::Value*>;
+  /// Computes now (at the builder's point) every part of `v` that does not change from one
+  /// iteration to the next (no use of the induction variable or another loop-carried value):
+  /// done before a loop, each is computed once rather than in every iteration (LLVM does not
+  /// move an integer division out of a branch, or past an mbarrier wait).
+  void hoist(const ir::Value* v);
+  /// The values computed so far (after hoist: those of no iteration).
+  const Values& values() const { return scalars_; }
+  /// Starts from `values` (hoisted by a Shifted of the same program, before the loop).
+  void seed(const Values& values) { scalars_ = values; }
+
   ir::Value* scalar(const ir::Value* v) override;
   Regs regs(const ir::Value* v, const Layout& l) override;
 
@@ -34,7 +46,11 @@ class Shifted : public ValueSource {
   ir::Value* iv_;
   bool outside_;
   ir::Value* program_x_ = nullptr;
-  std::unordered_map<const ir::Value*, ir::Value*> scalars_;
+  /// Does `v` change from one iteration to the next?
+  bool varies(const ir::Value* v);
+
+  Values scalars_;
+  std::unordered_map<const ir::Value*, bool> varies_;
   std::unordered_map<std::string, Regs> tiles_;
 };
 
