@@ -164,7 +164,8 @@
 ///                            (PTX mbarrier.arrive.expect_tx). An arrival that the phase no longer
 ///                            expects is a fault. With %rank (i32, in [0, cluster)): the mbarrier
 ///                            at the same place in the shared memory of the cluster's program of
-///                            that rank (PTX mapa, then the arrive with release at cluster scope).
+///                            that rank (PTX mapa, then the arrive on that address; a release at
+///                            CTA scope, as CUTLASS's consumer release).
 ///   mbarrier_wait %index, %parity {buffer}
 ///                            each active thread waits until the phase of parity %parity (i32, 0
 ///                            or 1) of that mbarrier has completed (mbarrier.try_wait.parity in a

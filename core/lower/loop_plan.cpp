@@ -398,6 +398,18 @@ LoopPlan plan_loop(const ir::Op& loop, const LoweringPlan& plan) {
   p.stages = fit_stages(num_stages, 2, per_stage, reserve, plan.target());
   if (p.stages < 2) return plain;
   p.prefetch = p.stages - 1;
+  // A plain ring shared by a cluster refills the stage its iteration i - 2 read, which the other
+  // programs freed an iteration ago, so that a program a little behind holds nobody up (refilling
+  // the stage just freed, each waited for the slowest in every iteration: 18 % slower on the
+  // H100). It needs three stages; with two, nothing is shared.
+  if (p.cluster > 1 && p.kind != LoopKind::WarpSpecialized) {
+    if (p.stages >= 3) {
+      p.prefetch = p.stages - 2;
+    } else {
+      p.cluster = 1;
+      for (RingFeed& feed : p.feeds) feed.load.slice.reset();
+    }
+  }
   // An async wgmma keeps one group in flight into the next iteration: the ring refills the stage
   // of iteration i - 1 only after the dot of iteration i, whose wait retired it. Its result must
   // go nowhere but the next iteration, and it reads nothing that the next iteration stores.

@@ -193,19 +193,18 @@ struct Ring : LoopExtension {
   /// Thread 0 arms mbarrier `slot` with the stage's bytes and copies the TMA operands of
   /// iteration `it` (which `at` evaluates) into stage `slot`, if `valid` (the iteration exists).
   /// Shared by a cluster, the copies of the loop's iteration count `j` (null before the loop: a
-  /// stage's first use) first free the stage in every program of the cluster (its reads by
-  /// iteration j - S are done: the barrier before) and wait until every program has freed it
-  /// (the use's phase of *empty*, parity ((j / S) & 1) ^ 1, which passes at once on the first).
+  /// stage's first use) first wait until every program of the cluster has freed the stage (the
+  /// use's phase of *empty*, parity ((j / S) & 1) ^ 1, which passes at once on the first;
+  /// free_previous frees it).
   void issue_tma(Shifted& at, ir::Value* it, ir::Value* slot, ir::Value* valid, ir::Value* j) {
     if (bars < 0) return;
     // The coordinates first, outside the branch: `at` keeps the values it computes.
     std::vector<std::vector<ir::Value*>> coords = tma_coords_of(at);
     lw.guarded(lw.and_(first_thread(), valid), [&] {
       if (plan.cluster > 1 && j) {
-        const Type i1 = Type::scalar(DType::i1), i32 = Type::scalar(DType::i32);
+        const Type i32 = Type::scalar(DType::i32);
         ir::Value* stages = lw.const_int(DType::i32, plan.stages);
         ir::Value* empty = lw.add(slot, stages);
-        lw.guarded(lw.emit(OpKind::CmpGe, {j, stages}, i1), [&] { free_everywhere(empty); });
         ir::Value* one = lw.const_int(DType::i32, 1);
         ir::Value* uses = lw.emit(OpKind::Div, {j, stages}, i32);
         lw.b().create(OpKind::MbarrierWait,
@@ -214,6 +213,21 @@ struct Ring : LoopExtension {
       }
       copy_stage(coords, slot, it);
     });
+  }
+
+  /// (A plain ring shared by a cluster; after the barrier that follows iteration i - 1's reads)
+  /// Thread 0 frees the stage iteration i - 1 read in every program of the cluster; its refill
+  /// comes an iteration later (LoopPlan::prefetch is S - 2).
+  void free_previous() {
+    const Type i1 = Type::scalar(DType::i1), i32 = Type::scalar(DType::i32);
+    ir::Value* zero = lw.const_int(DType::i32, 0);
+    ir::Value* wrap = lw.emit(OpKind::CmpEq, {read, zero}, i1);
+    ir::Value* previous = lw.emit(OpKind::Where,
+                                  {wrap, lw.const_int(DType::i32, plan.stages - 1),
+                                   lw.emit(OpKind::Sub, {read, lw.const_int(DType::i32, 1)}, i32)},
+                                  i32);
+    lw.guarded(lw.and_(first_thread(), lw.emit(OpKind::CmpGt, {count, zero}, i1)),
+               [&] { free_everywhere(lw.add(previous, lw.const_int(DType::i32, plan.stages))); });
   }
 
   /// Arrives on the *empty* mbarrier at index `empty` of every program of the cluster (its own
@@ -565,6 +579,7 @@ struct Ring : LoopExtension {
         issue(lw, load(i), ops[i], at, j, stage, stage_size[i] & -stage_size[i], valid);
       if (reads) stage_reads(i);
     }
+    if (plan.cluster > 1) free_previous();
     issue_tma(at, it, write, valid, j);
     commit();
     // One stage: the dot reads what was just stored (the loads of the next iteration follow).

@@ -46,12 +46,14 @@ void mbarrier(Emitter& e, const ir::Op& op) {
                 {bar, v});
       return;
     case ir::OpKind::MbarrierArriveTx:
-      if (m.rank()) {  // the mbarrier at the same place in the cluster's program of that rank
+      if (m.rank()) {
+        // The mbarrier at the same place in the cluster's program of that rank, with a release
+        // at CTA scope (the default), as CUTLASS's consumer release: the arrival says that this
+        // program's reads of a stage, retired by wgmma_wait, are over.
         statement(e, e.b.getVoidTy(),
                   "{\n\t.reg .b32 %tessera_remote;\n\t"
                   "mapa.shared::cluster.u32 %tessera_remote, $0, $2;\n\t"
-                  "mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64 _, "
-                  "[%tessera_remote], $1;\n}",
+                  "mbarrier.arrive.expect_tx.shared::cluster.b64 _, [%tessera_remote], $1;\n}",
                   "r,r,r,~{memory}", {bar, v, e.get(m.rank())});
         return;
       }

@@ -130,7 +130,11 @@ struct MatmulShape {
 
 void matmul_case(Context& ctx, DType t, bool persistent, MatmulShape s, bool tma_store = false,
                  bool ws = false, int cluster = 1) {
-  const CompileOptions options{.tma_store = tma_store, .cluster = cluster};
+  // Clustered: four stages, so that a program's copies would overwrite a stage another
+  // program's wgmma still reads, were they not made to wait for it (the SIMT interpreter reports
+  // that race; with three, the copies' own mbarriers already order them).
+  const CompileOptions options{
+      .num_stages = cluster > 1 ? 4 : 3, .tma_store = tma_store, .cluster = cluster};
   auto k = TESSERA_KERNEL(desc_matmul_kernel, a, b, c, M, N, K, BM, BN, BK, WS);
   auto kp = TESSERA_KERNEL(desc_persistent_matmul_kernel, a, b, c, M, N, K, BM, BN, BK);
   const auto [M, N, K, BM, BN, BK] = s;

@@ -193,5 +193,5 @@ func @pair(%a: ptr<f16> {divisibility = 16}, %m: i32, %k: i32 {divisibility = 16
       e.has("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes."
             "multicast::cluster ["));
   CHECK(e.has("mapa.shared::cluster.u32"));
-  CHECK(e.has("mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64 _, ["));
+  CHECK(e.has("mbarrier.arrive.expect_tx.shared::cluster.b64 _, [%tessera_remote], "));
 }
