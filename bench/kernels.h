@@ -176,6 +176,36 @@ inline void matmul_relu_desc_kernel(tl::pointer a_ptr, tl::pointer b_ptr, tl::po
   c_desc.store({m0, n0}, tl::maximum(acc, 0.0f));
 }
 
+/// matmul_relu_desc_kernel as a persistent kernel (Triton's persistent tutorial matmul with
+/// descriptors): fewer programs than C tiles (one per multiprocessor), each walking the tiles
+/// pid, pid + num_programs, ... in the grouped order, its K loop the same ring.
+inline void matmul_relu_desc_persistent_kernel(tl::pointer a_ptr, tl::pointer b_ptr,
+                                               tl::pointer c_ptr, tl::i32 M, tl::i32 N, tl::i32 K,
+                                               tl::i32 stride_am, tl::i32 stride_bk,
+                                               tl::i32 stride_cm, int BLOCK_M, int BLOCK_N,
+                                               int BLOCK_K, int GROUP_M) {
+  auto a_desc = tl::make_tensor_descriptor(a_ptr, {M, K}, {stride_am, 1}, {BLOCK_M, BLOCK_K});
+  auto b_desc = tl::make_tensor_descriptor(b_ptr, {K, N}, {stride_bk, 1}, {BLOCK_K, BLOCK_N});
+  auto c_desc = tl::make_tensor_descriptor(c_ptr, {M, N}, {stride_cm, 1}, {BLOCK_M, BLOCK_N});
+  auto num_pid_m = tl::cdiv(M, BLOCK_M);
+  auto num_pid_n = tl::cdiv(N, BLOCK_N);
+  auto num_pid_in_group = GROUP_M * num_pid_n;
+  for (auto tile : tl::range(tl::program_id(0), num_pid_m * num_pid_n, tl::num_programs(0))) {
+    auto first_pid_m = (tile / num_pid_in_group) * GROUP_M;
+    auto group_size_m = tl::minimum(num_pid_m - first_pid_m, GROUP_M);
+    auto in_group = tile % num_pid_in_group;
+    auto m0 = (first_pid_m + in_group % group_size_m) * BLOCK_M;
+    auto n0 = in_group / group_size_m * BLOCK_N;
+    auto acc = tl::zeros<float>({BLOCK_M, BLOCK_N});
+    for (auto k : tl::range(0, K, BLOCK_K)) {
+      auto a = a_desc.load({m0, k});
+      auto b = b_desc.load({k, n0});
+      acc = tl::dot(a, b, acc);
+    }
+    c_desc.store({m0, n0}, tl::maximum(acc, 0.0f));
+  }
+}
+
 /// C = A @ B for int8 A and B, accumulated and stored in i32 (exact), no epilogue: the plain
 /// matmul's tile walk (2-D grid) with i8 tiles, whose tl::dot yields i32.
 inline void matmul_int8_kernel(tl::ptr<int8_t> a_ptr, tl::ptr<int8_t> b_ptr, tl::ptr<int32_t> c_ptr,

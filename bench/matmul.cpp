@@ -33,7 +33,9 @@ constexpr int kGroupM = 8;
 /// producer warpgroup beside the consumers, on sm_90a; elsewhere the same kernel unspecialized),
 /// either of those two launched in clusters of 2 programs (the `cluster` option: on sm_90a the
 /// two programs of a cluster, neighbours in a column of C tiles, copy B once for both by TMA
-/// multicast), or Triton's tutorial source (grouped, `%`-wrapped rows and columns).
+/// multicast), the descriptor kernel as a persistent one (a program per multiprocessor walking
+/// the tiles in grouped order), or Triton's tutorial source (grouped, `%`-wrapped rows and
+/// columns).
 enum class Variant {
   Plain,
   Grouped,
@@ -43,13 +45,15 @@ enum class Variant {
   DescriptorWsTmaStore,
   DescriptorCluster,
   DescriptorWsCluster,
+  DescriptorPersistent,
   Tutorial
 };
 
 bool uses_descriptors(Variant v) {
   return v == Variant::Descriptor || v == Variant::DescriptorTmaStore ||
          v == Variant::DescriptorWs || v == Variant::DescriptorWsTmaStore ||
-         v == Variant::DescriptorCluster || v == Variant::DescriptorWsCluster;
+         v == Variant::DescriptorCluster || v == Variant::DescriptorWsCluster ||
+         v == Variant::DescriptorPersistent;
 }
 bool stores_by_tma(Variant v) {
   return v == Variant::DescriptorTmaStore || v == Variant::DescriptorWsTmaStore;
@@ -66,7 +70,8 @@ int cluster_of(Variant v) {
 std::string kernel_name(Variant v) {
   if (uses_descriptors(v))
     return std::string("matmul_relu_desc") + (warp_specialized(v) ? "_ws" : "") +
-           (stores_by_tma(v) ? "_tma_store" : "") + (cluster_of(v) > 1 ? "_cluster2" : "");
+           (stores_by_tma(v) ? "_tma_store" : "") + (cluster_of(v) > 1 ? "_cluster2" : "") +
+           (v == Variant::DescriptorPersistent ? "_persistent" : "");
   return v == Variant::Plain     ? "matmul_relu"
          : v == Variant::Grouped ? "matmul_relu_grouped"
                                  : "matmul_relu_tutorial";
@@ -321,6 +326,9 @@ void run_matmul(Bench& b, const std::string& dtype, Variant variant, MatmulShape
     auto with_desc =
         TESSERA_KERNEL(matmul_relu_desc_kernel, a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk,
                        stride_cm, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, WS);
+    auto persistent =
+        TESSERA_KERNEL(matmul_relu_desc_persistent_kernel, a_ptr, b_ptr, c_ptr, M, N, K, stride_am,
+                       stride_bk, stride_cm, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M);
     auto tutorial = TESSERA_KERNEL(matmul_relu_tutorial_kernel, a_ptr, b_ptr, c_ptr, M, N, K,
                                    stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
                                    BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M);
@@ -352,7 +360,10 @@ void run_matmul(Bench& b, const std::string& dtype, Variant variant, MatmulShape
                                   .grouped_launch = !(grouped && std::string(grouped) == "0"),
                                   .tma_store = stores_by_tma(variant),
                                   .cluster = cluster_of(variant)};
-      std::function<void()> launch = [&, grid_m, grid_n, options] {
+      // The persistent row: one program per multiprocessor (132 where the device does not say).
+      const int sms = b.device().info().multiprocessors;
+      const uint64_t programs = std::min<uint64_t>(grid_m * grid_n, sms > 0 ? sms : 132);
+      std::function<void()> launch = [&, grid_m, grid_n, programs, options] {
         if (variant == Variant::Grouped)
           in_groups[{Grid(grid_m * grid_n), options}](p.a, p.b, p.c, M, N, K, K, 1, N, 1, N, 1,
                                                       cfg.block_m, cfg.block_n, cfg.block_k,
@@ -361,6 +372,9 @@ void run_matmul(Bench& b, const std::string& dtype, Variant variant, MatmulShape
           tutorial[{Grid(grid_m * grid_n), options}](p.a, p.b, p.c, M, N, K, K, 1, N, 1, N, 1,
                                                      cfg.block_m, cfg.block_n, cfg.block_k,
                                                      kGroupM);
+        else if (variant == Variant::DescriptorPersistent)
+          persistent[{Grid(programs), options}](p.a, p.b, p.c, M, N, K, K, N, N, cfg.block_m,
+                                                cfg.block_n, cfg.block_k, kGroupM);
         else if (desc)
           with_desc[{Grid(grid_m * grid_n), options}](p.a, p.b, p.c, M, N, K, K, N, N, cfg.block_m,
                                                       cfg.block_n, cfg.block_k, kGroupM,
@@ -371,6 +385,14 @@ void run_matmul(Bench& b, const std::string& dtype, Variant variant, MatmulShape
       };
       Row row = base;
       row.config = config_label(cfg, group_m);
+      if ((grid_m * grid_n) % static_cast<uint64_t>(cluster_of(variant)) != 0) {
+        row.status = "skip";  // the launch would be an Argument error
+        row.detail = std::to_string(grid_m * grid_n) +
+                     " programs, not a multiple of the cluster (" +
+                     std::to_string(cluster_of(variant)) + "); " + row.detail;
+        tried.push_back(row);
+        continue;
+      }
       tried.push_back(
           guarded(row, [&] { return run_config(b, row, p, launch, config_timed(b, tried)); }));
     }
@@ -415,6 +437,10 @@ void add_matmul_cases(std::vector<Case>& cases, bool small) {
   add("fp16", big, Variant::DescriptorWs, run_matmul<half>);
   add("bf16", big, Variant::DescriptorWs, run_matmul<bfloat16>);
   add("fp16", big, Variant::DescriptorWsTmaStore, run_matmul<half>);
+  // The persistent form (one program per multiprocessor walking the tiles).
+  add("fp16", mid, Variant::DescriptorPersistent, run_matmul<half>);
+  add("fp16", big, Variant::DescriptorPersistent, run_matmul<half>);
+  add("bf16", big, Variant::DescriptorPersistent, run_matmul<bfloat16>);
   // Either launched in clusters of 2 (the `cluster` option; TMA multicast of B on sm_90a).
   for (Variant v : {Variant::DescriptorCluster, Variant::DescriptorWsCluster}) {
     add("fp16", mid, v, run_matmul<half>);

@@ -107,6 +107,7 @@ CudaDevice::CudaDevice(const Driver& driver, int ordinal, CUdevice device)
                       std::to_string(d_.version % 1000 / 10) + ")";
   info_.target = target_.str();
   info_.memory_bytes = memory;
+  info_.multiprocessors = multiprocessors_;
   info_.rank = 40;
 }
 
