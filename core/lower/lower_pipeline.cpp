@@ -35,6 +35,16 @@
 /// group that read a stage has retired, each warpgroup's first thread arrives on its *empty*.
 /// No barrier in the loop: the mbarriers order everything. After the loop, the consumers meet at
 /// their named barrier and thread 0 invalidates the 2 S mbarriers.
+///
+/// A TMA ring shared by a cluster (LoopPlan::cluster, docs/design.md "Thread-block clusters"):
+/// each stage has an *empty* mbarrier in the plain ring too, counting one arrival per reader per
+/// program of the cluster, and each program's readers arrive on it in every program (remote
+/// arrivals). An operand with a slice map whose box is the same in every program (decided at run
+/// time from every program's coordinates, computed before the loop where no iteration changes
+/// them) is copied by slices, each program its rank's rows to all (multicast); otherwise whole,
+/// locally. The plain ring frees the stage of iteration i - 1 and refills that of iteration i - 2
+/// (S - 2 ahead). The cluster meets after the mbarriers' initialization and at the kernel's end
+/// (Lowerer::at_exit), after which the mbarriers go.
 #include <algorithm>
 #include <cmath>
 
