@@ -47,9 +47,10 @@
 /// (Lowerer::at_exit), after which the mbarriers go.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "core/ir/ops.h"
-#include "core/lower/ring_copies.h"
+#include "core/lower/ring_cluster.h"
 
 namespace tessera::lower::detail {
 
@@ -118,7 +119,7 @@ struct Ring : LoopExtension {
     // (Warp-specialized, or shared by a cluster: each stage's *full* mbarrier, then each one's
     // *empty* one.)
     if (stage_bytes) bars = lw.new_buffer(DType::i64, empties() ? 2 * plan.stages : plan.stages);
-    if (plan.cluster > 1) meet_at_exit();
+    if (plan.cluster > 1) cluster.emplace(lw, loop, plan, bars);
   }
 
   /// Do the stages have *empty* mbarriers beside their *full* ones?
@@ -164,7 +165,7 @@ struct Ring : LoopExtension {
       // has initialized them.
       if (plan.cluster > 1) {
         lw.b().create(OpKind::ClusterBarrier, {}, {});
-        prepare_peers();
+        cluster->prepare();
       }
     }
     for (int s = 0; s < plan.prefetch; ++s) {
@@ -236,38 +237,8 @@ struct Ring : LoopExtension {
                                   {wrap, lw.const_int(DType::i32, plan.stages - 1),
                                    lw.emit(OpKind::Sub, {read, lw.const_int(DType::i32, 1)}, i32)},
                                   i32);
-    lw.guarded(lw.and_(first_thread(), lw.emit(OpKind::CmpGt, {count, zero}, i1)),
-               [&] { free_everywhere(lw.add(previous, lw.const_int(DType::i32, plan.stages))); });
-  }
-
-  /// Arrives on the *empty* mbarrier at index `empty` of every program of the cluster (its own
-  /// included): this program is done with the stage.
-  void free_everywhere(ir::Value* empty) {
-    for (int r = 0; r < plan.cluster; ++r)
-      lw.b().create(OpKind::MbarrierArriveTx,
-                    {empty, lw.const_int(DType::i32, 0), lw.const_int(DType::i32, r)}, {},
-                    {{attr::kBuffer, int64_t{bars}}});
-  }
-
-  /// (Shared by a cluster) After the kernel's body, which every program reaches: the cluster
-  /// meets (no program may leave while another can still arrive on its mbarriers; copies into
-  /// its stages were all waited for by its own iterations), then thread 0 invalidates the
-  /// mbarriers. Their buffer is never released for reuse: remote arrivals may reach it until
-  /// then.
-  void meet_at_exit() {
-    Lowerer& l = lw;
-    const int buffer = bars, count = 2 * plan.stages;
-    l.at_exit([&l, buffer, count] {
-      l.b().create(OpKind::ClusterBarrier, {}, {});
-      // tid == 0 again here: at_entry's value lives in the consumers' role of a warp-specialized
-      // kernel, and this is after it.
-      ir::Value* first =
-          l.emit(OpKind::CmpEq, {l.tid(), l.const_int(DType::i32, 0)}, Type::scalar(DType::i1));
-      l.guarded(first, [&] {
-        for (int s = 0; s < count; ++s)
-          l.b().create(OpKind::MbarrierInval, {l.const_int(DType::i32, s)}, {},
-                       {{attr::kBuffer, int64_t{buffer}}});
-      });
+    lw.guarded(lw.and_(first_thread(), lw.emit(OpKind::CmpGt, {count, zero}, i1)), [&] {
+      cluster->free_everywhere(lw.add(previous, lw.const_int(DType::i32, plan.stages)));
     });
   }
 
@@ -289,7 +260,7 @@ struct Ring : LoopExtension {
     lw.b().create(OpKind::MbarrierArriveTx, {slot, lw.const_int(DType::i32, stage_bytes)}, {},
                   {{attr::kBuffer, int64_t{bars}}});
     const std::vector<ir::Value*> same =
-        plan.cluster > 1 ? same_boxes(coords, it) : std::vector<ir::Value*>{};
+        cluster ? cluster->same_boxes(coords, it) : std::vector<ir::Value*>{};
     for (size_t i = 0; i < plan.feeds.size(); ++i) {
       if (!load(i).tma) continue;
       ir::Value* stage = lw.mul(slot, lw.const_int(DType::i32, stage_size[i]));
@@ -335,58 +306,6 @@ struct Ring : LoopExtension {
     }
   }
 
-  /// Per fed operand with a slice map: is its box at iteration `it` the same in every program of
-  /// the cluster (i1; null for the others)? Each program computes every program's coordinates
-  /// (its program id along x replaced: the cluster's programs are consecutive along x), so all
-  /// of them take the same branch.
-  std::vector<ir::Value*> same_boxes(const std::vector<std::vector<ir::Value*>>& coords,
-                                     ir::Value* it) {
-    const Type i1 = Type::scalar(DType::i1);
-    std::vector<ir::Value*> same(plan.feeds.size(), nullptr);
-    for (int r = 0; r < plan.cluster; ++r) {
-      Shifted peer(lw, *ir::ForOp(&loop).body(), it, /*outside=*/true);
-      peer.set_program_x(peer_x[static_cast<size_t>(r)]);
-      peer.seed(peer_values[static_cast<size_t>(r)]);
-      for (size_t i = 0; i < plan.feeds.size(); ++i) {
-        if (!load(i).slice) continue;
-        const std::vector<ir::Value*> theirs = tma_coords(lw, load(i), peer);
-        for (size_t d = 0; d < theirs.size(); ++d) {
-          ir::Value* eq = lw.emit(OpKind::CmpEq, {theirs[d], coords[i][d]}, i1);
-          same[i] = same[i] ? lw.and_(same[i], eq) : eq;
-        }
-      }
-    }
-    return same;
-  }
-
-  /// (Shared by a cluster; before the loop, where its issuing thread computes) The id along x
-  /// of each program of the cluster, and what of their box coordinates no iteration changes
-  /// (computed here once: same_boxes then computes only what each iteration changes).
-  void prepare_peers() {
-    const Type i32 = Type::scalar(DType::i32);
-    ir::Value* x = lw.emit(OpKind::ProgramId, {}, i32, {{attr::kAxis, int64_t{0}}});
-    ir::Value* first = lw.emit(OpKind::Sub, {x, lw.emit(OpKind::ClusterRank, {}, i32)}, i32);
-    peer_x.clear();
-    peer_values.clear();
-    for (int r = 0; r < plan.cluster; ++r) {
-      peer_x.push_back(r ? lw.add(first, lw.const_int(DType::i32, r)) : first);
-      Shifted peer(lw, *ir::ForOp(&loop).body(), nullptr, /*outside=*/true);
-      peer.set_program_x(peer_x.back());
-      hoist_coords(peer, true);
-      peer_values.push_back(peer.values());
-    }
-  }
-
-  /// Hoists (Shifted::hoist) the box coordinates of the TMA-fed operands (`sliced`: only of
-  /// those with a slice map).
-  void hoist_coords(Shifted& at, bool sliced) {
-    for (size_t i = 0; i < plan.feeds.size(); ++i) {
-      if (!load(i).tma || (sliced && !load(i).slice)) continue;
-      const ir::DescOperands d = ir::DescLoadOp(load(i).load).desc();
-      for (int c = 0; c < d.rank; ++c) at.hoist(d.offset(c));
-    }
-  }
-
   /// (Warp-specialized) Before the roles split: thread 0 initializes each stage's *full*
   /// mbarrier (one arrival: the producer's, with the stage's bytes) and *empty* one (one arrival
   /// per consumer warpgroup) and fences them for the async proxy; the workgroup meets.
@@ -427,8 +346,8 @@ struct Ring : LoopExtension {
       ir::Value* lo = at.scalar(f.lower());
       ir::Value* hi = at.scalar(f.upper());
       ir::Value* step = at.scalar(f.step());
-      hoist_coords(at, false);
-      if (plan.cluster > 1) prepare_peers();
+      hoist_tma_coords(at, plan, false);
+      if (cluster) cluster->prepare();
       ir::Op* l = lw.b().create(OpKind::For, {lo, hi, step, lw.const_int(DType::i32, 0)}, {i32});
       ir::Region* body = lw.b().add_region(l);
       ir::Value* iv = lw.out_module().add_arg(body, lo->type);
@@ -471,7 +390,7 @@ struct Ring : LoopExtension {
     }
     lw.guarded(when, [&] {
       ir::Value* empty = lw.add(stage, lw.const_int(DType::i32, plan.stages));
-      if (plan.cluster > 1) return free_everywhere(empty);
+      if (cluster) return cluster->free_everywhere(empty);
       lw.b().create(OpKind::MbarrierArriveTx, {empty, lw.const_int(DType::i32, 0)}, {},
                     {{attr::kBuffer, int64_t{bars}}});
     });
@@ -630,7 +549,7 @@ struct Ring : LoopExtension {
     }
     if (copies) lw.b().create(OpKind::CpAsyncWait, {}, {}, {{attr::kPending, int64_t{0}}});
     lw.barrier();
-    if (bars >= 0 && plan.cluster == 1) {  // (shared by a cluster: meet_at_exit)
+    if (bars >= 0 && !cluster) {  // (shared by a cluster: ClusterRing meets at the exit)
       // Every copy issued was waited for by its iteration: the mbarriers are idle.
       lw.guarded(first_thread(), [&] {
         for (int s = 0; s < (ws ? 2 : 1) * plan.stages; ++s)
@@ -676,10 +595,8 @@ struct Ring : LoopExtension {
   bool registers = false;       ///< some operand goes through registers
   std::vector<int64_t> maps;    ///< per fed operand: its tensor map (TMA), or -1
   std::vector<int64_t> slice_maps;  ///< per fed operand: its slice map (LoopPlan::cluster), or -1
-  /// (Shared by a cluster) Per program of the cluster: its id along x, and its hoisted values
-  /// (prepare_peers).
-  std::vector<ir::Value*> peer_x;
-  std::vector<Shifted::Values> peer_values;
+  /// Shared by a cluster: what crosses its programs.
+  std::optional<ClusterRing> cluster;
   int64_t stage_bytes = 0;          ///< the bytes TMA writes into one stage (its mbarrier's phase)
   int bars = -1;                    ///< the stages' mbarriers (a buffer of S i64), if TMA copies
   std::vector<int64_t> stage_size;  ///< per fed operand: elements per stage
