@@ -43,8 +43,8 @@ class ClusterRing {
   const ir::Op& loop_;
   const LoopPlan& plan_;
   int bars_;
-  std::vector<ir::Value*> x_;               ///< per program of the cluster: its id along x
-  std::vector<Shifted::Values> hoisted_;    ///< ... and its hoisted values (prepare)
+  std::vector<ir::Value*> x_;             ///< per program of the cluster: its id along x
+  std::vector<Shifted::Values> hoisted_;  ///< ... and its hoisted values (prepare)
 };
 
 }  // namespace tessera::lower::detail
