@@ -73,6 +73,18 @@ void run_copy(Bench& b, int64_t n) {
   b.add(best);
 }
 
+/// A copy of the bytes another row moves (n floats read and written), timed as that row is and
+/// set beside the same floor: what a kernel of that size reaches at best, with the launch and the
+/// timing's own cost (run_timing_cost) not amortized as in the big copy that sets the floor.
+void run_copy_of_size(Bench& b, int64_t n, const std::string& like) {
+  Row base = base_row("copy", n);
+  base.workload += " (the bytes of " + like + ")";
+  base.bytes = 2.0 * n * sizeof(float);
+  Row best = best_of(time_copy(b, base, n, kCopyConfigs));
+  b.set_floor(best, "");
+  b.add(best);
+}
+
 void run_vector_add(Bench& b, int64_t n) {
   const Device& dev = b.device();
   Row row = base_row("vector_add", n);
@@ -143,6 +155,15 @@ void add_copy_cases(std::vector<Case>& cases, bool small) {
   const int64_t n = small ? 100003 : int64_t{1} << 28;
   cases.push_back({"copy fp32 " + std::to_string(n), [n](Bench& b) { run_copy(b, n); }});
   cases.push_back({"copy fp32 1024 (one program)", run_timing_cost});
+  // The row kernels' sizes (bench/rows.cpp): 128 MiB and 256 MiB moved.
+  const struct {
+    int64_t n;
+    const char* like;
+  } sizes[] = {{small ? 12800 : int64_t{1} << 24, "softmax 16384x1024, layer_norm fp16"},
+               {small ? 25600 : int64_t{1} << 25, "softmax 8192x4096, layer_norm fp32"}};
+  for (const auto& s : sizes)
+    cases.push_back(
+        {"copy fp32 " + std::to_string(s.n), [s](Bench& b) { run_copy_of_size(b, s.n, s.like); }});
 }
 
 void add_elementwise_cases(std::vector<Case>& cases, bool small) {

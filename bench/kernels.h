@@ -82,6 +82,28 @@ inline void layer_norm_kernel(tl::pointer x_ptr, tl::pointer y_ptr, tl::pointer 
   }
 }
 
+/// Layer norm forward over ROWS rows per program, each row one tile (N <= BLOCK_SIZE): the rows
+/// are read once and kept in registers, and w and b are read once per program for all of its
+/// rows (the tutorial kernel reads them once per row). Same outputs as layer_norm_kernel.
+inline void layer_norm_rows_kernel(tl::pointer x_ptr, tl::pointer y_ptr, tl::pointer w_ptr,
+                                   tl::pointer b_ptr, tl::ptr<float> mean_ptr,
+                                   tl::ptr<float> rstd_ptr, tl::i32 M, tl::i32 row_stride,
+                                   tl::i32 N, tl::f32 eps, int ROWS, int BLOCK_SIZE) {
+  auto rows = tl::program_id(0) * ROWS + tl::arange(0, ROWS);
+  auto cols = tl::arange(0, BLOCK_SIZE);
+  auto mask = (rows < M)[{_, None}] & (cols < N)[{None, _}];
+  auto offsets = rows[{_, None}] * row_stride + cols[{None, _}];
+  auto x = tl::load(x_ptr + offsets, mask, 0.0f).to(tl::float32);
+  auto mean = tl::sum(x, 1) / N;
+  auto centered = tl::where(mask, x - mean[{_, None}], 0.0f);
+  auto rstd = 1.0f / tl::sqrt(tl::sum(centered * centered, 1) / N + eps);
+  tl::store(mean_ptr + rows, mean, rows < M);
+  tl::store(rstd_ptr + rows, rstd, rows < M);
+  auto w = tl::load(w_ptr + cols, cols < N);
+  auto b = tl::load(b_ptr + cols, cols < N);
+  tl::store(y_ptr + offsets, centered * rstd[{_, None}] * w[{None, _}] + b[{None, _}], mask);
+}
+
 /// The tile (pid_m, pid_n) of C = relu(A @ B): the seed's tile walk over K, accumulated in f32
 /// (f32 inputs use TF32, like Triton), stored in C's dtype. Both matmul_relu kernels run it; they
 /// differ only in how a program finds its tile.

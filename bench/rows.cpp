@@ -63,6 +63,17 @@ std::vector<Config> layer_norm_configs(int max_block) {
   return block_warp_configs(max_block, 2);
 }
 
+/// The rows-per-program layer norm's candidates: the row in one tile (BLOCK_SIZE `block`), 1, 2
+/// or 4 rows per program, 4 to 16 warps that leave each thread at least 4 elements.
+std::vector<Config> layer_norm_rows_configs(int block) {
+  std::vector<Config> out;
+  for (int rows : {1, 2, 4})
+    for (int warps : {4, 8, 16})
+      if (rows * block / (warps * 32) >= 4)
+        out.push_back({{{"ROWS", rows}, {"BLOCK_SIZE", block}}, warps, 1});
+  return out;
+}
+
 Row base_row(const std::string& kernel, const std::string& dtype, int64_t m, int64_t n) {
   Row r;
   r.kernel = kernel;
@@ -168,12 +179,18 @@ void run_row_sum(Bench& b, int64_t m, int64_t n, bool autotuned) {
   }));
 }
 
+/// The layer norm rows: the tutorial kernel at the tutorial's configuration, the same autotuned,
+/// and the kernel that normalizes ROWS rows per program (one tile each), autotuned over ROWS and
+/// num_warps.
+enum class LayerNorm { Tutorial, Autotuned, Rows };
+
 template <class T>
-void run_layer_norm(Bench& b, int64_t m, int64_t n, bool autotuned) {
+void run_layer_norm(Bench& b, int64_t m, int64_t n, LayerNorm variant) {
+  const bool autotuned = variant != LayerNorm::Tutorial, rows = variant == LayerNorm::Rows;
   const Device& dev = b.device();
   const bool f16 = std::is_same_v<T, half>;
   Row row = base_row("layer_norm", f16 ? "fp16" : "fp32", m, n);
-  if (autotuned) row.workload += " autotuned";
+  if (autotuned) row.workload += rows ? " rows per program, autotuned" : " autotuned";
   const int block = layer_norm_block(n, sizeof(T)), warps = layer_norm_warps(block);
   row.bytes = (2.0 * m * n + 2.0 * n) * sizeof(T) + 2.0 * m * sizeof(float);
   row.config = warps_label(block, warps);
@@ -187,6 +204,9 @@ void run_layer_norm(Bench& b, int64_t m, int64_t n, bool autotuned) {
     auto mean = dev.alloc<float>(m), rstd = dev.alloc<float>(m);
     auto layer_norm = TESSERA_KERNEL(layer_norm_kernel, x_ptr, y_ptr, w_ptr, b_ptr, mean_ptr,
                                      rstd_ptr, row_stride, N, eps, BLOCK_SIZE);
+    auto layer_norm_rows =
+        TESSERA_KERNEL(layer_norm_rows_kernel, x_ptr, y_ptr, w_ptr, b_ptr, mean_ptr, rstd_ptr, M,
+                       row_stride, N, eps, ROWS, BLOCK_SIZE);
     const float eps = 1e-5f;
     const auto cols = static_cast<int32_t>(n);
     std::function<void()> launch = [&] {
@@ -195,18 +215,40 @@ void run_layer_norm(Bench& b, int64_t m, int64_t n, bool autotuned) {
     };
     std::optional<Autotuner> tuned;
     if (autotuned) {
-      const std::vector<Config> configs = layer_norm_configs(block);
-      tuned.emplace(layer_norm, AutotuneOptions{.configs = configs,
-                                                .key = {"N"},
-                                                .grid = [m](const Meta&) { return Grid(m); },
-                                                .outputs = {"y_ptr", "mean_ptr", "rstd_ptr"}});
-      launch = [&] { (*tuned)(x, y, w, bias, mean, rstd, cols, cols, eps); };
+      const std::vector<Config> configs =
+          rows ? layer_norm_rows_configs(next_power_of_2(n)) : layer_norm_configs(block);
+      const std::vector<std::string> outputs = {"y_ptr", "mean_ptr", "rstd_ptr"};
+      const auto rows_m = static_cast<int32_t>(m);
+      if (rows)
+        tuned.emplace(layer_norm_rows, AutotuneOptions{.configs = configs,
+                                                       .key = {"N"},
+                                                       .grid =
+                                                           [m](const Meta& meta) {
+                                                             return Grid(static_cast<uint32_t>(
+                                                                 cdiv(m, meta["ROWS"])));
+                                                           },
+                                                       .outputs = outputs});
+      else
+        tuned.emplace(layer_norm, AutotuneOptions{.configs = configs,
+                                                  .key = {"N"},
+                                                  .grid = [m](const Meta&) { return Grid(m); },
+                                                  .outputs = outputs});
+      std::function<Config()> search;
+      if (rows) {
+        launch = [&] { (*tuned)(x, y, w, bias, mean, rstd, rows_m, cols, cols, eps); };
+        search = [&] {
+          return tuned->best_config(x, y, w, bias, mean, rstd, rows_m, cols, cols, eps);
+        };
+      } else {
+        launch = [&] { (*tuned)(x, y, w, bias, mean, rstd, cols, cols, eps); };
+        search = [&] { return tuned->best_config(x, y, w, bias, mean, rstd, cols, cols, eps); };
+      }
       const auto t0 = std::chrono::steady_clock::now();
-      const Config chosen = tuned->best_config(x, y, w, bias, mean, rstd, cols, cols, eps);
+      const Config chosen = search();
       const double search_s =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      row.config =
-          warps_label(static_cast<int>(chosen["BLOCK_SIZE"]), chosen.num_warps) + " autotuned";
+      row.config = warps_label(static_cast<int>(chosen["BLOCK_SIZE"]), chosen.num_warps) +
+                   (rows ? " ROWS=" + std::to_string(chosen["ROWS"]) : "") + " autotuned";
       char detail[120];
       std::snprintf(detail, sizeof detail, "%s of %zu configurations in %.2f s",
                     tuned->last_report().from_disk ? "choice from the disk cache" : "search",
@@ -259,14 +301,14 @@ void add_row_cases(std::vector<Case>& cases, bool small) {
         {"row_sum fp32 " + shape_label({sum.m, sum.n}) + (autotuned ? " autotuned" : ""),
          [sum, autotuned](Bench& b) { run_row_sum(b, sum.m, sum.n, autotuned); }});
   const Shape ln = small ? Shape{64, 1000} : Shape{4096, 8192};
-  for (bool autotuned : {false, true}) {
-    const std::string suffix = autotuned ? " autotuned" : "";
-    cases.push_back(
-        {"layer_norm fp32 " + shape_label({ln.m, ln.n}) + suffix,
-         [ln, autotuned](Bench& b) { run_layer_norm<float>(b, ln.m, ln.n, autotuned); }});
-    cases.push_back(
-        {"layer_norm fp16 " + shape_label({ln.m, ln.n}) + suffix,
-         [ln, autotuned](Bench& b) { run_layer_norm<half>(b, ln.m, ln.n, autotuned); }});
+  for (LayerNorm v : {LayerNorm::Tutorial, LayerNorm::Autotuned, LayerNorm::Rows}) {
+    const std::string suffix = v == LayerNorm::Tutorial    ? ""
+                               : v == LayerNorm::Autotuned ? " autotuned"
+                                                           : " rows per program, autotuned";
+    cases.push_back({"layer_norm fp32 " + shape_label({ln.m, ln.n}) + suffix,
+                     [ln, v](Bench& b) { run_layer_norm<float>(b, ln.m, ln.n, v); }});
+    cases.push_back({"layer_norm fp16 " + shape_label({ln.m, ln.n}) + suffix,
+                     [ln, v](Bench& b) { run_layer_norm<half>(b, ln.m, ln.n, v); }});
   }
 }
 
