@@ -16,8 +16,9 @@ namespace tessera {
 namespace aot {
 namespace {
 
-/// 2: CompileOptions::cluster joined the integers (entries of layout 1 are refused, not misread).
-constexpr char kMagic[8] = {'T', 'S', 'R', 'A', 'O', 'T', '2', '\n'};
+/// 2: CompileOptions::cluster joined the integers (entries of layout 1 are refused, not misread);
+/// 3: the artifacts hold Artifact::dependent_launch (runtime/artifact_cache.cpp's format 4).
+constexpr char kMagic[8] = {'T', 'S', 'R', 'A', 'O', 'T', '3', '\n'};
 constexpr uint64_t kSeed = 0x616f742d656e7472ull;
 
 void put_u64(std::string& out, uint64_t v) {

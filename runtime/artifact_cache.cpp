@@ -27,9 +27,10 @@ namespace tessera::rt {
 namespace {
 
 /// Bumped whenever the entry layout or the serialized Artifact changes (3: Artifact::cluster
-/// after shared_bytes), so that older entries are refused and compiled again, never misread.
-constexpr const char* kFormat = "tessera-artifact-3";
-constexpr char kMagic[8] = {'T', 'S', 'R', 'A', 'R', 'T', '3', '\n'};
+/// after shared_bytes; 4: Artifact::dependent_launch after it), so that older entries are refused
+/// and compiled again, never misread.
+constexpr const char* kFormat = "tessera-artifact-4";
+constexpr char kMagic[8] = {'T', 'S', 'R', 'A', 'R', 'T', '4', '\n'};
 /// magic, key bytes, payload bytes, payload checksum (lo, hi)
 constexpr size_t kHeaderBytes = sizeof kMagic + 4 * 8;
 
@@ -225,6 +226,7 @@ std::string serialize_artifact(const target::Artifact& a) {
   w.num(a.subgroup);
   w.num(a.shared_bytes);
   w.num(a.cluster);
+  w.num<uint8_t>(a.dependent_launch);
   w.num<uint64_t>(a.tensor_maps.size());
   for (const ir::TensorMapParam& m : a.tensor_maps) {
     w.num(m.base_param);
@@ -283,6 +285,7 @@ std::optional<target::Artifact> deserialize_artifact(std::string_view bytes) {
   a.shared_bytes = r.num<uint64_t>();
   a.cluster = r.num<uint32_t>();
   r.require(a.cluster == 1 || a.cluster == 2 || a.cluster == 4 || a.cluster == 8);
+  a.dependent_launch = r.num<uint8_t>() != 0;
   a.tensor_maps.resize(r.count(4 + 1 + 8 + 4 + 4));
   for (ir::TensorMapParam& m : a.tensor_maps) {
     m.base_param = r.num<int>();

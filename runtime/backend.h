@@ -140,6 +140,12 @@ class CompiledKernel {
   /// Programs per thread-block cluster along x (Artifact::cluster): above 1 only for CUDA kernels
   /// of sm_90 and newer, which launch as clusters; 1 on every other backend.
   uint32_t cluster = 1;
+  /// (CUDA) The kernel waits at its entry for its stream's previous grid
+  /// (Artifact::dependent_launch) and the device launches it with programmatic stream
+  /// serialization: its launch may overlap the end of the grid before it. False where the driver
+  /// cannot launch so (cuLaunchKernelEx, CUDA 12.3: Cap::DependentLaunch of the device's target)
+  /// and on every other backend.
+  bool dependent_launch = false;
 };
 
 class EventImpl {

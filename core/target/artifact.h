@@ -102,6 +102,10 @@ struct Artifact {
   /// compiled with CompileOptions::cluster > 1, which must then be launched as clusters of that
   /// many programs (cuLaunchKernelEx) on a grid whose x is a multiple of it.
   uint32_t cluster = 1;
+  /// The kernel waits at its entry for the grid before it in its stream and then lets the next
+  /// one be scheduled (PTX `griddepcontrol`, Cap::DependentLaunch): it may be launched with
+  /// programmatic stream serialization. False: it must be launched in plain stream order.
+  bool dependent_launch = false;
 };
 
 }  // namespace tessera::target

@@ -43,6 +43,8 @@ Target make_cuda(int sm, bool arch_specific) {
   if (sm >= 90 && arch_specific) t.set(Cap::Wgmma);
   // The tensor memory accelerator (cp.async.bulk.tensor, mbarrier expect_tx): PTX ISA 8.0, sm_90.
   if (sm >= 90) t.set(Cap::Tma);
+  // Programmatic dependent launch (griddepcontrol): PTX ISA 7.8, sm_90.
+  if (sm >= 90) t.set(Cap::DependentLaunch);
   using ir::DType;
   t.matrix_shapes = {{16, 8, 16, DType::f16, DType::f16, DType::f32},
                      {16, 8, 16, DType::bf16, DType::bf16, DType::f32},
@@ -126,7 +128,7 @@ Target make_host() {
   for (int i = 0; i < kNumCaps; ++i) {
     Cap c = static_cast<Cap>(i);
     if (c != Cap::MmaSync && c != Cap::CpAsync && c != Cap::Wgmma && c != Cap::Tma &&
-        c != Cap::CooperativeMatrix && c != Cap::CooperativeMatrix2)
+        c != Cap::CooperativeMatrix && c != Cap::CooperativeMatrix2 && c != Cap::DependentLaunch)
       t.set(c);
   }
   return t;

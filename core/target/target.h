@@ -29,6 +29,10 @@ namespace tessera::target {
 ///    TESSERA_COOPMAT2=1, runtime/vulkan/physical.h): workgroup-scope cooperative matrices with
 ///    flexible dimensions and tensor-layout loads. Such a target's max_shared_bytes is the
 ///    device's limit less the driver's reservation for workgroup-scope matrices.
+///  - DependentLaunch (sm_90+, PTX `griddepcontrol`): every kernel waits at its entry for the
+///    grid before it in its stream (its completion and its writes), then lets the grid after it
+///    be scheduled; the runtime launches such kernels with programmatic stream serialization, so
+///    a kernel's launch overlaps the end of the one before (Artifact::dependent_launch).
 #define TESSERA_CAPS(X)                    \
   X(Int64, "int64")                        \
   X(Int8, "int8")                          \
@@ -49,7 +53,8 @@ namespace tessera::target {
   X(DenormPreserve32, "denorm_preserve32") \
   X(IeeeMinMax, "ieee_minmax")             \
   X(NanMinMax, "nan_minmax")               \
-  X(CooperativeMatrix2, "coopmat2")
+  X(CooperativeMatrix2, "coopmat2")        \
+  X(DependentLaunch, "dependent_launch")
 
 enum class Cap : uint8_t {
 #define X(name, text) name,

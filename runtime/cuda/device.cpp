@@ -82,6 +82,19 @@ CudaAllocation::~CudaAllocation() {
   static_cast<CudaDevice*>(device())->release(ctx_, address(), capacity_);
 }
 
+namespace {
+
+/// TESSERA_DEPENDENT_LAUNCH: "0" turns dependent launches off; unset, "" or "1" leaves them on
+/// where the GPU and driver have them. Another value is an Argument error.
+bool dependent_launch_from_env() {
+  const char* v = std::getenv("TESSERA_DEPENDENT_LAUNCH");
+  if (!v || !*v || std::string_view(v) == "1") return true;
+  if (std::string_view(v) == "0") return false;
+  fail(ErrorKind::Argument, "TESSERA_DEPENDENT_LAUNCH must be 0 or 1, got '", v, "'");
+}
+
+}  // namespace
+
 CudaDevice::CudaDevice(const Driver& driver, int ordinal, CUdevice device)
     : d_(driver), ordinal_(ordinal), device_(device) {
   char name[256] = {};
@@ -99,6 +112,11 @@ CudaDevice::CudaDevice(const Driver& driver, int ordinal, CUdevice device)
   target_.max_grid[0] = attribute(d_, device_, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X);
   target_.max_grid[1] = attribute(d_, device_, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y);
   target_.max_grid[2] = attribute(d_, device_, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z);
+  // Dependent launches need cuLaunchKernelEx and programmatic edges in captured graphs (CUDA
+  // 12.3); TESSERA_DEPENDENT_LAUNCH=0 turns them off (kernels then compile without griddepcontrol
+  // and launch in plain stream order, as on earlier GPUs).
+  if (!d_.cuLaunchKernelEx || d_.version < 12030 || !dependent_launch_from_env())
+    target_.set(target::Cap::DependentLaunch, false);
   info_.name = "cuda:" + std::to_string(ordinal_);
   info_.kind = "cuda";
   info_.description = std::string(name) + " (sm_" + std::to_string(sm) + ", " +

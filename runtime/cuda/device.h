@@ -15,6 +15,7 @@
 /// then a DeviceFault that says so.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -97,10 +98,16 @@ class CudaKernel : public CompiledKernel {
   const LaunchTensorMaps& tensor_maps() const { return tensor_maps_; }
   /// "kernel 'name'", for error messages (built once, not per launch).
   const std::string& who() const { return who_; }
-  /// A clustered kernel's launch (cluster > 1) on `grid` and `stream`: the cuLaunchKernelEx
-  /// configuration (block, shared memory) whose one attribute, `attribute`, is the cluster's
-  /// dimension (cluster, 1, 1). `attribute` must outlive the configuration's use.
-  CUlaunchConfig cluster_config(Grid grid, CUstream stream, CUlaunchAttribute& attribute) const;
+  /// The attributes of a cuLaunchKernelEx launch: the cluster's dimension, programmatic stream
+  /// serialization.
+  using LaunchAttributes = std::array<CUlaunchAttribute, 2>;
+  /// The kernel's cuLaunchKernelEx configuration (block, shared memory) on `grid` and `stream`,
+  /// its attributes in `attributes` (which must outlive the configuration's use): the cluster's
+  /// dimension (cluster, 1, 1) for a clustered kernel, and, if `dependent` and the kernel is
+  /// launched so (CompiledKernel::dependent_launch), programmatic stream serialization.
+  CUlaunchConfig launch_config(Grid grid, CUstream stream, LaunchAttributes& attributes,
+                               bool dependent) const;
+
   /// The driver's attributes of the function (registers, local memory, static shared memory,
   /// the block size limit), read whenever its module is loaded; never throws.
   std::optional<KernelStats> stats() const override;

@@ -77,6 +77,10 @@ CudaKernel::CudaKernel(CudaDevice* device, const target::Artifact& artifact, std
   threads_per_program = artifact.threads;
   shared_bytes = static_cast<uint32_t>(artifact.shared_bytes);
   cluster = artifact.cluster;
+  // An artifact compiled elsewhere (ahead of time) may wait at its entry where this device's
+  // driver cannot launch it so: it then launches in plain stream order (the wait is a no-op).
+  dependent_launch =
+      artifact.dependent_launch && device->target().has(target::Cap::DependentLaunch);
   for (const ir::ParamSlot& s : params.slots) param_end_ = std::max(param_end_, s.offset + s.size);
   check_tensor_map_slots(artifact.tensor_maps, params, name);
   tensor_maps_ = {artifact.tensor_maps, artifact.param_names, name};
@@ -112,13 +116,22 @@ void CudaKernel::verify_params(CUfunction f) const {
   // parameter per slot.
 }
 
-CUlaunchConfig CudaKernel::cluster_config(Grid grid, CUstream stream,
-                                          CUlaunchAttribute& attribute) const {
-  attribute = {};
-  attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-  attribute.value.clusterDim.x = cluster;
-  attribute.value.clusterDim.y = 1;
-  attribute.value.clusterDim.z = 1;
+CUlaunchConfig CudaKernel::launch_config(Grid grid, CUstream stream, LaunchAttributes& attributes,
+                                         bool dependent) const {
+  attributes = {};
+  unsigned n = 0;
+  if (cluster > 1) {
+    CUlaunchAttribute& a = attributes[n++];
+    a.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    a.value.clusterDim.x = cluster;
+    a.value.clusterDim.y = 1;
+    a.value.clusterDim.z = 1;
+  }
+  if (dependent && dependent_launch) {
+    CUlaunchAttribute& a = attributes[n++];
+    a.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    a.value.programmaticStreamSerializationAllowed = 1;
+  }
   CUlaunchConfig config{};
   config.gridDimX = grid.x;
   config.gridDimY = grid.y;
@@ -128,15 +141,16 @@ CUlaunchConfig CudaKernel::cluster_config(Grid grid, CUstream stream,
   config.blockDimZ = 1;
   config.sharedMemBytes = shared_bytes;
   config.hStream = stream;
-  config.attrs = &attribute;
-  config.numAttrs = 1;
+  config.attrs = attributes.data();
+  config.numAttrs = n;
   return config;
 }
 
 CUresult CudaKernel::fits_cluster(CUfunction f, std::string& detail) const {
   // One cluster's grid: the query asks how many clusters of the launch's shape fit at once.
-  CUlaunchAttribute attribute;
-  const CUlaunchConfig config = cluster_config(Grid(cluster), nullptr, attribute);
+  LaunchAttributes attributes;
+  const CUlaunchConfig config =
+      launch_config(Grid(cluster), nullptr, attributes, /*dependent=*/false);
   int clusters = 0;
   const CUresult r = device_->driver().cuOccupancyMaxActiveClusters(&clusters, f, &config);
   if (r == CUDA_SUCCESS && clusters == 0)

@@ -198,24 +198,27 @@ void CudaStream::launch_packed(const std::shared_ptr<const CompiledKernel>& kern
     for (const ir::ParamSlot& s : k->params.slots)
       by_pointer.push_back(const_cast<std::byte*>(params.data()) + s.offset);
   // While capturing, the driver records the launch (and copies the parameters) instead of
-  // running it. A clustered kernel (sm_90+) launches with its cluster dimension through
-  // cuLaunchKernelEx, which CudaDevice::load made sure the driver has.
+  // running it. A clustered kernel (sm_90+) launches with its cluster dimension, a kernel that
+  // waits for its predecessor at entry (sm_90+) with programmatic stream serialization (in a
+  // capture: a programmatic edge), both through cuLaunchKernelEx, which CudaDevice::load and the
+  // device's target made sure the driver has.
   void** kernel_params = by_pointer.empty() ? nullptr : by_pointer.data();
   void** launch_extra = by_pointer.empty() && size ? extra : nullptr;
+  const bool ex = k->cluster > 1 || k->dependent_launch;
   CUresult r;
-  if (k->cluster == 1) {
+  if (!ex) {
     r = d_.cuLaunchKernel(f, grid.x, grid.y, grid.z, k->threads_per_program, 1, 1, k->shared_bytes,
                           h, kernel_params, launch_extra);
   } else {
-    CUlaunchAttribute attribute;
-    const CUlaunchConfig config = k->cluster_config(grid, h, attribute);
+    CudaKernel::LaunchAttributes attributes;
+    const CUlaunchConfig config = k->launch_config(grid, h, attributes, /*dependent=*/true);
     r = d_.cuLaunchKernelEx(&config, f, kernel_params, launch_extra);
   }
   if (r != CUDA_SUCCESS)  // the detail is built only when needed: this is the launch's hot path
     checked(
         ctx, r,
-        k->cluster == 1 ? (capturing ? "cuLaunchKernel (capturing a graph)" : "cuLaunchKernel")
-                        : (capturing ? "cuLaunchKernelEx (capturing a graph)" : "cuLaunchKernelEx"),
+        !ex ? (capturing ? "cuLaunchKernel (capturing a graph)" : "cuLaunchKernel")
+            : (capturing ? "cuLaunchKernelEx (capturing a graph)" : "cuLaunchKernelEx"),
         k->name,
         "grid (" + std::to_string(grid.x) + ", " + std::to_string(grid.y) + ", " +
             std::to_string(grid.z) + "), " + std::to_string(k->threads_per_program) + " threads, " +

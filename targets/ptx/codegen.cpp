@@ -216,6 +216,7 @@ target::Artifact emit(const ir::Function& fn, const target::Target& target, std:
   a.subgroup = static_cast<uint32_t>(ir::simt_subgroup(fn));
   a.shared_bytes = static_cast<uint64_t>(ir::shared_memory_bytes(fn));
   a.cluster = static_cast<uint32_t>(ir::simt_cluster(fn));
+  a.dependent_launch = target.has(target::Cap::DependentLaunch);
   return a;
 }
 

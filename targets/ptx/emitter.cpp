@@ -233,6 +233,16 @@ void Emitter::emit_kernel() {
     const ir::Type& t = fn.params[i].value->type;
     set(fn.params[i].value, t.is_ptr ? arg : from_memory(arg, t.dtype));
   }
+  if (target.has(target::Cap::DependentLaunch)) {
+    // Before anything else: wait until the grid before this one in the stream has finished and
+    // its writes are visible (a no-op unless launched with programmatic stream serialization),
+    // then let the grid after this one be scheduled; it waits here in turn.
+    auto* fty = llvm::FunctionType::get(b.getVoidTy(), false);
+    b.CreateCall(llvm::InlineAsm::get(fty,
+                                      "griddepcontrol.wait;\n\tgriddepcontrol.launch_dependents;",
+                                      "~{memory}", /*hasSideEffects=*/true))
+        ->addFnAttr(llvm::Attribute::NoUnwind);
+  }
   emit_region(fn.body);
   b.CreateRetVoid();
 }

@@ -184,7 +184,7 @@ TEST_CASE("target: parse_target refuses malformed text with a message naming the
 
 TEST_CASE("target: cap_name and parse_cap round-trip every capability") {
   const std::vector<Cap> caps = all_caps();
-  CHECK(caps.size() == 20);
+  CHECK(caps.size() == 21);
   std::set<std::string> names;
   for (Cap c : caps) {
     const std::string name(target::cap_name(c));
@@ -288,6 +288,16 @@ TEST_CASE("target: the profiles' tensor-core capabilities") {
   CHECK(host.matrix_shapes.empty());
   CHECK_FALSE(target::profile("cuda-sm_86a"));
   CHECK_FALSE(target::profile("vulkan"));
+}
+
+TEST_CASE("target: dependent launches (griddepcontrol) on sm_90 and newer only") {
+  for (const char* cuda : {"cuda-sm_90", "cuda-sm_90a"})
+    CHECK(target::profile(cuda)->has(Cap::DependentLaunch));
+  for (const char* other :
+       {"cuda-sm_80", "cuda-sm_86", "cuda-sm_89", "vulkan-nvidia", "vulkan-lavapipe", "host"}) {
+    CAPTURE(other);
+    CHECK_FALSE(target::profile(other)->has(Cap::DependentLaunch));
+  }
 }
 
 TEST_CASE("target: MatrixShape prints MxNxK:a*b+c and parses back in a description") {

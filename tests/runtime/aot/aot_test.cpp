@@ -247,7 +247,8 @@ TEST_CASE("aot: TMA tensor maps survive an entry, and a device that cannot encod
                      dev->info().name + " (") == 0);
 }
 
-TEST_CASE("aot: a clustered sm_90a artifact keeps its cluster in an entry, and sm_80 has none") {
+TEST_CASE(
+    "aot: a clustered sm_90a artifact keeps its cluster and dependent launch in an entry, sm_80 neither") {
   // The lowering marks kernels of targets with clusters (sm_90+) only; the entry holds the option
   // and the artifact the attribute, which the CUDA runtime launches with (cuLaunchKernelEx).
   for (const char* profile : {"cuda-sm_90a", "cuda-sm_80"}) {
@@ -262,6 +263,10 @@ TEST_CASE("aot: a clustered sm_90a artifact keeps its cluster in an entry, and s
         tessera::rt::jit_compile(*shift_jit.traced_for_specs(d.specs), *t, d.options);
     const uint32_t want = t->sm >= 90 ? 2 : 1;
     CHECK(a.cluster == want);
+    // sm_90+ kernels wait for their stream's previous grid at entry (griddepcontrol), so they
+    // may launch overlapping it; sm_80 has no such instruction.
+    CHECK(a.dependent_launch == (t->sm >= 90));
+    CHECK((a.ptx.find("griddepcontrol.wait;") != std::string::npos) == (t->sm >= 90));
     d.payload = tessera::rt::serialize_artifact(a);
     std::optional<tessera::aot::Decoded> back =
         tessera::aot::decode_entry(tessera::aot::encode_entry(d));
@@ -270,6 +275,7 @@ TEST_CASE("aot: a clustered sm_90a artifact keeps its cluster in an entry, and s
     std::optional<tessera::target::Artifact> b = tessera::rt::deserialize_artifact(back->payload);
     REQUIRE(b.has_value());
     CHECK(b->cluster == want);
+    CHECK(b->dependent_launch == a.dependent_launch);
   }
 }
 

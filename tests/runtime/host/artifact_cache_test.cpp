@@ -58,6 +58,7 @@ tessera::target::Artifact full_artifact() {
   a.subgroup = 32;
   a.shared_bytes = 65536;
   a.cluster = 4;
+  a.dependent_launch = true;
   a.tensor_maps = {{.base_param = 0,
                     .dtype = tessera::ir::DType::bf16,
                     .dims = {{1, 0}, {-1, 300}},
@@ -107,6 +108,7 @@ void check_equal(const tessera::target::Artifact& a, const tessera::target::Arti
   CHECK(a.subgroup == b.subgroup);
   CHECK(a.shared_bytes == b.shared_bytes);
   CHECK(a.cluster == b.cluster);
+  CHECK(a.dependent_launch == b.dependent_launch);
   CHECK(a.tensor_maps == b.tensor_maps);
   CHECK(a.param_names == b.param_names);
 }
