@@ -63,14 +63,16 @@ std::vector<Config> layer_norm_configs(int max_block) {
   return block_warp_configs(max_block, 2);
 }
 
-/// The rows-per-program layer norm's candidates: the row in one tile (BLOCK_SIZE `block`), 1, 2
-/// or 4 rows per program, 4 to 16 warps that leave each thread at least 4 elements.
+/// The rows-per-program layer norm's candidates: the row in one tile (BLOCK_SIZE `block`), 1 or
+/// 2 rows per program, x read through L1 or past it (STREAM), 4 to 16 warps that leave each
+/// thread at least 4 elements.
 std::vector<Config> layer_norm_rows_configs(int block) {
   std::vector<Config> out;
-  for (int rows : {1, 2, 4})
-    for (int warps : {4, 8, 16})
-      if (rows * block / (warps * 32) >= 4)
-        out.push_back({{{"ROWS", rows}, {"BLOCK_SIZE", block}}, warps, 1});
+  for (int rows : {1, 2})
+    for (int stream : {0, 1})
+      for (int warps : {4, 8, 16})
+        if (rows * block / (warps * 32) >= 4)
+          out.push_back({{{"ROWS", rows}, {"STREAM", stream}, {"BLOCK_SIZE", block}}, warps, 1});
   return out;
 }
 
@@ -180,8 +182,8 @@ void run_row_sum(Bench& b, int64_t m, int64_t n, bool autotuned) {
 }
 
 /// The layer norm rows: the tutorial kernel at the tutorial's configuration, the same autotuned,
-/// and the kernel that normalizes ROWS rows per program (one tile each), autotuned over ROWS and
-/// num_warps.
+/// and the kernel that normalizes ROWS rows per program (one tile each), autotuned over ROWS,
+/// STREAM and num_warps.
 enum class LayerNorm { Tutorial, Autotuned, Rows };
 
 template <class T>
@@ -206,7 +208,7 @@ void run_layer_norm(Bench& b, int64_t m, int64_t n, LayerNorm variant) {
                                      rstd_ptr, row_stride, N, eps, BLOCK_SIZE);
     auto layer_norm_rows =
         TESSERA_KERNEL(layer_norm_rows_kernel, x_ptr, y_ptr, w_ptr, b_ptr, mean_ptr, rstd_ptr, M,
-                       row_stride, N, eps, ROWS, BLOCK_SIZE);
+                       row_stride, N, eps, ROWS, STREAM, BLOCK_SIZE);
     const float eps = 1e-5f;
     const auto cols = static_cast<int32_t>(n);
     std::function<void()> launch = [&] {
@@ -248,7 +250,10 @@ void run_layer_norm(Bench& b, int64_t m, int64_t n, LayerNorm variant) {
       const double search_s =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       row.config = warps_label(static_cast<int>(chosen["BLOCK_SIZE"]), chosen.num_warps) +
-                   (rows ? " ROWS=" + std::to_string(chosen["ROWS"]) : "") + " autotuned";
+                   (rows ? " ROWS=" + std::to_string(chosen["ROWS"]) +
+                               " STREAM=" + std::to_string(chosen["STREAM"])
+                         : "") +
+                   " autotuned";
       char detail[120];
       std::snprintf(detail, sizeof detail, "%s of %zu configurations in %.2f s",
                     tuned->last_report().from_disk ? "choice from the disk cache" : "search",
