@@ -138,6 +138,29 @@ std::optional<Decoded> decode_entry(std::string_view bytes) {
   return e;
 }
 
+bool target_runs_on(const target::Target& built, const target::Target& device) {
+  if (built.isa != device.isa) return false;
+  if (built.isa == "ptx") {
+    if (built.sm > device.sm) return false;
+    if (built.sm_arch_specific && built.sm != device.sm) return false;
+  }
+  const auto optional = decltype(built.caps){1} << static_cast<int>(target::Cap::DependentLaunch);
+  if ((built.caps & ~device.caps & ~optional) != 0) return false;
+  if ((device.quirks & ~built.quirks) != 0) return false;
+  if (built.subgroup_size != device.subgroup_size || built.loop_limit != device.loop_limit)
+    return false;
+  if (built.push_constant_bytes > device.push_constant_bytes) return false;
+  for (const target::MatrixShape& m : built.matrix_shapes)
+    if (std::find(device.matrix_shapes.begin(), device.matrix_shapes.end(), m) ==
+        device.matrix_shapes.end())
+      return false;
+  for (const target::WorkgroupShape& m : built.workgroup_shapes)
+    if (std::find(device.workgroup_shapes.begin(), device.workgroup_shapes.end(), m) ==
+        device.workgroup_shapes.end())
+      return false;
+  return true;
+}
+
 }  // namespace aot
 
 namespace {
@@ -166,34 +189,6 @@ int facts_of(std::span<const tl::ArgSpec> specs) {
   int n = 0;
   for (const tl::ArgSpec& s : specs) n += s.divisible_by_16 + s.equal_to_one;
   return n;
-}
-
-/// Whether code built for `built` runs on a device described by `device`: the same instruction
-/// set; on PTX a compute capability the device has (an `a` target only on its own); what the
-/// code assumes of the device (capabilities, matrix shapes of both scopes, subgroup size, loop
-/// limit, push constant space) the device has; and every driver bug the device has is worked around
-/// in the code. What the artifact itself uses (threads, shared memory) is checked against the
-/// device's limits apart (fits).
-bool target_runs_on(const target::Target& built, const target::Target& device) {
-  if (built.isa != device.isa) return false;
-  if (built.isa == "ptx") {
-    if (built.sm > device.sm) return false;
-    if (built.sm_arch_specific && built.sm != device.sm) return false;
-  }
-  if ((built.caps & ~device.caps) != 0) return false;
-  if ((device.quirks & ~built.quirks) != 0) return false;
-  if (built.subgroup_size != device.subgroup_size || built.loop_limit != device.loop_limit)
-    return false;
-  if (built.push_constant_bytes > device.push_constant_bytes) return false;
-  for (const target::MatrixShape& m : built.matrix_shapes)
-    if (std::find(device.matrix_shapes.begin(), device.matrix_shapes.end(), m) ==
-        device.matrix_shapes.end())
-      return false;
-  for (const target::WorkgroupShape& m : built.workgroup_shapes)
-    if (std::find(device.workgroup_shapes.begin(), device.workgroup_shapes.end(), m) ==
-        device.workgroup_shapes.end())
-      return false;
-  return true;
 }
 
 /// Whether the artifact's workgroup and shared memory fit the device's limits.
@@ -305,7 +300,7 @@ std::shared_ptr<const rt::CompiledKernel> AotKernel::compile_for(
     } else {
       if (!backend || !device_target || !(e.options == options)) continue;
       std::optional<target::Target> built = target::parse_target(e.target);
-      if (!built || !target_runs_on(*built, *device_target)) continue;
+      if (!built || !aot::target_runs_on(*built, *device_target)) continue;
       artifact = rt::deserialize_artifact(e.payload);
       if (!artifact)
         fail(ErrorKind::Runtime, "kernel '", name(), "': the embedded artifact for ", e.target,

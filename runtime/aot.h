@@ -28,6 +28,10 @@
 
 namespace tessera {
 
+namespace target {
+struct Target;
+}
+
 namespace aot {
 
 /// One compiled specialization as the generator embeds it.
@@ -52,6 +56,15 @@ std::string encode_entry(const Decoded& entry);
 /// The entry of `bytes`; nullopt for bytes that are damaged (a checksum or a length that does
 /// not match) or not an entry.
 std::optional<Decoded> decode_entry(std::string_view bytes);
+
+/// Whether code built for `built` runs on a device described by `device`: the same instruction
+/// set; on PTX a compute capability the device has (an `a` target only on its own); what the
+/// code assumes of the device (capabilities, matrix shapes of both scopes, subgroup size, loop
+/// limit, push constant space) the device has; and every driver bug the device has is worked around
+/// in the code. What the artifact itself uses (threads, shared memory) is checked against the
+/// device's limits apart (fits). Dependent launches are not asked of the device: code that waits
+/// for its predecessor runs the same in plain stream order (the runtime then launches it so).
+bool target_runs_on(const target::Target& built, const target::Target& device);
 
 }  // namespace aot
 

@@ -279,6 +279,22 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("aot: code built for sm_90a runs where the driver has no dependent launches") {
+  // The wait at a kernel's entry is a no-op in plain stream order, so a device whose target
+  // lost `dependent_launch` (a driver before CUDA 12.3, TESSERA_DEPENDENT_LAUNCH=0) still runs
+  // what was built for the profile; a capability the code does use is still required.
+  using tessera::target::Cap;
+  const tessera::target::Target built = *tessera::target::profile("cuda-sm_90a");
+  REQUIRE(built.has(Cap::DependentLaunch));
+  tessera::target::Target device = built;
+  CHECK(tessera::aot::target_runs_on(built, device));
+  device.set(Cap::DependentLaunch, false);
+  CHECK(tessera::aot::target_runs_on(built, device));
+  device.set(Cap::Tma, false);
+  CHECK_FALSE(tessera::aot::target_runs_on(built, device));
+  CHECK_FALSE(tessera::aot::target_runs_on(built, *tessera::target::profile("cuda-sm_80")));
+}
+
 TEST_CASE("aot: an entry's options keep their layout, each integer then one word of flags") {
   // The layout entries had before kOptionFields: num_warps, num_stages, maxnreg as u64, then
   // debug in bit 0 and fp_fusion inverted in bit 1 (entries already built must still decode);
