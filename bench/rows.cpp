@@ -219,34 +219,28 @@ void run_layer_norm(Bench& b, int64_t m, int64_t n, LayerNorm variant) {
     if (autotuned) {
       const std::vector<Config> configs =
           rows ? layer_norm_rows_configs(next_power_of_2(n)) : layer_norm_configs(block);
-      const std::vector<std::string> outputs = {"y_ptr", "mean_ptr", "rstd_ptr"};
-      const auto rows_m = static_cast<int32_t>(m);
-      if (rows)
-        tuned.emplace(layer_norm_rows, AutotuneOptions{.configs = configs,
-                                                       .key = {"N"},
-                                                       .grid =
-                                                           [m](const Meta& meta) {
-                                                             return Grid(static_cast<uint32_t>(
-                                                                 cdiv(m, meta["ROWS"])));
-                                                           },
-                                                       .outputs = outputs});
-      else
-        tuned.emplace(layer_norm, AutotuneOptions{.configs = configs,
-                                                  .key = {"N"},
-                                                  .grid = [m](const Meta&) { return Grid(m); },
-                                                  .outputs = outputs});
-      std::function<Config()> search;
-      if (rows) {
-        launch = [&] { (*tuned)(x, y, w, bias, mean, rstd, rows_m, cols, cols, eps); };
-        search = [&] {
-          return tuned->best_config(x, y, w, bias, mean, rstd, rows_m, cols, cols, eps);
-        };
-      } else {
-        launch = [&] { (*tuned)(x, y, w, bias, mean, rstd, cols, cols, eps); };
-        search = [&] { return tuned->best_config(x, y, w, bias, mean, rstd, cols, cols, eps); };
-      }
+      // Tunes `kernel` launched on `grid`, sets `launch` to its tuned launch on `args` and
+      // returns the choice.
+      auto tune = [&](const KernelBase& kernel, std::function<Grid(const Meta&)> grid,
+                      auto... args) {
+        tuned.emplace(kernel, AutotuneOptions{.configs = configs,
+                                              .key = {"N"},
+                                              .grid = std::move(grid),
+                                              .outputs = {"y_ptr", "mean_ptr", "rstd_ptr"}});
+        launch = [&tuned, args...] { (*tuned)(args...); };
+        return tuned->best_config(args...);
+      };
       const auto t0 = std::chrono::steady_clock::now();
-      const Config chosen = search();
+      const Config chosen =
+          rows ? tune(
+                     layer_norm_rows,
+                     [m](const Meta& meta) {
+                       return Grid(static_cast<uint32_t>(cdiv(m, meta["ROWS"])));
+                     },
+                     x, y, w, bias, mean, rstd, static_cast<int32_t>(m), cols, cols, eps)
+               : tune(
+                     layer_norm, [m](const Meta&) { return Grid(m); }, x, y, w, bias, mean, rstd,
+                     cols, cols, eps);
       const double search_s =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       row.config = warps_label(static_cast<int>(chosen["BLOCK_SIZE"]), chosen.num_warps) +
