@@ -112,7 +112,7 @@ std::vector<ir::Value*> Ring::before(ir::Value* lb_, ir::Value* ub_, ir::Value* 
         lw.b().create(OpKind::MbarrierInit,
                       {lw.const_int(DType::i32, s), lw.const_int(DType::i32, 1)}, {},
                       {{attr::kBuffer, int64_t{bars}}});
-        if (plan.cluster > 1)  // each program of the cluster frees the stage once
+        if (cluster)  // each program of the cluster frees the stage once
           lw.b().create(
               OpKind::MbarrierInit,
               {lw.const_int(DType::i32, plan.stages + s), lw.const_int(DType::i32, plan.cluster)},
@@ -123,7 +123,7 @@ std::vector<ir::Value*> Ring::before(ir::Value* lb_, ir::Value* ub_, ir::Value* 
     lw.barrier();
     // No program copies into another's stages, or arrives on its mbarriers, before that one
     // has initialized them.
-    if (plan.cluster > 1) {
+    if (cluster) {
       lw.b().create(OpKind::ClusterBarrier, {}, {});
       cluster->prepare();
     }
@@ -257,7 +257,7 @@ void Ring::prefetch(bool reads) {
       issue(lw, load(i), ops[i], at, j, stage, stage_size[i] & -stage_size[i], valid);
     if (reads) stage_reads(i);
   }
-  if (plan.cluster > 1) free_previous();
+  if (cluster) free_previous();
   issue_tma(at, it, write, valid, j);
   commit();
   // One stage: the dot reads what was just stored (the loads of the next iteration follow).

@@ -115,7 +115,7 @@ struct Ring : LoopExtension {
   bool registers = false;       ///< some operand goes through registers
   std::vector<int64_t> maps;    ///< per fed operand: its tensor map (TMA), or -1
   std::vector<int64_t> slice_maps;  ///< per fed operand: its slice map (LoopPlan::cluster), or -1
-  /// Shared by a cluster: what crosses its programs.
+  /// Shared by a cluster: what crosses its programs (engaged exactly when LoopPlan::cluster > 1).
   std::optional<ClusterRing> cluster;
   int64_t stage_bytes = 0;          ///< the bytes TMA writes into one stage (its mbarrier's phase)
   int bars = -1;                    ///< the stages' mbarriers (a buffer of S i64), if TMA copies

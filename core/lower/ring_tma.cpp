@@ -50,7 +50,7 @@ void Ring::issue_tma(Shifted& at, ir::Value* it, ir::Value* slot, ir::Value* val
   // The coordinates first, outside the branch: `at` keeps the values it computes.
   std::vector<std::vector<ir::Value*>> coords = tma_coords_of(at);
   lw.guarded(lw.and_(first_thread(), valid), [&] {
-    if (plan.cluster > 1 && j) {
+    if (cluster && j) {
       const Type i32 = Type::scalar(DType::i32);
       ir::Value* stages = lw.const_int(DType::i32, plan.stages);
       ir::Value* empty = lw.add(slot, stages);
@@ -146,7 +146,7 @@ void Ring::open_stages() {
     lw.b().create(OpKind::FenceAsyncShared, {}, {});
   });
   lw.b().create(OpKind::Barrier, {}, {});  // every thread: the roles have not split yet
-  if (plan.cluster > 1) lw.b().create(OpKind::ClusterBarrier, {}, {});  // as the ring's
+  if (cluster) lw.b().create(OpKind::ClusterBarrier, {}, {});  // as the ring's
 }
 
 void Ring::emit_producer() {
