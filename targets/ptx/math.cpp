@@ -7,7 +7,7 @@
 #include <string>
 
 #include "core/support/error.h"
-#include "targets/math/algorithms.h"
+#include "targets/math/library.h"
 #include "targets/math/functions.h"
 
 namespace tessera::ptx {

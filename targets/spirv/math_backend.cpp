@@ -10,7 +10,7 @@
 #include <iterator>
 
 #include "core/support/math_coefficients.h"
-#include "targets/math/algorithms.h"
+#include "targets/math/library.h"
 #include "targets/math/functions.h"
 
 namespace tessera::spirv::impl {

@@ -9,7 +9,7 @@
 #include <limits>
 #include <type_traits>
 
-#include "targets/math/algorithms.h"
+#include "targets/math/library.h"
 
 namespace math_test {
 
