@@ -64,6 +64,13 @@ struct Operand {
 };
 
 /// An OpPhi whose incoming pairs are added once the predecessors exist.
+/// What a memory access's operands say beyond its alignment and NonPrivatePointer: Volatile
+/// (tl::load's volatile) and Nontemporal (SPIR-V's one cache hint: not accessed again soon).
+struct AccessHints {
+  bool is_volatile = false;
+  bool nontemporal = false;
+};
+
 struct PhiRef {
   size_t block = 0;
   size_t index = 0;
@@ -179,10 +186,10 @@ class Builder {
   Value construct(uint32_t type, const std::vector<Value>& parts);
   Value access_chain(uint32_t pointer_type, Value base, std::initializer_list<Value> indices);
   /// A load (or store) through `pointer`, with `Aligned align` when align > 0,
-  /// NonPrivatePointer when `non_private` and Volatile when `is_volatile` (tl::load's volatile).
+  /// NonPrivatePointer when `non_private`, and the hints' Volatile and Nontemporal.
   Value load(uint32_t type, Value pointer, uint32_t align, bool non_private,
-             bool is_volatile = false);
-  void store(Value pointer, Value value, uint32_t align, bool non_private);
+             AccessHints hints = {});
+  void store(Value pointer, Value value, uint32_t align, bool non_private, AccessHints hints = {});
 
   /// Cooperative-matrix loads and stores through `pointer` (an element of an array) with
   /// `layout` and `stride` (in the pointee's units), NonPrivatePointer when `non_private`.

@@ -120,10 +120,11 @@ Value Builder::access_chain(uint32_t pointer_type, Value base,
 }
 
 namespace {
-std::vector<uint32_t> memory_operands(uint32_t align, bool non_private, bool is_volatile = false) {
+std::vector<uint32_t> memory_operands(uint32_t align, bool non_private, AccessHints hints = {}) {
   uint32_t mask = (align ? spv::MemoryAccessAlignedMask : 0) |
                   (non_private ? spv::MemoryAccessNonPrivatePointerMask : 0) |
-                  (is_volatile ? spv::MemoryAccessVolatileMask : 0);
+                  (hints.is_volatile ? spv::MemoryAccessVolatileMask : 0) |
+                  (hints.nontemporal ? spv::MemoryAccessNontemporalMask : 0);
   if (!mask) return {};
   if (align) return {mask, align};
   return {mask};
@@ -131,17 +132,18 @@ std::vector<uint32_t> memory_operands(uint32_t align, bool non_private, bool is_
 }  // namespace
 
 Value Builder::load(uint32_t type, Value pointer, uint32_t align, bool non_private,
-                    bool is_volatile) {
+                    AccessHints hints) {
   uint32_t id = next_id_++;
   std::vector<uint32_t> words{type, id, pointer.id};
-  for (uint32_t w : memory_operands(align, non_private, is_volatile)) words.push_back(w);
+  for (uint32_t w : memory_operands(align, non_private, hints)) words.push_back(w);
   emit(spv::OpLoad, std::move(words));
   return {id, type};
 }
 
-void Builder::store(Value pointer, Value value, uint32_t align, bool non_private) {
+void Builder::store(Value pointer, Value value, uint32_t align, bool non_private,
+                    AccessHints hints) {
   std::vector<uint32_t> words{pointer.id, value.id};
-  for (uint32_t w : memory_operands(align, non_private)) words.push_back(w);
+  for (uint32_t w : memory_operands(align, non_private, hints)) words.push_back(w);
   emit(spv::OpStore, std::move(words));
 }
 

@@ -80,7 +80,7 @@ AccessPlan plan_access(Emitter& e, DType dtype, int width, uint32_t align) {
 
 /// `width` loaded elements of `dtype`, as SSA values.
 std::vector<Value> load_elements(Emitter& e, Value address, DType dtype, int width, uint32_t align,
-                                 bool is_volatile) {
+                                 AccessHints hints) {
   Builder& b = e.b;
   AccessPlan p = plan_access(e, dtype, width, align);
   std::vector<Value> units;
@@ -88,7 +88,7 @@ std::vector<Value> load_elements(Emitter& e, Value address, DType dtype, int wid
     uint32_t offset = u * p.unit_bytes;
     Value at = offset ? b.binary(spv::OpIAdd, address, b.c_int(b.t_uint(64), offset)) : address;
     uint32_t type = p.per_access > 1 ? b.t_vector(p.unit, p.per_access) : p.unit;
-    Value v = b.load(type, e.psb_pointer(at, type), aligned_at(align, offset), true, is_volatile);
+    Value v = b.load(type, e.psb_pointer(at, type), aligned_at(align, offset), true, hints);
     for (uint32_t k = 0; k < p.per_access; ++k)
       units.push_back(p.per_access > 1 ? b.extract(p.unit, v, k) : v);
   }
@@ -108,7 +108,7 @@ std::vector<Value> load_elements(Emitter& e, Value address, DType dtype, int wid
 }
 
 void store_elements(Emitter& e, Value address, DType dtype, const std::vector<Value>& values,
-                    uint32_t align) {
+                    uint32_t align, AccessHints hints) {
   Builder& b = e.b;
   AccessPlan p = plan_access(e, dtype, static_cast<int>(values.size()), align);
   uint32_t memory = e.memory_type(dtype);
@@ -130,8 +130,20 @@ void store_elements(Emitter& e, Value address, DType dtype, const std::vector<Va
     if (p.per_access > 1)
       v = b.construct(b.t_vector(p.unit, p.per_access),
                       std::vector<Value>(units.begin() + u, units.begin() + u + p.per_access));
-    b.store(e.psb_pointer(at, v.type), v, aligned_at(align, offset), true);
+    b.store(e.psb_pointer(at, v.type), v, aligned_at(align, offset), true, hints);
   }
+}
+
+/// The access's hints in SPIR-V. tl::load's volatile is Volatile. The cache hints that say the
+/// data is not wanted near the core again ("cg": cached past L1 only, "cs": streamed, and the
+/// evict_first priority) are Nontemporal, SPIR-V's one cache hint; "ca", "cv", "wb", "wt" and
+/// evict_last have no SPIR-V form and are dropped (hints: a driver may ignore them too).
+AccessHints access_hints(const ir::Op& op) {
+  std::string cache = op.str_attr_or(attr::kCache, "");
+  if (!cache.empty() && cache.front() == '.') cache.erase(0, 1);  // ".cg" as Triton spells it
+  return {.is_volatile = op.int_attr_or(attr::kVolatile, 0) != 0,
+          .nontemporal = cache == "cg" || cache == "cs" ||
+                         op.str_attr_or(attr::kEviction, "") == "evict_first"};
 }
 
 /// True when `pred` is the constant true (no branch needed).
@@ -146,13 +158,13 @@ bool always(const Emitter& e, const ir::Value* pred) {
 /// results are phis of the loaded values and the others.
 std::vector<Value> Emitter::predicated_load(const ir::Value* pred, Value address, DType dtype,
                                             int width, uint32_t align,
-                                            const std::vector<Value>& others, bool is_volatile) {
-  if (always(*this, pred)) return load_elements(*this, address, dtype, width, align, is_volatile);
+                                            const std::vector<Value>& others, AccessHints hints) {
+  if (always(*this, pred)) return load_elements(*this, address, dtype, width, align, hints);
   uint32_t entry = b.current_label(), then = b.new_label(), merge = b.new_label();
   b.selection_merge(merge);
   b.branch_cond(get(pred), then, merge);
   b.begin_block(then);
-  std::vector<Value> values = load_elements(*this, address, dtype, width, align, is_volatile);
+  std::vector<Value> values = load_elements(*this, address, dtype, width, align, hints);
   uint32_t then_end = b.current_label();
   b.branch(merge);
   b.begin_block(merge);
@@ -171,10 +183,9 @@ void Emitter::emit_global_load(const ir::Op& op) {
   if (dtype == DType::i1) require_cap(target::Cap::Int8, &op, "i1 in memory (one byte)");
   std::vector<Value> others;
   for (const ir::Value* v : load.others()) others.push_back(get(v));
-  // The cache and eviction hints have no SPIR-V form and are ignored; volatile is Volatile.
-  std::vector<Value> values = predicated_load(load.pred(), get(load.ptr()), dtype, load.width(),
-                                              static_cast<uint32_t>(load.align()), others,
-                                              op.int_attr_or(attr::kVolatile, 0) != 0);
+  std::vector<Value> values =
+      predicated_load(load.pred(), get(load.ptr()), dtype, load.width(),
+                      static_cast<uint32_t>(load.align()), others, access_hints(op));
   for (size_t i = 0; i < values.size(); ++i) set(op.result(i), values[i]);
 }
 
@@ -186,12 +197,14 @@ void Emitter::emit_global_store(const ir::Op& op) {
   uint32_t align = static_cast<uint32_t>(store.align());
   std::vector<Value> values;
   for (const ir::Value* v : store.values()) values.push_back(get(v));
-  if (always(*this, store.pred())) return store_elements(*this, address, dtype, values, align);
+  const AccessHints hints = access_hints(op);
+  if (always(*this, store.pred()))
+    return store_elements(*this, address, dtype, values, align, hints);
   uint32_t then = b.new_label(), merge = b.new_label();
   b.selection_merge(merge);
   b.branch_cond(get(store.pred()), then, merge);
   b.begin_block(then);
-  store_elements(*this, address, dtype, values, align);
+  store_elements(*this, address, dtype, values, align, hints);
   b.branch(merge);
   b.begin_block(merge);
 }

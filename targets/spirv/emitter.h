@@ -176,10 +176,10 @@ class Emitter {
   Value load_param_word(uint32_t offset, uint32_t type);
   Value param_value(const ir::Type& type, uint32_t offset);
   void declare_shared();  // emit_memory.cpp
-  /// `is_volatile`: every access is Volatile (tl::load's volatile).
+  /// `hints`: the memory operands' Volatile and Nontemporal for every access.
   std::vector<Value> predicated_load(const ir::Value* pred, Value address, ir::DType dtype,
                                      int width, uint32_t align, const std::vector<Value>& others,
-                                     bool is_volatile = false);
+                                     AccessHints hints = {});
   void store_shared(const SharedVar& s, Value element_index, const std::vector<Value>& values);
   // emit_coopmat.cpp: what the target must offer for the op's matrices; a matrix type's id.
   void check_coopmat(const ir::Op& op) const;

@@ -302,21 +302,35 @@ TEST_CASE("spirv: float adds and multiplies are not contracted") {
 namespace spirv_test {
 namespace {
 
-/// A masked global_load of one i32 with the hint attributes `hints`, stored back.
-std::string hinted_load(std::string_view hints) {
+/// A masked global_load of one i32 with the hint attributes `hints`, stored back with
+/// `store_hints`.
+std::string hinted_load(std::string_view hints, std::string_view store_hints = "") {
   return kernel("%p: ptr<i32>, %n: i32",
                 "  %z = constant {value = 0} : i32\n  %pid = program_id {axis = 0} : i32\n"
                 "  %m = cmp_lt %pid, %n : i1\n  %v = global_load %p, %m, %z {align = 4, width = 1" +
                     std::string(hints) +
-                    "} : i32\n  global_store %p, %m, %v {align = 4, width = 1}");
+                    "} : i32\n  global_store %p, %m, %v {align = 4, width = 1" +
+                    std::string(store_hints) + "}");
 }
 
-TEST_CASE("spirv: a volatile load is Volatile, cache and eviction hints are ignored") {
+TEST_CASE("spirv: a volatile load is Volatile; streaming cache hints are Nontemporal") {
   Emitted v = emit_both(hinted_load(", volatile = 1"));
   CHECK(v.has("Volatile"));
-  Emitted h = emit_both(hinted_load(", cache = \"cg\", eviction = \"evict_last\""));
-  CHECK(!h.has("Volatile"));
-  CHECK(h.has("Aligned"));
+  CHECK(!v.has("Nontemporal"));
+  // "cg", "cs" (Triton's ".cs" too) and evict_first: the load's operands only.
+  for (const char* hint : {", cache = \"cg\"", ", cache = \".cs\"", ", eviction = \"evict_first\"",
+                           ", cache = \"cg\", eviction = \"evict_last\""}) {
+    CAPTURE(hint);
+    Emitted h = emit_both(hinted_load(hint));
+    CHECK(h.count("Nontemporal") == 1);
+    CHECK(!h.has("Volatile"));
+    CHECK(h.has("Aligned"));
+  }
+  // The hints without a SPIR-V form are dropped.
+  CHECK(!emit_both(hinted_load(", cache = \"ca\", eviction = \"evict_last\"")).has("Nontemporal"));
+  CHECK(!emit_both(hinted_load(", cache = \"cv\"", ", cache = \"wt\"")).has("Nontemporal"));
+  // A streamed store.
+  CHECK(emit_both(hinted_load("", ", cache = \"cs\"")).count("Nontemporal") == 1);
 }
 
 }  // namespace
