@@ -313,7 +313,7 @@ std::string hinted_load(std::string_view hints, std::string_view store_hints = "
                     std::string(store_hints) + "}");
 }
 
-TEST_CASE("spirv: a volatile load is Volatile; streaming cache hints are Nontemporal") {
+TEST_CASE("spirv: a volatile load is Volatile, streaming cache hints are Nontemporal") {
   Emitted v = emit_both(hinted_load(", volatile = 1"));
   CHECK(v.has("Volatile"));
   CHECK(!v.has("Nontemporal"));
