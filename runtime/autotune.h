@@ -54,6 +54,8 @@ struct Config {
   /// "BLOCK_M=128 BLOCK_N=128 num_warps=8 num_stages=3" (and " maxnreg=128" when set): how logs,
   /// errors and the cache name it.
   std::string label() const;
+  /// The launch options these values give (num_warps, num_stages, maxnreg; the rest default).
+  LaunchOptions launch_options() const;
 };
 
 /// The arguments of one launch by parameter name, with a configuration's values filled in
