@@ -151,64 +151,12 @@ void Homes::loop_args(const ir::Region& body, size_t first, std::span<ir::Value*
 
 void Homes::op(const ir::Op& o) {
   switch (o.kind) {
-    case OpKind::For: {
-      ir::ForOp f(&o);
-      loop_args(*f.body(), 1, f.inits());
-      for (size_t i = 0; i < o.results.size(); ++i) {
-        free_[o.results[i]] = false;
-        if (o.results[i]->type.is_tile()) homes_[o.results[i]] = homes_.at(f.body()->args[i + 1]);
-      }
-      return;
-    }
-    case OpKind::While: {
-      ir::WhileOp w(&o);
-      // The carried values live in the before-region's arguments, the after-region's arguments
-      // and the results: one home each, unified with the before-argument's.
-      auto sync_after = [&] {
-        for (size_t i = 0; i < w.after()->args.size(); ++i) {
-          const ir::Value* a = w.after()->args[i];
-          free_[a] = false;
-          if (a->type.is_tile()) homes_[a] = homes_.at(w.before()->args[i]);
-        }
-      };
-      for (size_t i = 0; i < o.operands.size(); ++i) {
-        const ir::Value* arg = w.before()->args[i];
-        free_[arg] = false;
-        if (!arg->type.is_tile()) continue;
-        if (!is_free(o.operand(i)) && known(o.operand(i)))
-          homes_[arg] = homes_.at(o.operand(i));
-        else
-          homes_[arg] =
-              arg->type.is_ptr ? coalesced(arg) : default_layout(arg->type.shape, threads_);
-      }
-      sync_after();
-      region(*w.before());
-      region(*w.after());
-      for (size_t i = 0; i < o.results.size(); ++i) {
-        free_[o.results[i]] = false;
-        if (o.results[i]->type.is_tile()) homes_[o.results[i]] = homes_.at(w.before()->args[i]);
-      }
-      return;
-    }
-    case OpKind::If: {
-      ir::IfOp f(&o);
-      region(*f.then_region());
-      region(*f.else_region());
-      for (size_t i = 0; i < o.results.size(); ++i) {
-        const ir::Value* r = o.results[i];
-        free_[r] = false;
-        if (!r->type.is_tile()) continue;
-        const ir::Value* t = f.then_region()->terminator()->operand(i);
-        const ir::Value* e = f.else_region()->terminator()->operand(i);
-        if (!is_free(t) && known(t))
-          homes_[r] = homes_.at(t);
-        else if (!is_free(e) && known(e))
-          homes_[r] = homes_.at(e);
-        else
-          homes_[r] = default_layout(r->type.shape, threads_);
-      }
-      return;
-    }
+    case OpKind::For:
+      return for_op(ir::ForOp(&o));
+    case OpKind::While:
+      return while_op(ir::WhileOp(&o));
+    case OpKind::If:
+      return if_op(ir::IfOp(&o));
     default:
       break;
   }
@@ -222,24 +170,74 @@ void Homes::op(const ir::Op& o) {
     if (o.kind == OpKind::Reduce || o.kind == OpKind::ReduceGeneric) free_[r] = false;
     if (o.kind != OpKind::Reduce && o.kind != OpKind::ReduceGeneric) return;
   }
+  result_homes(o);
+}
+
+void Homes::for_op(ir::ForOp f) {
+  const ir::Op& o = *f.op;
+  loop_args(*f.body(), 1, f.inits());
+  for (size_t i = 0; i < o.results.size(); ++i) {
+    free_[o.results[i]] = false;
+    if (o.results[i]->type.is_tile()) homes_[o.results[i]] = homes_.at(f.body()->args[i + 1]);
+  }
+}
+
+void Homes::while_op(ir::WhileOp w) {
+  const ir::Op& o = *w.op;
+  // The carried values live in the before-region's arguments, the after-region's arguments
+  // and the results: one home each, unified with the before-argument's.
+  for (size_t i = 0; i < o.operands.size(); ++i) {
+    const ir::Value* arg = w.before()->args[i];
+    free_[arg] = false;
+    if (!arg->type.is_tile()) continue;
+    if (!is_free(o.operand(i)) && known(o.operand(i)))
+      homes_[arg] = homes_.at(o.operand(i));
+    else
+      homes_[arg] = arg->type.is_ptr ? coalesced(arg) : default_layout(arg->type.shape, threads_);
+  }
+  for (size_t i = 0; i < w.after()->args.size(); ++i) {
+    const ir::Value* a = w.after()->args[i];
+    free_[a] = false;
+    if (a->type.is_tile()) homes_[a] = homes_.at(w.before()->args[i]);
+  }
+  region(*w.before());
+  region(*w.after());
+  for (size_t i = 0; i < o.results.size(); ++i) {
+    free_[o.results[i]] = false;
+    if (o.results[i]->type.is_tile()) homes_[o.results[i]] = homes_.at(w.before()->args[i]);
+  }
+}
+
+void Homes::if_op(ir::IfOp f) {
+  const ir::Op& o = *f.op;
+  region(*f.then_region());
+  region(*f.else_region());
+  for (size_t i = 0; i < o.results.size(); ++i) {
+    const ir::Value* r = o.results[i];
+    free_[r] = false;
+    if (!r->type.is_tile()) continue;
+    const ir::Value* t = f.then_region()->terminator()->operand(i);
+    const ir::Value* e = f.else_region()->terminator()->operand(i);
+    if (!is_free(t) && known(t))
+      homes_[r] = homes_.at(t);
+    else if (!is_free(e) && known(e))
+      homes_[r] = homes_.at(e);
+    else
+      homes_[r] = default_layout(r->type.shape, threads_);
+  }
+}
+
+void Homes::result_homes(const ir::Op& o) {
+  const ir::Value* r = o.result();
   switch (o.kind) {
     case OpKind::Load:
     case OpKind::AtomicRmw:
     case OpKind::AtomicCas:
       homes_[r] = coalesced(o.operand(0));
       return;
-    case OpKind::DescLoad: {
-      // (kept for TMA, core/lower/tma.h) As its expansion would load it: 16 bytes per thread
-      // along the innermost dimension (stride 1), the others outward.
-      const ir::Shape& shape = r->type.shape;
-      std::vector<int> order;
-      for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) order.push_back(d);
-      int64_t vec = std::max<int64_t>(1, 16 / ir::dtype_bytes(r->type.dtype));
-      vec = std::min({vec, shape.back(), std::max<int64_t>(1, r->type.numel() / threads_)});
-      vec = int64_t{1} << log2_exact(std::bit_floor(static_cast<uint64_t>(vec)));
-      homes_[r] = blocked(shape, order, static_cast<int>(vec), threads_);
+    case OpKind::DescLoad:
+      homes_[r] = desc_load_home(r);
       return;
-    }
     case OpKind::Dot:
       homes_[r] = dot_layout_(o);
       return;
@@ -278,16 +276,7 @@ void Homes::op(const ir::Op& o) {
     }
     case OpKind::InlineAsm:
     case OpKind::InlineAsmImpure: {
-      // One home for every result; with pack > 1, one whose registers hold `pack` consecutive
-      // elements of the last dimension (the kernel language checked that it has as many).
-      Layout l = operand_home(o);
-      const int64_t pack = o.int_attr_or(attr::kPack, 1);
-      const int last = l.rank() - 1;
-      if (pack > 1 && (l.mats || reg_run(l, last) < log2_exact(pack))) {
-        std::vector<int> order;
-        for (int d = last; d >= 0; --d) order.push_back(d);
-        l = blocked(r->type.shape, order, static_cast<int>(pack), threads_);
-      }
+      const Layout l = inline_asm_home(o);
       for (const ir::Value* res : o.results) homes_[res] = l;
       return;
     }
@@ -295,6 +284,32 @@ void Homes::op(const ir::Op& o) {
       homes_[r] = operand_home(o);
       return;
   }
+}
+
+Layout Homes::desc_load_home(const ir::Value* r) const {
+  // (kept for TMA, core/lower/tma.h) As its expansion would load it: 16 bytes per thread along
+  // the innermost dimension (stride 1), the others outward.
+  const ir::Shape& shape = r->type.shape;
+  std::vector<int> order;
+  for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) order.push_back(d);
+  int64_t vec = std::max<int64_t>(1, 16 / ir::dtype_bytes(r->type.dtype));
+  vec = std::min({vec, shape.back(), std::max<int64_t>(1, r->type.numel() / threads_)});
+  vec = int64_t{1} << log2_exact(std::bit_floor(static_cast<uint64_t>(vec)));
+  return blocked(shape, order, static_cast<int>(vec), threads_);
+}
+
+Layout Homes::inline_asm_home(const ir::Op& o) const {
+  // One home for every result; with pack > 1, one whose registers hold `pack` consecutive
+  // elements of the last dimension (the kernel language checked that it has as many).
+  Layout l = operand_home(o);
+  const int64_t pack = o.int_attr_or(attr::kPack, 1);
+  const int last = l.rank() - 1;
+  if (pack > 1 && (l.mats || reg_run(l, last) < log2_exact(pack))) {
+    std::vector<int> order;
+    for (int d = last; d >= 0; --d) order.push_back(d);
+    l = blocked(o.result()->type.shape, order, static_cast<int>(pack), threads_);
+  }
+  return l;
 }
 
 }  // namespace tessera::lower

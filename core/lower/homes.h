@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "core/ir/ir.h"
+#include "core/ir/ops.h"
 #include "core/lower/axis_info.h"
 #include "core/lower/layout.h"
 #include "core/target/target.h"
@@ -38,6 +39,15 @@ class Homes {
  private:
   void region(const ir::Region& r);
   void op(const ir::Op& o);
+  void for_op(ir::ForOp f);
+  void while_op(ir::WhileOp w);
+  void if_op(ir::IfOp f);
+  /// The homes of a non-free op's results (or a reduction's), other than control flow's.
+  void result_homes(const ir::Op& o);
+  /// A descriptor load's home (kept for TMA).
+  Layout desc_load_home(const ir::Value* r) const;
+  /// An inline asm's home for all its results.
+  Layout inline_asm_home(const ir::Op& o) const;
   void loop_args(const ir::Region& body, size_t first, std::span<ir::Value* const> inits);
   Layout operand_home(const ir::Op& o) const;
   /// `l`, or its linear twin when it is opaque (homes derived from an operand's are linear).
