@@ -113,44 +113,13 @@ class Analyzer {
         }
         return out;
       }
-      case OpKind::ExpandDims: {
-        AxisInfo s = operand(0);
-        int axis = static_cast<int>(op.int_attr(attr::kAxis));
-        // Along the new dimension every element starts a run: a divisor of all of them. Where
-        // no dimension holds runs of consecutive values, each element starts a run in every
-        // dimension, so any dimension's divisor divides it; else consecutive values share only 1.
-        const bool runs =
-            std::any_of(s.contiguity.begin(), s.contiguity.end(), [](int64_t c) { return c > 1; });
-        int64_t div = runs ? 1 : *std::max_element(s.divisibility.begin(), s.divisibility.end());
-        out = s;
-        out.contiguity.insert(out.contiguity.begin() + axis, 1);
-        out.divisibility.insert(out.divisibility.begin() + axis, div);
-        out.constancy.insert(out.constancy.begin() + axis, 1);
-        return out;
-      }
-      case OpKind::Permute: {
-        AxisInfo s = operand(0);
-        const auto& order = op.ints_attr(attr::kOrder);
-        for (size_t i = 0; i < order.size(); ++i) {
-          out.contiguity[i] = s.contiguity[static_cast<size_t>(order[i])];
-          out.divisibility[i] = s.divisibility[static_cast<size_t>(order[i])];
-          out.constancy[i] = s.constancy[static_cast<size_t>(order[i])];
-        }
-        return out;
-      }
+      case OpKind::ExpandDims:
+        return expand_dims(op, operand(0));
+      case OpKind::Permute:
+        return permute(op, operand(0), out);
       case OpKind::MultipleOf:
-      case OpKind::MaxContiguous: {
-        out = operand(0);
-        const auto& vals = op.ints_attr(attr::kValues);
-        for (int d = 0; d < n && d < static_cast<int>(vals.size()); ++d) {
-          int64_t v = pow2_divisor(vals[static_cast<size_t>(d)]);
-          if (op.kind == OpKind::MultipleOf)
-            out.divisibility[d] = std::max(out.divisibility[d], v);
-          else
-            out.contiguity[d] = std::max(out.contiguity[d], v);
-        }
-        return out;
-      }
+      case OpKind::MaxContiguous:
+        return hinted(op, operand(0));
       case OpKind::Add:
       case OpKind::Sub:
       case OpKind::PtrAdd:
@@ -174,25 +143,71 @@ class Analyzer {
       case OpKind::Not:
       case OpKind::Cast:
       case OpKind::Min:
-      case OpKind::Max: {
-        // Constancy survives any elementwise function of equally constant operands.
-        for (int d = 0; d < n; ++d) {
-          int64_t c = extent(r, static_cast<size_t>(d));
-          for (const ir::Value* v : op.operands)
-            c = gcd(c, get(v).constancy[std::min<size_t>(d, dims(v) - 1)]);
-          out.constancy[d] = c;
-        }
-        if (op.kind == OpKind::Cast && ir::is_int(op.operand(0)->type.dtype) && r->type.is_int() &&
-            ir::dtype_bits(r->type.dtype) >= ir::dtype_bits(op.operand(0)->type.dtype)) {
-          AxisInfo s = operand(0);
-          out.contiguity = s.contiguity;
-          out.divisibility = s.divisibility;
-        }
-        return out;
-      }
+      case OpKind::Max:
+        return elementwise(op, out);
       default:
         return out;
     }
+  }
+
+  /// A new dimension at the op's axis: no runs along it.
+  AxisInfo expand_dims(const ir::Op& op, AxisInfo s) const {
+    int axis = static_cast<int>(op.int_attr(attr::kAxis));
+    // Along the new dimension every element starts a run: a divisor of all of them. Where
+    // no dimension holds runs of consecutive values, each element starts a run in every
+    // dimension, so any dimension's divisor divides it; else consecutive values share only 1.
+    const bool runs =
+        std::any_of(s.contiguity.begin(), s.contiguity.end(), [](int64_t c) { return c > 1; });
+    int64_t div = runs ? 1 : *std::max_element(s.divisibility.begin(), s.divisibility.end());
+    s.contiguity.insert(s.contiguity.begin() + axis, 1);
+    s.divisibility.insert(s.divisibility.begin() + axis, div);
+    s.constancy.insert(s.constancy.begin() + axis, 1);
+    return s;
+  }
+
+  /// The operand's facts in the op's order of dimensions.
+  AxisInfo permute(const ir::Op& op, const AxisInfo& s, AxisInfo out) const {
+    const auto& order = op.ints_attr(attr::kOrder);
+    for (size_t i = 0; i < order.size(); ++i) {
+      out.contiguity[i] = s.contiguity[static_cast<size_t>(order[i])];
+      out.divisibility[i] = s.divisibility[static_cast<size_t>(order[i])];
+      out.constancy[i] = s.constancy[static_cast<size_t>(order[i])];
+    }
+    return out;
+  }
+
+  /// multiple_of and max_contiguous: the user's facts, where larger than the operand's.
+  AxisInfo hinted(const ir::Op& op, AxisInfo out) const {
+    const int n = dims(op.result());
+    const auto& vals = op.ints_attr(attr::kValues);
+    for (int d = 0; d < n && d < static_cast<int>(vals.size()); ++d) {
+      int64_t v = pow2_divisor(vals[static_cast<size_t>(d)]);
+      if (op.kind == OpKind::MultipleOf)
+        out.divisibility[d] = std::max(out.divisibility[d], v);
+      else
+        out.contiguity[d] = std::max(out.contiguity[d], v);
+    }
+    return out;
+  }
+
+  /// Bitwise ops, selects, casts, min and max: constancy survives any elementwise function of
+  /// equally constant operands; a widening integer cast keeps runs and divisors too.
+  AxisInfo elementwise(const ir::Op& op, AxisInfo out) const {
+    const ir::Value* r = op.result();
+    const int n = dims(r);
+    for (int d = 0; d < n; ++d) {
+      int64_t c = extent(r, static_cast<size_t>(d));
+      for (const ir::Value* v : op.operands)
+        c = gcd(c, get(v).constancy[std::min<size_t>(d, dims(v) - 1)]);
+      out.constancy[d] = c;
+    }
+    if (op.kind == OpKind::Cast && ir::is_int(op.operand(0)->type.dtype) && r->type.is_int() &&
+        ir::dtype_bits(r->type.dtype) >= ir::dtype_bits(op.operand(0)->type.dtype)) {
+      AxisInfo s = get(op.operand(0));
+      out.contiguity = s.contiguity;
+      out.divisibility = s.divisibility;
+    }
+    return out;
   }
 
   AxisInfo add_like(const ir::Op& op, AxisInfo out) const {
