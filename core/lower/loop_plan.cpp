@@ -305,6 +305,109 @@ bool plan_cluster(const ir::Op& loop, LoopPlan& p, const LoweringPlan& plan) {
   return any;
 }
 
+/// What a ring's dots need from it: the operands it copies (`feeds`), the loop-invariant ones
+/// held before the loop, and the bytes and registers that decide how many stages fit.
+struct Operands {
+  std::vector<RingFeed> feeds;
+  std::vector<HeldOperand> held;
+  int64_t per_stage = 0;  ///< bytes of one stage of every fed operand
+  int64_t fixed = 0;      ///< bytes of the held operands and of those stored from registers
+  int64_t carried = 0;    ///< registers the copies carry through the loop
+  int64_t acc_regs = 0;   ///< registers of the accumulators
+  /// An operand made in the body (read from registers by wgmma, or stored by its dot): it
+  /// changes every iteration, so no wgmma group may stay in flight into the next one.
+  bool made_in_body = false;
+};
+
+/// The operands of the loop's dots, each fed by the ring, held, or made in the body; nullopt
+/// where an operand can be none of these (mma.sync needs both fed; wgmma needs an operand loaded
+/// in the body fed, as its load would otherwise wait in every iteration).
+std::optional<Operands> plan_operands(ir::ForOp f, const std::vector<const ir::Op*>& dots,
+                                      const LoweringPlan& plan, bool wgmma) {
+  const ir::Region& body = *f.body();
+  auto tile_bytes = [&](const ir::Value* v) {
+    const int64_t bytes = v->type.numel() * ir::dtype_bytes(v->type.dtype);
+    return wgmma ? (bytes + 1023) / 1024 * 1024 : bytes;  // wgmma tiles start 1024-aligned
+  };
+  Operands o;
+  for (const ir::Op* dot : dots) {
+    const DotPlan& dp = plan.dot(*dot);
+    o.acc_regs += dp.acc.num_regs();
+    ir::DotOp d(dot);
+    for (const bool is_a : {true, false}) {
+      const ir::Value* v = is_a ? d.lhs() : d.rhs();
+      if (is_a && dp.a_registers) {  // wgmma reads it from registers
+        o.made_in_body = true;
+        continue;
+      }
+      std::optional<RingLoad> l = find_load(plan, f, v);
+      if (l && plan_copies(*l, plan, dp, is_a)) {
+        o.feeds.push_back({dot, is_a, *l});
+        o.per_stage += tile_bytes(v);
+        o.carried += carried_registers(*l, plan.threads());
+        continue;
+      }
+      // mma.sync: both operands from the ring. wgmma: an operand loaded in the body must be
+      // fed; one from outside the loop is held; one computed in the body is stored from
+      // registers by its dot.
+      const ir::Value* src = v->def && v->def->kind == OpKind::Permute ? v->def->operand(0) : v;
+      const bool loaded =
+          src->def && (src->def->kind == OpKind::Load || src->def->kind == OpKind::DescLoad);
+      if (!wgmma || (loaded && is_body_value(body, src))) return std::nullopt;
+      o.fixed += tile_bytes(v);
+      if (is_body_value(body, v))
+        o.made_in_body = true;
+      else
+        o.held.push_back({dot, is_a});
+    }
+  }
+  return o;
+}
+
+/// The ring's kind, cluster and stages for its operands `o` (p.kind a plain ring on entry);
+/// false where fewer than two stages fit.
+bool plan_stages(const ir::Op& loop, const std::vector<const ir::Op*>& dots, const Operands& o,
+                 const LoweringPlan& plan, bool wgmma, int num_stages, LoopPlan& p) {
+  int64_t per_stage = o.per_stage;
+  // num_stages buffers of the fed operands beside the others; room for one f32 accumulator
+  // conversion, unless a lean wgmma ring counts on its buffers being reused after the loop.
+  int64_t reserve = o.fixed;
+  if (!wgmma || !plan.lean_rings())
+    for (const ir::Op* dot : dots)
+      reserve = std::max(reserve, o.fixed + staging_elements(dot->result()->type.shape, 4) * 4);
+  // A stage copied by TMA has its mbarrier (one i64) beside its tiles.
+  auto by_tma = [](const RingFeed& f) { return f.load.tma.has_value(); };
+  const bool all_tma = std::all_of(p.feeds.begin(), p.feeds.end(), by_tma);
+  if (std::any_of(p.feeds.begin(), p.feeds.end(), by_tma)) per_stage += 8;
+  // Warp specialization, where asked and possible: a producer warpgroup issues the copies; each
+  // stage has an *empty* mbarrier too.
+  const ir::Region* top = loop.parent;
+  if (loop.int_attr_or(attr::kWarpSpecialize, 0) && wgmma && all_tma && top && !top->parent &&
+      plan.target().has(target::Cap::Wgmma) && producer_can_compute(loop, p.feeds)) {
+    p.kind = LoopKind::WarpSpecialized;
+    per_stage += 8;
+  }
+  // Copies shared by a cluster's programs: a plain ring's stages get their *empty* mbarriers too.
+  if (all_tma && wgmma && plan_cluster(loop, p, plan) && p.kind != LoopKind::WarpSpecialized)
+    per_stage += 8;
+  p.stages = fit_stages(num_stages, 2, per_stage, reserve, plan.target());
+  if (p.stages < 2) return false;
+  p.prefetch = p.stages - 1;
+  // A plain ring shared by a cluster refills the stage its iteration i - 2 read, which the other
+  // programs freed an iteration ago, so that a program a little behind holds nobody up (refilling
+  // the stage just freed, each waited for the slowest in every iteration: 18 % slower on the
+  // H100). It needs three stages; with two, nothing is shared.
+  if (p.cluster > 1 && p.kind != LoopKind::WarpSpecialized) {
+    if (p.stages >= 3) {
+      p.prefetch = p.stages - 2;
+    } else {
+      p.cluster = 1;
+      for (RingFeed& feed : p.feeds) feed.load.slice.reset();
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 LoopPlan plan_loop(const ir::Op& loop, const LoweringPlan& plan) {
@@ -327,94 +430,22 @@ LoopPlan plan_loop(const ir::Op& loop, const LoweringPlan& plan) {
   for (const ir::Op* dot : dots)
     if (dots.size() > 1 && plan.dot(*dot).kind != DotKind::Wgmma) return plain;
   const bool wgmma = kind == DotKind::Wgmma;
-  auto tile_bytes = [&](const ir::Value* v) {
-    const int64_t bytes = v->type.numel() * ir::dtype_bytes(v->type.dtype);
-    return wgmma ? (bytes + 1023) / 1024 * 1024 : bytes;  // wgmma tiles start 1024-aligned
-  };
-  LoopPlan p;
-  p.kind = LoopKind::CpAsyncRing;
-  int64_t per_stage = 0;  // bytes of one stage of every fed operand
-  int64_t fixed = 0;      // bytes of the held operands and of those stored from registers
-  int64_t carried = 0, acc_regs = 0;
-  // An operand made in the body (read from registers by wgmma, or stored by its dot): it changes
-  // every iteration, so no wgmma group may stay in flight into the next one.
-  bool made_in_body = false;
-  for (const ir::Op* dot : dots) {
-    const DotPlan& dp = plan.dot(*dot);
-    acc_regs += dp.acc.num_regs();
-    ir::DotOp d(dot);
-    for (const bool is_a : {true, false}) {
-      const ir::Value* v = is_a ? d.lhs() : d.rhs();
-      if (is_a && dp.a_registers) {  // wgmma reads it from registers
-        made_in_body = true;
-        continue;
-      }
-      std::optional<RingLoad> l = find_load(plan, f, v);
-      if (l && plan_copies(*l, plan, dp, is_a)) {
-        p.feeds.push_back({dot, is_a, *l});
-        per_stage += tile_bytes(v);
-        carried += carried_registers(*l, plan.threads());
-        continue;
-      }
-      // mma.sync: both operands from the ring. wgmma: an operand loaded in the body must be
-      // fed (its load would otherwise wait in every iteration); one from outside the loop is
-      // held; one computed in the body is stored from registers by its dot.
-      const ir::Value* src = v->def && v->def->kind == OpKind::Permute ? v->def->operand(0) : v;
-      const bool loaded =
-          src->def && (src->def->kind == OpKind::Load || src->def->kind == OpKind::DescLoad);
-      if (!wgmma || (loaded && is_body_value(body, src))) return plain;
-      fixed += tile_bytes(v);
-      if (is_body_value(body, v))
-        made_in_body = true;
-      else
-        p.held.push_back({dot, is_a});
-    }
-  }
-  if (p.feeds.empty()) return plain;
+  std::optional<Operands> o = plan_operands(f, dots, plan, wgmma);
+  if (!o || o->feeds.empty()) return plain;
   // Registers carried through the loop beside the accumulators: past about 176 in all, ptxas
   // spills (measured over the bench and conformance kernels on sm_90a).
-  if (carried > 0 && acc_regs + carried > 176) return plain;
-  // num_stages buffers of the fed operands beside the others; room for one f32 accumulator
-  // conversion, unless a lean wgmma ring counts on its buffers being reused after the loop.
-  int64_t reserve = fixed;
-  if (!wgmma || !plan.lean_rings())
-    for (const ir::Op* dot : dots)
-      reserve = std::max(reserve, fixed + staging_elements(dot->result()->type.shape, 4) * 4);
-  // A stage copied by TMA has its mbarrier (one i64) beside its tiles.
-  auto by_tma = [](const RingFeed& f) { return f.load.tma.has_value(); };
-  const bool all_tma = std::all_of(p.feeds.begin(), p.feeds.end(), by_tma);
-  if (std::any_of(p.feeds.begin(), p.feeds.end(), by_tma)) per_stage += 8;
-  // Warp specialization, where asked and possible: a producer warpgroup issues the copies; each
-  // stage has an *empty* mbarrier too.
-  const ir::Region* top = loop.parent;
-  if (loop.int_attr_or(attr::kWarpSpecialize, 0) && wgmma && all_tma && top && !top->parent &&
-      plan.target().has(target::Cap::Wgmma) && producer_can_compute(loop, p.feeds)) {
-    p.kind = LoopKind::WarpSpecialized;
-    per_stage += 8;
-  }
-  // Copies shared by a cluster's programs: a plain ring's stages get their *empty* mbarriers too.
-  if (all_tma && wgmma && plan_cluster(loop, p, plan) && p.kind != LoopKind::WarpSpecialized)
-    per_stage += 8;
-  p.stages = fit_stages(num_stages, 2, per_stage, reserve, plan.target());
-  if (p.stages < 2) return plain;
-  p.prefetch = p.stages - 1;
-  // A plain ring shared by a cluster refills the stage its iteration i - 2 read, which the other
-  // programs freed an iteration ago, so that a program a little behind holds nobody up (refilling
-  // the stage just freed, each waited for the slowest in every iteration: 18 % slower on the
-  // H100). It needs three stages; with two, nothing is shared.
-  if (p.cluster > 1 && p.kind != LoopKind::WarpSpecialized) {
-    if (p.stages >= 3) {
-      p.prefetch = p.stages - 2;
-    } else {
-      p.cluster = 1;
-      for (RingFeed& feed : p.feeds) feed.load.slice.reset();
-    }
-  }
+  if (o->carried > 0 && o->acc_regs + o->carried > 176) return plain;
+  LoopPlan p;
+  p.kind = LoopKind::CpAsyncRing;
+  p.feeds = o->feeds;
+  p.held = o->held;
+  if (!plan_stages(loop, dots, *o, plan, wgmma, num_stages, p)) return plain;
   // An async wgmma keeps one group in flight into the next iteration: the ring refills the stage
   // of iteration i - 1 only after the dot of iteration i, whose wait retired it. Its result must
   // go nowhere but the next iteration, and it reads nothing that the next iteration stores.
   const ir::Value* result = dots[0]->result();
-  if (wgmma && dots.size() == 1 && !made_in_body && uses(body, result) == 1 && body.terminator() &&
+  if (wgmma && dots.size() == 1 && !o->made_in_body && uses(body, result) == 1 &&
+      body.terminator() &&
       std::count(body.terminator()->operands.begin(), body.terminator()->operands.end(), result) ==
           1)
     p.async_dot = true;
