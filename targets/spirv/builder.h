@@ -63,7 +63,6 @@ struct Operand {
   Operand(uint32_t w) : word(w) {}  // NOLINT: type ids and literals
 };
 
-/// An OpPhi whose incoming pairs are added once the predecessors exist.
 /// What a memory access's operands say beyond its alignment and NonPrivatePointer: Volatile
 /// (tl::load's volatile) and Nontemporal (SPIR-V's one cache hint: not accessed again soon).
 struct AccessHints {
@@ -71,6 +70,7 @@ struct AccessHints {
   bool nontemporal = false;
 };
 
+/// An OpPhi whose incoming pairs are added once the predecessors exist.
 struct PhiRef {
   size_t block = 0;
   size_t index = 0;

@@ -134,15 +134,16 @@ void store_elements(Emitter& e, Value address, DType dtype, const std::vector<Va
   }
 }
 
-/// The access's hints in SPIR-V. tl::load's volatile is Volatile. The cache hints that say the
-/// data is not wanted near the core again ("cg": cached past L1 only, "cs": streamed, and the
-/// evict_first priority) are Nontemporal, SPIR-V's one cache hint; "ca", "cv", "wb", "wt" and
-/// evict_last have no SPIR-V form and are dropped (hints: a driver may ignore them too).
-AccessHints access_hints(const ir::Op& op) {
+/// A load's or store's hints in SPIR-V. tl::load's volatile is Volatile. The cache hints that
+/// say the data is not wanted near the core again (a load's "cg": cached past L1 only; "cs":
+/// streamed; the evict_first priority) are Nontemporal, SPIR-V's one cache hint; "ca", "cv", a
+/// store's "cg", "wb", "wt" and evict_last have no SPIR-V form and are dropped (hints: a driver
+/// may ignore them too).
+AccessHints access_hints(const ir::Op& op, bool load) {
   std::string cache = op.str_attr_or(attr::kCache, "");
   if (!cache.empty() && cache.front() == '.') cache.erase(0, 1);  // ".cg" as Triton spells it
   return {.is_volatile = op.int_attr_or(attr::kVolatile, 0) != 0,
-          .nontemporal = cache == "cg" || cache == "cs" ||
+          .nontemporal = cache == "cs" || (load && cache == "cg") ||
                          op.str_attr_or(attr::kEviction, "") == "evict_first"};
 }
 
@@ -185,7 +186,7 @@ void Emitter::emit_global_load(const ir::Op& op) {
   for (const ir::Value* v : load.others()) others.push_back(get(v));
   std::vector<Value> values =
       predicated_load(load.pred(), get(load.ptr()), dtype, load.width(),
-                      static_cast<uint32_t>(load.align()), others, access_hints(op));
+                      static_cast<uint32_t>(load.align()), others, access_hints(op, /*load=*/true));
   for (size_t i = 0; i < values.size(); ++i) set(op.result(i), values[i]);
 }
 
@@ -197,7 +198,7 @@ void Emitter::emit_global_store(const ir::Op& op) {
   uint32_t align = static_cast<uint32_t>(store.align());
   std::vector<Value> values;
   for (const ir::Value* v : store.values()) values.push_back(get(v));
-  const AccessHints hints = access_hints(op);
+  const AccessHints hints = access_hints(op, /*load=*/false);
   if (always(*this, store.pred()))
     return store_elements(*this, address, dtype, values, align, hints);
   uint32_t then = b.new_label(), merge = b.new_label();

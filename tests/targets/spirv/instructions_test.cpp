@@ -329,8 +329,10 @@ TEST_CASE("spirv: a volatile load is Volatile, streaming cache hints are Nontemp
   // The hints without a SPIR-V form are dropped.
   CHECK(!emit_both(hinted_load(", cache = \"ca\", eviction = \"evict_last\"")).has("Nontemporal"));
   CHECK(!emit_both(hinted_load(", cache = \"cv\"", ", cache = \"wt\"")).has("Nontemporal"));
-  // A streamed store.
+  // A streamed store; a store's "cg" (L2 is where stores go anyway) stays dropped.
   CHECK(emit_both(hinted_load("", ", cache = \"cs\"")).count("Nontemporal") == 1);
+  CHECK(emit_both(hinted_load("", ", eviction = \"evict_first\"")).count("Nontemporal") == 1);
+  CHECK(!emit_both(hinted_load("", ", cache = \"cg\"")).has("Nontemporal"));
 }
 
 }  // namespace
