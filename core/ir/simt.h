@@ -359,6 +359,13 @@ struct SharedStoreOp : OpView<OpKind::SharedStore> {
   int64_t buffer() const { return op->int_attr(attr::kBuffer); }
   int width() const { return static_cast<int>(op->int_attr(attr::kWidth)); }
 };
+/// A global load's or store's cache modifier ("ca", "cg", ...; "" for none) without the leading
+/// '.' Triton spells it with (IR written by hand may carry it; the kernel language drops it).
+inline std::string cache_modifier(const Op& op) {
+  std::string cache = op.str_attr_or(attr::kCache, "");
+  if (!cache.empty() && cache.front() == '.') cache.erase(0, 1);
+  return cache;
+}
 struct GlobalLoadOp : OpView<OpKind::GlobalLoad> {
   using OpView::OpView;
   Value* ptr() const { return op->operand(0); }
@@ -368,7 +375,7 @@ struct GlobalLoadOp : OpView<OpKind::GlobalLoad> {
   }
   int width() const { return static_cast<int>(op->int_attr(attr::kWidth)); }
   int64_t align() const { return op->int_attr(attr::kAlign); }
-  std::string cache() const { return op->str_attr_or(attr::kCache, ""); }
+  std::string cache() const { return cache_modifier(*op); }
 };
 struct GlobalStoreOp : OpView<OpKind::GlobalStore> {
   using OpView::OpView;

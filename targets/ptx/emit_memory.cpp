@@ -47,9 +47,7 @@ struct Hints {
   std::string qualifiers, policy;
 };
 std::optional<Hints> access_hints(const Emitter& e, const ir::Op& op) {
-  std::string cache = op.str_attr_or(attr::kCache, ""),
-              eviction = op.str_attr_or(attr::kEviction, "");
-  if (!cache.empty() && cache.front() == '.') cache.erase(0, 1);  // ".cg" as Triton spells it
+  std::string cache = ir::cache_modifier(op), eviction = op.str_attr_or(attr::kEviction, "");
   if (eviction == "evict_normal") eviction.clear();
   if (cache.empty() && eviction.empty()) return std::nullopt;
   if (eviction.empty()) return Hints{"." + cache, ""};

@@ -140,8 +140,7 @@ void store_elements(Emitter& e, Value address, DType dtype, const std::vector<Va
 /// store's "cg", "wb", "wt" and evict_last have no SPIR-V form and are dropped (hints: a driver
 /// may ignore them too).
 AccessHints access_hints(const ir::Op& op, bool load) {
-  std::string cache = op.str_attr_or(attr::kCache, "");
-  if (!cache.empty() && cache.front() == '.') cache.erase(0, 1);  // ".cg" as Triton spells it
+  const std::string cache = ir::cache_modifier(op);
   return {.is_volatile = op.int_attr_or(attr::kVolatile, 0) != 0,
           .nontemporal = cache == "cs" || (load && cache == "cg") ||
                          op.str_attr_or(attr::kEviction, "") == "evict_first"};
