@@ -375,7 +375,7 @@ struct GlobalLoadOp : OpView<OpKind::GlobalLoad> {
   }
   int width() const { return static_cast<int>(op->int_attr(attr::kWidth)); }
   int64_t align() const { return op->int_attr(attr::kAlign); }
-  std::string cache() const { return cache_modifier(*op); }
+  std::string cache() const { return op->str_attr_or(attr::kCache, ""); }
 };
 struct GlobalStoreOp : OpView<OpKind::GlobalStore> {
   using OpView::OpView;
