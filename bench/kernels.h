@@ -107,6 +107,41 @@ inline void layer_norm_rows_kernel(tl::pointer x_ptr, tl::pointer y_ptr, tl::poi
             {.cache = STREAM ? "cs" : ""});
 }
 
+/// Layer norm forward by a persistent grid, each row one tile (N <= BLOCK_SIZE): a program reads w
+/// and b once and normalizes the rows pid, pid + num_programs, ... (so w and b never come from L2
+/// again); with PREFETCH = 1 it loads the next row's x before reducing this one, so that a row's
+/// load is in flight during the arithmetic. STREAM as in layer_norm_rows_kernel. Same outputs as
+/// layer_norm_kernel.
+inline void layer_norm_persistent_kernel(tl::pointer x_ptr, tl::pointer y_ptr, tl::pointer w_ptr,
+                                         tl::pointer b_ptr, tl::ptr<float> mean_ptr,
+                                         tl::ptr<float> rstd_ptr, tl::i32 M, tl::i32 row_stride,
+                                         tl::i32 N, tl::f32 eps, int PREFETCH, int STREAM,
+                                         int BLOCK_SIZE) {
+  auto cols = tl::arange(0, BLOCK_SIZE);
+  auto in_row = cols < N;
+  auto load_x = [&](const tl::tensor& row) {
+    return tl::load(x_ptr + row * row_stride + cols, in_row & (row < M), 0.0f,
+                    {.cache = STREAM ? "cg" : ""});
+  };
+  auto w = tl::load(w_ptr + cols, in_row);
+  auto b = tl::load(b_ptr + cols, in_row);
+  auto first = tl::program_id(0), step = tl::num_programs(0);
+  tl::tensor x_next;
+  if (PREFETCH) x_next = load_x(first);
+  for (auto row : tl::range(first, M, step)) {
+    auto x = PREFETCH ? x_next : load_x(row);
+    if (PREFETCH) x_next = load_x(row + step);
+    auto xf = x.to(tl::float32);
+    auto mean = tl::sum(xf, 0) / N;
+    auto centered = tl::where(in_row, xf - mean, 0.0f);
+    auto rstd = 1.0f / tl::sqrt(tl::sum(centered * centered, 0) / N + eps);
+    tl::store(mean_ptr + row, mean);
+    tl::store(rstd_ptr + row, rstd);
+    tl::store(y_ptr + row * row_stride + cols, centered * rstd * w + b, in_row,
+              {.cache = STREAM ? "cs" : ""});
+  }
+}
+
 /// The tile (pid_m, pid_n) of C = relu(A @ B): the seed's tile walk over K, accumulated in f32
 /// (f32 inputs use TF32, like Triton), stored in C's dtype. Both matmul_relu kernels run it; they
 /// differ only in how a program finds its tile.

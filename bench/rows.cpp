@@ -76,6 +76,21 @@ std::vector<Config> layer_norm_rows_configs(int block) {
   return out;
 }
 
+/// The persistent layer norm's candidates: the row in one tile (BLOCK_SIZE `block`), the next
+/// row's x loaded ahead or not (PREFETCH), x through L1 or past it (STREAM), 16 or 32 warps that
+/// leave each thread at least 2 elements. One program per multiprocessor: at 8192 fp16 columns
+/// ptxas gives 16 warps 94 registers and 32 warps 62 (8 warps 157), one block an SM either way.
+std::vector<Config> layer_norm_persistent_configs(int block) {
+  std::vector<Config> out;
+  for (int prefetch : {0, 1})
+    for (int stream : {0, 1})
+      for (int warps : {16, 32})
+        if (block / (warps * 32) >= 2)
+          out.push_back(
+              {{{"PREFETCH", prefetch}, {"STREAM", stream}, {"BLOCK_SIZE", block}}, warps, 1});
+  return out;
+}
+
 Row base_row(const std::string& kernel, const std::string& dtype, int64_t m, int64_t n) {
   Row r;
   r.kernel = kernel;
@@ -87,6 +102,14 @@ Row base_row(const std::string& kernel, const std::string& dtype, int64_t m, int
 
 std::string warps_label(int block, int warps) {
   return "BLOCK=" + std::to_string(block) + " num_warps=" + std::to_string(warps);
+}
+
+/// An autotuned row's configuration: BLOCK_SIZE and num_warps, then the other parameters chosen.
+std::string tuned_label(const Config& chosen) {
+  std::string label = warps_label(static_cast<int>(chosen["BLOCK_SIZE"]), chosen.num_warps);
+  for (const auto& [name, value] : chosen.params)
+    if (name != "BLOCK_SIZE") label += " " + name + "=" + std::to_string(value);
+  return label + " autotuned";
 }
 
 void run_softmax(Bench& b, int64_t m, int64_t n) {
@@ -165,8 +188,7 @@ void run_row_sum(Bench& b, int64_t m, int64_t n, bool autotuned) {
                                              .outputs = {"out_ptr"}});
       launch = [&] { (*tuned)(x, out, cols); };
       const Config chosen = tuned->best_config(x, out, cols);
-      row.config =
-          warps_label(static_cast<int>(chosen["BLOCK_SIZE"]), chosen.num_warps) + " autotuned";
+      row.config = tuned_label(chosen);
     }
     b.poison(out);
     launch();
@@ -182,17 +204,32 @@ void run_row_sum(Bench& b, int64_t m, int64_t n, bool autotuned) {
 }
 
 /// The layer norm rows: the tutorial kernel at the tutorial's configuration, the same autotuned,
-/// and the kernel that normalizes ROWS rows per program (one tile each), autotuned over ROWS,
-/// STREAM and num_warps.
-enum class LayerNorm { Tutorial, Autotuned, Rows };
+/// the kernel that normalizes ROWS rows per program (one tile each), autotuned over ROWS, STREAM
+/// and num_warps, and the persistent kernel (a program per multiprocessor walking the rows),
+/// autotuned over PREFETCH, STREAM and num_warps.
+enum class LayerNorm { Tutorial, Autotuned, Rows, Persistent };
+
+const char* layer_norm_suffix(LayerNorm v) {
+  switch (v) {
+    case LayerNorm::Tutorial:
+      return "";
+    case LayerNorm::Autotuned:
+      return " autotuned";
+    case LayerNorm::Rows:
+      return " rows per program, autotuned";
+    case LayerNorm::Persistent:
+      return " persistent, autotuned";
+  }
+  return "";
+}
 
 template <class T>
 void run_layer_norm(Bench& b, int64_t m, int64_t n, LayerNorm variant) {
-  const bool autotuned = variant != LayerNorm::Tutorial, rows = variant == LayerNorm::Rows;
+  const bool autotuned = variant != LayerNorm::Tutorial;
   const Device& dev = b.device();
   const bool f16 = std::is_same_v<T, half>;
   Row row = base_row("layer_norm", f16 ? "fp16" : "fp32", m, n);
-  if (autotuned) row.workload += rows ? " rows per program, autotuned" : " autotuned";
+  row.workload += layer_norm_suffix(variant);
   const int block = layer_norm_block(n, sizeof(T)), warps = layer_norm_warps(block);
   row.bytes = (2.0 * m * n + 2.0 * n) * sizeof(T) + 2.0 * m * sizeof(float);
   row.config = warps_label(block, warps);
@@ -209,6 +246,9 @@ void run_layer_norm(Bench& b, int64_t m, int64_t n, LayerNorm variant) {
     auto layer_norm_rows =
         TESSERA_KERNEL(layer_norm_rows_kernel, x_ptr, y_ptr, w_ptr, b_ptr, mean_ptr, rstd_ptr, M,
                        row_stride, N, eps, ROWS, STREAM, BLOCK_SIZE);
+    auto layer_norm_persistent =
+        TESSERA_KERNEL(layer_norm_persistent_kernel, x_ptr, y_ptr, w_ptr, b_ptr, mean_ptr, rstd_ptr,
+                       M, row_stride, N, eps, PREFETCH, STREAM, BLOCK_SIZE);
     const float eps = 1e-5f;
     const auto cols = static_cast<int32_t>(n);
     std::function<void()> launch = [&] {
@@ -218,7 +258,9 @@ void run_layer_norm(Bench& b, int64_t m, int64_t n, LayerNorm variant) {
     std::optional<Autotuner> tuned;
     if (autotuned) {
       const std::vector<Config> configs =
-          rows ? layer_norm_rows_configs(next_power_of_2(n)) : layer_norm_configs(block);
+          variant == LayerNorm::Rows         ? layer_norm_rows_configs(next_power_of_2(n))
+          : variant == LayerNorm::Persistent ? layer_norm_persistent_configs(next_power_of_2(n))
+                                             : layer_norm_configs(block);
       // Tunes `kernel` launched on `grid`, sets `launch` to its tuned launch on `args` and
       // returns the choice.
       auto tune = [&](const KernelBase& kernel, std::function<Grid(const Meta&)> grid,
@@ -231,23 +273,29 @@ void run_layer_norm(Bench& b, int64_t m, int64_t n, LayerNorm variant) {
         return tuned->best_config(args...);
       };
       const auto t0 = std::chrono::steady_clock::now();
-      const Config chosen =
-          rows ? tune(
-                     layer_norm_rows,
-                     [m](const Meta& meta) {
-                       return Grid(static_cast<uint32_t>(cdiv(m, meta["ROWS"])));
-                     },
-                     x, y, w, bias, mean, rstd, static_cast<int32_t>(m), cols, cols, eps)
-               : tune(
-                     layer_norm, [m](const Meta&) { return Grid(m); }, x, y, w, bias, mean, rstd,
-                     cols, cols, eps);
+      const int32_t rows = static_cast<int32_t>(m);
+      Config chosen;
+      if (variant == LayerNorm::Rows) {
+        chosen = tune(
+            layer_norm_rows,
+            [m](const Meta& meta) { return Grid(static_cast<uint32_t>(cdiv(m, meta["ROWS"]))); }, x,
+            y, w, bias, mean, rstd, rows, cols, cols, eps);
+      } else if (variant == LayerNorm::Persistent) {
+        // The persistent row: a program per multiprocessor (132 where the device does not say),
+        // at most one per row.
+        const int64_t sms = dev.info().multiprocessors > 0 ? dev.info().multiprocessors : 132;
+        const auto programs = static_cast<uint32_t>(std::min<int64_t>(m, sms));
+        chosen = tune(
+            layer_norm_persistent, [programs](const Meta&) { return Grid(programs); }, x, y, w,
+            bias, mean, rstd, rows, cols, cols, eps);
+      } else {
+        chosen = tune(
+            layer_norm, [m](const Meta&) { return Grid(m); }, x, y, w, bias, mean, rstd, cols, cols,
+            eps);
+      }
       const double search_s =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      row.config = warps_label(static_cast<int>(chosen["BLOCK_SIZE"]), chosen.num_warps) +
-                   (rows ? " ROWS=" + std::to_string(chosen["ROWS"]) +
-                               " STREAM=" + std::to_string(chosen["STREAM"])
-                         : "") +
-                   " autotuned";
+      row.config = tuned_label(chosen);
       char detail[120];
       std::snprintf(detail, sizeof detail, "%s of %zu configurations in %.2f s",
                     tuned->last_report().from_disk ? "choice from the disk cache" : "search",
@@ -300,10 +348,9 @@ void add_row_cases(std::vector<Case>& cases, bool small) {
         {"row_sum fp32 " + shape_label({sum.m, sum.n}) + (autotuned ? " autotuned" : ""),
          [sum, autotuned](Bench& b) { run_row_sum(b, sum.m, sum.n, autotuned); }});
   const Shape ln = small ? Shape{64, 1000} : Shape{4096, 8192};
-  for (LayerNorm v : {LayerNorm::Tutorial, LayerNorm::Autotuned, LayerNorm::Rows}) {
-    const std::string suffix = v == LayerNorm::Tutorial    ? ""
-                               : v == LayerNorm::Autotuned ? " autotuned"
-                                                           : " rows per program, autotuned";
+  for (LayerNorm v :
+       {LayerNorm::Tutorial, LayerNorm::Autotuned, LayerNorm::Rows, LayerNorm::Persistent}) {
+    const std::string suffix = layer_norm_suffix(v);
     cases.push_back({"layer_norm fp32 " + shape_label({ln.m, ln.n}) + suffix,
                      [ln, v](Bench& b) { run_layer_norm<float>(b, ln.m, ln.n, v); }});
     cases.push_back({"layer_norm fp16 " + shape_label({ln.m, ln.n}) + suffix,

@@ -264,9 +264,10 @@ std::vector<tensor> inline_asm_elementwise(const std::string& asm_text,
 
 // --- memory ---------------------------------------------------------------------------------
 /// Hints for tl::load (Triton's cache_modifier, eviction_policy and volatile). The cache and
-/// eviction hints are carried to the targets: PTX qualifiers on CUDA, nothing on SPIR-V (which has
-/// no form for them); a kernel that passes them gets the same results either way. A spelling not
-/// listed is a user error; Triton's leading '.' (".cg") is accepted.
+/// eviction hints are carried to the targets: PTX qualifiers on CUDA; on SPIR-V, whose one cache
+/// hint is the Nontemporal memory operand, the streaming ones ("cs", "evict_first", a load's "cg")
+/// become it and the rest are dropped. A kernel that passes them gets the same results either way.
+/// A spelling not listed is a user error; Triton's leading '.' (".cg") is accepted.
 struct LoadOptions {
   std::string cache;         ///< "", "ca", "cg", "cs", "cv" (hints; a target may ignore them)
   bool is_volatile = false;  ///< read memory every time (no caching, no reordering of the read)
