@@ -85,24 +85,32 @@ inline void layer_norm_kernel(tl::pointer x_ptr, tl::pointer y_ptr, tl::pointer 
 /// Layer norm forward over ROWS rows per program, each row one tile (N <= BLOCK_SIZE): the rows
 /// are read once and kept in registers, and w and b are read once per program for all of its
 /// rows (the tutorial kernel reads them once per row). STREAM = 1 reads x past L1 (cache "cg")
-/// and writes y as streamed ("cs"), so that L1 keeps w and b, which every program reads. Same
-/// outputs as layer_norm_kernel.
+/// and writes y as streamed ("cs"), so that L1 keeps w and b, which every program reads. EARLY = 1
+/// loads w and b with x, before the reductions' barriers, so that their latency overlaps x's (at
+/// the cost of the registers that hold them through the reductions); EARLY = 0 loads them where
+/// they are used, as the tutorial does. Same outputs as layer_norm_kernel.
 inline void layer_norm_rows_kernel(tl::pointer x_ptr, tl::pointer y_ptr, tl::pointer w_ptr,
                                    tl::pointer b_ptr, tl::ptr<float> mean_ptr,
                                    tl::ptr<float> rstd_ptr, tl::i32 M, tl::i32 row_stride,
-                                   tl::i32 N, tl::f32 eps, int ROWS, int STREAM, int BLOCK_SIZE) {
+                                   tl::i32 N, tl::f32 eps, int ROWS, int STREAM, int EARLY,
+                                   int BLOCK_SIZE) {
   auto rows = tl::program_id(0) * ROWS + tl::arange(0, ROWS);
   auto cols = tl::arange(0, BLOCK_SIZE);
   auto mask = (rows < M)[{_, None}] & (cols < N)[{None, _}];
   auto offsets = rows[{_, None}] * row_stride + cols[{None, _}];
   auto x = tl::load(x_ptr + offsets, mask, 0.0f, {.cache = STREAM ? "cg" : ""}).to(tl::float32);
+  tl::tensor w, b;
+  auto load_w_b = [&] {
+    w = tl::load(w_ptr + cols, cols < N);
+    b = tl::load(b_ptr + cols, cols < N);
+  };
+  if (EARLY) load_w_b();
   auto mean = tl::sum(x, 1) / N;
   auto centered = tl::where(mask, x - mean[{_, None}], 0.0f);
   auto rstd = 1.0f / tl::sqrt(tl::sum(centered * centered, 1) / N + eps);
   tl::store(mean_ptr + rows, mean, rows < M);
   tl::store(rstd_ptr + rows, rstd, rows < M);
-  auto w = tl::load(w_ptr + cols, cols < N);
-  auto b = tl::load(b_ptr + cols, cols < N);
+  if (!EARLY) load_w_b();
   tl::store(y_ptr + offsets, centered * rstd[{_, None}] * w[{None, _}] + b[{None, _}], mask,
             {.cache = STREAM ? "cs" : ""});
 }

@@ -64,27 +64,31 @@ std::vector<Config> layer_norm_configs(int max_block) {
 }
 
 /// The rows-per-program layer norm's candidates: the row in one tile (BLOCK_SIZE `block`), 1 or
-/// 2 rows per program, x read through L1 or past it (STREAM), 4 to 16 warps that leave each
-/// thread at least 4 elements.
+/// 2 rows per program, x read through L1 or past it (STREAM), w and b loaded with x or where
+/// used (EARLY), 4 to 16 warps that leave each thread at least 4 elements.
 std::vector<Config> layer_norm_rows_configs(int block) {
   std::vector<Config> out;
   for (int rows : {1, 2})
     for (int stream : {0, 1})
-      for (int warps : {4, 8, 16})
-        if (rows * block / (warps * 32) >= 4)
-          out.push_back({{{"ROWS", rows}, {"STREAM", stream}, {"BLOCK_SIZE", block}}, warps, 1});
+      for (int early : {0, 1})
+        for (int warps : {4, 8, 16})
+          if (rows * block / (warps * 32) >= 4)
+            out.push_back(
+                {{{"ROWS", rows}, {"STREAM", stream}, {"EARLY", early}, {"BLOCK_SIZE", block}},
+                 warps,
+                 1});
   return out;
 }
 
 /// The persistent layer norm's candidates: the row in one tile (BLOCK_SIZE `block`), the next
-/// row's x loaded ahead or not (PREFETCH), x through L1 or past it (STREAM), 16 or 32 warps that
+/// row's x loaded ahead or not (PREFETCH), x through L1 or past it (STREAM), 8 to 32 warps that
 /// leave each thread at least 2 elements. One program per multiprocessor: at 8192 fp16 columns
-/// ptxas gives 16 warps 94 registers and 32 warps 62 (8 warps 157), one block an SM either way.
+/// ptxas gives 8 warps 157 registers, 16 warps 94 and 32 warps 62, one block an SM each.
 std::vector<Config> layer_norm_persistent_configs(int block) {
   std::vector<Config> out;
   for (int prefetch : {0, 1})
     for (int stream : {0, 1})
-      for (int warps : {16, 32})
+      for (int warps : {8, 16, 32})
         if (block / (warps * 32) >= 2)
           out.push_back(
               {{{"PREFETCH", prefetch}, {"STREAM", stream}, {"BLOCK_SIZE", block}}, warps, 1});
@@ -204,8 +208,8 @@ void run_row_sum(Bench& b, int64_t m, int64_t n, bool autotuned) {
 }
 
 /// The layer norm rows: the tutorial kernel at the tutorial's configuration, the same autotuned,
-/// the kernel that normalizes ROWS rows per program (one tile each), autotuned over ROWS, STREAM
-/// and num_warps, and the persistent kernel (a program per multiprocessor walking the rows),
+/// the kernel that normalizes ROWS rows per program (one tile each), autotuned over ROWS, STREAM,
+/// EARLY and num_warps, and the persistent kernel (a program per multiprocessor walking the rows),
 /// autotuned over PREFETCH, STREAM and num_warps.
 enum class LayerNorm { Tutorial, Autotuned, Rows, Persistent };
 
@@ -245,7 +249,7 @@ void run_layer_norm(Bench& b, int64_t m, int64_t n, LayerNorm variant) {
                                      rstd_ptr, row_stride, N, eps, BLOCK_SIZE);
     auto layer_norm_rows =
         TESSERA_KERNEL(layer_norm_rows_kernel, x_ptr, y_ptr, w_ptr, b_ptr, mean_ptr, rstd_ptr, M,
-                       row_stride, N, eps, ROWS, STREAM, BLOCK_SIZE);
+                       row_stride, N, eps, ROWS, STREAM, EARLY, BLOCK_SIZE);
     auto layer_norm_persistent =
         TESSERA_KERNEL(layer_norm_persistent_kernel, x_ptr, y_ptr, w_ptr, b_ptr, mean_ptr, rstd_ptr,
                        M, row_stride, N, eps, PREFETCH, STREAM, BLOCK_SIZE);
