@@ -227,6 +227,41 @@ const char* layer_norm_suffix(LayerNorm v) {
   return "";
 }
 
+/// "search of 24 configurations in 1.25 s" (or "choice from the disk cache of ...").
+std::string search_detail(const Autotuner& tuned, const std::vector<Config>& configs,
+                          double seconds) {
+  char detail[120];
+  std::snprintf(detail, sizeof detail, "%s of %zu configurations in %.2f s",
+                tuned.last_report().from_disk ? "choice from the disk cache" : "search",
+                configs.size(), seconds);
+  return detail;
+}
+
+/// The largest relative error of layer norm's outputs (y, mean, rstd) against fp64 from the
+/// inputs as stored.
+template <class T>
+double layer_norm_error(const std::vector<T>& hx, const std::vector<T>& hw,
+                        const std::vector<T>& hb, const std::vector<T>& hy,
+                        const std::vector<float>& hmean, const std::vector<float>& hrstd, int64_t m,
+                        int64_t n, double eps) {
+  return parallel_max(m, [&](size_t r) {
+    const T* xr = &hx[r * n];
+    double s = 0, sq = 0;
+    for (int64_t c = 0; c < n; ++c) s += static_cast<double>(xr[c]);
+    double mu = s / n;
+    for (int64_t c = 0; c < n; ++c)
+      sq += (static_cast<double>(xr[c]) - mu) * (static_cast<double>(xr[c]) - mu);
+    double rs = 1.0 / std::sqrt(sq / n + eps);
+    double worst = std::max(rel_err(hmean[r], mu), rel_err(hrstd[r], rs));
+    for (int64_t c = 0; c < n; ++c) {
+      double ref = (static_cast<double>(xr[c]) - mu) * rs * static_cast<double>(hw[c]) +
+                   static_cast<double>(hb[c]);
+      worst = std::max(worst, rel_err(static_cast<double>(hy[r * n + c]), ref));
+    }
+    return worst;
+  });
+}
+
 template <class T>
 void run_layer_norm(Bench& b, int64_t m, int64_t n, LayerNorm variant) {
   const bool autotuned = variant != LayerNorm::Tutorial;
@@ -300,11 +335,7 @@ void run_layer_norm(Bench& b, int64_t m, int64_t n, LayerNorm variant) {
       const double search_s =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       row.config = tuned_label(chosen);
-      char detail[120];
-      std::snprintf(detail, sizeof detail, "%s of %zu configurations in %.2f s",
-                    tuned->last_report().from_disk ? "choice from the disk cache" : "search",
-                    configs.size(), search_s);
-      row.detail += (row.detail.empty() ? "" : "; ") + std::string(detail);
+      row.detail += (row.detail.empty() ? "" : "; ") + search_detail(*tuned, configs, search_s);
     }
     b.poison(y);
     mean.fill(NAN);
@@ -314,22 +345,7 @@ void run_layer_norm(Bench& b, int64_t m, int64_t n, LayerNorm variant) {
     auto hmean = mean.download(), hrstd = rstd.download();
     // fp64 from the inputs as stored; fp16 outputs round once (half an ulp: 2^-11 relative).
     row.tolerance = f16 ? 4e-3 : 1e-4;
-    row.max_err = parallel_max(m, [&](size_t r) {
-      const T* xr = &hx[r * n];
-      double s = 0, sq = 0;
-      for (int64_t c = 0; c < n; ++c) s += static_cast<double>(xr[c]);
-      double mu = s / n;
-      for (int64_t c = 0; c < n; ++c)
-        sq += (static_cast<double>(xr[c]) - mu) * (static_cast<double>(xr[c]) - mu);
-      double rs = 1.0 / std::sqrt(sq / n + eps);
-      double worst = std::max(rel_err(hmean[r], mu), rel_err(hrstd[r], rs));
-      for (int64_t c = 0; c < n; ++c) {
-        double ref = (static_cast<double>(xr[c]) - mu) * rs * static_cast<double>(hw[c]) +
-                     static_cast<double>(hb[c]);
-        worst = std::max(worst, rel_err(static_cast<double>(hy[r * n + c]), ref));
-      }
-      return worst;
-    });
+    row.max_err = layer_norm_error<T>(hx, hw, hb, hy, hmean, hrstd, m, n, eps);
     return b.measure(row, launch, y);
   }));
 }
