@@ -53,6 +53,11 @@ void parallel_for(size_t n, const std::function<void(size_t, size_t)>& fn, size_
   for (std::thread& t : pool) t.join();
 }
 
+int64_t multiprocessors_or_132(const Device& dev) {
+  const int sms = dev.info().multiprocessors;
+  return sms > 0 ? sms : 132;
+}
+
 double parallel_max(size_t n, const std::function<double(size_t)>& err) {
   std::mutex mutex;
   double worst = 0;

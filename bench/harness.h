@@ -77,6 +77,10 @@ std::vector<T> random_values(size_t n, float lo, float hi, uint64_t seed);
 /// "fp32", "fp16", "bf16" for a buffer dtype.
 std::string dtype_label(ir::DType t);
 
+/// The programs a persistent row launches at one per multiprocessor: the device's multiprocessor
+/// count, or 132 (an H100's or H200's) where the device does not say.
+int64_t multiprocessors_or_132(const Device& dev);
+
 /// The device under test and what every case shares.
 class Bench {
  public:

@@ -360,9 +360,9 @@ void run_matmul(Bench& b, const std::string& dtype, Variant variant, MatmulShape
                                   .grouped_launch = !(grouped && std::string(grouped) == "0"),
                                   .tma_store = stores_by_tma(variant),
                                   .cluster = cluster_of(variant)};
-      // The persistent row: one program per multiprocessor (132 where the device does not say).
-      const int sms = b.device().info().multiprocessors;
-      const uint64_t programs = std::min<uint64_t>(grid_m * grid_n, sms > 0 ? sms : 132);
+      // The persistent row: one program per multiprocessor.
+      const uint64_t programs =
+          std::min<uint64_t>(grid_m * grid_n, multiprocessors_or_132(b.device()));
       std::function<void()> launch = [&, grid_m, grid_n, programs, options] {
         if (variant == Variant::Grouped)
           in_groups[{Grid(grid_m * grid_n), options}](p.a, p.b, p.c, M, N, K, K, 1, N, 1, N, 1,

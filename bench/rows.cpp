@@ -320,10 +320,10 @@ void run_layer_norm(Bench& b, int64_t m, int64_t n, LayerNorm variant) {
             [m](const Meta& meta) { return Grid(static_cast<uint32_t>(cdiv(m, meta["ROWS"]))); }, x,
             y, w, bias, mean, rstd, rows, cols, cols, eps);
       } else if (variant == LayerNorm::Persistent) {
-        // The persistent row: a program per multiprocessor (132 where the device does not say),
-        // at most one per four rows, so that every program walks rows (the --quick sizes too).
-        const int64_t sms = dev.info().multiprocessors > 0 ? dev.info().multiprocessors : 132;
-        const auto programs = static_cast<uint32_t>(std::clamp<int64_t>(m / 4, 1, sms));
+        // The persistent row: a program per multiprocessor, at most one per four rows, so that
+        // every program walks rows (the --quick sizes too).
+        const auto programs =
+            static_cast<uint32_t>(std::clamp<int64_t>(m / 4, 1, multiprocessors_or_132(dev)));
         chosen = tune(
             layer_norm_persistent, [programs](const Meta&) { return Grid(programs); }, x, y, w,
             bias, mean, rstd, rows, cols, cols, eps);
