@@ -81,17 +81,22 @@ std::vector<Config> layer_norm_rows_configs(int block) {
 }
 
 /// The persistent layer norm's candidates: the row in one tile (BLOCK_SIZE `block`), the next
-/// row's x loaded ahead or not (PREFETCH), x through L1 or past it (STREAM), 8 to 32 warps that
-/// leave each thread at least 2 elements. One program per multiprocessor: at 8192 fp16 columns
-/// ptxas gives 8 warps 157 registers, 16 warps 94 and 32 warps 62, one block an SM each.
+/// row's x loaded ahead, w and b held in registers or loaded per row (HOLD_WB), one or two
+/// programs an SM (PER_SM), 4 to 16 warps that leave each thread at least 2 elements. At 8192 fp16
+/// columns ptxas gives HOLD_WB = 1 255 / 157 / 94 registers at 4 / 8 / 16 warps (2 / 1 / 1 blocks
+/// an SM), HOLD_WB = 0 198 / 114 / 60 (2 blocks each). (The first form searched PREFETCH = 0,
+/// STREAM and 32 warps with one program an SM: on an H100 PREFETCH = 0 was 38 % slower and
+/// STREAM within 0.5 %, twenty-seventh session's run 1.)
 std::vector<Config> layer_norm_persistent_configs(int block) {
   std::vector<Config> out;
-  for (int prefetch : {0, 1})
-    for (int stream : {0, 1})
-      for (int warps : {8, 16, 32})
+  for (int hold : {1, 0})
+    for (int per_sm : {1, 2})
+      for (int warps : {4, 8, 16})
         if (block / (warps * 32) >= 2)
           out.push_back(
-              {{{"PREFETCH", prefetch}, {"STREAM", stream}, {"BLOCK_SIZE", block}}, warps, 1});
+              {{{"PREFETCH", 1}, {"HOLD_WB", hold}, {"PER_SM", per_sm}, {"BLOCK_SIZE", block}},
+               warps,
+               1});
   return out;
 }
 
@@ -209,8 +214,8 @@ void run_row_sum(Bench& b, int64_t m, int64_t n, bool autotuned) {
 
 /// The layer norm rows: the tutorial kernel at the tutorial's configuration, the same autotuned,
 /// the kernel that normalizes ROWS rows per program (one tile each), autotuned over ROWS, STREAM,
-/// EARLY and num_warps, and the persistent kernel (a program per multiprocessor walking the rows),
-/// autotuned over PREFETCH, STREAM and num_warps.
+/// EARLY and num_warps, and the persistent kernel (PER_SM programs a multiprocessor walking the
+/// rows), autotuned over HOLD_WB, PER_SM and num_warps.
 enum class LayerNorm { Tutorial, Autotuned, Rows, Persistent };
 
 const char* layer_norm_suffix(LayerNorm v) {
@@ -287,7 +292,7 @@ void run_layer_norm(Bench& b, int64_t m, int64_t n, LayerNorm variant) {
                        row_stride, N, eps, ROWS, STREAM, EARLY, BLOCK_SIZE);
     auto layer_norm_persistent =
         TESSERA_KERNEL(layer_norm_persistent_kernel, x_ptr, y_ptr, w_ptr, b_ptr, mean_ptr, rstd_ptr,
-                       M, row_stride, N, eps, PREFETCH, STREAM, BLOCK_SIZE);
+                       M, row_stride, N, eps, PREFETCH, HOLD_WB, PER_SM, BLOCK_SIZE);
     const float eps = 1e-5f;
     const auto cols = static_cast<int32_t>(n);
     std::function<void()> launch = [&] {
@@ -320,13 +325,16 @@ void run_layer_norm(Bench& b, int64_t m, int64_t n, LayerNorm variant) {
             [m](const Meta& meta) { return Grid(static_cast<uint32_t>(cdiv(m, meta["ROWS"]))); }, x,
             y, w, bias, mean, rstd, rows, cols, cols, eps);
       } else if (variant == LayerNorm::Persistent) {
-        // The persistent row: a program per multiprocessor, at most one per four rows, so that
-        // every program walks rows (the --quick sizes too).
-        const auto programs =
-            static_cast<uint32_t>(std::clamp<int64_t>(m / 4, 1, multiprocessors_or_132(dev)));
+        // The persistent row: PER_SM programs a multiprocessor, at most one per four rows, so
+        // that every program walks rows (the --quick sizes too).
+        const int64_t sms = multiprocessors_or_132(dev);
         chosen = tune(
-            layer_norm_persistent, [programs](const Meta&) { return Grid(programs); }, x, y, w,
-            bias, mean, rstd, rows, cols, cols, eps);
+            layer_norm_persistent,
+            [m, sms](const Meta& meta) {
+              return Grid(
+                  static_cast<uint32_t>(std::clamp<int64_t>(m / 4, 1, sms * meta["PER_SM"])));
+            },
+            x, y, w, bias, mean, rstd, rows, cols, cols, eps);
       } else {
         chosen = tune(
             layer_norm, [m](const Meta&) { return Grid(m); }, x, y, w, bias, mean, rstd, cols, cols,
