@@ -212,16 +212,19 @@ void run_row_sum(Bench& b, int64_t m, int64_t n, bool autotuned) {
   }));
 }
 
-/// The layer norm rows: the tutorial kernel at the tutorial's configuration, the same autotuned,
+/// The layer norm rows: the tutorial kernel at the tutorial's configuration, the same with
+/// fp_fusion (Triton's default: a*b+c as one fma), the tutorial kernel autotuned,
 /// the kernel that normalizes ROWS rows per program (one tile each), autotuned over ROWS, STREAM,
 /// EARLY and num_warps, and the persistent kernel (PER_SM programs a multiprocessor walking the
 /// rows), autotuned over HOLD_WB, PER_SM and num_warps.
-enum class LayerNorm { Tutorial, Autotuned, Rows, Persistent };
+enum class LayerNorm { Tutorial, Contracted, Autotuned, Rows, Persistent };
 
 const char* layer_norm_suffix(LayerNorm v) {
   switch (v) {
     case LayerNorm::Tutorial:
       return "";
+    case LayerNorm::Contracted:
+      return " fp_fusion";
     case LayerNorm::Autotuned:
       return " autotuned";
     case LayerNorm::Rows:
@@ -269,7 +272,7 @@ double layer_norm_error(const std::vector<T>& hx, const std::vector<T>& hw,
 
 template <class T>
 void run_layer_norm(Bench& b, int64_t m, int64_t n, LayerNorm variant) {
-  const bool autotuned = variant != LayerNorm::Tutorial;
+  const bool autotuned = variant != LayerNorm::Tutorial && variant != LayerNorm::Contracted;
   const Device& dev = b.device();
   const bool f16 = std::is_same_v<T, half>;
   Row row = base_row("layer_norm", f16 ? "fp16" : "fp32", m, n);
@@ -296,8 +299,9 @@ void run_layer_norm(Bench& b, int64_t m, int64_t n, LayerNorm variant) {
     const float eps = 1e-5f;
     const auto cols = static_cast<int32_t>(n);
     std::function<void()> launch = [&] {
-      layer_norm[{Grid(m), LaunchOptions{.num_warps = warps}}](x, y, w, bias, mean, rstd, cols,
-                                                               cols, eps, block);
+      const LaunchOptions options{.num_warps = warps,
+                                  .fp_fusion = variant == LayerNorm::Contracted};
+      layer_norm[{Grid(m), options}](x, y, w, bias, mean, rstd, cols, cols, eps, block);
     };
     std::optional<Autotuner> tuned;
     if (autotuned) {
@@ -376,8 +380,8 @@ void add_row_cases(std::vector<Case>& cases, bool small) {
         {"row_sum fp32 " + shape_label({sum.m, sum.n}) + (autotuned ? " autotuned" : ""),
          [sum, autotuned](Bench& b) { run_row_sum(b, sum.m, sum.n, autotuned); }});
   const Shape ln = small ? Shape{64, 1000} : Shape{4096, 8192};
-  for (LayerNorm v :
-       {LayerNorm::Tutorial, LayerNorm::Autotuned, LayerNorm::Rows, LayerNorm::Persistent}) {
+  for (LayerNorm v : {LayerNorm::Tutorial, LayerNorm::Contracted, LayerNorm::Autotuned,
+                      LayerNorm::Rows, LayerNorm::Persistent}) {
     const std::string suffix = layer_norm_suffix(v);
     cases.push_back({"layer_norm fp32 " + shape_label({ln.m, ln.n}) + suffix,
                      [ln, v](Bench& b) { run_layer_norm<float>(b, ln.m, ln.n, v); }});
