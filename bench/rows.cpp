@@ -84,19 +84,16 @@ std::vector<Config> layer_norm_rows_configs(int block) {
 /// row's x loaded ahead, w and b held in registers or loaded per row (HOLD_WB), one or two
 /// programs an SM (PER_SM), 4 to 16 warps that leave each thread at least 2 elements. At 8192 fp16
 /// columns ptxas gives HOLD_WB = 1 255 / 157 / 94 registers at 4 / 8 / 16 warps (2 / 1 / 1 blocks
-/// an SM), HOLD_WB = 0 198 / 114 / 60 (2 blocks each). (The first form searched PREFETCH = 0,
-/// STREAM and 32 warps with one program an SM: on an H100 PREFETCH = 0 was 38 % slower and
-/// STREAM within 0.5 %, twenty-seventh session's run 1.)
+/// an SM), HOLD_WB = 0 198 / 114 / 60 (2 blocks each). (The first form also searched no
+/// prefetch, STREAM and 32 warps with one program an SM: on an H100 no prefetch was 38 % slower
+/// and STREAM within 0.5 %, twenty-seventh session's run 1.)
 std::vector<Config> layer_norm_persistent_configs(int block) {
   std::vector<Config> out;
   for (int hold : {1, 0})
     for (int per_sm : {1, 2})
       for (int warps : {4, 8, 16})
         if (block / (warps * 32) >= 2)
-          out.push_back(
-              {{{"PREFETCH", 1}, {"HOLD_WB", hold}, {"PER_SM", per_sm}, {"BLOCK_SIZE", block}},
-               warps,
-               1});
+          out.push_back({{{"HOLD_WB", hold}, {"PER_SM", per_sm}, {"BLOCK_SIZE", block}}, warps, 1});
   return out;
 }
 
@@ -295,7 +292,7 @@ void run_layer_norm(Bench& b, int64_t m, int64_t n, LayerNorm variant) {
                        row_stride, N, eps, ROWS, STREAM, EARLY, BLOCK_SIZE);
     auto layer_norm_persistent =
         TESSERA_KERNEL(layer_norm_persistent_kernel, x_ptr, y_ptr, w_ptr, b_ptr, mean_ptr, rstd_ptr,
-                       M, row_stride, N, eps, PREFETCH, HOLD_WB, PER_SM, BLOCK_SIZE);
+                       M, row_stride, N, eps, HOLD_WB, PER_SM, BLOCK_SIZE);
     const float eps = 1e-5f;
     const auto cols = static_cast<int32_t>(n);
     std::function<void()> launch = [&] {
