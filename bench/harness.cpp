@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
 
 #include "bench/kernels.h"
@@ -36,6 +37,20 @@ constexpr int kMaxRuns = 100;
 // A GPU row whose median is this far above its fastest run is timed again (a slow phase: 2.3x
 // in the case that called for it; the one-program copy's own spread reaches 1.3x).
 constexpr double kSpreadRetime = 1.5;
+
+/// TESSERA_BENCH_WARMUP_LOG=1: each GPU warm-up window and timing on stderr, stamped with the
+/// wall clock (seconds since the epoch), to set beside a log of the GPU's clocks.
+void warmup_log(const char* what, double per_run_s, int runs) {
+  static const bool on = [] {
+    const char* v = std::getenv("TESSERA_BENCH_WARMUP_LOG");
+    return v && *v && std::string(v) != "0";
+  }();
+  if (!on) return;
+  double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  std::fprintf(stderr, "bench %s: t=%.3f %.1f us per run (%d runs)\n", what, now, per_run_s * 1e6,
+               runs);
+}
 
 double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -170,6 +185,7 @@ Timing Bench::time(const std::function<void()>& launch, const BufferBase& out) {
       int batch =
           static_cast<int>(std::clamp(kWarmWindowS / std::max(per_run_s, 1e-9), 1.0, 65536.0));
       per_run_s = run_batch(batch);
+      warmup_log("warm-up window", per_run_s, batch);
       bool steady = previous > 0 && std::fabs(per_run_s - previous) <= 0.02 * previous;
       double spent = seconds_since(warm_start);
       if ((steady && spent >= kMinWarmS) || spent >= kMaxWarmS) break;
@@ -197,6 +213,7 @@ Timing Bench::time(const std::function<void()>& launch, const BufferBase& out) {
     for (int r = 0; r < runs; ++r) t.us.push_back(stops[r].elapsed_since(starts[r]) * 1e3);
     t.median_us = median_of(t.us);
     t.min_us = *std::min_element(t.us.begin(), t.us.end());
+    warmup_log("timed", t.median_us * 1e-6, runs);
   };
   timed_runs();
   // A GPU that was slow for a part of the runs (an H100 under NVIDIA's Vulkan driver, twenty-
