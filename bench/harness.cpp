@@ -30,7 +30,9 @@ constexpr int kFlushBlock = 1024;
 constexpr size_t kGpuScratchBytes = size_t{256} << 20;  // as Triton's do_bench (H200 L2: 50 MB)
 constexpr size_t kCpuScratchBytes = size_t{64} << 10;   // CPU devices: exercise the path only
 constexpr int kMinRuns = 20;
-constexpr double kWarmWindowS = 0.1;  // GPU warm-up: windows this long, until two agree
+constexpr double kWarmWindowS = 0.1;   // GPU warm-up: windows this long, until they agree
+constexpr double kSteadySpanS = 0.25;  // over this span (a clock step lasts about 0.2 s)
+constexpr int kSteadyWindows = 3;      // and at least this many windows
 constexpr double kMinWarmS = 0.3;
 constexpr double kMaxWarmS = 3.0;
 constexpr int kMaxRuns = 100;
@@ -164,11 +166,15 @@ Timing Bench::time(const std::function<void()>& launch, const BufferBase& out) {
     dev_.synchronize();
     return seconds_since(t0) / batch;
   };
-  // Warm-up. A GPU lowers its clocks while the host computes a case's reference and takes about
-  // half a second to raise them again (H200 under NVIDIA's Vulkan driver: 600 -> 1980 MHz in
-  // steps of ~200 ms; a Vulkan gelu timed during the ramp read 1300, then 768, then 510 us). So
-  // on a GPU: windows of about 100 ms until one window's time per run is within 2 % of the
-  // previous one's, after at least kMinWarmS and at most kMaxWarmS. A CPU device: one run.
+  // Warm-up. A GPU lowers its clocks while the host computes a case's reference and raises them
+  // in steps once work resumes (H200 under NVIDIA's Vulkan driver: 600 -> 1980 MHz in steps of
+  // ~200 ms, a Vulkan gelu timed during the ramp read 1300, then 768, then 510 us; an H100 under
+  // it, twenty-eighth session: 345 MHz for the first 0.25 s of work, 600 for 0.2 s, then 1980).
+  // Two successive windows can fall on one step, and a warm-up that stopped there timed a layer
+  // norm at 600 MHz (65 us for 52). So on a GPU: windows of about 100 ms until every window
+  // that ended in the last kSteadySpanS (longer than a step; at least kSteadyWindows of them)
+  // is within 2 % of the last one's time per run, after at least kMinWarmS and at most
+  // kMaxWarmS. A CPU device: one run.
   double per_run_s = run_batch(1);
   // The events of the timed runs (at most kMaxRuns) are made before the warm-up, so that the
   // timed runs follow its last window with no host work between.
@@ -178,20 +184,29 @@ Timing Bench::time(const std::function<void()>& launch, const BufferBase& out) {
     starts.push_back(dev_.create_event());
     stops.push_back(dev_.create_event());
   }
-  if (is_gpu()) {
+  auto warm_up = [&] {
+    struct Window {
+      double end_s, per_run_s;
+    };
+    std::vector<Window> windows;
     Clock::time_point warm_start = Clock::now();
-    double previous = 0;
     while (true) {
       int batch =
           static_cast<int>(std::clamp(kWarmWindowS / std::max(per_run_s, 1e-9), 1.0, 65536.0));
       per_run_s = run_batch(batch);
-      warmup_log("warm-up window", per_run_s, batch);
-      bool steady = previous > 0 && std::fabs(per_run_s - previous) <= 0.02 * previous;
       double spent = seconds_since(warm_start);
+      windows.push_back({spent, per_run_s});
+      warmup_log("warm-up window", per_run_s, batch);
+      int recent = 0;
+      bool agree = true;
+      for (auto w = windows.rbegin(); w != windows.rend() && spent - w->end_s <= kSteadySpanS;
+           ++w, ++recent)
+        agree = agree && std::fabs(w->per_run_s - per_run_s) <= 0.02 * per_run_s;
+      bool steady = agree && recent >= kSteadyWindows;
       if ((steady && spent >= kMinWarmS) || spent >= kMaxWarmS) break;
-      previous = per_run_s;
     }
-  }
+  };
+  if (is_gpu()) warm_up();
   Timing t;
   int runs = static_cast<int>(
       std::clamp(target_s / std::max(per_run_s, 1e-9), double(kMinRuns), double(kMaxRuns)));
@@ -218,12 +233,13 @@ Timing Bench::time(const std::function<void()>& launch, const BufferBase& out) {
   timed_runs();
   // A GPU that was slow for a part of the runs (an H100 under NVIDIA's Vulkan driver, twenty-
   // seventh session: 78 runs at 120 us, then 22 at 52 us, median 119.4 us) gives a median far
-  // from its fastest run: those runs warmed it, so they are timed once more, and the row says so.
+  // from its fastest run: it is warmed up again and timed once more, and the row says so.
   if (is_gpu() && t.median_us > kSpreadRetime * t.min_us) {
     char note[160];
     std::snprintf(note, sizeof note,
                   "timed twice: the first %d runs' median %.1f us was %.2fx their fastest", runs,
                   t.median_us, t.median_us / t.min_us);
+    warm_up();
     timed_runs();
     t.note += (t.note.empty() ? "" : "; ") + std::string(note);
   }
