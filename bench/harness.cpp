@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "bench/kernels.h"
+#include "bench/warmup.h"
 
 namespace tessera::bench {
 namespace {
@@ -30,11 +31,6 @@ constexpr int kFlushBlock = 1024;
 constexpr size_t kGpuScratchBytes = size_t{256} << 20;  // as Triton's do_bench (H200 L2: 50 MB)
 constexpr size_t kCpuScratchBytes = size_t{64} << 10;   // CPU devices: exercise the path only
 constexpr int kMinRuns = 20;
-constexpr double kWarmWindowS = 0.1;   // GPU warm-up: windows this long, until they agree
-constexpr double kSteadySpanS = 0.25;  // over this span (a clock step lasts about 0.2 s)
-constexpr int kSteadyWindows = 3;      // and at least this many windows
-constexpr double kMinWarmS = 0.3;
-constexpr double kMaxWarmS = 3.0;
 constexpr int kMaxRuns = 100;
 // A GPU row whose median is this far above its fastest run is timed again (a slow phase: 2.3x
 // in the case that called for it; the one-program copy's own spread reaches 1.3x).
@@ -166,15 +162,10 @@ Timing Bench::time(const std::function<void()>& launch, const BufferBase& out) {
     dev_.synchronize();
     return seconds_since(t0) / batch;
   };
-  // Warm-up. A GPU lowers its clocks while the host computes a case's reference and raises them
-  // in steps once work resumes (H200 under NVIDIA's Vulkan driver: 600 -> 1980 MHz in steps of
-  // ~200 ms, a Vulkan gelu timed during the ramp read 1300, then 768, then 510 us; an H100 under
-  // it, twenty-eighth session: 345 MHz for the first 0.25 s of work, 600 for 0.2 s, then 1980).
-  // Two successive windows can fall on one step, and a warm-up that stopped there timed a layer
-  // norm at 600 MHz (65 us for 52). So on a GPU: windows of about 100 ms until every window
-  // that ended in the last kSteadySpanS (longer than a step; at least kSteadyWindows of them)
-  // is within 2 % of the last one's time per run, after at least kMinWarmS and at most
-  // kMaxWarmS. A CPU device: one run.
+  // Warm-up. On a GPU: windows of about 100 ms until warm_enough (bench/warmup.h: the windows
+  // of the last 0.25 s, and the last three, within 2 % of the last one, after 0.3 to 3 s), as
+  // the GPU's clocks rise in steps after the pause for the case's reference. A CPU device: one
+  // run.
   double per_run_s = run_batch(1);
   // The events of the timed runs (at most kMaxRuns) are made before the warm-up, so that the
   // timed runs follow its last window with no host work between.
@@ -185,26 +176,16 @@ Timing Bench::time(const std::function<void()>& launch, const BufferBase& out) {
     stops.push_back(dev_.create_event());
   }
   auto warm_up = [&] {
-    struct Window {
-      double end_s, per_run_s;
-    };
-    std::vector<Window> windows;
+    const WarmRule rule;
+    std::vector<WarmWindow> windows;
     Clock::time_point warm_start = Clock::now();
-    while (true) {
+    do {
       int batch =
-          static_cast<int>(std::clamp(kWarmWindowS / std::max(per_run_s, 1e-9), 1.0, 65536.0));
+          static_cast<int>(std::clamp(rule.window_s / std::max(per_run_s, 1e-9), 1.0, 65536.0));
       per_run_s = run_batch(batch);
-      double spent = seconds_since(warm_start);
-      windows.push_back({spent, per_run_s});
+      windows.push_back({seconds_since(warm_start), per_run_s});
       warmup_log("warm-up window", per_run_s, batch);
-      int recent = 0;
-      bool agree = true;
-      for (auto w = windows.rbegin(); w != windows.rend() && spent - w->end_s <= kSteadySpanS;
-           ++w, ++recent)
-        agree = agree && std::fabs(w->per_run_s - per_run_s) <= 0.02 * per_run_s;
-      bool steady = agree && recent >= kSteadyWindows;
-      if ((steady && spent >= kMinWarmS) || spent >= kMaxWarmS) break;
-    }
+    } while (!warm_enough(windows, rule));
   };
   if (is_gpu()) warm_up();
   Timing t;
