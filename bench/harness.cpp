@@ -38,7 +38,7 @@ constexpr double kSpreadRetime = 1.5;
 
 /// TESSERA_BENCH_WARMUP_LOG=1: each GPU warm-up window and timing on stderr, stamped with the
 /// wall clock (seconds since the epoch), to set beside a log of the GPU's clocks.
-void warmup_log(const char* what, double per_run_s, int runs) {
+void warmup_log(const char* what, double seconds, int runs) {
   static const bool on = [] {
     const char* v = std::getenv("TESSERA_BENCH_WARMUP_LOG");
     return v && *v && std::string(v) != "0";
@@ -46,8 +46,7 @@ void warmup_log(const char* what, double per_run_s, int runs) {
   if (!on) return;
   double now =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  std::fprintf(stderr, "bench %s: t=%.3f %.1f us per run (%d runs)\n", what, now, per_run_s * 1e6,
-               runs);
+  std::fprintf(stderr, "bench %s: t=%.3f %.1f us (%d runs)\n", what, now, seconds * 1e6, runs);
 }
 
 double median_of(std::vector<double> v) {
@@ -184,7 +183,7 @@ Timing Bench::time(const std::function<void()>& launch, const BufferBase& out) {
           static_cast<int>(std::clamp(rule.window_s / std::max(per_run_s, 1e-9), 1.0, 65536.0));
       per_run_s = run_batch(batch);
       windows.push_back({seconds_since(warm_start), per_run_s});
-      warmup_log("warm-up window", per_run_s, batch);
+      warmup_log("warm-up window, time per run", per_run_s, batch);
     } while (!warm_enough(windows, rule));
   };
   if (is_gpu()) warm_up();
@@ -209,7 +208,7 @@ Timing Bench::time(const std::function<void()>& launch, const BufferBase& out) {
     for (int r = 0; r < runs; ++r) t.us.push_back(stops[r].elapsed_since(starts[r]) * 1e3);
     t.median_us = median_of(t.us);
     t.min_us = *std::min_element(t.us.begin(), t.us.end());
-    warmup_log("timed", t.median_us * 1e-6, runs);
+    warmup_log("timed, median", t.median_us * 1e-6, runs);
   };
   timed_runs();
   // A GPU that was slow for a part of the runs (an H100 under NVIDIA's Vulkan driver, twenty-

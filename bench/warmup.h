@@ -17,12 +17,12 @@ struct WarmWindow {
 };
 
 struct WarmRule {
-  double window_s = 0.1;     ///< the length a window aims at
+  double window_s = 0.1;        ///< the length a window aims at
   double steady_span_s = 0.25;  ///< every window that ended within this span of the last ...
-  int steady_windows = 3;    ///< ... and at least this many last windows ...
-  double tolerance = 0.02;   ///< ... are within this fraction of the last one's time per run
-  double min_s = 0.3;        ///< never stop before this
-  double max_s = 3.0;        ///< always stop after this, steady or not
+  int steady_windows = 3;       ///< ... and at least this many last windows ...
+  double tolerance = 0.02;      ///< ... are within this fraction of the last one's time per run
+  double min_s = 0.3;           ///< never stop before this
+  double max_s = 3.0;           ///< always stop after this, steady or not
 };
 
 /// True when a warm-up whose windows so far are `windows` (in order, at least one) may stop.
