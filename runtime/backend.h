@@ -66,8 +66,10 @@ struct DeviceInfo {
   /// cuDeviceTotalMem on CUDA, the largest device-local heap on Vulkan.
   uint64_t memory_bytes = 0;
   /// Programs that run at once at one per multiprocessor: the SM count on CUDA (what a
-  /// persistent kernel sizes its grid by, as Triton's users read `multi_processor_count`); 0
-  /// where unknown (Vulkan, the interpreters).
+  /// persistent kernel sizes its grid by, as Triton's users read `multi_processor_count`); on
+  /// Vulkan the SMs (VK_NV_shader_sm_builtins) or AMD's active compute units
+  /// (VK_AMD_shader_core_properties2); 0 where unknown (other Vulkan drivers, lavapipe, the
+  /// interpreters).
   int multiprocessors = 0;
   /// Further lines for `tessera devices --verbose` (optional features and their state, e.g.
   /// VK_NV_cooperative_matrix2); empty when there is nothing more to say.

@@ -21,7 +21,11 @@ std::string describe(const PhysicalFacts& f) {
   };
   std::string driver = f.p12.driverName;
   if (f.p12.driverInfo[0]) driver += std::string(" ") + f.p12.driverInfo;
-  return f.device_name() + "; driver " + driver + "; Vulkan " + v(f.props.apiVersion);
+  std::string units;
+  if (f.multiprocessors)
+    units = "; " + std::to_string(f.multiprocessors) +
+            (f.has_extension(VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME) ? " SMs" : " compute units");
+  return f.device_name() + "; driver " + driver + "; Vulkan " + v(f.props.apiVersion) + units;
 }
 
 /// The largest device-local heap: where buffers live.
@@ -147,6 +151,7 @@ VulkanDevice::VulkanDevice(std::shared_ptr<Instance> instance, PhysicalFacts fac
   target_ = facts_.target(info_.name);
   info_.target = target_.str();
   info_.memory_bytes = device_local_bytes(facts_.memory);
+  info_.multiprocessors = static_cast<int>(facts_.multiprocessors);
   info_.details = facts_.coopmat2_report();
 }
 

@@ -227,10 +227,23 @@ PhysicalFacts probe(const Instance& instance, VkPhysicalDevice device) {
   props.pNext = &facts.p11;
   facts.p11.pNext = &facts.p12;
   facts.p12.pNext = &facts.p13;
-  if (coopmat2) facts.p13.pNext = &facts.p_coopmat2;
+  void** tail = &facts.p13.pNext;
+  if (coopmat2) *tail = &facts.p_coopmat2, tail = &facts.p_coopmat2.pNext;
+  // The multiprocessor count, where the vendor's extension tells it (a persistent kernel sizes
+  // its grid by it): NVIDIA's SMs, AMD's active compute units.
+  VkPhysicalDeviceShaderSMBuiltinsPropertiesNV nv_sms{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+  VkPhysicalDeviceShaderCoreProperties2AMD amd_cores{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_2_AMD};
+  if (facts.has_extension(VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME))
+    *tail = &nv_sms, tail = &nv_sms.pNext;
+  if (facts.has_extension(VK_AMD_SHADER_CORE_PROPERTIES_2_EXTENSION_NAME))
+    *tail = &amd_cores, tail = &amd_cores.pNext;
   f.vkGetPhysicalDeviceProperties2(device, &props);
   facts.props = props.properties;
   facts.p11.pNext = facts.p12.pNext = facts.p13.pNext = facts.p_coopmat2.pNext = nullptr;
+  facts.multiprocessors =
+      nv_sms.shaderSMCount ? nv_sms.shaderSMCount : amd_cores.activeComputeUnitCount;
 
   std::string& missing = facts.missing;
   require(&missing, facts.props.apiVersion >= VK_API_VERSION_1_3, "Vulkan 1.3");

@@ -74,6 +74,9 @@ struct PhysicalFacts {
   /// Off by default: under it the driver reserves shared memory for workgroup-scope matrices, so
   /// the target's shared-memory limit drops and kernels that fit today may no longer load.
   bool coopmat2_requested = false;
+  /// Multiprocessors (0: the driver does not say): VK_NV_shader_sm_builtins' shaderSMCount,
+  /// VK_AMD_shader_core_properties2's activeComputeUnitCount. DeviceInfo::multiprocessors.
+  uint32_t multiprocessors = 0;
   uint32_t queue_family = 0;
   uint32_t timestamp_valid_bits = 0;
   /// The requirements this device misses ("bufferDeviceAddress, timelineSemaphore"); empty when

@@ -102,6 +102,20 @@ TEST_CASE("vulkan: the target description matches the live device's limits and f
   CHECK(dev.info().target == t.str());
 }
 
+TEST_CASE("vulkan: multiprocessors come from the vendor's extension, 0 without one") {
+  VKTEST_DEVICE(dev);
+  const auto& f = vktest::impl(dev).facts();
+  const bool nvidia = f.has_extension(VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME);
+  const bool amd = f.has_extension(VK_AMD_SHADER_CORE_PROPERTIES_2_EXTENSION_NAME);
+  CHECK(dev.info().multiprocessors == static_cast<int>(f.multiprocessors));
+  if (nvidia || amd) {
+    CHECK(dev.info().multiprocessors > 0);
+    CHECK(dev.info().description.find(nvidia ? " SMs" : " compute units") != std::string::npos);
+  } else {
+    CHECK(dev.info().multiprocessors == 0);  // lavapipe among them
+  }
+}
+
 TEST_CASE("vulkan: lavapipe reports subgroup 8, 32 KiB shared memory, 128-byte push constants") {
   VKTEST_DEVICE(dev);
   if (dev.info().description.find("llvmpipe") == std::string::npos) {
