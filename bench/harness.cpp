@@ -9,7 +9,7 @@
 #include <mutex>
 
 #include "bench/kernels.h"
-#include "bench/warmup.h"
+#include "runtime/warmup.h"
 
 namespace tessera::bench {
 namespace {
@@ -161,7 +161,7 @@ Timing Bench::time(const std::function<void()>& launch, const BufferBase& out) {
     dev_.synchronize();
     return seconds_since(t0) / batch;
   };
-  // Warm-up. On a GPU: windows of about 100 ms until warm_enough (bench/warmup.h: the windows
+  // Warm-up. On a GPU: windows of about 100 ms until warm_enough (runtime/warmup.h: the windows
   // of the last 0.25 s, and the last three, within 2 % of the last one, after 0.3 to 3 s), as
   // the GPU's clocks rise in steps after the pause for the case's reference. A CPU device: one
   // run.
@@ -175,8 +175,8 @@ Timing Bench::time(const std::function<void()>& launch, const BufferBase& out) {
     stops.push_back(dev_.create_event());
   }
   auto warm_up = [&] {
-    const WarmRule rule;
-    std::vector<WarmWindow> windows;
+    const rt::WarmRule rule;
+    std::vector<rt::WarmWindow> windows;
     Clock::time_point warm_start = Clock::now();
     do {
       int batch =
@@ -184,7 +184,7 @@ Timing Bench::time(const std::function<void()>& launch, const BufferBase& out) {
       per_run_s = run_batch(batch);
       windows.push_back({seconds_since(warm_start), per_run_s});
       warmup_log("warm-up window, time per run", per_run_s, batch);
-    } while (!warm_enough(windows, rule));
+    } while (!rt::warm_enough(windows, rule));
   };
   if (is_gpu()) warm_up();
   Timing t;

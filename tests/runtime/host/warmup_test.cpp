@@ -1,13 +1,13 @@
-/// \file The GPU warm-up's stopping rule (bench/warmup.h) on window sequences: a steady GPU, the
+/// \file The GPU warm-up's stopping rule (runtime/warmup.h) on window sequences: a steady GPU, the
 /// H100's clock steps under NVIDIA's Vulkan driver (device run 3 of the twenty-eighth session,
 /// where the rule of two successive windows stopped on the 600 MHz step), the limits.
-#include "bench/warmup.h"
+#include "runtime/warmup.h"
 
 #include <doctest/doctest.h>
 
 #include <vector>
 
-namespace tessera::bench {
+namespace tessera::rt {
 namespace {
 
 /// The step at which a warm-up of `per_run_us` (one window of 0.1 s each) first may stop, or -1.
@@ -55,4 +55,4 @@ TEST_CASE("warm-up: the maximum time ends an unsteady warm-up, and nothing ends 
 }
 
 }  // namespace
-}  // namespace tessera::bench
+}  // namespace tessera::rt

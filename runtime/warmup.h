@@ -1,5 +1,6 @@
-/// \file When a GPU warm-up may stop. A GPU lowers its clocks while the host computes a case's
-/// reference and raises them in steps once work resumes (H200 under NVIDIA's Vulkan driver: 600
+/// \file When a GPU warm-up may stop (`tessera bench`'s rows, the autotuner's search). A GPU
+/// lowers its clocks while the host works (a case's reference, an application's own pause) and
+/// raises them in steps once work resumes (H200 under NVIDIA's Vulkan driver: 600
 /// -> 1050 -> 1590 -> 1980 MHz, steps of about 200 ms; an H100 under it, twenty-eighth session:
 /// 345 MHz for the first 0.25 s of work, 600 for 0.2 s, then 1980). Two successive 100 ms
 /// windows can both fall on one step: a warm-up that stopped there timed a layer norm at 600 MHz
@@ -9,7 +10,7 @@
 #include <cmath>
 #include <span>
 
-namespace tessera::bench {
+namespace tessera::rt {
 
 /// One warm-up window: when it ended (seconds since the warm-up began) and its time per run.
 struct WarmWindow {
@@ -43,4 +44,4 @@ inline bool warm_enough(std::span<const WarmWindow> windows, const WarmRule& rul
   return true;
 }
 
-}  // namespace tessera::bench
+}  // namespace tessera::rt
