@@ -25,6 +25,7 @@
 #include "runtime/cache.h"
 #include "runtime/hash.h"
 #include "runtime/stream.h"
+#include "runtime/warmup.h"
 
 namespace tessera {
 namespace {
@@ -272,6 +273,10 @@ class Timer {
   /// Sets `t`'s median_ms and timed_runs, or discards it when it cannot run here.
   void time(const KernelBase& kernel, Trial& t) {
     try {
+      if (!device_warm_ && min_warmup_ms_ > 0) {
+        warm_device(kernel, t);
+        device_warm_ = true;
+      }
       // The warm-up's own time estimates a run's (copies, flush, launch) for the time minimums.
       const Event warm_start = event(), warm_stop = event();
       warm_start.record(stream_);
@@ -306,6 +311,29 @@ class Timer {
  private:
   Event event() const { return Event(device_, device_->create_event()); }
 
+  /// Before the first candidate on a GPU (run counts left to the defaults): its runs in windows
+  /// of about 100 ms until the clocks have settled (runtime/warmup.h), so that the first
+  /// candidates are not timed on the low clock steps an idle GPU climbs back up (NVIDIA's Vulkan
+  /// driver takes about half a second).
+  void warm_device(const KernelBase& kernel, const Trial& t) {
+    const rt::WarmRule rule;
+    std::vector<rt::WarmWindow> windows;
+    const Clock::time_point start = Clock::now();
+    auto since = [](Clock::time_point t0) {
+      return std::chrono::duration<double>(Clock::now() - t0).count();
+    };
+    double per_run_s = 0;
+    do {
+      const int batch =
+          per_run_s > 0 ? static_cast<int>(std::clamp(rule.window_s / per_run_s, 1.0, 65536.0)) : 1;
+      const Clock::time_point t0 = Clock::now();
+      for (int r = 0; r < batch; ++r) run(kernel, t, nullptr, nullptr);
+      stream_.synchronize();
+      per_run_s = since(t0) / batch;
+      windows.push_back({since(start), per_run_s});
+    } while (!rt::warm_enough(windows, rule));
+  }
+
   /// One run: the outputs restored from the user's buffers, the L2 flushed, the launch.
   void run(const KernelBase& kernel, const Trial& t, const Event* start, const Event* stop) {
     for (const auto& [id, pair] : scratch_) pair.second.copy_bytes_from(pair.first, nullptr);
@@ -322,6 +350,7 @@ class Timer {
   Stream stream_;
   int warmup_ = 1, timed_runs_ = 1;
   double min_warmup_ms_ = 0, min_timed_ms_ = 0;  ///< 0: the run counts alone
+  bool device_warm_ = false;                     ///< warm_device has run (GPU defaults only)
 };
 
 /// The fastest trial's index (configs.size() when every one was discarded); every candidate
