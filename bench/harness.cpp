@@ -175,16 +175,9 @@ Timing Bench::time(const std::function<void()>& launch, const BufferBase& out) {
     stops.push_back(dev_.create_event());
   }
   auto warm_up = [&] {
-    const rt::WarmRule rule;
-    std::vector<rt::WarmWindow> windows;
-    Clock::time_point warm_start = Clock::now();
-    do {
-      int batch =
-          static_cast<int>(std::clamp(rule.window_s / std::max(per_run_s, 1e-9), 1.0, 65536.0));
-      per_run_s = run_batch(batch);
-      windows.push_back({seconds_since(warm_start), per_run_s});
-      warmup_log("warm-up window, time per run", per_run_s, batch);
-    } while (!rt::warm_enough(windows, rule));
+    per_run_s = rt::warm_up(run_batch, per_run_s, [](double seconds, int batch) {
+      warmup_log("warm-up window, time per run", seconds, batch);
+    });
   };
   if (is_gpu()) warm_up();
   Timing t;

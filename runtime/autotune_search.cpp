@@ -316,22 +316,13 @@ class Timer {
   /// candidates are not timed on the low clock steps an idle GPU climbs back up (NVIDIA's Vulkan
   /// driver takes about half a second).
   void warm_device(const KernelBase& kernel, const Trial& t) {
-    const rt::WarmRule rule;
-    std::vector<rt::WarmWindow> windows;
-    const Clock::time_point start = Clock::now();
-    auto since = [](Clock::time_point t0) {
-      return std::chrono::duration<double>(Clock::now() - t0).count();
-    };
-    double per_run_s = 0;
-    do {
-      const int batch =
-          per_run_s > 0 ? static_cast<int>(std::clamp(rule.window_s / per_run_s, 1.0, 65536.0)) : 1;
+    auto run_batch = [&](int batch) {
       const Clock::time_point t0 = Clock::now();
       for (int r = 0; r < batch; ++r) run(kernel, t, nullptr, nullptr);
       stream_.synchronize();
-      per_run_s = since(t0) / batch;
-      windows.push_back({since(start), per_run_s});
-    } while (!rt::warm_enough(windows, rule));
+      return std::chrono::duration<double>(Clock::now() - t0).count() / batch;
+    };
+    rt::warm_up(run_batch, 0.0, [](double, int) {});
   }
 
   /// One run: the outputs restored from the user's buffers, the L2 flushed, the launch.

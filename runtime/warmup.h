@@ -7,8 +7,11 @@
 /// (65 us for 52). So the rule compares windows over a span longer than a step.
 #pragma once
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <span>
+#include <vector>
 
 namespace tessera::rt {
 
@@ -42,6 +45,28 @@ inline bool warm_enough(std::span<const WarmWindow> windows, const WarmRule& rul
       return false;
   }
   return true;
+}
+
+/// The warm-up itself: `run_batch(n)` does n runs, waits for them and returns the seconds a run
+/// took; it is called with windows of about rule.window_s (the first of one run where
+/// `per_run_s` is not yet known, i.e. 0) until warm_enough. `on_window(per_run_s, n)` sees each
+/// window. Returns the last window's seconds per run.
+template <class RunBatch, class OnWindow>
+double warm_up(RunBatch&& run_batch, double per_run_s, OnWindow&& on_window,
+               const WarmRule& rule = {}) {
+  using Clock = std::chrono::steady_clock;
+  std::vector<WarmWindow> windows;
+  const Clock::time_point start = Clock::now();
+  do {
+    const int batch =
+        per_run_s > 0
+            ? static_cast<int>(std::clamp(rule.window_s / std::max(per_run_s, 1e-9), 1.0, 65536.0))
+            : 1;
+    per_run_s = run_batch(batch);
+    windows.push_back({std::chrono::duration<double>(Clock::now() - start).count(), per_run_s});
+    on_window(per_run_s, batch);
+  } while (!warm_enough(windows, rule));
+  return per_run_s;
 }
 
 }  // namespace tessera::rt
